@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Sets up jocr in ./.venv: Debian packages the project needs (fonts, etc., listed in .ci/apt-packages.txt),
+# then the package with its test extras. torch is pinned through constraints.txt to the CPU build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkgs=$(grep -v '^\s*#' .ci/apt-packages.txt | tr '\n' ' ' | xargs || true)
+if [ -n "$pkgs" ] && command -v apt-get >/dev/null 2>&1; then
+  missing=""
+  for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  if [ -n "$missing" ]; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  fi
+fi
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -c constraints.txt torch==2.13.0
+.venv/bin/pip install -q -c constraints.txt -e '.[test]'

@@ -1,0 +1,5 @@
+import sys
+
+from jocr.cli import main
+
+sys.exit(main())
