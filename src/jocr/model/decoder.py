@@ -1,0 +1,217 @@
+"""DeepSeek-V2-style MoE decoder with plain multi-head attention (DeepSeek-OCR's "DeepSeek3B-MoE-A570M").
+
+Parameter names follow the published checkpoint (`model.layers.{i}.self_attn.{q,k,v,o}_proj`,
+`mlp.gate`, `mlp.experts.{e}.{gate,up,down}_proj`, `mlp.shared_experts.*`, `input_layernorm`,
+`post_attention_layernorm`) so weights load without renaming.
+
+KV cache layout (the engine owns it; see docs/architecture.md): `cache.update(layer_idx, k, v, positions)`
+takes k, v of shape (B, H_kv, T, D) after RoPE and returns the whole (B, H_kv, S, D) buffers plus a boolean
+(B, 1, T, S) visibility mask. Without a cache, attention is plain causal over the given sequence.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from jocr.config import DecoderConfig
+
+
+class KVCache(Protocol):
+    def update(
+        self, layer_idx: int, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: ...
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm computed in float32 and cast back before the weight (as DeepSeek-V2 / Llama do)."""
+
+    def __init__(self, dim: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x32 = x.float()
+        x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x32.to(dtype)
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotate-half RoPE over the full head_dim (vLLM's DeepSeek-OCR path with use_mla false)."""
+
+    def __init__(self, head_dim: int, theta: float) -> None:
+        super().__init__()
+        self.head_dim = head_dim
+        self.theta = theta
+
+    def forward(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        # positions: (B, T) -> cos, sin: (B, 1, T, D). Frequencies are recomputed (D/2 values, negligible)
+        # rather than kept as a buffer, so models built on the meta device need no buffer re-initialisation.
+        exponents = torch.arange(0, self.head_dim, 2, dtype=torch.float32, device=positions.device)
+        inv_freq = 1.0 / (self.theta ** (exponents / self.head_dim))  # (D/2,)
+        freqs = positions[..., None].float() * inv_freq  # (B, T, D/2)
+        emb = torch.cat((freqs, freqs), dim=-1)[:, None]  # (B, 1, T, D)
+        return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    # x: (B, H, T, D); cos, sin: (B, 1, T, D)
+    return x * cos + rotate_half(x) * sin
+
+
+class Attention(nn.Module):
+    def __init__(self, config: DecoderConfig, layer_idx: int) -> None:
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.num_heads = config.num_attention_heads
+        self.num_kv_heads = config.num_key_value_heads
+        self.head_dim = config.head_dim
+        hidden = config.hidden_size
+        self.q_proj = nn.Linear(hidden, self.num_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, self.num_kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, self.num_kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(self.num_heads * self.head_dim, hidden, bias=False)
+
+    def forward(
+        self,
+        x: torch.Tensor,  # (B, T, D_model)
+        cos: torch.Tensor,  # (B, 1, T, D)
+        sin: torch.Tensor,
+        positions: torch.Tensor,  # (B, T)
+        cache: KVCache | None,
+    ) -> torch.Tensor:
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, T, D)
+        k = self.k_proj(x).view(b, t, self.num_kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
+        v = self.v_proj(x).view(b, t, self.num_kv_heads, self.head_dim).transpose(1, 2)
+        q = apply_rope(q, cos, sin)
+        k = apply_rope(k, cos, sin)
+        gqa = self.num_kv_heads != self.num_heads
+        if cache is None:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=t > 1, enable_gqa=gqa)
+        else:
+            k_all, v_all, mask = cache.update(self.layer_idx, k, v, positions)  # (B, Hkv, S, D), (B, 1, T, S)
+            out = F.scaled_dot_product_attention(
+                q, k_all.to(q.dtype), v_all.to(q.dtype), attn_mask=mask, enable_gqa=gqa
+            )
+        out = out.transpose(1, 2).reshape(b, t, self.num_heads * self.head_dim)  # (B, T, H*D)
+        return self.o_proj(out)
+
+
+class MLP(nn.Module):
+    """SwiGLU MLP: the dense layers, each routed expert and the (merged) shared experts."""
+
+    def __init__(self, hidden: int, intermediate: int) -> None:
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.up_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.down_proj = nn.Linear(intermediate, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Router(nn.Module):
+    """Softmax scoring, greedy top-k, no renormalisation by default (DeepSeek-V2 `topk_method: greedy`).
+
+    Scores are computed in float32 (as the reference keeps `gate.weight` in fp32)."""
+
+    def __init__(self, config: DecoderConfig) -> None:
+        super().__init__()
+        self.top_k = config.num_experts_per_tok
+        self.scale = config.routed_scaling_factor
+        self.renormalise = config.norm_topk_prob
+        self.weight = nn.Parameter(torch.empty(config.n_routed_experts, config.hidden_size))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        # x: (N, D) -> weights (N, k) float32, indices (N, k)
+        scores = F.linear(x.float(), self.weight.float()).softmax(dim=-1)  # (N, E)
+        weights, indices = torch.topk(scores, self.top_k, dim=-1)
+        if self.renormalise:
+            weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min(1e-20)
+        return weights * self.scale, indices
+
+
+class MoE(nn.Module):
+    """Routed experts + always-on shared experts. Compute scales with active experts: token-expert pairs are
+    sorted by expert and each chosen expert runs once on exactly its tokens."""
+
+    def __init__(self, config: DecoderConfig) -> None:
+        super().__init__()
+        self.num_experts = config.n_routed_experts
+        self.gate = Router(config)
+        self.experts = nn.ModuleList(
+            MLP(config.hidden_size, config.moe_intermediate_size) for _ in range(self.num_experts)
+        )
+        self.shared_experts = (
+            MLP(config.hidden_size, config.moe_intermediate_size * config.n_shared_experts)
+            if config.n_shared_experts > 0
+            else None
+        )
+
+    def route(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.gate(x)
+
+    def routed(self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+        # x: (N, D); weights, indices: (N, k)
+        n, k = indices.shape
+        flat = indices.reshape(-1)  # (N*k,)
+        order = torch.argsort(flat, stable=True)  # pair ids grouped by expert
+        counts = torch.bincount(flat, minlength=self.num_experts).tolist()
+        token_of_pair = order // k  # (N*k,) source token of each sorted pair
+        pair_weights = weights.reshape(-1)[order]  # (N*k,)
+        out = torch.zeros_like(x)
+        start = 0
+        for expert_id, count in enumerate(counts):
+            if count == 0:
+                continue
+            tokens = token_of_pair[start : start + count]
+            y = self.experts[expert_id](x[tokens])  # (count, D)
+            y = y * pair_weights[start : start + count, None].to(y.dtype)
+            out.index_add_(0, tokens, y)
+            start += count
+        return out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        flat = x.reshape(-1, shape[-1])  # (N, D)
+        weights, indices = self.route(flat)
+        out = self.routed(flat, weights, indices)
+        if self.shared_experts is not None:
+            out = out + self.shared_experts(flat)
+        return out.view(shape)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, config: DecoderConfig, layer_idx: int, moe: bool) -> None:
+        super().__init__()
+        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.self_attn = Attention(config, layer_idx)
+        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.mlp = MoE(config) if moe else MLP(config.hidden_size, config.intermediate_size)
+
+    def forward(
+        self,
+        x: torch.Tensor,  # (B, T, D)
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        positions: torch.Tensor,
+        cache: KVCache | None,
+    ) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, positions, cache)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+def default_positions(input_ids: torch.Tensor) -> torch.Tensor:
+    b, t = input_ids.shape
+    return torch.arange(t, device=input_ids.device).unsqueeze(0).expand(b, t)
