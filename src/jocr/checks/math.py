@@ -1,0 +1,142 @@
+"""LaTeX math: find formulas in Markdown and compare them by the MathML KaTeX renders, without a browser.
+
+olmOCR-Bench's math test (allenai/olmocr `olmocr/bench/katex/render.py`) renders both the reference and each
+candidate formula with KaTeX 0.16.21 (display mode, throwOnError) in Chromium, takes the `<math>` element,
+drops the `<annotation>` (which holds the TeX source), strips all whitespace, and passes if the reference's
+MathML is a substring of a candidate's. KaTeX's MathML does not depend on a layout engine, so here the same
+KaTeX build (vendored from npm, `katex/katex.min.js`, MIT, see `katex/LICENSE`) runs in V8 via mini-racer and
+`renderToString` gives the same markup. Renders are cached per formula.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+from collections import OrderedDict
+from importlib import resources
+
+KATEX_VERSION = "0.16.21"
+
+# Candidate formula delimiters in olmOCR-Bench's order; each kind is removed from the text before the next is
+# searched, so `$$x$$` is not also read as two `$` formulas.
+_PAREN = re.compile(r"\\\((.+?)\\\)", re.DOTALL)
+_BRACKET = re.compile(r"\\\[(.+?)\\\]", re.DOTALL)
+_DOUBLE_DOLLAR = re.compile(r"\$\$(.+?)\$\$", re.DOTALL)
+_DOLLAR = re.compile(r"\$(.+?)\$", re.DOTALL)
+
+_SEMANTICS = re.compile(r"<semantics>(.*)</semantics>", re.DOTALL)
+_ANNOTATION = re.compile(r"<annotation\b[^>]*>.*?</annotation>", re.DOTALL)
+# Whitespace as the official comparison strips it: Unicode spaces plus hair/zero-width spaces, joiners, BOM.
+_MATHML_SPACE = re.compile(r"[\s\u200a-\u200d\u2060\ufeff]+")
+# renderToString escapes ' and " in text; a browser's serialisation (then BeautifulSoup's) does not.
+_TEXT_ENTITIES = {"&#x27;": "'", "&quot;": '"'}
+
+_RENDER_JS = """
+function __jocr_katex_mathml(tex) {
+  try {
+    return [true, katex.renderToString(tex, {displayMode: true, throwOnError: true, output: "mathml"})];
+  } catch (err) {
+    return [false, String((err && err.message) || err)];
+  }
+}
+"""
+
+
+def extract_formulas(markdown: str, include_dollars: bool = True) -> list[str]:
+    """Formulas delimited by \\(..\\), \\[..\\], and (unless excluded) $$..$$ and $..$, stripped, in that order."""
+    found: list[str] = []
+    patterns = [_PAREN, _BRACKET] + ([_DOUBLE_DOLLAR, _DOLLAR] if include_dollars else [])
+    rest = markdown
+    for pattern in patterns:
+        found.extend(m.strip() for m in pattern.findall(rest))
+        rest = pattern.sub("", rest)
+    return found
+
+
+class KatexRenderer:
+    """KaTeX in an embedded V8 context. Thread-safe; the context is created on first use (about 0.5 s)."""
+
+    def __init__(self, cache_size: int = 65536, timeout_s: float = 10.0):
+        self._ctx = None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, str | None] = OrderedDict()
+        self._cache_size = cache_size
+        self._timeout_s = timeout_s
+
+    def _context(self):
+        if self._ctx is None:
+            from py_mini_racer import MiniRacer
+
+            ctx = MiniRacer()
+            source = resources.files("jocr.checks").joinpath("katex/katex.min.js").read_text(encoding="utf-8")
+            ctx.eval(source)
+            ctx.eval(_RENDER_JS)
+            self._ctx = ctx
+        return self._ctx
+
+    def mathml(self, tex: str) -> str | None:
+        """The `<math>` markup KaTeX renders for `tex` in display mode, or None if KaTeX rejects it."""
+        with self._lock:
+            if tex in self._cache:
+                self._cache.move_to_end(tex)
+                return self._cache[tex]
+            try:
+                ok, out = self._context().call("__jocr_katex_mathml", tex, timeout_sec=self._timeout_s)
+            except Exception:  # a V8 timeout or out-of-memory counts as a formula that does not render
+                ok, out = False, ""
+            result = out if ok else None
+            self._cache[tex] = result
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+            return result
+
+    def key(self, tex: str) -> str | None:
+        """The comparison key: MathML inside `<semantics>` without the annotation, whitespace removed."""
+        markup = self.mathml(tex)
+        if markup is None:
+            return None
+        return mathml_key(markup)
+
+
+def mathml_key(markup: str) -> str:
+    """Normalise rendered MathML the way olmOCR-Bench compares it (see module docstring)."""
+    m = _SEMANTICS.search(markup)
+    inner = _ANNOTATION.sub("", m.group(1)) if m else markup
+    for entity, char in _TEXT_ENTITIES.items():
+        inner = inner.replace(entity, char)
+    inner = inner.replace("\u00a0", " ")
+    return _MATHML_SPACE.sub("", inner)
+
+
+_renderer: KatexRenderer | None = None
+_renderer_lock = threading.Lock()
+
+
+def default_renderer() -> KatexRenderer:
+    """The process-wide renderer (one V8 context and one cache shared by all checks)."""
+    global _renderer
+    with _renderer_lock:
+        if _renderer is None:
+            _renderer = KatexRenderer()
+        return _renderer
+
+
+def renders(tex: str) -> bool:
+    """Whether KaTeX accepts `tex` (what olmOCR-Bench requires of a math test's reference)."""
+    return default_renderer().mathml(tex) is not None
+
+
+def formulas_match(reference: str, candidate: str) -> bool:
+    """True if the candidate renders to MathML that contains the reference's (or the sources are equal)."""
+    if reference == candidate:
+        return True
+    renderer = default_renderer()
+    ref_key = renderer.key(reference)
+    cand_key = renderer.key(candidate)
+    return ref_key is not None and cand_key is not None and ref_key in cand_key
+
+
+def unescape_mathml_text(markup: str) -> str:
+    """Text content of MathML markup (tags dropped, entities decoded): handy for graded formula similarity."""
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
