@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import io
+import math
 import os
 import re
 import warnings
@@ -140,6 +141,9 @@ class PdfSource(PageSource):
         pixels = width_pt * height_pt * scale * scale
         if pixels > self.options.max_pixels:
             scale *= (self.options.max_pixels / pixels) ** 0.5
+            # PDFium rounds the bitmap size up; shrink until the rounded size fits.
+            while math.ceil(width_pt * scale) * math.ceil(height_pt * scale) > self.options.max_pixels:
+                scale *= 0.995
         return scale
 
     def render(self, index: int) -> Image.Image:
@@ -176,7 +180,7 @@ class ImageSource(PageSource):
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                 self._image = Image.open(fp)
         except Image.DecompressionBombError:
-            raise DocumentError(f"{name}: image too large (decompression bomb?)") from None
+            raise DocumentError(f"{name}: image is over the pixel limit (decompression bomb?)") from None
         except Exception as exc:  # PIL raises many types for broken headers
             raise DocumentError(
                 f"{name}: cannot decode {image_type.upper()} image ({_one_line(exc)})"
@@ -185,7 +189,7 @@ class ImageSource(PageSource):
         if width * height > options.max_pixels:
             self._image.close()
             raise DocumentError(
-                f"{name}: image is {width}x{height} = {width * height:,} pixels, over the limit of "
+                f"{name}: image is {width}x{height} = {width * height:,} pixels, over the pixel limit of "
                 f"{options.max_pixels:,} (decompression bomb?)"
             )
         # Only TIFF frames are pages; the frames of an animated GIF/WebP are not.
@@ -195,7 +199,7 @@ class ImageSource(PageSource):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-                if index:
+                if self.num_pages > 1:
                     self._image.seek(index)
                 frame = self._image
                 if frame.size[0] * frame.size[1] > self.options.max_pixels:
@@ -207,7 +211,7 @@ class ImageSource(PageSource):
         except DocumentError:
             raise
         except Image.DecompressionBombError:
-            raise DocumentError(f"{self.name}: image too large (decompression bomb?)") from None
+            raise DocumentError(f"{self.name}: image is over the pixel limit (decompression bomb?)") from None
         except Exception as exc:
             raise DocumentError(f"{self.name}: cannot decode image ({_one_line(exc)})") from None
 
