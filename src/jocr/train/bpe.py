@@ -12,15 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from tokenizers import AddedToken, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as HFTokenizer
-from tokenizers import decoders, models, pre_tokenizers, trainers
 
 
 def default_special_tokens() -> list[str]:
     from jocr.tokenizer import SPECIAL_TOKENS
 
-    tokens = list(SPECIAL_TOKENS.values()) if isinstance(SPECIAL_TOKENS, dict) else list(SPECIAL_TOKENS)
-    return tokens
+    return list(SPECIAL_TOKENS)
 
 
 def train_bpe(
@@ -42,7 +41,7 @@ def train_bpe(
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         min_frequency=min_frequency,
-        special_tokens=specials,
+        special_tokens=[AddedToken(t, special=True, normalized=False) for t in specials],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )

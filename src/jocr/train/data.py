@@ -1,0 +1,222 @@
+"""Training data: synthetic pages rendered in a separate worker process and turned into model batches.
+
+Sample i of a run is fully determined by (data seed, i): its curriculum stage, synth profile, degradation
+and page seed all derive from it, so a resumed run continues exactly where it stopped by restarting the
+worker at the next unconsumed index. Rendering runs in its own process so it overlaps the trainer's
+forward/backward on the other core (DESIGN.md, "Training a reader on two CPU cores").
+
+Sequence layout (the plain template of `Tokenizer.build_prompt`): BOS, `<image>` x n, "\\n" + prompt,
+then the target Markdown and EOS. Loss is taken on the target and EOS only (labels -100 elsewhere).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue as queue_mod
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from jocr.train.filters import DuplicateFilter, FilterConfig, FilterStats, is_degenerate
+from jocr.types import PageViews
+
+IGNORE_INDEX = -100
+# Page seeds of training samples start here; the synth frozen test/validation splits use small seeds, and the
+# BPE corpus uses 10_000_000+, so training never sees an evaluation page.
+TRAIN_SEED_BASE = 100_000_000
+
+
+@dataclass
+class Stage:
+    """One curriculum stage: `samples` page indices drawn from `profiles` (name -> weight)."""
+
+    samples: int
+    profiles: dict[str, float] = field(default_factory=lambda: {"cpu-lines": 1.0})
+    degrade: float = 0.0  # probability that a page is rendered as its degraded twin
+
+
+@dataclass
+class DataConfig:
+    stages: list[Stage] = field(default_factory=lambda: [Stage(samples=10**9)])
+    seed: int = 0
+    max_target_tokens: int = 300
+    prompt: str | None = None  # None: jocr.tokenizer.DEFAULT_PROMPT
+    queue_size: int = 64
+    filters: FilterConfig = field(default_factory=FilterConfig)
+    dedup: bool = True
+
+    def __post_init__(self) -> None:
+        self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
+        if isinstance(self.filters, dict):
+            self.filters = FilterConfig(**self.filters)
+        if not self.stages:
+            raise ValueError("data.stages must list at least one stage")
+
+
+def sample_plan(cfg: DataConfig, index: int) -> tuple[str, bool, int]:
+    """(profile, degrade, page seed) of sample `index`; stages follow each other by index."""
+    start = 0
+    stage = cfg.stages[-1]
+    for s in cfg.stages:
+        if index < start + s.samples:
+            stage = s
+            break
+        start += s.samples
+    rng = random.Random(cfg.seed * 1_000_003 + index)
+    names = sorted(stage.profiles)
+    profile = rng.choices(names, weights=[stage.profiles[n] for n in names])[0]
+    degrade = rng.random() < stage.degrade
+    return profile, degrade, TRAIN_SEED_BASE + cfg.seed * 10_000_000 + index
+
+
+@dataclass
+class Sample:
+    index: int
+    input_ids: list[int]
+    labels: list[int]
+    views: PageViews
+    profile: str
+
+
+def encode_example(tokenizer, prompt: str, n_image_tokens: int, target: str) -> tuple[list[int], list[int]]:
+    """(input_ids, labels) for one page: loss only on the target tokens and the closing EOS."""
+    prompt_ids = tokenizer.build_prompt(prompt, n_image_tokens)
+    target_ids = tokenizer.encode(target) + [tokenizer.eos_id]
+    return prompt_ids + target_ids, [IGNORE_INDEX] * len(prompt_ids) + target_ids
+
+
+class SampleMaker:
+    """Renders and encodes samples by index, applying the data filters (used inside the worker)."""
+
+    def __init__(self, cfg: DataConfig, tokenizer, vision) -> None:
+        from jocr.documents.preprocess import views_token_count  # noqa: F401  (fail early if absent)
+        from jocr.tokenizer import DEFAULT_PROMPT
+
+        self.cfg, self.tokenizer, self.vision = cfg, tokenizer, vision
+        self.prompt = cfg.prompt or DEFAULT_PROMPT
+        self.dedup = DuplicateFilter() if cfg.dedup else None
+        self.stats = FilterStats()
+
+    def make(self, index: int) -> Sample | None:
+        from jocr.documents.preprocess import preprocess_image, views_token_count
+        from jocr.synth import generate_page
+
+        profile, degrade, seed = sample_plan(self.cfg, index)
+        page = generate_page(seed, profile, degrade)
+        text = page.markdown.strip()
+        if not text:
+            self.stats.empty += 1
+            return None
+        target_ids = self.tokenizer.encode(text)
+        if len(target_ids) + 1 > self.cfg.max_target_tokens:
+            self.stats.too_long += 1
+            return None
+        if is_degenerate(text, target_ids, self.cfg.filters):
+            self.stats.degenerate += 1
+            return None
+        if self.dedup is not None and not self.dedup.accept(text):
+            self.stats.duplicate += 1
+            return None
+        views = preprocess_image(page.image, self.vision)
+        ids, labels = encode_example(self.tokenizer, self.prompt, views_token_count(views, self.vision), text)
+        self.stats.kept += 1
+        return Sample(index=index, input_ids=ids, labels=labels, views=views, profile=profile)
+
+
+def _worker_main(cfg: DataConfig, tokenizer_path: str, vision_dict: dict, start: int, out: Any, stop: Any):
+    torch.set_num_threads(1)
+    from jocr.config import _vision_from_dict
+    from jocr.tokenizer import Tokenizer
+
+    maker = SampleMaker(cfg, Tokenizer.from_file(tokenizer_path), _vision_from_dict(vision_dict))
+    index = start
+    while not stop.is_set():
+        try:
+            sample = maker.make(index)
+        except Exception as exc:  # a generator bug must not kill a long run silently: report and skip
+            out.put(("error", index, f"{type(exc).__name__}: {exc}"))
+            sample = None
+        if sample is not None:
+            item = ("sample", sample, maker.stats.as_dict())
+            while not stop.is_set():
+                try:
+                    out.put(item, timeout=0.5)
+                    break
+                except queue_mod.Full:
+                    continue
+        index += 1
+
+
+class SampleStream:
+    """Iterates samples from `start` on, rendered by a background process (or inline with workers=0)."""
+
+    def __init__(self, cfg: DataConfig, tokenizer_path: str, vision, start: int = 0, workers: int = 1):
+        self.cfg, self.start, self.workers = cfg, start, workers
+        self.filter_stats: dict[str, int] = {}
+        self.errors: list[str] = []
+        self._proc = None
+        if workers > 0:
+            from dataclasses import asdict
+
+            ctx = mp.get_context("spawn")
+            self._queue = ctx.Queue(maxsize=cfg.queue_size)
+            self._stop = ctx.Event()
+            vdict = asdict(vision)
+            self._proc = ctx.Process(
+                target=_worker_main,
+                args=(cfg, tokenizer_path, vdict, start, self._queue, self._stop),
+                daemon=True,
+            )
+            self._proc.start()
+        else:
+            from jocr.tokenizer import Tokenizer
+
+            self._maker = SampleMaker(cfg, Tokenizer.from_file(tokenizer_path), vision)
+            self._next = start
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> Sample:
+        if self._proc is None:
+            while True:
+                sample = self._maker.make(self._next)
+                self._next += 1
+                self.filter_stats = self._maker.stats.as_dict()
+                if sample is not None:
+                    return sample
+        while True:
+            try:
+                item = self._queue.get(timeout=5.0)
+            except queue_mod.Empty:
+                if not self._proc.is_alive():
+                    raise RuntimeError("the data worker process died; see its stderr") from None
+                continue
+            if item[0] == "error":
+                self.errors.append(f"sample {item[1]}: {item[2]}")
+                if len(self.errors) > 50 and len(self.errors) > self.filter_stats.get("kept", 0):
+                    raise RuntimeError(f"the data worker keeps failing, last: {self.errors[-1]}")
+                continue
+            self.filter_stats = item[2]
+            return item[1]
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._stop.set()
+            self._proc.join(timeout=5)
+            if self._proc.is_alive():
+                self._proc.terminate()
+            self._proc = None
+
+
+def collate(samples: list[Sample], pad_id: int) -> dict[str, Any]:
+    """Right-pad a batch: input_ids and labels (B, T) long, images one [PageViews] per row."""
+    width = max(len(s.input_ids) for s in samples)
+    ids = torch.full((len(samples), width), pad_id, dtype=torch.long)  # (B, T)
+    labels = torch.full((len(samples), width), IGNORE_INDEX, dtype=torch.long)  # (B, T)
+    for row, s in enumerate(samples):
+        ids[row, : len(s.input_ids)] = torch.tensor(s.input_ids)
+        labels[row, : len(s.labels)] = torch.tensor(s.labels)
+    return {"input_ids": ids, "labels": labels, "images": [[s.views] for s in samples]}

@@ -1,0 +1,287 @@
+"""GRPO with verifiable rewards: G sampled completions per page, group-normalised advantages, clipped
+policy loss, optional KL to the reference model, and a configurable set of trainable parameters.
+
+Following the jina-ocr-v1 recipe (REFERENCE.md section 1, post-training) the reward is the product of graded
+checks against the page's reference (`jocr.checks.reward`), with floors on every term except repetition, so
+a degenerate loop earns zero. Per page, advantages are A_i = (r_i - mean(r)) / (std(r) + eps) over the
+group (DeepSeekMath's GRPO); groups whose rewards are all equal carry no signal and are skipped. The loss is
+PPO's clipped surrogate per answer token, averaged over all answer tokens of the batch, plus
+kl_coef * KL(policy || reference) with the k3 estimator exp(ref - logp) - (ref - logp) - 1.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from jocr.train.checkpoint import (
+    load_trainer_state,
+    rng_state,
+    save_checkpoint,
+    save_model_dir,
+    set_rng_state,
+)
+from jocr.train.config import TrainConfig
+from jocr.train.curves import RunLog, plot_curves
+from jocr.train.data import IGNORE_INDEX, sample_plan
+
+# GRPO pages come from their own seed range, apart from SFT's, so the policy is rewarded on unseen pages.
+GRPO_INDEX_OFFSET = 5_000_000
+
+
+def group_advantages(rewards: torch.Tensor, std_normalise: bool = True, eps: float = 1e-4) -> torch.Tensor:
+    """rewards (P, G) -> advantages (P, G): centred per group, divided by the group's std when asked."""
+    centred = rewards - rewards.mean(dim=1, keepdim=True)
+    if not std_normalise:
+        return centred
+    return centred / (rewards.std(dim=1, keepdim=True, unbiased=False) + eps)
+
+
+def token_logprobs(model, input_ids: torch.Tensor, images, labels: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of the label tokens, (B, T-1), zero where labels are IGNORE_INDEX.
+
+    input_ids, labels: (B, T); the logits at position t score labels[t+1].
+    """
+    out = model(input_ids, images=images)
+    logits = out.logits[:, :-1]  # (B, T-1, V)
+    targets = labels[:, 1:]  # (B, T-1)
+    mask = targets != IGNORE_INDEX
+    safe = targets.clamp_min(0)
+    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, safe[..., None]).squeeze(-1)  # (B, T-1)
+    return logp * mask
+
+
+def grpo_loss(
+    logp: torch.Tensor,  # (B, L) current policy, with grad
+    old_logp: torch.Tensor,  # (B, L) behaviour policy, no grad
+    advantages: torch.Tensor,  # (B,)
+    mask: torch.Tensor,  # (B, L) bool, answer tokens
+    clip_eps: float,
+    ref_logp: torch.Tensor | None = None,  # (B, L) reference policy, no grad
+    kl_coef: float = 0.0,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Clipped surrogate (+ k3 KL) averaged over answer tokens; returns (loss, stats)."""
+    ratio = torch.exp(logp - old_logp)
+    adv = advantages[:, None]
+    surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
+    per_token = -surrogate
+    n = mask.sum().clamp_min(1)
+    stats = {}
+    if ref_logp is not None and kl_coef > 0:
+        delta = ref_logp - logp
+        kl = torch.exp(delta) - delta - 1
+        per_token = per_token + kl_coef * kl
+        stats["kl"] = float((kl * mask).sum() / n)
+    loss = (per_token * mask).sum() / n
+    clipped = ((ratio - 1).abs() > clip_eps) & mask
+    stats["clip_frac"] = float(clipped.sum() / n)
+    return loss, stats
+
+
+def select_trainable(model, prefixes: list[str]) -> list[torch.nn.Parameter]:
+    """Freeze every parameter whose name starts with none of `prefixes` (empty list: train all)."""
+    params = []
+    for name, p in model.named_parameters():
+        train = not prefixes or any(name.startswith(pre) for pre in prefixes)
+        p.requires_grad_(train)
+        if train:
+            params.append(p)
+    if not params:
+        raise ValueError(f"grpo.trainable {prefixes} matches no parameter name")
+    return params
+
+
+@dataclass
+class Rollout:
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    views: object
+    reward: float
+    text: str
+    finish_reason: str
+
+
+def page_reward(markdown: str, page) -> float:
+    """The checks engineer's GRPO reward for one output against the synthetic page's reference and tests."""
+    from jocr.checks.reward import page_reward as reward_fn
+
+    result = reward_fn(markdown, reference=page.markdown, tests=page.tests)
+    return float(getattr(result, "reward", result))
+
+
+def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: int) -> list[list[Rollout]]:
+    """G completions per page from the engine (temperature sampling); one group per page."""
+    from jocr.documents.preprocess import preprocess_image, views_token_count
+    from jocr.engine import GenerationRequest
+    from jocr.tokenizer import DEFAULT_PROMPT
+
+    g = cfg.grpo
+    prompt = cfg.data.prompt or DEFAULT_PROMPT
+    requests, meta = [], []
+    for p_idx, page in enumerate(pages):
+        views = preprocess_image(page.image, vision)
+        prompt_ids = tokenizer.build_prompt(prompt, views_token_count(views, vision))
+        for k in range(g.group_size):
+            requests.append(
+                GenerationRequest(
+                    prompt_ids=prompt_ids,
+                    images=[views],
+                    max_tokens=g.max_tokens,
+                    temperature=g.temperature,
+                    top_p=g.top_p,
+                    seed=seed * 1000 + p_idx * g.group_size + k,
+                    stop_token_ids=[tokenizer.eos_id],
+                )
+            )
+            meta.append((p_idx, prompt_ids, views))
+    results = engine.generate(requests)
+    groups: list[list[Rollout]] = [[] for _ in pages]
+    for (p_idx, prompt_ids, views), res in zip(meta, results):
+        ids = [int(t) for t in res.token_ids]
+        text = tokenizer.decode(ids)
+        reward = page_reward(text, pages[p_idx])
+        if res.finish_reason == "stop" and (not ids or ids[-1] != tokenizer.eos_id):
+            ids = ids + [tokenizer.eos_id]  # the stop token is part of what the policy chose
+        groups[p_idx].append(Rollout(prompt_ids, ids, views, reward, text, res.finish_reason))
+    return groups
+
+
+def rollout_batch(rollouts: list[Rollout], pad_id: int):
+    """(input_ids (B, T), labels (B, T), images) with labels on the completion tokens only."""
+    width = max(len(r.prompt_ids) + len(r.completion_ids) for r in rollouts)
+    ids = torch.full((len(rollouts), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(rollouts), width), IGNORE_INDEX, dtype=torch.long)
+    for row, r in enumerate(rollouts):
+        seq = r.prompt_ids + r.completion_ids
+        ids[row, : len(seq)] = torch.tensor(seq)
+        labels[row, len(r.prompt_ids) : len(seq)] = torch.tensor(r.completion_ids, dtype=torch.long)
+    return ids, labels, [[r.views] for r in rollouts]
+
+
+def train_grpo(cfg: TrainConfig, log=print) -> Path:
+    """Run (or resume) a GRPO stage from cfg.init; returns the model directory it finished with."""
+    from jocr.engine import Engine, EngineConfig
+    from jocr.model import OCRModel
+    from jocr.synth import generate_page
+    from jocr.tokenizer import Tokenizer
+    from jocr.train.sft import _StopFlag, make_optimizer
+
+    torch.set_num_threads(max(1, cfg.threads))
+    run_dir = Path(cfg.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    runlog = RunLog(run_dir)
+    state = load_trainer_state(run_dir)
+    if state is not None:
+        model_dir = run_dir / "checkpoint"
+        log(f"resuming {run_dir} at step {state['step']}")
+    else:
+        if not cfg.init:
+            raise ValueError("grpo needs `init`: the model directory to post-train")
+        model_dir = Path(cfg.init)
+        state = {"step": 0, "next_index": 0}
+    tokenizer = Tokenizer.from_dir(model_dir)
+    model = OCRModel.from_pretrained(model_dir, dtype=torch.float32)
+    ref = None
+    if cfg.grpo.kl_coef > 0:
+        ref = OCRModel.from_pretrained(cfg.init or model_dir, dtype=torch.float32).eval()
+        for p in ref.parameters():
+            p.requires_grad_(False)
+    params = select_trainable(model, cfg.grpo.trainable)
+    optimizer = make_optimizer(model, cfg, params)
+    if "optimizer" in state:
+        optimizer.load_state_dict(state["optimizer"])
+        set_rng_state(state.get("rng", {}))
+    n_train = sum(p.numel() for p in params)
+    log(
+        f"grpo: {n_train / 1e6:.2f}M trainable parameters, G={cfg.grpo.group_size}, "
+        f"{cfg.grpo.pages_per_step} pages/step, max_steps {cfg.max_steps}"
+    )
+    step = state["step"]
+    t_start = last_ckpt = time.time()
+
+    def checkpoint() -> None:
+        state.update(step=step, optimizer=optimizer.state_dict(), rng=rng_state())
+        save_checkpoint(run_dir, model, tokenizer, state)
+        plot_curves(runlog.path, run_dir / "curves.png", ["reward", "reward_max", "loss", "kl", "length"])
+
+    with _StopFlag() as flag:
+        while step < cfg.max_steps and not flag.stop:
+            if cfg.time_limit_min is not None and time.time() - t_start > cfg.time_limit_min * 60:
+                log(f"time limit of {cfg.time_limit_min} min reached at step {step}")
+                break
+            t0 = time.time()
+            pages = []
+            for _ in range(cfg.grpo.pages_per_step):
+                profile, degrade, seed = sample_plan(cfg.data, GRPO_INDEX_OFFSET + state["next_index"])
+                pages.append(generate_page(seed, profile, degrade))
+                state["next_index"] += 1
+            model.eval()
+            engine = Engine(model, EngineConfig())
+            with torch.no_grad():
+                groups = sample_rollouts(engine, tokenizer, model.config.vision, pages, cfg, seed=step)
+            t_gen = time.time() - t0
+            rewards = torch.tensor([[r.reward for r in g] for g in groups])  # (P, G)
+            adv = group_advantages(rewards, cfg.grpo.std_normalise)  # (P, G)
+            informative = rewards.std(dim=1, unbiased=False) > 1e-6  # (P,)
+            rollouts = [r for p, g in enumerate(groups) if informative[p] for r in g]
+            advantages = torch.tensor(
+                [float(adv[p, k]) for p, g in enumerate(groups) if informative[p] for k in range(len(g))]
+            )
+            rec = {
+                "step": step + 1,
+                "reward": float(rewards.mean()),
+                "reward_max": float(rewards.max(dim=1).values.mean()),
+                "length": sum(len(r.completion_ids) for g in groups for r in g) / rewards.numel(),
+                "informative_groups": int(informative.sum()),
+                "loops": sum(r.finish_reason in ("length", "repetition") for g in groups for r in g),
+                "gen_s": t_gen,
+            }
+            if rollouts:
+                model.train()
+                ids, labels, images = rollout_batch(rollouts, tokenizer.pad_id)
+                mask = labels[:, 1:] != IGNORE_INDEX
+                ref_logp = None
+                if ref is not None:
+                    with torch.no_grad():
+                        ref_logp = token_logprobs(ref, ids, images, labels)
+                old_logp = None
+                for _ in range(max(1, cfg.grpo.epochs_per_batch)):
+                    for group in optimizer.param_groups:
+                        group["lr"] = cfg.optim.lr_at(step, cfg.max_steps)
+                    logp = token_logprobs(model, ids, images, labels)
+                    if old_logp is None:
+                        old_logp = logp.detach()
+                    loss, stats = grpo_loss(
+                        logp, old_logp, advantages, mask, cfg.grpo.clip_eps, ref_logp, cfg.grpo.kl_coef
+                    )
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(params, cfg.optim.grad_clip)
+                    optimizer.step()
+                rec.update(loss=float(loss), **stats)
+            step += 1
+            rec["step_s"] = time.time() - t0
+            runlog.write(**rec)
+            log(
+                f"grpo step {step} reward {rec['reward']:.3f} (best-of-G {rec['reward_max']:.3f}) "
+                f"len {rec['length']:.0f} informative {rec['informative_groups']}/{len(groups)} "
+                f"gen {t_gen:.1f}s step {rec['step_s']:.1f}s"
+            )
+            if cfg.snapshot_every_steps and step % cfg.snapshot_every_steps == 0:
+                save_model_dir(model, tokenizer, run_dir / "snapshots" / f"step_{step:06d}")
+            if time.time() - last_ckpt > cfg.checkpoint_every_min * 60:
+                checkpoint()
+                last_ckpt = time.time()
+    checkpoint()
+    model.eval()
+    finished = step >= cfg.max_steps
+    out_dir = run_dir / "final" if finished else run_dir / "checkpoint"
+    if finished:
+        save_model_dir(model, tokenizer, out_dir)
+        if cfg.export_dir:
+            save_model_dir(model, tokenizer, cfg.export_dir)
+    log(f"grpo stopped at step {step}/{cfg.max_steps}; model in {out_dir}")
+    return out_dir

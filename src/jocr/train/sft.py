@@ -1,0 +1,260 @@
+"""Supervised fine-tuning (and robustness fine-tuning): image -> Markdown cross-entropy on synthetic pages.
+
+`kind: sft` trains from scratch (or from `init`) on the curriculum in `data.stages`; `kind: robust` is the
+same loop started from the SFT model with degraded twins in the data (synth `degrade=True`), as in the
+jina-ocr-v1 recipe's robustness round. Loss is on the answer tokens only (labels -100 on BOS, image
+placeholders and the prompt). The run resumes from <run_dir>/checkpoint (model, optimizer, step, next data
+index), writes a checkpoint every `checkpoint_every_min` minutes and on SIGTERM/SIGINT, logs to log.jsonl
+and redraws curves.png at every checkpoint.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from jocr.train.checkpoint import (
+    load_trainer_state,
+    rng_state,
+    save_checkpoint,
+    save_model_dir,
+    set_rng_state,
+)
+from jocr.train.config import TrainConfig
+from jocr.train.curves import RunLog, plot_curves
+from jocr.train.data import IGNORE_INDEX, SampleStream, collate
+
+
+def ensure_tokenizer(cfg: TrainConfig, log=print):
+    """Load the run's tokenizer, training a BPE on synthetic text first when the file does not exist."""
+    from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
+    from jocr.train.bpe import save_tokenizer, synth_corpus, train_bpe
+
+    path = Path(cfg.tokenizer.path)
+    if not path.is_file():
+        t0 = time.time()
+        extra = [cfg.data.prompt or DEFAULT_PROMPT, *PROMPTS.values()] * 20
+        corpus = synth_corpus(cfg.tokenizer.corpus_pages, cfg.tokenizer.profiles, extra=extra)
+        save_tokenizer(train_bpe(corpus, cfg.tokenizer.vocab_size), path)
+        log(
+            f"trained a {cfg.tokenizer.vocab_size}-token BPE on {cfg.tokenizer.corpus_pages} pages "
+            f"in {time.time() - t0:.0f}s -> {path}"
+        )
+    return Tokenizer.from_file(path)
+
+
+def build_model(cfg: TrainConfig, tokenizer):
+    """A fresh model from cfg.model (ids and vocabulary taken from the tokenizer) or the `init` model."""
+    from jocr.config import OCRConfig
+    from jocr.model import OCRModel
+
+    if cfg.init:
+        return OCRModel.from_pretrained(cfg.init, dtype=torch.float32)
+    if not cfg.model:
+        raise ValueError("the config needs `model` (an OCRConfig mapping) or `init` (a model directory)")
+    data = dict(cfg.model)
+    preset = data.pop("preset", None)
+    base = OCRConfig.preset(preset).to_dict() if preset else {}
+    base.pop("model_type", None)
+    for key, value in data.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    base.setdefault("decoder", {})["vocab_size"] = tokenizer.vocab_size
+    base.update(
+        bos_token_id=tokenizer.bos_id,
+        eos_token_id=tokenizer.eos_id,
+        pad_token_id=tokenizer.pad_id,
+        image_token_id=tokenizer.image_id,
+    )
+    config = OCRConfig.from_dict({"model_type": "jocr", **base})
+    return OCRModel(config).init_weights(seed=cfg.seed)
+
+
+def answer_loss(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Mean next-token cross-entropy over answer positions; also (correct count, token count).
+
+    logits: (B, T, V) float32; labels: (B, T) with IGNORE_INDEX outside the answer.
+    """
+    shift_labels = labels[:, 1:]  # (B, T-1): position t predicts token t+1
+    keep = shift_labels != IGNORE_INDEX  # (B, T-1)
+    picked = logits[:, :-1][keep]  # (N, V)
+    targets = shift_labels[keep]  # (N,)
+    loss = F.cross_entropy(picked, targets)
+    correct = (picked.detach().argmax(-1) == targets).sum()
+    return loss, correct, int(targets.numel())
+
+
+def batch_loss(model, batch) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Answer-token loss of one collated batch. The lm_head runs on answer positions only: the image
+    placeholders and the prompt are most of each sequence and their logits would be thrown away."""
+    out = model(batch["input_ids"], images=batch["images"], num_logits_to_keep=1)
+    shift_labels = batch["labels"][:, 1:]  # (B, T-1)
+    keep = shift_labels != IGNORE_INDEX  # (B, T-1)
+    hidden = out.normed_hidden_states[:, :-1][keep]  # (N, D)
+    logits = model.lm_head(hidden).float()  # (N, V)
+    targets = shift_labels[keep]  # (N,)
+    loss = F.cross_entropy(logits, targets)
+    correct = (logits.detach().argmax(-1) == targets).sum()
+    return loss, correct, int(targets.numel())
+
+
+def make_optimizer(model, cfg: TrainConfig, params=None) -> torch.optim.Optimizer:
+    """AdamW; no weight decay on norms, biases, embeddings-like vectors (ndim < 2)."""
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if params is not None:
+        keep = {id(p) for p in params}
+        named = [(n, p) for n, p in named if id(p) in keep]
+    decay = [p for _, p in named if p.ndim >= 2]
+    no_decay = [p for _, p in named if p.ndim < 2]
+    groups = [
+        {"params": decay, "weight_decay": cfg.optim.weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=cfg.optim.lr, betas=(cfg.optim.beta1, cfg.optim.beta2), fused=False)
+
+
+class _StopFlag:
+    """Set by SIGTERM/SIGINT so the loop checkpoints and exits cleanly instead of dying mid-step."""
+
+    def __init__(self) -> None:
+        self.stop = False
+        self._old = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                self._old[sig] = signal.signal(sig, self._handle)
+            except ValueError:  # not the main thread (tests): no handler
+                pass
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        self.stop = True
+
+    def __exit__(self, *exc) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+
+def train_sft(cfg: TrainConfig, log=print) -> Path:
+    """Run (or resume) an SFT / robustness stage; returns the model directory it finished with."""
+    torch.set_num_threads(max(1, cfg.threads))
+    run_dir = Path(cfg.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    runlog = RunLog(run_dir)
+    tokenizer = ensure_tokenizer(cfg, log)
+
+    state = load_trainer_state(run_dir)
+    if state is not None:
+        from jocr.model import OCRModel
+
+        model = OCRModel.from_pretrained(run_dir / "checkpoint", dtype=torch.float32)
+        log(f"resuming {run_dir} at step {state['step']} (next sample {state['next_index']})")
+    else:
+        model = build_model(cfg, tokenizer)
+        state = {"step": 0, "next_index": 0, "samples": 0, "elapsed": 0.0}
+    model.train()
+    n_params = sum(p.numel() for p in model.parameters())
+    optimizer = make_optimizer(model, cfg)
+    if "optimizer" in state:
+        optimizer.load_state_dict(state["optimizer"])
+        set_rng_state(state.get("rng", {}))
+    else:
+        torch.manual_seed(cfg.seed + state["step"])
+    log(f"{cfg.kind}: {n_params / 1e6:.2f}M parameters, batch {cfg.batch_size}, max_steps {cfg.max_steps}")
+
+    stream = SampleStream(
+        cfg.data, cfg.tokenizer.path, model.config.vision, start=state["next_index"], workers=cfg.workers
+    )
+    step = state["step"]
+    t_start = time.time()
+    elapsed0 = state["elapsed"]  # training seconds spent in earlier invocations
+    last_ckpt = t_start
+    window = {"loss": 0.0, "correct": 0, "tokens": 0, "samples": 0, "t": time.time(), "steps": 0, "wait": 0.0}
+
+    def checkpoint() -> None:
+        nonlocal last_ckpt
+        state.update(
+            step=step,
+            optimizer=optimizer.state_dict(),
+            rng=rng_state(),
+            elapsed=elapsed0 + (time.time() - t_start),
+        )
+        save_checkpoint(run_dir, model, tokenizer, state)
+        plot_curves(runlog.path, run_dir / "curves.png", ["loss", "token_acc", "lr", "samples_per_s"])
+        last_ckpt = time.time()
+
+    try:
+        with _StopFlag() as flag:
+            while step < cfg.max_steps and not flag.stop:
+                if cfg.time_limit_min is not None and time.time() - t_start > cfg.time_limit_min * 60:
+                    log(f"time limit of {cfg.time_limit_min} min reached at step {step}")
+                    break
+                t_wait = time.time()
+                samples = [next(stream) for _ in range(cfg.batch_size)]
+                window["wait"] += time.time() - t_wait
+                batch = collate(samples, tokenizer.pad_id)
+                lr = cfg.optim.lr_at(step, cfg.max_steps)
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                loss, correct, n_tok = batch_loss(model, batch)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
+                if not math.isfinite(loss.item()):
+                    raise RuntimeError(f"non-finite loss at step {step}; lower the learning rate")
+                optimizer.step()
+                step += 1
+                state["next_index"] = samples[-1].index + 1
+                state["samples"] += len(samples)
+                window["loss"] += loss.item()
+                window["correct"] += int(correct)
+                window["tokens"] += n_tok
+                window["samples"] += len(samples)
+                window["steps"] += 1
+                if step % cfg.log_every == 0 or step == cfg.max_steps:
+                    dt = time.time() - window["t"]
+                    rec = {
+                        "step": step,
+                        "loss": window["loss"] / window["steps"],
+                        "token_acc": window["correct"] / max(1, window["tokens"]),
+                        "lr": lr,
+                        "grad_norm": float(grad_norm),
+                        "samples": state["samples"],
+                        "samples_per_s": window["samples"] / dt,
+                        "data_wait_s": window["wait"],
+                        "answer_tokens_per_sample": window["tokens"] / max(1, window["samples"]),
+                        "filters": stream.filter_stats,
+                    }
+                    runlog.write(**rec)
+                    log(
+                        f"step {step} loss {rec['loss']:.4f} acc {rec['token_acc']:.3f} lr {lr:.2e} "
+                        f"{rec['samples_per_s']:.2f} samples/s (data wait {window['wait']:.1f}s)"
+                    )
+                    window = {k: 0 for k in window} | {"t": time.time(), "wait": 0.0, "loss": 0.0}
+                if cfg.snapshot_every_steps and step % cfg.snapshot_every_steps == 0:
+                    save_model_dir(model, tokenizer, run_dir / "snapshots" / f"step_{step:06d}")
+                if time.time() - last_ckpt > cfg.checkpoint_every_min * 60:
+                    checkpoint()
+    finally:
+        stream.close()
+    checkpoint()
+    if stream.errors:
+        log(f"{len(stream.errors)} samples failed to render, e.g. {stream.errors[0]}")
+    finished = step >= cfg.max_steps
+    out_dir = run_dir / "final" if finished else run_dir / "checkpoint"
+    if finished:
+        model.eval()
+        save_model_dir(model, tokenizer, out_dir)
+        if cfg.export_dir:
+            save_model_dir(model, tokenizer, cfg.export_dir)
+            log(f"exported the model to {cfg.export_dir}")
+    log(f"{cfg.kind} stopped at step {step}/{cfg.max_steps}; model in {out_dir}")
+    return out_dir

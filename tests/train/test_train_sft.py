@@ -1,0 +1,105 @@
+import torch
+import torch.nn.functional as F
+
+from jocr.train.config import TrainConfig
+from jocr.train.curves import read_log
+from jocr.train.data import IGNORE_INDEX, DataConfig, Stage, encode_example, sample_plan
+from jocr.train.sft import answer_loss, train_sft
+
+
+def test_answer_loss_matches_manual_cross_entropy():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 5, 7)
+    labels = torch.tensor(
+        [[IGNORE_INDEX, IGNORE_INDEX, 3, 4, 1], [IGNORE_INDEX, 2, 6, IGNORE_INDEX, IGNORE_INDEX]]
+    )
+    loss, correct, n = answer_loss(logits, labels)
+    manual = [
+        F.cross_entropy(logits[0, 1:4], labels[0, 2:5], reduction="sum"),
+        F.cross_entropy(logits[1, 0:2], labels[1, 1:3], reduction="sum"),
+    ]
+    assert n == 5
+    assert torch.allclose(loss, sum(manual) / 5)
+    preds = torch.cat(
+        [logits[0, 1:4].argmax(-1) == labels[0, 2:5], logits[1, 0:2].argmax(-1) == labels[1, 1:3]]
+    )
+    assert int(correct) == int(preds.sum())
+
+
+def test_encode_example_masks_prompt_and_ends_with_eos():
+    from jocr.tokenizer import Tokenizer
+
+    tok = Tokenizer.byte_level()
+    ids, labels = encode_example(tok, "OCR.", 5, "hi")
+    assert ids[0] == tok.bos_id and ids[1:6] == [tok.image_id] * 5
+    n_prompt = len(tok.build_prompt("OCR.", 5))
+    assert labels[:n_prompt] == [IGNORE_INDEX] * n_prompt
+    assert labels[n_prompt:] == tok.encode("hi") + [tok.eos_id] == ids[n_prompt:]
+
+
+def test_sample_plan_follows_stages_deterministically():
+    cfg = DataConfig(
+        stages=[Stage(samples=3, profiles={"a": 1.0}), Stage(samples=10, profiles={"b": 1.0}, degrade=1.0)]
+    )
+    plans = [sample_plan(cfg, i) for i in range(6)]
+    assert [p[0] for p in plans] == ["a", "a", "a", "b", "b", "b"]
+    assert [p[1] for p in plans] == [False] * 3 + [True] * 3
+    assert plans == [sample_plan(cfg, i) for i in range(6)]
+    assert len({p[2] for p in plans}) == 6
+
+
+def _cfg(tmp_path, tok_path, max_steps, model):
+    return TrainConfig.from_dict(
+        {
+            "kind": "sft",
+            "run_dir": str(tmp_path / "run"),
+            "model": model,
+            "tokenizer": {"path": str(tok_path)},
+            "data": {
+                "prompt": "OCR.",
+                "stages": [{"samples": 1000, "profiles": {"cpu-lines": 1.0}}],
+                "dedup": False,
+            },
+            "optim": {"lr": 3e-3, "warmup_steps": 5},
+            "batch_size": 8,
+            "max_steps": max_steps,
+            "log_every": 5,
+            "workers": 0,
+            "threads": 1,
+        }
+    )
+
+
+def test_sft_learns_and_resumes(tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg):
+    out = train_sft(_cfg(tmp_path, byte_tokenizer_path, 20, tiny_model_cfg), log=lambda *a: None)
+    assert (
+        out.name == "final" and (out / "model.safetensors").is_file() and (out / "tokenizer.json").is_file()
+    )
+    first = read_log(tmp_path / "run" / "log.jsonl")
+    assert first[0]["loss"] > 1.5 * first[-1]["loss"], [r["loss"] for r in first]
+    state = torch.load(tmp_path / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
+    assert state["step"] == 20 and state["next_index"] == 160
+    # raising max_steps resumes from the checkpoint instead of starting over
+    train_sft(_cfg(tmp_path, byte_tokenizer_path, 25, tiny_model_cfg), log=lambda *a: None)
+    steps = [r["step"] for r in read_log(tmp_path / "run" / "log.jsonl")]
+    assert steps == [5, 10, 15, 20, 25]
+    state = torch.load(tmp_path / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
+    assert state["step"] == 25 and state["next_index"] == 200
+    assert (tmp_path / "run" / "curves.png").is_file()
+
+
+def test_batch_loss_equals_full_logits_loss(tiny_model_cfg, fake_synth, byte_tokenizer_path, tmp_path):
+    from jocr.tokenizer import Tokenizer
+    from jocr.train.data import SampleMaker, collate
+    from jocr.train.sft import batch_loss, build_model
+
+    cfg = _cfg(tmp_path, byte_tokenizer_path, 1, tiny_model_cfg)
+    tok = Tokenizer.from_file(byte_tokenizer_path)
+    model = build_model(cfg, tok)
+    maker = SampleMaker(cfg.data, tok, model.config.vision)
+    batch = collate([maker.make(i) for i in range(3)], tok.pad_id)
+    fast, correct, n = batch_loss(model, batch)
+    full = model(batch["input_ids"], images=batch["images"])
+    ref, ref_correct, ref_n = answer_loss(full.logits, batch["labels"])
+    assert n == ref_n and int(correct) == int(ref_correct)
+    assert torch.allclose(fast, ref, atol=1e-5)
