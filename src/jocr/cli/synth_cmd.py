@@ -1,0 +1,113 @@
+"""`jocr synth OUTDIR --pages N --seed S`: synthetic pages with ground-truth Markdown and unit tests.
+
+The folder follows the olmOCR-Bench layout (docs/synth.md): `jocr score --tests OUTDIR --outputs OUTDIR/gt`
+scores the ground truth itself (100%). Same arguments, same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from jocr.cli import CliError
+
+
+def _strength(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a strength between 0 and 1, got {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a strength in (0, 1], got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from jocr.synth import FROZEN_TEST_SETS, PROFILES, SPLIT_BASE
+
+    parser.add_argument("outdir", help="output folder (created; must not hold an earlier run unless --force)")
+    parser.add_argument("--pages", type=_positive, default=10, help="number of pages (default 10)")
+    parser.add_argument("--seed", type=_non_negative, default=0, help="first seed offset within the split")
+    parser.add_argument(
+        "--split", choices=sorted(SPLIT_BASE), default="train", help="seed range (default train)"
+    )
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-small", help="page profile")
+    parser.add_argument(
+        "--degrade",
+        nargs="?",
+        const=True,
+        default=False,
+        type=_strength,
+        metavar="STRENGTH",
+        help="degrade pages (blur, noise, JPEG, rotation, low contrast, scan artefacts); optional fixed "
+        "strength in (0, 1], random per page otherwise; clean twins go to OUTDIR/clean",
+    )
+    parser.add_argument("--workers", type=_positive, default=1, help="processes (default 1)")
+    parser.add_argument(
+        "--frozen",
+        choices=sorted(FROZEN_TEST_SETS),
+        help="write a frozen test set from its recipe (overrides --pages/--seed/--split/--profile/--degrade)",
+    )
+    parser.add_argument("--force", action="store_true", help="write into a folder that holds an earlier run")
+
+
+def run(args: argparse.Namespace) -> int:
+    from jocr.synth import FROZEN_TEST_SETS, FontMissingError, write_dataset
+    from jocr.synth.fonts import check_fonts
+
+    outdir = Path(args.outdir)
+    if outdir.exists() and not outdir.is_dir():
+        raise CliError(f"{outdir} exists and is not a folder")
+    if (outdir / "manifest.json").exists() and not args.force:
+        raise CliError(f"{outdir} already holds generated pages (manifest.json); pass --force to overwrite")
+    pages, seed, split, profile, degrade = args.pages, args.seed, args.split, args.profile, args.degrade
+    if args.frozen:
+        recipe = FROZEN_TEST_SETS[args.frozen]
+        pages, seed, split = recipe["pages"], recipe["seed"], recipe["split"]
+        profile, degrade = recipe["profile"], recipe["degrade"]
+    try:
+        check_fonts(cjk=profile in ("page", "dense"))
+        start = time.perf_counter()
+        summary = write_dataset(
+            outdir,
+            pages=pages,
+            seed=seed,
+            split=split,
+            profile=profile,
+            degrade=degrade,
+            workers=args.workers,
+        )
+    except FontMissingError as exc:
+        raise CliError(str(exc)) from None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write to {outdir}: {exc.strerror or exc}") from None
+    elapsed = time.perf_counter() - start
+    print(
+        f"wrote {summary.pages} {profile} pages ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
+        f"{elapsed:.1f} s; {summary.tests} unit tests in {summary.jsonl.name}, "
+        f"{summary.tests_dropped} dropped (failed on their own ground truth)"
+    )
+    return 0

@@ -1,0 +1,135 @@
+"""Reproducible scan/photo degradations with a graded strength, for robustness training.
+
+`degrade(image, strength, rng)` applies a random subset of: rotation/skew, low contrast, scan artefacts
+(uneven illumination, specks, an edge shadow), blur, noise and JPEG re-encoding. `strength` in (0, 1] scales
+every parameter; the operations and their order come from `rng`, so a (seed, strength) pair always gives
+the same bytes. The clean page is kept by the caller (the twin used for consistency training).
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageFilter
+
+
+@dataclass
+class DegradeConfig:
+    """Maxima reached at strength 1."""
+
+    max_rotation_deg: float = 3.0
+    max_shear: float = 0.03
+    max_blur_radius: float = 1.6
+    max_noise_sigma: float = 18.0
+    min_jpeg_quality: int = 20
+    max_contrast_loss: float = 0.55
+    max_shading: float = 0.35
+    op_probability: dict[str, float] = field(
+        default_factory=lambda: {
+            "rotate": 0.5,
+            "shear": 0.2,
+            "contrast": 0.4,
+            "scan": 0.4,
+            "blur": 0.5,
+            "noise": 0.5,
+            "jpeg": 0.6,
+        }
+    )
+
+
+def _rotate(image: Image.Image, rng: random.Random, s: float, cfg: DegradeConfig, log: dict) -> Image.Image:
+    angle = rng.uniform(-1, 1) * cfg.max_rotation_deg * s
+    log["rotate_deg"] = round(angle, 3)
+    fill = image.getpixel((0, 0))
+    return image.rotate(angle, resample=Image.BICUBIC, expand=False, fillcolor=fill)
+
+
+def _shear(image: Image.Image, rng: random.Random, s: float, cfg: DegradeConfig, log: dict) -> Image.Image:
+    k = rng.uniform(-1, 1) * cfg.max_shear * s
+    log["shear"] = round(k, 4)
+    w, h = image.size
+    fill = image.getpixel((0, 0))
+    # Affine maps output (x, y) to input (x + k*y - k*h/2, y): a horizontal skew about the page centre.
+    return image.transform((w, h), Image.AFFINE, (1, k, -k * h / 2, 0, 1, 0), Image.BICUBIC, fillcolor=fill)
+
+
+def _contrast(pixels: np.ndarray, rng: random.Random, s: float, cfg: DegradeConfig, log: dict) -> np.ndarray:
+    loss = rng.uniform(0.3, 1.0) * cfg.max_contrast_loss * s
+    log["contrast_loss"] = round(loss, 3)
+    mean = pixels.mean()
+    return mean + (pixels - mean) * (1.0 - loss)
+
+
+def _scan(pixels: np.ndarray, rng: random.Random, s: float, cfg: DegradeConfig, log: dict) -> np.ndarray:
+    h, w = pixels.shape[:2]
+    nrng = np.random.default_rng(rng.getrandbits(64))
+    # Uneven illumination: a smooth gradient across the page.
+    gx, gy = rng.uniform(-1, 1), rng.uniform(-1, 1)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    shade = (gx * (xs / w - 0.5) + gy * (ys / h - 0.5)) * cfg.max_shading * s * 255
+    pixels = pixels - np.abs(shade)[..., None]
+    # Dust specks.
+    n_specks = int(nrng.integers(0, 1 + 40 * s * (w * h) / (384 * 384)))
+    for _ in range(n_specks):
+        y, x = int(nrng.integers(0, h)), int(nrng.integers(0, w))
+        r = int(nrng.integers(1, 3))
+        pixels[max(0, y - r) : y + r, max(0, x - r) : x + r] *= 0.3
+    # A dark shadow along one edge, as from a scanner lid or a book's gutter.
+    if rng.random() < 0.5:
+        width = int(w * rng.uniform(0.01, 0.05) * s) + 1
+        ramp = np.linspace(0.35, 1.0, width, dtype=np.float32)
+        if rng.random() < 0.5:
+            pixels[:, :width] *= ramp[None, :, None]
+        else:
+            pixels[:, w - width :] *= ramp[::-1][None, :, None]
+    log["scan_specks"] = n_specks
+    return pixels
+
+
+def _noise(pixels: np.ndarray, rng: random.Random, s: float, cfg: DegradeConfig, log: dict) -> np.ndarray:
+    sigma = rng.uniform(0.3, 1.0) * cfg.max_noise_sigma * s
+    log["noise_sigma"] = round(sigma, 2)
+    nrng = np.random.default_rng(rng.getrandbits(64))
+    return pixels + nrng.normal(0.0, sigma, size=pixels.shape[:2])[..., None]
+
+
+def degrade(
+    image: Image.Image, strength: float, rng: random.Random, cfg: DegradeConfig | None = None
+) -> tuple[Image.Image, dict[str, Any]]:
+    """Return (degraded RGB image, log of what was applied). At least one operation is always applied."""
+    cfg = cfg or DegradeConfig()
+    s = float(min(max(strength, 0.0), 1.0))
+    ops = [name for name, p in cfg.op_probability.items() if rng.random() < p]
+    if not ops:
+        ops = [rng.choice(sorted(cfg.op_probability))]
+    log: dict[str, Any] = {"strength": round(s, 3), "ops": ops}
+    out = image.convert("RGB")
+    if "rotate" in ops:
+        out = _rotate(out, rng, s, cfg, log)
+    if "shear" in ops:
+        out = _shear(out, rng, s, cfg, log)
+    if {"contrast", "scan", "noise"} & set(ops):
+        pixels = np.asarray(out, dtype=np.float32).copy()  # (H, W, 3)
+        if "contrast" in ops:
+            pixels = _contrast(pixels, rng, s, cfg, log)
+        if "scan" in ops:
+            pixels = _scan(pixels, rng, s, cfg, log)
+        if "noise" in ops:
+            pixels = _noise(pixels, rng, s, cfg, log)
+        out = Image.fromarray(np.clip(pixels, 0, 255).round().astype(np.uint8), mode="RGB")
+    if "blur" in ops:
+        radius = rng.uniform(0.3, 1.0) * cfg.max_blur_radius * s
+        log["blur_radius"] = round(radius, 3)
+        out = out.filter(ImageFilter.GaussianBlur(radius))
+    if "jpeg" in ops:
+        quality = int(round(95 - (95 - cfg.min_jpeg_quality) * s * rng.uniform(0.4, 1.0)))
+        log["jpeg_quality"] = quality
+        buffer = io.BytesIO()
+        out.save(buffer, format="JPEG", quality=quality)
+        buffer.seek(0)
+        out = Image.open(buffer).convert("RGB")
+    return out, log
