@@ -221,6 +221,25 @@ class ImageSource(PageSource):
             self._fp.close()
 
 
+class PILSource(PageSource):
+    """An already decoded image (API and server callers)."""
+
+    kind = "image"
+    num_pages = 1
+
+    def __init__(self, name: str, image: Image.Image, options: LoadOptions):
+        self.name = name
+        width, height = image.size
+        if width * height > options.max_pixels:
+            raise DocumentError(f"{name}: image is {width}x{height}, over the pixel limit")
+        if width < 1 or height < 1:
+            raise DocumentError(f"{name}: empty image")
+        self._image = image
+
+    def render(self, index: int) -> Image.Image:
+        return to_rgb(ImageOps.exif_transpose(self._image))
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:200]
@@ -230,9 +249,13 @@ def is_url(item) -> bool:
     return isinstance(item, str) and re.match(r"^https?://", item, re.IGNORECASE) is not None
 
 
-def open_source(item: str | os.PathLike | bytes, options: LoadOptions | None = None, name: str | None = None):
-    """Open a path, URL or raw bytes as a `PageSource` (type detected from content, not the file name)."""
+def open_source(
+    item: str | os.PathLike | bytes | Image.Image, options: LoadOptions | None = None, name: str | None = None
+) -> PageSource:
+    """Open a path, URL, raw bytes or PIL image as a `PageSource` (type from content, not the file name)."""
     options = options or LoadOptions()
+    if isinstance(item, Image.Image):
+        return PILSource(name or "<image>", item, options)
     if isinstance(item, bytes | bytearray | memoryview):
         data = bytes(item)
         return _open_bytes(data, name or "<bytes>", options)

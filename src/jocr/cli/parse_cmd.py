@@ -1,0 +1,200 @@
+"""`jocr parse INPUT...`: PDFs, images, folders, globs and URLs -> `<stem>.md` (and `<stem>.json`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+from jocr.cli import CliError
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("inputs", nargs="+", metavar="INPUT", help="PDF/image files, folders, globs or URLs")
+    parser.add_argument(
+        "-o", "--output-dir", default=".", help="where <stem>.md / <stem>.json go (default: .)"
+    )
+    parser.add_argument("--pages", help="1-based pages of every input, e.g. 1-3,7 or 10-")
+    parser.add_argument("--format", choices=("md", "json"), default="md", help="json also writes <stem>.json")
+    parser.add_argument("--model", help="model directory (default: $JOCR_MODEL or the bundled models/)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    parser.add_argument("--max-tokens", type=int, default=4096, help="output tokens per page (default: 4096)")
+    parser.add_argument("--spec", default="auto", help="speculative draft tokens: auto, 0 (off), 1, 2 or 3")
+    parser.add_argument("--batch-size", type=int, default=8, help="pages decoded together (default: 8)")
+    parser.add_argument(
+        "--prompt", help="task (ocr, free, grounding, table, formula, caption) or prompt text"
+    )
+    parser.add_argument("--dpi", type=float, default=144.0, help="PDF render resolution (default: 144)")
+    parser.add_argument("--skip-existing", action="store_true", help="skip inputs whose outputs exist")
+    parser.add_argument("--password", help="password for encrypted PDFs")
+    parser.add_argument("--no-page-marker", action="store_true", help="join pages with a blank line only")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def output_stem(name: str) -> str:
+    """File stem for an input: the file name without suffix, or the last URL path segment."""
+    if name.lower().startswith(("http://", "https://")):
+        parsed = urlparse(name)
+        tail = Path(parsed.path).name or parsed.netloc or "page"
+        return Path(tail).stem or tail
+    return Path(name).stem
+
+
+def _unique_stems(names: list[str]) -> list[str]:
+    """Stems made unique (inputs from different folders may share a name): a.pdf, a-2, a-3, ..."""
+    seen: dict[str, int] = {}
+    stems = []
+    for name in names:
+        stem = output_stem(name)
+        seen[stem] = seen.get(stem, 0) + 1
+        stems.append(stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
+    return stems
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write to a temporary name in the same folder, then rename: readers never see half a file."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _count_pages(items: list[str], names: list[str], pages, options) -> int:
+    """Pages the run will parse (for the progress bar); inputs that fail here fail again, reported, later."""
+    from jocr.documents.pages import DocumentError, open_source, select_pages
+
+    total = 0
+    for item, name in zip(items, names):
+        if item.lower().startswith(("http://", "https://")):
+            continue  # counted when fetched
+        try:
+            with open_source(item, options, name=name) as src:
+                total += len(select_pages(pages, src.num_pages, name))
+        except DocumentError:
+            pass
+    return total
+
+
+def run(args) -> int:
+    from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs, parse_page_ranges
+    from jocr.parse import ModelNotFoundError, iter_documents, load_model, normalise_spec
+
+    if args.pages:
+        try:
+            parse_page_ranges(args.pages)
+        except ValueError as exc:
+            raise CliError(f"--pages: {exc}") from None
+    try:
+        spec = normalise_spec(args.spec)
+    except ValueError as exc:
+        raise CliError(f"--spec: {exc}") from None
+    if args.max_tokens < 1:
+        raise CliError("--max-tokens must be >= 1")
+    if args.batch_size < 1:
+        raise CliError("--batch-size must be >= 1")
+    if args.dpi <= 0:
+        raise CliError("--dpi must be > 0")
+    try:
+        items = expand_inputs(args.inputs)
+    except DocumentError as exc:
+        raise CliError(str(exc)) from None
+
+    out_dir = Path(args.output_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
+    stems = _unique_stems(items)
+    suffixes = (".md", ".json") if args.format == "json" else (".md",)
+    todo = [
+        (item, stem)
+        for item, stem in zip(items, stems)
+        if not (args.skip_existing and all((out_dir / f"{stem}{s}").exists() for s in suffixes))
+    ]
+    skipped = len(items) - len(todo)
+    if not todo:
+        print(f"jocr parse: nothing to do ({skipped} input(s) already parsed)", file=sys.stderr)
+        return 0
+
+    try:
+        model = load_model(args.model, device=args.device)
+    except (ModelNotFoundError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    except Exception as exc:  # a broken checkpoint: one line, not a traceback
+        raise CliError(f"cannot load model: {' '.join(str(exc).split())[:300]}") from None
+    try:
+        model.engine(spec, args.batch_size)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+    options = LoadOptions(dpi=args.dpi, password=args.password)
+    names = [item for item, _ in todo]
+    total_pages = _count_pages(names, names, args.pages, options)
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=total_pages, unit="page", disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
+
+    def on_page(doc, page) -> None:
+        if bar.total is not None and bar.n >= bar.total:
+            bar.total += 1  # URL inputs are counted once fetched
+        bar.set_postfix_str(f"{Path(doc.source).name} p{page.page}", refresh=False)
+        bar.update(1)
+
+    started = time.perf_counter()
+    done_docs = failed_docs = done_pages = out_tokens = 0
+    documents = iter_documents(
+        names,
+        model,
+        pages=args.pages,
+        max_tokens=args.max_tokens,
+        spec=spec,
+        batch_size=args.batch_size,
+        prompt=args.prompt,
+        options=options,
+        names=names,
+        on_page=on_page,
+    )
+    try:
+        # Documents come back in input order, so they pair with their stems.
+        for (_, stem), doc in zip(todo, documents):
+            if args.no_page_marker:
+                doc.page_marker = None
+            if doc.error and not any(p.error is None for p in doc.pages):
+                failed_docs += 1
+                bar.write(f"jocr parse: {doc.error}", file=sys.stderr)
+                continue
+            write_atomic(out_dir / f"{stem}.md", doc.markdown + "\n")
+            if args.format == "json":
+                write_atomic(
+                    out_dir / f"{stem}.json", json.dumps(doc.to_dict(), ensure_ascii=False, indent=1)
+                )
+            good = [p for p in doc.pages if p.error is None]
+            done_pages += len(good)
+            out_tokens += sum(p.num_tokens for p in good)
+            if doc.error:
+                # Some pages failed to render: the others are written, the input still counts as failed.
+                failed_docs += 1
+                bar.write(f"jocr parse: {doc.error} (other pages written)", file=sys.stderr)
+            else:
+                done_docs += 1
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    rate = done_pages / elapsed if elapsed > 0 else 0.0
+    summary = (
+        f"jocr parse: {done_docs} of {len(todo)} input(s) parsed, {done_pages} page(s), "
+        f"{out_tokens} tokens in {elapsed:.1f} s ({rate:.2f} pages/s)"
+    )
+    if skipped:
+        summary += f", {skipped} skipped (outputs exist)"
+    if failed_docs:
+        summary += f", {failed_docs} failed"
+    print(summary + f" -> {out_dir}", file=sys.stderr)
+    return 1 if failed_docs else 0

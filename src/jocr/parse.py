@@ -1,0 +1,418 @@
+"""Documents -> engine -> Markdown: what the CLI, the Python API and the server call.
+
+    import jocr
+    doc = jocr.parse("paper.pdf", pages="1-3")
+    print(doc.markdown)
+
+Pages of all inputs flow through one queue: each is rendered and preprocessed only when a batch slot needs
+it, and its image is dropped as soon as its views exist, so memory stays flat however long the PDFs are.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source, select_pages
+from jocr.documents.postprocess import PAGE_SPLIT, Box, join_pages, postprocess_page
+from jocr.documents.preprocess import preprocess_image, views_token_count
+from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
+
+DEFAULT_MAX_TOKENS = 4096  # jina-ocr-v1's published default
+DEFAULT_BATCH_SIZE = 8
+MODEL_ENV = "JOCR_MODEL"
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """No usable model directory; the message says where it looked and how to point at one."""
+
+
+def default_model_dir() -> Path:
+    """$JOCR_MODEL, else the bundled `models/` directory at the repository root (next to src/)."""
+    env = os.environ.get(MODEL_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "models"
+
+
+@dataclass
+class LoadedModel:
+    """A model ready to parse with: network, tokenizer, and engines built on demand per decoding setting."""
+
+    model: Any  # jocr.model.OCRModel
+    tokenizer: Tokenizer
+    path: str | None = None
+    device: str = "cpu"
+    _engines: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def vision(self):
+        return self.model.config.vision
+
+    @property
+    def has_mtp(self) -> bool:
+        return getattr(self.model, "mtp_module", None) is not None
+
+    def engine(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
+        """The engine for a speculative setting: "auto" (adaptive k with the FastMTP head when the checkpoint
+        has one), 0 (plain greedy decoding) or k >= 1 draft tokens per step. Greedy either way: speculation
+        never changes the output."""
+        from jocr.engine import Engine, EngineConfig
+        from jocr.engine.guard import GuardConfig
+
+        spec = normalise_spec(spec)
+        key = (spec, batch_size)
+        if key not in self._engines:
+            if spec == 0 or (spec == "auto" and not self.has_mtp):
+                drafter, k = "none", 0
+            elif not self.has_mtp:
+                raise ValueError(f"--spec {spec} needs a FastMTP head, which this model lacks (use --spec 0)")
+            else:
+                drafter, k = "mtp", spec
+            config = EngineConfig(
+                max_batch_size=batch_size,
+                drafter=drafter,
+                num_draft_tokens=k,
+                eos_token_id=self.tokenizer.eos_id,
+                pad_token_id=self.tokenizer.pad_id,
+                # `<td>`/`</td>` repeat legitimately in tables (DeepSeek-OCR's n-gram ban exempts them).
+                guard=GuardConfig(whitelist_ids=tuple(self.tokenizer.td_ids)),
+            )
+            self._engines[key] = Engine(self.model, config)
+        return self._engines[key]
+
+
+def normalise_spec(spec: str | int) -> str | int:
+    if isinstance(spec, str) and spec.strip().lower() == "auto":
+        return "auto"
+    try:
+        k = int(spec)
+    except (TypeError, ValueError):
+        raise ValueError(f"spec must be 'auto' or a number of draft tokens >= 0, not {spec!r}") from None
+    if k < 0:
+        raise ValueError(f"spec must be 'auto' or a number of draft tokens >= 0, not {spec!r}")
+    return k
+
+
+_MODEL_CACHE: dict[tuple[str, str, str], LoadedModel] = {}
+
+
+def load_model(
+    path: str | os.PathLike | None = None, device: str = "cpu", dtype: Any = None, cache: bool = True
+) -> LoadedModel:
+    """Load a model directory (config.json, model.safetensors, tokenizer.json).
+
+    path None: $JOCR_MODEL, else the bundled `models/`. dtype None: float32 on CPU, bfloat16 on CUDA.
+    Loaded models are cached per (path, device, dtype) so repeated `jocr.parse` calls do not reload.
+    """
+    import torch
+
+    directory = Path(path) if path is not None else default_model_dir()
+    hint = f"pass a model directory (--model DIR / path=...) or set ${MODEL_ENV}"
+    if not directory.is_dir():
+        raise ModelNotFoundError(f"no model directory at {directory}; {hint}")
+    missing = [n for n in ("config.json", "tokenizer.json") if not (directory / n).is_file()]
+    if not any(directory.glob("*.safetensors")):
+        missing.append("*.safetensors")
+    if missing:
+        raise ModelNotFoundError(f"model directory {directory} lacks {', '.join(missing)}; {hint}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError("device cuda requested but CUDA is not available (use --device cpu)")
+    if dtype is None:
+        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    key = (str(directory.resolve()), device, str(dtype))
+    if cache and key in _MODEL_CACHE:
+        return _MODEL_CACHE[key]
+    from jocr.model import OCRModel
+
+    model = OCRModel.from_pretrained(directory, dtype=dtype, device=device).eval()
+    loaded = LoadedModel(
+        model=model, tokenizer=Tokenizer.from_dir(directory), path=str(directory), device=device
+    )
+    if cache:
+        _MODEL_CACHE[key] = loaded
+    return loaded
+
+
+@dataclass
+class PageResult:
+    """One parsed page. `page` is 1-based; boxes are in pixels of the rendered page image."""
+
+    page: int
+    markdown: str = ""
+    boxes: list[Box] = field(default_factory=list)
+    num_tokens: int = 0
+    finish_reason: str | None = None
+    width: int = 0
+    height: int = 0
+    image_tokens: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    raw: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "page": self.page,
+            "markdown": self.markdown,
+            "boxes": [b.to_dict() for b in self.boxes],
+            "tokens": self.num_tokens,
+            "image_tokens": self.image_tokens,
+            "finish_reason": self.finish_reason,
+            "width": self.width,
+            "height": self.height,
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "error": self.error,
+        }
+
+
+@dataclass
+class Document:
+    """A parsed input: its pages in the order asked for, joined Markdown, and metadata."""
+
+    source: str
+    pages: list[PageResult] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    page_marker: str | None = PAGE_SPLIT
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(p.error is None for p in self.pages)
+
+    @property
+    def markdown(self) -> str:
+        return join_pages([p.markdown for p in self.pages], self.page_marker)
+
+    def to_dict(self) -> dict:
+        return {
+            "source": self.source,
+            "metadata": self.metadata,
+            "error": self.error,
+            "markdown": self.markdown,
+            "pages": [p.to_dict() for p in self.pages],
+        }
+
+
+@dataclass
+class _Job:
+    doc: Document
+    index: int  # 0-based page index in the source
+    slot: int  # position in doc.pages
+    views: Any = None
+    prompt_ids: list[int] | None = None
+
+
+@dataclass
+class _OpenDoc:
+    doc: Document
+    source: PageSource | None
+    indices: list[int]
+    pending: int
+
+
+def _input_name(item: Any) -> str:
+    if isinstance(item, bytes | bytearray | memoryview):
+        return "<bytes>"
+    if hasattr(item, "size") and hasattr(item, "mode"):
+        return "<image>"
+    return str(item)
+
+
+def iter_documents(
+    inputs: Iterable[Any],
+    model: LoadedModel,
+    pages: str | Sequence[int] | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    spec: str | int = "auto",
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    prompt: str | None = None,
+    options: LoadOptions | None = None,
+    names: Sequence[str] | None = None,
+    on_page: Callable[[Document, PageResult], None] | None = None,
+) -> Iterator[Document]:
+    """Parse inputs in order, yielding each Document as soon as its last page is done.
+
+    Inputs that fail to open, or pages that fail to render, are reported on the Document (`.error` /
+    page `.error`) instead of stopping the run; the other inputs still complete.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, not {batch_size}")
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
+    options = options or LoadOptions()
+    prompt_text = DEFAULT_PROMPT if prompt is None else PROMPTS.get(prompt, prompt)
+    engine = model.engine(spec, batch_size)
+    vision = model.vision
+    inputs = list(inputs)
+    names = list(names) if names is not None else [_input_name(i) for i in inputs]
+
+    open_docs: list[_OpenDoc] = []  # in input order; finished ones are yielded from the front
+    next_input = 0
+
+    def open_next() -> _OpenDoc:
+        nonlocal next_input
+        item, name = inputs[next_input], names[next_input]
+        next_input += 1
+        doc = Document(source=name)
+        doc.metadata = {"source": name, "prompt": prompt_text, "model": model.path, "max_tokens": max_tokens}
+        try:
+            source = open_source(item, options, name=name)
+        except DocumentError as exc:
+            doc.error = str(exc)
+            return _OpenDoc(doc, None, [], 0)
+        try:
+            indices = select_pages(pages, source.num_pages, name)
+        except DocumentError as exc:
+            source.close()
+            doc.error = str(exc)
+            return _OpenDoc(doc, None, [], 0)
+        doc.metadata.update({"kind": source.kind, "num_pages": source.num_pages, "dpi": options.dpi})
+        doc.pages = [PageResult(page=i + 1) for i in indices]
+        entry = _OpenDoc(doc, source, indices, len(indices))
+        if not indices:
+            source.close()
+            entry.source = None
+        return entry
+
+    def page_jobs() -> Iterator[_Job]:
+        while next_input < len(inputs):
+            entry = open_next()
+            open_docs.append(entry)
+            for slot, index in enumerate(entry.indices):
+                yield _Job(entry.doc, index, slot)
+            # Every page of this source has been rendered: release the file before opening the next one.
+            if entry.source is not None:
+                entry.source.close()
+                entry.source = None
+
+    def prepare(job: _Job, entry_source: PageSource) -> bool:
+        result = job.doc.pages[job.slot]
+        t0 = time.perf_counter()
+        try:
+            image = entry_source.render(job.index)
+        except DocumentError as exc:
+            result.error = str(exc)
+            return False
+        t1 = time.perf_counter()
+        result.width, result.height = image.size
+        job.views = preprocess_image(image, vision)
+        del image
+        result.image_tokens = views_token_count(job.views, vision)
+        job.prompt_ids = model.tokenizer.build_prompt(prompt_text, [result.image_tokens])
+        result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
+        return True
+
+    def source_of(job: _Job) -> PageSource:
+        for entry in open_docs:
+            if entry.doc is job.doc:
+                return entry.source
+        raise RuntimeError("page job without an open document")
+
+    def finish(job: _Job) -> None:
+        for entry in open_docs:
+            if entry.doc is job.doc:
+                entry.pending -= 1
+        if on_page is not None:
+            on_page(job.doc, job.doc.pages[job.slot])
+
+    def ready() -> Iterator[Document]:
+        # pending reaches 0 only after every selected page was handed out and finished.
+        while open_docs and open_docs[0].pending == 0:
+            entry = open_docs.pop(0)
+            if entry.source is not None:
+                # Done, though the job generator has not resumed to close it yet.
+                entry.source.close()
+                entry.source = None
+            doc = entry.doc
+            if doc.error is None:
+                failed = [p.error for p in doc.pages if p.error]
+                if failed:
+                    doc.error = failed[0]
+            yield doc
+
+    from jocr.engine.requests import GenerationRequest
+
+    jobs = page_jobs()
+    exhausted = False
+    while not exhausted:
+        batch: list[_Job] = []
+        while len(batch) < batch_size:
+            job = next(jobs, None)
+            if job is None:
+                exhausted = True
+                break
+            if prepare(job, source_of(job)):
+                batch.append(job)
+            else:
+                finish(job)
+        if batch:
+            requests = [
+                GenerationRequest(prompt_ids=j.prompt_ids, images=[j.views], max_tokens=max_tokens)
+                for j in batch
+            ]
+            t0 = time.perf_counter()
+            results = engine.generate(requests)
+            elapsed = time.perf_counter() - t0
+            for job, res in zip(batch, results):
+                page = job.doc.pages[job.slot]
+                page.raw = model.tokenizer.decode(res.token_ids)
+                page.markdown, page.boxes = postprocess_page(
+                    page.raw, page.width, page.height, res.finish_reason
+                )
+                page.num_tokens = len(res.token_ids)
+                page.finish_reason = res.finish_reason
+                page.timings["generate_s"] = elapsed
+                job.views = None
+                finish(job)
+        yield from ready()
+    yield from ready()
+
+
+def parse(
+    inputs: Any,
+    pages: str | Sequence[int] | None = None,
+    model: LoadedModel | str | os.PathLike | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    spec: str | int = "auto",
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    prompt: str | None = None,
+    dpi: float | None = None,
+    password: str | None = None,
+    device: str = "cpu",
+    raise_errors: bool = True,
+) -> Document | list[Document]:
+    """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
+
+    pages: 1-based selection ("1-3,7" or [1, 2]) applied to every input. model: a `LoadedModel`, a model
+    directory, or None for the default (`load_model()`). prompt: a task name from `jocr.tokenizer.PROMPTS`
+    ("ocr", "free", "grounding", "table", "formula", "caption") or free text; None is the default OCR prompt.
+    With raise_errors, an input that cannot be parsed raises `DocumentError`; otherwise it comes back as a
+    Document with `.error` set.
+    """
+    single = not isinstance(inputs, list | tuple)
+    items = [inputs] if single else list(inputs)
+    loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device)
+    options = LoadOptions(password=password)
+    if dpi is not None:
+        options.dpi = float(dpi)
+    docs = list(
+        iter_documents(
+            items,
+            loaded,
+            pages=pages,
+            max_tokens=max_tokens,
+            spec=spec,
+            batch_size=batch_size,
+            prompt=prompt,
+            options=options,
+        )
+    )
+    if raise_errors:
+        for doc in docs:
+            if doc.error:
+                raise DocumentError(doc.error)
+    return docs[0] if single else docs

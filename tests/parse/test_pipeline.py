@@ -1,0 +1,112 @@
+"""The parse pipeline with a scripted engine: batching across documents, order, laziness, errors."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from fake_engine import scripted_model
+from pdf_fixtures import encrypted_pdf, image_bytes, text_pdf
+from PIL import Image
+
+from jocr.documents.pages import DocumentError
+from jocr.documents.postprocess import PAGE_SPLIT
+from jocr.parse import iter_documents, parse
+
+
+def _grey_pdf(levels: list[int]) -> bytes:
+    """One page per grey level, so the scripted engine's reply tells the pages apart."""
+    pages = [Image.new("L", (60, 80), v) for v in levels]
+    buf = io.BytesIO()
+    pages[0].save(buf, "PDF", save_all=True, append_images=pages[1:], resolution=72)
+    return buf.getvalue()
+
+
+def test_pages_batched_across_documents_in_order():
+    model = scripted_model()
+    docs = parse([_grey_pdf([0, 255, 0]), _grey_pdf([255, 255])], model=model, batch_size=2)
+    assert model.scripted.batches == [2, 2, 1]
+    assert [len(d.pages) for d in docs] == [3, 2]
+    assert [p.markdown for p in docs[0].pages] == [
+        "# Page\n\nlevel -1.0",
+        "# Page\n\nlevel 1.0",
+        "# Page\n\nlevel -1.0",
+    ]
+    sep = f"\n\n{PAGE_SPLIT}\n\n"
+    assert docs[0].markdown == sep.join(
+        ["# Page\n\nlevel -1.0", "# Page\n\nlevel 1.0", "# Page\n\nlevel -1.0"]
+    )
+    page = docs[1].pages[1]
+    assert page.page == 2 and page.finish_reason == "stop" and page.num_tokens == len("# Page\n\nlevel 1.0")
+    assert (page.width, page.height) == (120, 160)  # 60x80 pt at 144 dpi
+    assert set(page.timings) == {"render_s", "preprocess_s", "generate_s"}
+    assert docs[1].metadata["num_pages"] == 2 and docs[1].metadata["kind"] == "pdf"
+
+
+def test_page_selection_and_single_input_returns_document():
+    doc = parse(_grey_pdf([0, 255, 0, 255]), pages="2,4", model=scripted_model())
+    assert [p.page for p in doc.pages] == [2, 4]
+    assert all(p.markdown.endswith("level 1.0") for p in doc.pages)
+
+
+def test_bad_inputs_keep_errors_and_others_finish(tmp_path):
+    bad = tmp_path / "bad.pdf"
+    bad.write_text("not a pdf")
+    good = tmp_path / "good.png"
+    good.write_bytes(image_bytes("PNG"))
+    model = scripted_model()
+    docs = list(iter_documents([str(good), str(bad), encrypted_pdf("pw"), str(good)], model, batch_size=4))
+    assert [d.ok for d in docs] == [True, False, False, True]
+    assert docs[1].error.startswith(f"{bad}: unsupported file type")
+    assert "--password" in docs[2].error
+    assert model.scripted.batches == [2]
+    with pytest.raises(DocumentError, match="bad.pdf: unsupported file type"):
+        parse([str(good), str(bad)], model=model)
+
+
+def test_page_out_of_range_is_a_document_error():
+    with pytest.raises(DocumentError, match=r"page 9 out of range \(document has 1 pages\)"):
+        parse(image_bytes("PNG"), pages="9", model=scripted_model())
+
+
+def test_grounding_boxes_and_truncation_close_tables():
+    reply = lambda level: "<|ref|>title<|/ref|><|det|>[[0, 0, 999, 499]]<|/det|>\n# T\n<table><tr><td>1"  # noqa: E731
+    doc = parse(text_pdf(["x"], size=(100, 50)), model=scripted_model(reply))
+    page = doc.pages[0]
+    assert page.markdown == "# T\n<table><tr><td>1"
+    assert [b.to_dict() for b in page.boxes] == [{"label": "title", "x1": 0, "y1": 0, "x2": 200, "y2": 49}]
+    doc = parse(text_pdf(["x"]), model=scripted_model(reply), max_tokens=40)
+    assert doc.pages[0].finish_reason == "length"
+    assert doc.pages[0].markdown.endswith("</table>")
+
+
+def test_rendering_is_lazy(monkeypatch):
+    """At most one batch of pages is rendered ahead of the engine."""
+    from jocr.documents import pages as pages_mod
+
+    rendered: list[int] = []
+    original = pages_mod.PdfSource.render
+
+    def spy(self, index):
+        rendered.append(index)
+        return original(self, index)
+
+    monkeypatch.setattr(pages_mod.PdfSource, "render", spy)
+    model = scripted_model()
+    seen_at_batch: list[int] = []
+    generate = model.scripted.generate
+
+    def recording(requests):
+        seen_at_batch.append(len(rendered))
+        return generate(requests)
+
+    model.scripted.generate = recording
+    parse(text_pdf([f"p{i}" for i in range(7)]), model=model, batch_size=3)
+    assert seen_at_batch == [3, 6, 7]
+
+
+def test_json_shape():
+    doc = parse(image_bytes("PNG"), model=scripted_model())
+    data = doc.to_dict()
+    assert set(data) == {"source", "metadata", "error", "markdown", "pages"}
+    assert set(data["pages"][0]) >= {"page", "markdown", "boxes", "tokens", "timings", "finish_reason"}
