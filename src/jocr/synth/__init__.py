@@ -14,6 +14,8 @@ from jocr.synth.dataset import (
     SPLIT_SIZE,
     global_seed,
     iter_pages,
+    split_of,
+    split_seeds,
     write_dataset,
 )
 from jocr.synth.fonts import FontMissingError
@@ -33,5 +35,7 @@ __all__ = [
     "get_profile",
     "global_seed",
     "iter_pages",
+    "split_of",
+    "split_seeds",
     "write_dataset",
 ]

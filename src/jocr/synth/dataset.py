@@ -42,6 +42,15 @@ def global_seed(split: str, offset: int) -> int:
     return SPLIT_BASE[split] + offset
 
 
+def split_seeds(split: str, n: int, start: int = 0) -> list[int]:
+    """Global seeds of pages `start .. start+n-1` of a split (e.g. the first n validation pages)."""
+    if n < 0 or start < 0 or start + n > SPLIT_SIZE:
+        raise ValueError(
+            f"seed offsets {start}..{start + n - 1} are outside the split's range [0, {SPLIT_SIZE})"
+        )
+    return [global_seed(split, offset) for offset in range(start, start + n)]
+
+
 def split_of(seed: int) -> str:
     for name, base in SPLIT_BASE.items():
         if base <= seed < base + SPLIT_SIZE:
