@@ -82,8 +82,14 @@ class LoadedModel:
                 # `<td>`/`</td>` repeat legitimately in tables (DeepSeek-OCR's n-gram ban exempts them).
                 guard=GuardConfig(whitelist_ids=tuple(self.tokenizer.td_ids)),
             )
-            self._engines[key] = Engine(self.model, config)
+            self._engines[key] = Engine(self.model, config, tokenizer=self.tokenizer)
         return self._engines[key]
+
+    def runner(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
+        """A `jocr.engine.Scheduler` over `engine(spec, batch_size)`: submit requests, poll handles, close."""
+        from jocr.engine import Scheduler
+
+        return Scheduler(self.engine(spec, batch_size), max_queue=4 * batch_size + 16)
 
 
 def normalise_spec(spec: str | int) -> str | int:
@@ -245,7 +251,6 @@ def iter_documents(
         raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
     options = options or LoadOptions()
     prompt_text = DEFAULT_PROMPT if prompt is None else PROMPTS.get(prompt, prompt)
-    engine = model.engine(spec, batch_size)
     vision = model.vision
     inputs = list(inputs)
     names = list(names) if names is not None else [_input_name(i) for i in inputs]
@@ -319,6 +324,24 @@ def iter_documents(
         if on_page is not None:
             on_page(job.doc, job.doc.pages[job.slot])
 
+    def complete(job: _Job, handle, latency: float) -> None:
+        page = job.doc.pages[job.slot]
+        job.views = None
+        try:
+            res = handle.result()
+        except Exception as exc:  # a failed decode step fails its pages, not the run
+            page.error = (
+                f"{job.doc.source}: page {page.page}: generation failed ({' '.join(str(exc).split())[:200]})"
+            )
+            finish(job)
+            return
+        page.raw = model.tokenizer.decode(res.token_ids)
+        page.markdown, page.boxes = postprocess_page(page.raw, page.width, page.height, res.finish_reason)
+        page.num_tokens = len(res.token_ids)
+        page.finish_reason = res.finish_reason
+        page.timings["generate_s"] = latency
+        finish(job)
+
     def ready() -> Iterator[Document]:
         # pending reaches 0 only after every selected page was handed out and finished.
         while open_docs and open_docs[0].pending == 0:
@@ -336,39 +359,43 @@ def iter_documents(
 
     from jocr.engine.requests import GenerationRequest
 
+    # Requests waiting beyond the running batch, so a row that finishes is refilled at once (continuous
+    # batching in the scheduler) while the next pages render here, overlapping rendering with decoding.
+    capacity = batch_size + max(1, batch_size // 2)
+    inflight: list[tuple[_Job, Any, float]] = []
     jobs = page_jobs()
     exhausted = False
-    while not exhausted:
-        batch: list[_Job] = []
-        while len(batch) < batch_size:
-            job = next(jobs, None)
-            if job is None:
-                exhausted = True
-                break
-            if prepare(job, source_of(job)):
-                batch.append(job)
-            else:
-                finish(job)
-        if batch:
-            requests = [
-                GenerationRequest(prompt_ids=j.prompt_ids, images=[j.views], max_tokens=max_tokens)
-                for j in batch
-            ]
-            t0 = time.perf_counter()
-            results = engine.generate(requests)
-            elapsed = time.perf_counter() - t0
-            for job, res in zip(batch, results):
-                page = job.doc.pages[job.slot]
-                page.raw = model.tokenizer.decode(res.token_ids)
-                page.markdown, page.boxes = postprocess_page(
-                    page.raw, page.width, page.height, res.finish_reason
+    runner = model.runner(spec, batch_size)
+    try:
+        while True:
+            while not exhausted and len(inflight) < capacity:
+                job = next(jobs, None)
+                if job is None:
+                    exhausted = True
+                    break
+                if not prepare(job, source_of(job)):
+                    finish(job)
+                    continue
+                request = GenerationRequest(
+                    prompt_ids=job.prompt_ids, images=[job.views], max_tokens=max_tokens
                 )
-                page.num_tokens = len(res.token_ids)
-                page.finish_reason = res.finish_reason
-                page.timings["generate_s"] = elapsed
-                job.views = None
-                finish(job)
-        yield from ready()
+                inflight.append((job, runner.submit(request), time.perf_counter()))
+            yield from ready()
+            if not inflight:
+                if exhausted:
+                    break
+                continue
+            done = [entry for entry in inflight if entry[1].done]
+            if not done:
+                time.sleep(0.002)
+                continue
+            for entry in done:
+                inflight.remove(entry)
+                job, handle, submitted = entry
+                complete(job, handle, time.perf_counter() - submitted)
+            yield from ready()
+    finally:
+        runner.close()
     yield from ready()
 
 
