@@ -11,7 +11,9 @@ it, and its image is dropped as soon as its views exist, so memory stays flat ho
 from __future__ import annotations
 
 import os
+import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -443,3 +445,14 @@ def parse(
             if doc.error:
                 raise DocumentError(doc.error)
     return docs[0] if single else docs
+
+
+class _CallableModule(types.ModuleType):
+    """`jocr.parse` names both this module and the function: once the module is imported, Python binds the
+    package attribute `jocr.parse` to the module, so calling the module must parse."""
+
+    def __call__(self, *args, **kwargs):
+        return parse(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

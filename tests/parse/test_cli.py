@@ -1,0 +1,172 @@
+"""`jocr parse` end to end with a tiny random checkpoint (garbage text, real pipeline): outputs, JSON, the
+bad-input table through the CLI, and a mixed run where the good inputs complete."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pdf_fixtures import encrypted_pdf, image_bytes, text_pdf
+from PIL import Image
+
+from jocr.cli import main
+from jocr.config import tiny_config
+from jocr.tokenizer import Tokenizer
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    from jocr.model import OCRModel
+
+    path = tmp_path_factory.mktemp("tiny-model")
+    OCRModel(tiny_config()).init_weights(seed=0).save_pretrained(path)
+    Tokenizer.byte_level().save(path / "tokenizer.json")
+    return path
+
+
+def _run(args, capsys):
+    code = main(["parse", "-q", "--max-tokens", "6", *args])
+    out = capsys.readouterr()
+    return code, out.err
+
+
+def test_parse_pdfs_and_images_to_md_and_json(tmp_path, model_dir, capsys):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "report.pdf").write_bytes(text_pdf(["one", "two", "three"]))
+    frames = [Image.new("L", (700, 900), 255 - 40 * i) for i in range(3)]
+    frames[0].save(tmp_path / "in" / "scan.tiff", save_all=True, append_images=frames[1:])
+    out = tmp_path / "out"
+    args = [
+        str(tmp_path / "in"),
+        "-o",
+        str(out),
+        "--format",
+        "json",
+        "--pages",
+        "1,3-",
+        "--model",
+        str(model_dir),
+    ]
+    code, err = _run(args, capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md", "scan.json", "scan.md"]
+    data = json.loads((out / "report.json").read_text())
+    assert [p["page"] for p in data["pages"]] == [1, 3]
+    for page in data["pages"]:
+        assert page["tokens"] == 6 and page["finish_reason"] == "length"
+        assert set(page["timings"]) == {"render_s", "preprocess_s", "generate_s"}
+        assert (page["width"], page["height"]) == (1224, 1584)
+    assert (out / "report.md").read_text() == data["markdown"] + "\n"
+    scan = json.loads((out / "scan.json").read_text())
+    assert [(p["page"], p["width"]) for p in scan["pages"]] == [(1, 700), (3, 700)]
+    assert "2 of 2 input(s) parsed, 4 page(s)" in err and "pages/s" in err
+
+
+BAD = {
+    "corrupt.pdf": b"%PDF-1.4\n1 0 obj garbage" * 4,
+    "locked.pdf": encrypted_pdf("pw"),
+    "empty.pdf": b"",
+    "notes.pdf": b"hello, I am a text file\n",
+    "huge.png": None,  # filled in below: a header claiming 40000 x 40000 pixels
+    "cut.png": image_bytes("PNG", size=(300, 300))[:300],
+    "table.xlsx": b"PK\x03\x04" + bytes(60),
+}
+EXPECTED = {
+    "corrupt.pdf": "corrupt or unreadable PDF",
+    "locked.pdf": "pass its password with --password",
+    "empty.pdf": "empty file (0 bytes)",
+    "notes.pdf": "unsupported file type (text)",
+    "huge.png": "over the pixel limit",
+    "cut.png": "cannot decode image",
+    "table.xlsx": "unsupported file type (a ZIP container",
+}
+
+
+def test_mixed_good_and_bad_inputs(tmp_path, model_dir, capsys):
+    from test_pages import _png_with_size
+
+    BAD["huge.png"] = _png_with_size(40000, 40000)
+    src = tmp_path / "in"
+    src.mkdir()
+    for name, data in BAD.items():
+        (src / name).write_bytes(data)
+    (src / "good1.pdf").write_bytes(text_pdf(["good"]))
+    (src / "good2.jpg").write_bytes(image_bytes("JPEG"))
+    out = tmp_path / "out"
+    inputs = [str(src / n) for n in sorted(BAD)] + [str(src / "good1.pdf"), str(src / "good2.jpg")]
+    code, err = _run([*inputs, "--model", str(model_dir), "-o", str(out)], capsys)
+    assert code == 1
+    assert sorted(p.name for p in out.iterdir()) == ["good1.md", "good2.md"]  # nothing half-written
+    assert "Traceback" not in err
+    lines = [
+        line for line in err.splitlines() if line.startswith("jocr parse: ") and "input(s) parsed" not in line
+    ]
+    assert len(lines) == len(BAD)
+    for name, fragment in EXPECTED.items():
+        (line,) = [line for line in lines if f"{src / name}: " in line]
+        assert fragment in line, line
+    assert "2 of 9 input(s) parsed" in err and "7 failed" in err
+
+
+def test_password_and_page_out_of_range(tmp_path, model_dir, capsys):
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(encrypted_pdf("pw"))
+    code, err = _run(
+        [str(locked), "--model", str(model_dir), "-o", str(tmp_path), "--password", "pw"], capsys
+    )
+    assert code == 0 and (tmp_path / "locked.md").exists(), err
+    code, err = _run(
+        [
+            str(locked),
+            "--model",
+            str(model_dir),
+            "-o",
+            str(tmp_path / "x"),
+            "--pages",
+            "2",
+            "--password",
+            "pw",
+        ],
+        capsys,
+    )
+    assert code == 1
+    assert f"{locked}: page 2 out of range (document has 1 pages)" in err
+    assert not (tmp_path / "x" / "locked.md").exists()
+
+
+def test_skip_existing(tmp_path, model_dir, capsys):
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(text_pdf(["a"]))
+    args = [str(pdf), "--model", str(model_dir), "-o", str(tmp_path / "out")]
+    assert _run(args, capsys)[0] == 0
+    code, err = _run([*args, "--skip-existing"], capsys)
+    assert code == 0 and "nothing to do (1 input(s) already parsed)" in err
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--pages", "3-1"], "--pages: bad page range"),
+        (["--spec", "fast"], "--spec: spec must be 'auto'"),
+        (["--batch-size", "0"], "--batch-size must be >= 1"),
+        (["--model", "/nonexistent/model"], "no model directory at /nonexistent/model"),
+    ],
+)
+def test_usage_errors_are_one_line(tmp_path, args, message, capsys):
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(text_pdf(["a"]))
+    code, err = _run([str(pdf), "-o", str(tmp_path), *args], capsys)
+    assert code == 2
+    assert (
+        err.strip().startswith("jocr parse: error: ")
+        and message in err
+        and len(err.strip().splitlines()) == 1
+    )
+
+
+def test_missing_bundled_model_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("JOCR_MODEL", str(tmp_path / "none"))
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(text_pdf(["a"]))
+    code, err = _run([str(pdf), "-o", str(tmp_path)], capsys)
+    assert code == 2 and "set $JOCR_MODEL" in err
