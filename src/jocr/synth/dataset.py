@@ -14,6 +14,8 @@ disjoint, so train, val and test never share a page.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -79,22 +81,60 @@ class WriteSummary:
     tests: int
     tests_dropped: int
     jsonl: Path
+    manifest: dict[str, Any]
 
 
-def _write_one(args: tuple[str, int, str, bool | float]) -> tuple[str, list[dict[str, Any]], int]:
+def library_versions() -> dict[str, str]:
+    """Versions that decide the image bytes (text outputs depend only on this package and Python's random)."""
+    import matplotlib
+    import PIL
+    from PIL import features
+
+    return {
+        "pillow": PIL.__version__,
+        "freetype": str(features.version("freetype2")),
+        "zlib": str(features.version("zlib")),
+        "matplotlib": matplotlib.__version__,
+    }
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def page_files(page: SynthPage) -> dict[str, bytes]:
+    """The bytes written for one page, keyed by kind: image, clean, markdown, tests, meta."""
+    out: dict[str, bytes] = {}
+    buffer = io.BytesIO()
+    page.image.save(buffer, format="PNG")
+    out["image"] = buffer.getvalue()
+    if page.clean is not None:
+        buffer = io.BytesIO()
+        page.clean.save(buffer, format="PNG")
+        out["clean"] = buffer.getvalue()
+    out["markdown"] = (page.markdown + "\n").encode("utf-8")
+    out["tests"] = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in page.tests).encode("utf-8")
+    meta = {**page.meta, "dropped_tests": page.dropped_tests}
+    out["meta"] = (json.dumps(meta, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    return out
+
+
+def page_digests(files: dict[str, bytes]) -> dict[str, str]:
+    return {kind: _digest(data) for kind, data in files.items()}
+
+
+def _write_one(args: tuple[str, int, str, bool | float]) -> tuple[str, bytes, int, int, dict[str, str]]:
     outdir, seed, profile, degrade = args
     page = generate_page(seed, profile=profile, degrade=degrade)
     root = Path(outdir)
     name = page.meta["name"]
-    page.image.save(root / "pdfs" / f"{name}.png", optimize=False)
-    if page.clean is not None:
-        page.clean.save(root / "clean" / f"{name}.png", optimize=False)
-    (root / "gt" / f"{name}_pg1_repeat1.md").write_text(page.markdown + "\n", encoding="utf-8")
-    meta = {**page.meta, "dropped_tests": page.dropped_tests}
-    (root / "meta" / f"{name}.json").write_text(
-        json.dumps(meta, ensure_ascii=False, sort_keys=True, indent=1) + "\n", encoding="utf-8"
-    )
-    return name, page.tests, len(page.dropped_tests)
+    files = page_files(page)
+    (root / "pdfs" / f"{name}.png").write_bytes(files["image"])
+    if "clean" in files:
+        (root / "clean" / f"{name}.png").write_bytes(files["clean"])
+    (root / "gt" / f"{name}_pg1_repeat1.md").write_bytes(files["markdown"])
+    (root / "meta" / f"{name}.json").write_bytes(files["meta"])
+    return name, files["tests"], len(page.tests), len(page.dropped_tests), page_digests(files)
 
 
 def write_dataset(
@@ -124,13 +164,11 @@ def write_dataset(
     else:
         results = [_write_one(job) for job in jobs]
     jsonl = root / f"{profile}_{split}.jsonl"
-    n_tests = n_dropped = 0
-    with open(jsonl, "w", encoding="utf-8") as fh:
-        for _, tests, dropped in results:
-            n_tests += len(tests)
-            n_dropped += dropped
-            for test in tests:
-                fh.write(json.dumps(test, ensure_ascii=False) + "\n")
+    with open(jsonl, "wb") as fh:
+        for _, tests_bytes, _, _, _ in results:
+            fh.write(tests_bytes)
+    n_tests = sum(r[2] for r in results)
+    n_dropped = sum(r[3] for r in results)
     manifest = {
         "generator_version": GENERATOR_VERSION,
         "profile": profile,
@@ -141,7 +179,9 @@ def write_dataset(
         "degrade": degrade,
         "tests": n_tests,
         "tests_dropped": n_dropped,
-        "names": [name for name, _, _ in results],
+        "libraries": library_versions(),
+        # sha256 (first 16 hex digits) of every file written per page: regenerating must reproduce them.
+        "digests": {name: digests for name, _, _, _, digests in results},
     }
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    return WriteSummary(pages=pages, tests=n_tests, tests_dropped=n_dropped, jsonl=jsonl)
+    return WriteSummary(pages=pages, tests=n_tests, tests_dropped=n_dropped, jsonl=jsonl, manifest=manifest)

@@ -1,0 +1,81 @@
+"""`jocr synth`: folder layout, determinism across runs and worker counts, one-line errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jocr.checks import load_tests
+from jocr.cli import main
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_layout_and_same_bytes(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["synth", str(a), "--pages", "4", "--seed", "7", "--split", "val", "--degrade"]) == 0
+    assert (
+        main(
+            ["synth", str(b), "--pages", "4", "--seed", "7", "--split", "val", "--degrade", "--workers", "2"]
+        )
+        == 0
+    )
+    assert tree_digest(a) == tree_digest(b)
+    manifest = json.loads((a / "manifest.json").read_text())
+    assert manifest["split"] == "val" and manifest["global_seeds"] == [1_000_000_007, 1_000_000_010]
+    names = sorted(manifest["digests"])
+    assert len(names) == 4
+    for name in names:
+        for path in (
+            f"pdfs/{name}.png",
+            f"clean/{name}.png",
+            f"gt/{name}_pg1_repeat1.md",
+            f"meta/{name}.json",
+        ):
+            assert (a / path).is_file(), path
+    tests = load_tests(a / "cpu-small_val.jsonl")
+    assert {t.pdf for t in tests} == {f"{n}.png" for n in names}
+    assert len(tests) == manifest["tests"]
+
+
+def test_refuses_to_mix_runs_and_force_overwrites(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["synth", str(out), "--pages", "1"]) == 0
+    assert main(["synth", str(out), "--pages", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "already holds generated pages" in err[0]
+    assert main(["synth", str(out), "--pages", "1", "--seed", "3", "--force"]) == 0
+    file_path = tmp_path / "file"
+    file_path.write_text("x")
+    assert main(["synth", str(file_path), "--pages", "1"]) == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--pages", "0"], ["--seed", "-1"], ["--profile", "poster"], ["--split", "dev"], ["--degrade", "2"]],
+)
+def test_bad_arguments_exit_2_without_traceback(tmp_path, args):
+    proc = subprocess.run(
+        [sys.executable, "-m", "jocr", "synth", str(tmp_path / "o"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "error:" in proc.stderr
+
+
+def test_seed_range_past_the_split_is_an_error(tmp_path, capsys):
+    assert main(["synth", str(tmp_path / "o"), "--pages", "2", "--seed", str(10**9 - 1)]) == 2
+    assert "split's range" in capsys.readouterr().err
