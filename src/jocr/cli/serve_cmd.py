@@ -1,0 +1,89 @@
+"""`jocr serve`: the OpenAI-compatible API, the Reader endpoint and the demo page (see docs/serving.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from jocr.cli import CliError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.add_argument("--model", metavar="DIR", help="model directory (default: $JOCR_MODEL, else models/)")
+    parser.add_argument(
+        "--api-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="require Authorization: Bearer KEY (repeatable; also JOCR_API_KEY)",
+    )
+    parser.add_argument("--max-batch", type=int, default=8, help="rows decoded together (default 8)")
+    parser.add_argument(
+        "--max-queue", type=int, default=64, help="requests waiting beyond the batch before 429 (default 64)"
+    )
+    parser.add_argument("--max-image-pixels", type=int, default=40_000_000, help="per image or page")
+    parser.add_argument("--max-body-mb", type=float, default=64.0, help="request body limit in MiB")
+    parser.add_argument("--timeout", type=float, default=300.0, help="per-request time limit in seconds")
+    parser.add_argument(
+        "--allow-private-fetch",
+        action="store_true",
+        help="let the URL fetcher reach private and loopback addresses (never cloud metadata)",
+    )
+    parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+
+
+def build_config(args: argparse.Namespace):
+    from jocr.documents.fetch import FetchLimits
+    from jocr.serve.config import ServeConfig
+
+    for name in ("max_batch", "max_queue", "max_image_pixels"):
+        if getattr(args, name) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be >= 1")
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port {args.port} is not a port number")
+    if args.timeout <= 0 or args.max_body_mb <= 0:
+        raise CliError("--timeout and --max-body-mb must be positive")
+    keys = [k for k in args.api_key if k]
+    if os.environ.get("JOCR_API_KEY"):
+        keys.append(os.environ["JOCR_API_KEY"])
+    return ServeConfig(
+        model_dir=args.model,
+        host=args.host,
+        port=args.port,
+        api_keys=tuple(keys),
+        max_batch=args.max_batch,
+        max_queue=args.max_queue,
+        max_image_pixels=args.max_image_pixels,
+        max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+        request_timeout_s=args.timeout,
+        fetch=FetchLimits(allow_private=args.allow_private_fetch),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    config = build_config(args)
+    import uvicorn
+
+    from jocr.serve.app import create_app
+    from jocr.serve.backend import EngineBackend
+    from jocr.serve.service import OCRService
+
+    try:
+        backend = EngineBackend.from_dir(args.model, config.max_batch, config.max_queue, device=args.device)
+    except (OSError, ValueError, KeyError) as exc:
+        raise CliError(f"cannot load the model: {' '.join(str(exc).split())}") from None
+    config.model_id = backend.model_id
+    app = create_app(config, OCRService(backend, config))
+    auth = f"{len(config.api_keys)} API key(s)" if config.api_keys else "no authentication"
+    print(
+        f"jocr serve: model {backend.model_id} from {backend.path}; {auth}; http://{config.host}:{config.port}/"
+    )
+    uvicorn.run(
+        app, host=config.host, port=config.port, log_level=args.log_level, timeout_graceful_shutdown=5
+    )
+    return 0

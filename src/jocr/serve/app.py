@@ -1,0 +1,393 @@
+"""The FastAPI app: OpenAI-compatible chat completions, the Reader endpoint, the demo page, health, metrics.
+
+`create_app(config, service)` builds the app around an `OCRService` (model side, see service.py); nothing
+heavy happens at import time. Routes:
+
+  GET  /health                 {"status": "ok", ...} (never needs a key)
+  GET  /metrics                Prometheus text
+  GET  /v1/models              OpenAI model list
+  POST /v1/chat/completions    OpenAI chat completions (image_url parts; stream=true for SSE)
+  POST /v1/pages               {url|pdf|image, page} -> the rendered page as a PNG data URL (demo page)
+  GET  /                       the demo page; /static/* its assets
+  POST /                       Reader: {url} or base64 {pdf} / {image}
+  GET  /{url}                  Reader: fetch and transcribe the URL
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hmac
+import importlib.resources
+import io
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
+
+from jocr.serve.config import ServeConfig
+from jocr.serve.openai import (
+    ApiError,
+    chat_chunk,
+    chat_completion,
+    completion_id,
+    load_json_body,
+    models_list,
+    parse_chat_request,
+    usage_dict,
+)
+from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input
+from jocr.serve.service import OCRService, SamplingParams, Transcription
+
+STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")
+
+
+def _error_response(exc: ApiError) -> JSONResponse:
+    return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+
+class BodyLimitMiddleware:
+    """Refuses request bodies over `max_bytes` with 413: at once from Content-Length, else while streaming."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        too_large = ApiError(
+            413, f"request body too large (limit {self.max_bytes} bytes)", code="body_too_large"
+        )
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                if not value.isdigit():
+                    return await _error_response(ApiError(400, "invalid Content-Length"))(
+                        scope, receive, send
+                    )
+                if int(value) > self.max_bytes:
+                    return await _error_response(too_large)(scope, receive, send)
+        seen = 0
+
+        async def limited_receive():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise too_large
+            return message
+
+        return await self.app(scope, limited_receive, send)
+
+
+class MetricsMiddleware:
+    """Counts every HTTP request by endpoint and status and times it to the end of its body."""
+
+    def __init__(self, app, metrics):
+        self.app = app
+        self.metrics = metrics
+
+    @staticmethod
+    def endpoint(method: str, path: str) -> str:
+        if path in ("/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/pages"):
+            return path
+        if path.startswith("/static/"):
+            return "/static"
+        if path == "/" and method == "GET":
+            return "demo"
+        return "reader"
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start = time.perf_counter()
+        status = 500
+        label = self.endpoint(scope["method"], scope["path"])
+        recorded = False
+
+        async def timed_send(message):
+            nonlocal status, recorded
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body") and not recorded:
+                recorded = True
+                self.metrics.observe_request(label, status, time.perf_counter() - start)
+
+        try:
+            await self.app(scope, receive, timed_send)
+        finally:
+            if not recorded:
+                self.metrics.observe_request(label, status, time.perf_counter() - start)
+
+
+def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        service.close()
+
+    app = FastAPI(
+        title="jocr", version="0.1.0", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.service = service
+    app.state.config = config
+    app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=service.metrics)  # outermost: counts refusals too
+    keys = tuple(k.encode() for k in config.api_keys)
+    served_models = {service.model_id, *MODEL_ALIASES}
+
+    def check_auth(request: Request) -> None:
+        if not keys:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        token_bytes = token.strip().encode()
+        if scheme.lower() != "bearer" or not any(hmac.compare_digest(token_bytes, k) for k in keys):
+            raise ApiError(
+                401,
+                "missing or invalid API key: send Authorization: Bearer KEY",
+                code="invalid_api_key",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError):
+        return _error_response(exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        return _error_response(ApiError(exc.status_code, str(exc.detail)))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError):
+        return _error_response(ApiError(400, "invalid request"))
+
+    @app.exception_handler(Exception)
+    async def _internal_error(request: Request, exc: Exception):
+        message = " ".join(str(exc).split())[:300]
+        return _error_response(ApiError(500, f"internal error: {type(exc).__name__}: {message}"))
+
+    @app.get("/health")
+    async def health():
+        adm = service.admission
+        return {
+            "status": "ok",
+            "model": service.model_id,
+            "in_flight": adm.in_flight,
+            "capacity": adm.capacity,
+        }
+
+    @app.get("/metrics")
+    async def metrics(request: Request):
+        check_auth(request)
+        return PlainTextResponse(
+            service.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
+
+    @app.get("/v1/models")
+    async def models(request: Request):
+        check_auth(request)
+        return models_list(service.model_id, service.created)
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request):
+        check_auth(request)
+        task = parse_chat_request(
+            load_json_body(await request.body()),
+            config.max_tokens,
+            config.default_max_tokens,
+            config.max_images,
+        )
+        if task.model and task.model not in served_models:
+            raise ApiError(
+                404,
+                f"model {task.model!r} not found; this server serves {service.model_id!r}",
+                param="model",
+                code="model_not_found",
+            )
+        service.admission.acquire()
+        streaming = False
+        try:
+            deadline = time.monotonic() + config.request_timeout_s
+            try:
+                async with asyncio.timeout(config.request_timeout_s):
+                    images = await asyncio.gather(
+                        *(service.load_image(url, i, deadline) for i, url in enumerate(task.image_urls))
+                    )
+            except TimeoutError:
+                raise ApiError(
+                    504, f"fetching images timed out after {config.request_timeout_s:g} s"
+                ) from None
+            params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
+            if task.stream:
+                streaming = True
+                return _ReleasingStream(
+                    _sse(service, list(images), task.prompt, params, task.include_usage),
+                    release=service.admission.release,
+                    media_type="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+                )
+            try:
+                async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
+                    result = await service.transcribe_all(list(images), task.prompt, params)
+            except TimeoutError:
+                raise ApiError(504, f"generation timed out after {config.request_timeout_s:g} s") from None
+            return chat_completion(
+                completion_id(),
+                service.model_id,
+                result.text,
+                result.finish_reason,
+                result.prompt_tokens,
+                result.completion_tokens,
+            )
+        finally:
+            if not streaming:
+                service.admission.release()
+
+    @app.post("/v1/pages")
+    async def pages(request: Request):
+        check_auth(request)
+        return await _render_page(request, service)
+
+    @app.get("/", response_class=HTMLResponse)
+    async def demo():
+        return HTMLResponse(_web_asset("index.html").decode("utf-8"))
+
+    @app.get("/favicon.ico")
+    async def favicon():
+        return Response(status_code=204)
+
+    @app.get("/static/{name}")
+    async def static(name: str):
+        if name == "katex.min.js":
+            data = _katex_js()
+            if data is None:
+                raise ApiError(404, "KaTeX is not bundled")
+            return Response(data, media_type="text/javascript", headers={"Cache-Control": "max-age=3600"})
+        suffix = "." + name.rsplit(".", 1)[-1] if "." in name else ""
+        if "/" in name or suffix not in STATIC_TYPES:
+            raise ApiError(404, f"no static file {name!r}")
+        try:
+            data = _web_asset(name)
+        except FileNotFoundError:
+            raise ApiError(404, f"no static file {name!r}") from None
+        return Response(data, media_type=STATIC_TYPES[suffix] + "; charset=utf-8")
+
+    @app.post("/")
+    async def reader_post(request: Request):
+        check_auth(request)
+        return await handle_reader(request, service, None)
+
+    @app.get("/{url:path}")
+    async def reader_get(request: Request, url: str):
+        check_auth(request)
+        # The raw path keeps what URL decoding would mangle (%2F, a doubled slash after the scheme).
+        raw = request.scope.get("raw_path", b"").decode("latin-1") or "/" + url
+        return await handle_reader(request, service, raw)
+
+    return app
+
+
+class _ReleasingStream(StreamingResponse):
+    """A streaming response that releases the request's admission slot exactly once when the response ends,
+    whether it completed, failed or the client went away (even before the body started)."""
+
+    def __init__(self, content, release, **kwargs):
+        super().__init__(content, **kwargs)
+        self._release = release
+
+    async def __call__(self, scope, receive, send):
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            release, self._release = self._release, None
+            if release is not None:
+                release()
+
+
+async def _sse(
+    service: OCRService, images, prompt: str, params: SamplingParams, include_usage: bool
+) -> AsyncIterator[str]:
+    """OpenAI streaming: a role chunk, content chunks, a finish chunk, optionally a usage chunk, then
+    `data: [DONE]`. Errors after the status line is sent are reported in-band as an error event."""
+    cid, created, model = completion_id(), int(time.time()), service.model_id
+
+    def event(obj: dict[str, Any]) -> str:
+        return f"data: {json.dumps(obj, ensure_ascii=False)}\n\n"
+
+    yield event(chat_chunk(cid, model, created, {"role": "assistant", "content": ""}))
+    try:
+        async with asyncio.timeout(service.config.request_timeout_s):
+            async for item in service.transcribe(images, prompt, params):
+                if isinstance(item, Transcription):
+                    yield event(chat_chunk(cid, model, created, {}, finish=item.finish_reason))
+                    if include_usage:
+                        usage = usage_dict(item.prompt_tokens, item.completion_tokens)
+                        yield event(chat_chunk(cid, model, created, None, usage=usage))
+                elif item:
+                    yield event(chat_chunk(cid, model, created, {"content": item}))
+    except TimeoutError:
+        yield event(ApiError(504, "generation timed out").body())
+    except ApiError as exc:
+        yield event(exc.body())
+    except Exception as exc:  # the status line is sent already: report in-band, as OpenAI does
+        yield event(ApiError(500, f"internal error: {type(exc).__name__}: {exc}").body())
+    yield "data: [DONE]\n\n"
+
+
+async def _render_page(request: Request, service: OCRService) -> dict[str, Any]:
+    """The page image the model sees (downscaled for the browser), for the demo page."""
+    payload = load_json_body(await request.body())
+    page = payload.get("page", 1) if isinstance(payload, dict) else 1
+    if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+        raise ApiError(400, "page must be a positive integer (1-based)", param="page")
+    deadline = time.monotonic() + service.config.fetch.timeout_s + 5
+    data, source_url = await read_input(request, service, None, deadline)
+    doc = await service.open_document(data, source_url or "document")
+    try:
+        if page > doc.num_pages:
+            raise ApiError(400, f"page {page} is out of range: the document has {doc.num_pages} page(s)")
+        image = await doc.render(page - 1)
+        title = doc.title
+    finally:
+        await doc.close()
+
+    def encode() -> tuple[str, int, int]:
+        width, height = image.size
+        small = image.copy()
+        small.thumbnail((1600, 1600))
+        buf = io.BytesIO()
+        small.save(buf, format="PNG")
+        return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii"), width, height
+
+    url, width, height = await service.run_blocking(encode)
+    return {
+        "page": page,
+        "num_pages": doc.num_pages,
+        "width": width,
+        "height": height,
+        "title": title,
+        "image": url,
+    }
+
+
+def _web_asset(name: str) -> bytes:
+    return importlib.resources.files("jocr.serve").joinpath("web", name).read_bytes()
+
+
+def _katex_js() -> bytes | None:
+    """KaTeX as bundled with the math checks (jocr/checks/katex), served so the demo renders formulas without
+    a CDN; None when it is not there (the page then shows LaTeX source)."""
+    try:
+        return importlib.resources.files("jocr.checks").joinpath("katex", "katex.min.js").read_bytes()
+    except (FileNotFoundError, ModuleNotFoundError):
+        return None

@@ -1,0 +1,120 @@
+"""The model side of `OCRService`: the documents pipeline (preprocess, prompt, post-process) around the
+engine's thread-safe `Scheduler`, so every HTTP request joins the same continuous batch.
+
+The steps are the pipeline's own functions (`jocr.documents.preprocess.preprocess_image`,
+`Tokenizer.build_prompt`, `jocr.documents.postprocess.postprocess_page`), so the server returns what the
+pipeline returns for the same page and settings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from jocr.documents.postprocess import postprocess_page
+from jocr.documents.preprocess import preprocess_image, views_token_count
+from jocr.engine import GenerationRequest, QueueFull, Scheduler
+from jocr.serve.openai import ApiError
+from jocr.tokenizer import Tokenizer
+from jocr.types import PageViews
+
+
+class EngineBackend:
+    """Adapts model + tokenizer + Scheduler to the generator protocol `OCRService` uses."""
+
+    def __init__(
+        self,
+        model,
+        tokenizer: Tokenizer,
+        scheduler: Scheduler,
+        model_id: str = "jocr",
+        path: str | None = None,
+    ):
+        self.path = path
+        self.model = model
+        self.tokenizer = tokenizer
+        self.scheduler = scheduler
+        self.model_id = model_id
+        self.vision = model.config.vision
+
+    @classmethod
+    def from_loaded(
+        cls, loaded, max_batch: int = 8, max_queue: int = 64, spec: str | int = "auto", model_id: str = "jocr"
+    ) -> EngineBackend:
+        """Over a `jocr.parse.LoadedModel`: the same engine settings as `jocr.parse` (EOS/PAD from the
+        tokenizer, the repetition guard with `<td>`/`</td>` exempt, FastMTP drafts when the checkpoint has a
+        head), driven by a Scheduler shared by every request."""
+        engine = loaded.engine(spec, max_batch)
+        # The server admits at most max_batch + max_queue requests; the scheduler's bound is a backstop.
+        scheduler = Scheduler(engine, max_queue=max_batch + max_queue)
+        return cls(loaded.model, loaded.tokenizer, scheduler, model_id, loaded.path)
+
+    @classmethod
+    def create(
+        cls, model, tokenizer: Tokenizer, max_batch: int = 8, max_queue: int = 64, model_id: str = "jocr"
+    ) -> EngineBackend:
+        from jocr.parse import LoadedModel
+
+        return cls.from_loaded(
+            LoadedModel(model=model, tokenizer=tokenizer), max_batch, max_queue, "auto", model_id
+        )
+
+    @classmethod
+    def from_dir(
+        cls, model_dir: str | Path | None, max_batch: int = 8, max_queue: int = 64, device: str = "cpu"
+    ) -> EngineBackend:
+        """Load with `jocr.parse.load_model` (None: $JOCR_MODEL, else the bundled models/)."""
+        from jocr.parse import load_model
+
+        loaded = load_model(model_dir, device=device)
+        model_id = Path(loaded.path).resolve().name if loaded.path else "jocr"
+        return cls.from_loaded(loaded, max_batch, max_queue, "auto", model_id or "jocr")
+
+    # Generator protocol ---------------------------------------------------------------------------------
+    def prepare(self, image: Image.Image) -> tuple[PageViews, int]:
+        views = preprocess_image(image, self.vision)
+        return views, views_token_count(views, self.vision)
+
+    def prompt_ids(self, prompt: str, image_token_counts: list[int]) -> list[int]:
+        return self.tokenizer.build_prompt(prompt, image_token_counts)
+
+    def submit(self, prompt_ids: list[int], views: list[PageViews], params):
+        request = GenerationRequest(
+            prompt_ids=prompt_ids,
+            images=views,
+            max_tokens=params.max_tokens,
+            temperature=params.temperature,
+            top_p=params.top_p,
+            seed=params.seed,
+            stop_strings=tuple(params.stop),
+        )
+        try:
+            return self.scheduler.submit(request)
+        except QueueFull as exc:
+            raise ApiError(
+                429, f"server busy: {exc}", code="queue_full", headers={"Retry-After": "1"}
+            ) from None
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+
+    def stream(self, handle):
+        return iter(handle)
+
+    def result(self, handle):
+        return handle.result()
+
+    def cancel(self, handle) -> None:
+        handle.cancel()
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids)
+
+    def finish(self, raw: str, size: tuple[int, int], finish_reason: str | None) -> str:
+        return postprocess_page(raw, size[0], size[1], finish_reason)[0]
+
+    def queue_depth(self) -> int:
+        return self.scheduler.queue_depth
+
+    def close(self) -> None:
+        self.scheduler.close()

@@ -1,0 +1,43 @@
+"""Server settings: one dataclass, every limit documented in docs/serving.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jocr.documents.fetch import FetchLimits
+
+
+@dataclass
+class ServeConfig:
+    """Settings of `jocr serve`.
+
+    api_keys: Bearer keys; empty means no authentication. max_batch: rows the engine decodes together.
+    max_queue: requests allowed to wait beyond the running batch; past `max_batch + max_queue` in flight the
+    server answers 429 with Retry-After instead of letting requests time out.
+    max_body_bytes: request-body cap (base64 images and PDFs arrive in the body).
+    max_image_pixels: cap on any decoded image or rendered page (width * height), checked from the image
+    header before decoding, so a decompression bomb is refused without being decoded.
+    max_images: images in one chat request. max_pages: pages in one Reader request without X-Page.
+    max_tokens / default_max_tokens: hard cap and default for generated tokens per page.
+    request_timeout_s: default and cap for X-Timeout (seconds) on Reader requests.
+    fetch: limits of the URL fetcher (documents/fetch.py); `allow_private` there lets the server fetch from
+    private addresses (off by default).
+    """
+
+    model_dir: str | None = None
+    model_id: str = "jocr"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_keys: tuple[str, ...] = ()
+    max_batch: int = 8
+    max_queue: int = 64
+    max_body_bytes: int = 64 * 1024 * 1024
+    max_image_pixels: int = 40_000_000
+    max_images: int = 8
+    max_pages: int = 20
+    max_tokens: int = 8192
+    default_max_tokens: int = 4096
+    request_timeout_s: float = 300.0
+    preprocess_workers: int = 2
+    retry_after_s: int = 1
+    fetch: FetchLimits = field(default_factory=FetchLimits)

@@ -1,0 +1,311 @@
+"""OpenAI chat-completions schemas (the subset an OCR model can honour) and OpenAI-style errors.
+
+Requests are validated by hand from the raw body (not by FastAPI's injection) so that every problem, from
+malformed JSON to an unsupported option, becomes a 400 with OpenAI's error shape:
+`{"error": {"message", "type": "invalid_request_error", "param", "code"}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS
+
+
+class ApiError(Exception):
+    """An error answered as OpenAI-style JSON with `status` (4xx or 5xx) and a one-line message."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+        self.headers = headers or {}
+
+    @property
+    def type(self) -> str:
+        if self.status == 401:
+            return "authentication_error"
+        if self.status == 429:
+            return "rate_limit_error"
+        if self.status >= 500:
+            return "server_error"
+        return "invalid_request_error"
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+class ImageURL(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["text", "image_url"]
+    text: str | None = None
+    image_url: ImageURL | None = None
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[ContentPart] | None = None
+    name: str | None = None
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    include_usage: bool = False
+    include_obfuscation: bool | None = None
+
+
+class ChatCompletionRequest(BaseModel):
+    """Fields the server honours, plus OpenAI fields accepted only at their no-op values (checked in
+    `parse_chat_request`). Anything else is an unsupported option and gets a 400."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None
+    messages: list[Message] = Field(min_length=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    stop: str | list[str] | None = None
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    seed: int | None = None
+    user: str | None = None
+    n: int | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
+    response_format: dict[str, Any] | None = None
+    store: bool | None = None
+    metadata: dict[str, str] | None = None
+    service_tier: str | None = None
+
+
+@dataclass
+class ChatTask:
+    """What a chat request asks of the model: image references (http(s) or data: URLs) and the prompt."""
+
+    image_urls: list[str]
+    prompt: str
+    max_tokens: int
+    temperature: float
+    top_p: float
+    seed: int | None
+    stop: list[str] = field(default_factory=list)
+    stream: bool = False
+    include_usage: bool = False
+    model: str | None = None
+
+
+def _validation_message(exc: ValidationError) -> tuple[str, str | None]:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("str", "list[ContentPart]"))
+    msg = err.get("msg", "invalid value")
+    return (f"{loc}: {msg}" if loc else msg), (loc or None)
+
+
+def load_json_body(raw: bytes) -> Any:
+    """Parse a JSON body or raise a 400 naming the position of the first error."""
+    if not raw.strip():
+        raise ApiError(400, "request body is empty; expected JSON")
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise ApiError(400, "request body is not valid UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise ApiError(
+            400, f"malformed JSON in request body: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+
+
+def resolve_prompt(text: str) -> str:
+    """The text part selects the task: empty -> the default OCR prompt; a task name from `PROMPTS`
+    ("ocr", "free", "grounding", "table", "formula", "caption") -> that prompt; other text is the prompt."""
+    text = text.strip()
+    if not text:
+        return DEFAULT_PROMPT
+    return PROMPTS.get(text.lower(), text)
+
+
+def parse_chat_request(
+    payload: Any, max_tokens_cap: int, default_max_tokens: int, max_images: int
+) -> ChatTask:
+    """Validate a chat-completions payload into a ChatTask; raise ApiError(400) with a clear message."""
+    if not isinstance(payload, dict):
+        raise ApiError(400, "request body must be a JSON object")
+    try:
+        req = ChatCompletionRequest.model_validate(payload)
+    except ValidationError as exc:
+        message, param = _validation_message(exc)
+        raise ApiError(400, message, param=param) from None
+    unsupported = sorted((req.model_extra or {}).keys())
+    if unsupported:
+        raise ApiError(
+            400, f"unsupported parameter: {unsupported[0]}", param=unsupported[0], code="unsupported"
+        )
+    for name, ok in (
+        ("n", req.n in (None, 1)),
+        ("frequency_penalty", not req.frequency_penalty),
+        ("presence_penalty", not req.presence_penalty),
+        ("logprobs", not req.logprobs),
+        ("top_logprobs", not req.top_logprobs),
+        ("response_format", req.response_format in (None, {"type": "text"})),
+    ):
+        if not ok:
+            raise ApiError(400, f"unsupported value for {name}", param=name, code="unsupported")
+
+    images: list[str] = []
+    texts: list[str] = []
+    for i, msg in enumerate(req.messages):
+        if msg.role in ("assistant", "tool"):
+            raise ApiError(
+                400, f"messages.{i}: multi-turn conversations are not supported; send one user message"
+            )
+        if msg.role != "user":
+            continue  # system/developer instructions do not apply to a transcription model
+        parts = (
+            [ContentPart(type="text", text=msg.content)]
+            if isinstance(msg.content, str)
+            else msg.content or []
+        )
+        for j, part in enumerate(parts):
+            if part.type == "text":
+                texts.append(part.text or "")
+            elif part.image_url is None:
+                raise ApiError(
+                    400, f"messages.{i}.content.{j}: image_url part without image_url", param="messages"
+                )
+            else:
+                url = part.image_url.url.strip()
+                if not url.lower().startswith(("http://", "https://", "data:")):
+                    scheme = url.split(":", 1)[0] if ":" in url else ""
+                    raise ApiError(
+                        400,
+                        f"messages.{i}.content.{j}: image URL scheme {scheme!r} is not allowed "
+                        "(use http, https or data:)",
+                        param="messages",
+                    )
+                images.append(url)
+    if not images:
+        raise ApiError(400, "no image: send at least one image_url content part", param="messages")
+    if len(images) > max_images:
+        raise ApiError(400, f"too many images ({len(images)}; limit {max_images})", param="messages")
+
+    max_tokens = req.max_completion_tokens or req.max_tokens or default_max_tokens
+    if max_tokens > max_tokens_cap:
+        raise ApiError(
+            400, f"max_tokens {max_tokens} is over the limit of {max_tokens_cap}", param="max_tokens"
+        )
+    stop = [req.stop] if isinstance(req.stop, str) else list(req.stop or [])
+    if len(stop) > 4 or any(not s for s in stop):
+        raise ApiError(400, "stop: up to 4 non-empty strings", param="stop")
+    return ChatTask(
+        image_urls=images,
+        prompt=resolve_prompt("\n".join(texts)),
+        max_tokens=max_tokens,
+        temperature=0.0 if req.temperature is None else req.temperature,
+        top_p=1.0 if req.top_p is None else req.top_p,
+        seed=req.seed,
+        stop=stop,
+        stream=req.stream,
+        include_usage=bool(req.stream_options and req.stream_options.include_usage),
+        model=req.model,
+    )
+
+
+def completion_id() -> str:
+    return "chatcmpl-" + uuid.uuid4().hex[:24]
+
+
+def usage_dict(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def openai_finish_reason(engine_reason: str) -> str:
+    """The engine stops for stop|length|repetition; a repetition stop truncates the output, so it is reported
+    as "length" (the field OpenAI clients check for truncation) with the engine's reason in `stop_reason`."""
+    return "stop" if engine_reason == "stop" else "length"
+
+
+def chat_completion(
+    cid: str, model: str, text: str, finish: str, prompt_tokens: int, completion_tokens: int
+) -> dict[str, Any]:
+    return {
+        "id": cid,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": None,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": None},
+                "logprobs": None,
+                "finish_reason": openai_finish_reason(finish),
+                "stop_reason": finish,
+            }
+        ],
+        "usage": usage_dict(prompt_tokens, completion_tokens),
+    }
+
+
+def chat_chunk(
+    cid: str,
+    model: str,
+    created: int,
+    delta: dict[str, Any] | None,
+    finish: str | None = None,
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    choices = []
+    if delta is not None:
+        choices.append(
+            {
+                "index": 0,
+                "delta": delta,
+                "logprobs": None,
+                "finish_reason": None if finish is None else openai_finish_reason(finish),
+            }
+        )
+    return {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "system_fingerprint": None,
+        "choices": choices,
+        "usage": usage,
+    }
+
+
+def models_list(model_id: str, created: int) -> dict[str, Any]:
+    return {
+        "object": "list",
+        "data": [{"id": model_id, "object": "model", "created": created, "owned_by": "jocr"}],
+    }

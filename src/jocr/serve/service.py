@@ -1,0 +1,337 @@
+"""The model side of the server: admission control, documents -> page images -> views, and generation through
+the engine's thread-safe Scheduler (continuous batching shared by every request), bridged to asyncio.
+
+Nothing here runs model or image work on the event loop: documents are opened and pages rendered and
+preprocessed on a small worker pool (PDFium is not thread-safe, so PDF work is serialised), generation runs
+in the Scheduler's own thread, and each request waits for its tokens on a waiter thread that hands them to
+the loop with `call_soon_threadsafe`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PIL import Image
+
+from jocr.documents.fetch import FetchError, decode_data_url, fetch_url
+from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source, sniff_type
+from jocr.serve.config import ServeConfig
+from jocr.serve.metrics import Metrics
+from jocr.serve.openai import ApiError
+
+log = logging.getLogger("jocr.serve")
+STREAM_INTERVAL_S = 0.05
+# PDFium (pypdfium2) must not be used from two threads at once.
+_PDFIUM_LOCK = threading.Lock()
+
+
+class Overloaded(ApiError):
+    """The bounded queue is full: answered 429 with Retry-After."""
+
+    def __init__(self, in_flight: int, capacity: int, retry_after_s: int):
+        super().__init__(
+            429,
+            f"server busy: {in_flight} requests in flight (capacity {capacity}); "
+            f"retry after {retry_after_s} s",
+            code="queue_full",
+            headers={"Retry-After": str(retry_after_s)},
+        )
+
+
+@dataclass
+class SamplingParams:
+    max_tokens: int
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+    stop: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Transcription:
+    """One finished generation: `text` is the post-processed Markdown; `raw` is the decoded model output."""
+
+    text: str
+    raw: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+class Admission:
+    """Counts requests in flight; refuses (429) past `max_batch + max_queue` instead of queueing forever."""
+
+    def __init__(self, config: ServeConfig, metrics: Metrics):
+        self.capacity = config.max_batch + config.max_queue
+        self.max_batch = config.max_batch
+        self.retry_after_s = config.retry_after_s
+        self.metrics = metrics
+        self._lock = threading.Lock()
+        self.in_flight = 0
+
+    def acquire(self, n: int = 1) -> None:
+        with self._lock:
+            if self.in_flight + n > self.capacity:
+                self.metrics.add_rejected()
+                raise Overloaded(self.in_flight, self.capacity, self.retry_after_s)
+            self.in_flight += n
+            self._publish()
+
+    def release(self, n: int = 1) -> None:
+        with self._lock:
+            self.in_flight = max(0, self.in_flight - n)
+            self._publish()
+
+    def _publish(self) -> None:
+        self.metrics.set_load(max(0, self.in_flight - self.max_batch), self.in_flight)
+
+
+class Document:
+    """An opened document (PDF or image) whose pages render on the worker pool."""
+
+    def __init__(self, source: PageSource, title: str, service: OCRService):
+        self.source = source
+        self.title = title
+        self.num_pages = source.num_pages
+        self.kind = source.kind
+        self._service = service
+
+    async def render(self, index: int) -> Image.Image:
+        return await self._service.run_blocking(self._render, index)
+
+    def _render(self, index: int) -> Image.Image:
+        with _PDFIUM_LOCK if self.kind == "pdf" else _nullcontext():
+            return self.source.render(index)
+
+    async def close(self) -> None:
+        await self._service.run_blocking(self._close)
+
+    def _close(self) -> None:
+        with _PDFIUM_LOCK if self.kind == "pdf" else _nullcontext():
+            self.source.close()
+
+
+class _nullcontext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _pdf_title(source: PageSource) -> str:
+    doc = getattr(source, "_doc", None)
+    if doc is None:
+        return ""
+    try:
+        meta = doc.get_metadata_dict()
+    except Exception:  # metadata is optional and sometimes malformed; a title is a nicety
+        return ""
+    return str(meta.get("Title") or "").strip()
+
+
+class OCRService:
+    """Pages in, Markdown out, for many concurrent requests.
+
+    `generator` is the model side (`jocr.serve.backend.EngineBackend`):
+    `prepare(image) -> (views, n_image_tokens)`, `prompt_ids(prompt, counts)`,
+    `submit(prompt_ids, views, params) -> handle`, `stream(handle)` (lists of new token ids),
+    `result(handle)`, `cancel(handle)`, `decode(ids)`, `finish(raw, (width, height), finish_reason)`
+    (post-processing) and `model_id`.
+    """
+
+    def __init__(self, generator, config: ServeConfig, metrics: Metrics | None = None):
+        self.generator = generator
+        self.config = config
+        self.metrics = metrics or Metrics()
+        self.admission = Admission(config, self.metrics)
+        self.model_id = getattr(generator, "model_id", config.model_id)
+        self.created = int(time.time())
+        self._workers = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max(1, config.preprocess_workers), thread_name_prefix="jocr-prep"
+        )
+        # Waiter threads block on engine handles; one per admitted request at most.
+        self._waiters = concurrent.futures.ThreadPoolExecutor(
+            max_workers=config.max_batch + config.max_queue + 2, thread_name_prefix="jocr-wait"
+        )
+        self.load_options = LoadOptions(
+            max_pixels=config.max_image_pixels, max_bytes=config.max_body_bytes, fetch_limits=config.fetch
+        )
+
+    async def run_blocking(self, fn: Callable, *args):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._workers, fn, *args)
+
+    # Inputs -----------------------------------------------------------------------------------------
+    async def fetch(
+        self, url: str, deadline: float | None = None, allow_data: bool = False
+    ) -> tuple[bytes, str, str]:
+        """(data, content_type, final_url) for an http(s) URL (or a data: URL when `allow_data`);
+        FetchError -> ApiError with the fetcher's status and one-line message."""
+        limits = self.config.fetch
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ApiError(504, "request timed out before fetching")
+            limits = _replace(limits, timeout_s=min(limits.timeout_s, remaining))
+        try:
+            if allow_data and url[:5].lower() == "data:":
+                got = decode_data_url(url, max_bytes=self.config.max_body_bytes)
+            else:
+                loop = asyncio.get_running_loop()
+                # Fetches wait on the network, not the CPU: the waiter pool, not the preprocessing pool.
+                got = await loop.run_in_executor(self._waiters, fetch_url, url, limits)
+        except FetchError as exc:
+            raise ApiError(exc.status, str(exc), code="fetch_error") from None
+        return got.data, got.content_type, got.final_url
+
+    async def open_document(self, data: bytes, name: str) -> Document:
+        def _open() -> Document:
+            kind = sniff_type(data[:1024])
+            try:
+                with _PDFIUM_LOCK if kind == "pdf" else _nullcontext():
+                    source = open_source(data, self.load_options, name=name)
+                    title = _pdf_title(source) if source.kind == "pdf" else ""
+            except DocumentError as exc:
+                raise ApiError(400, str(exc), code="bad_document") from None
+            return Document(source, title, self)
+
+        return await self.run_blocking(_open)
+
+    async def load_image(self, url: str, index: int, deadline: float | None = None) -> Image.Image:
+        """The first page of an image or PDF given by URL (chat `image_url` parts)."""
+        data, _ctype, _final = await self.fetch(url, deadline, allow_data=True)
+        doc = await self.open_document(data, f"image {index + 1}")
+        try:
+            return await doc.render(0)
+        except DocumentError as exc:
+            raise ApiError(400, str(exc), code="bad_document") from None
+        finally:
+            await doc.close()
+
+    # Generation -------------------------------------------------------------------------------------
+    async def transcribe(
+        self, images: list[Image.Image], prompt: str, params: SamplingParams
+    ) -> AsyncIterator[str | Transcription]:
+        """Yield text deltas as tokens arrive, then the final `Transcription` (the last item).
+
+        The deltas add up to exactly the final post-processed text: each delta extends the stable part of
+        the post-processed text so far (up to its last complete word, before any unfinished grounding tag),
+        so clean-ups that only touch the tail never retract streamed text. The caller must have been
+        admitted (`admission.acquire`)."""
+        prepared = await self.run_blocking(lambda: [self.generator.prepare(im) for im in images])
+        views = [v for v, _n in prepared]
+        prompt_ids = self.generator.prompt_ids(prompt, [n for _v, n in prepared])
+        size = images[0].size
+        handle = self.generator.submit(prompt_ids, views, params)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+
+        def pump() -> None:
+            try:
+                for ids in self.generator.stream(handle):
+                    loop.call_soon_threadsafe(queue.put_nowait, ("ids", ids))
+                loop.call_soon_threadsafe(queue.put_nowait, ("done", self.generator.result(handle)))
+            except BaseException as exc:  # handed to the request, which answers 500 with a message
+                loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+
+        future = loop.run_in_executor(self._waiters, pump)
+        ids: list[int] = []
+        emitted = ""
+        last_emit = 0.0
+        try:
+            while True:
+                kind, item = await queue.get()
+                if kind == "ids":
+                    ids.extend(item)
+                    now = time.monotonic()
+                    # Post-processing is O(text) per call: at most STREAM_INTERVAL_S apart per request.
+                    if now - last_emit < STREAM_INTERVAL_S:
+                        continue
+                    last_emit = now
+                    text = self.generator.finish(self.generator.decode(ids), size, None)
+                    stable = _stable_prefix(text)
+                    if len(stable) > len(emitted) and stable.startswith(emitted):
+                        delta, emitted = stable[len(emitted) :], stable
+                        yield delta
+                elif kind == "done":
+                    result = item
+                    break
+                else:
+                    raise item
+        except BaseException:
+            self.generator.cancel(handle)
+            raise
+        await future
+        raw = self.generator.decode(result.token_ids)
+        text = self.generator.finish(raw, size, result.finish_reason)
+        stats = _stats_dict(result)
+        completion_tokens = len(result.token_ids)
+        self.metrics.observe_generation(
+            len(prompt_ids),
+            completion_tokens,
+            int(stats.get("spec_steps") or 0),
+            int(stats.get("spec_tokens") or 0),
+        )
+        if text.startswith(emitted) and len(text) > len(emitted):
+            yield text[len(emitted) :]
+        elif not text.startswith(emitted):
+            log.warning("streamed text is not a prefix of the final text; the stream differs from it")
+        yield Transcription(text, raw, len(prompt_ids), completion_tokens, result.finish_reason, stats)
+
+    async def transcribe_all(
+        self, images: list[Image.Image], prompt: str, params: SamplingParams
+    ) -> Transcription:
+        final = None
+        async for item in self.transcribe(images, prompt, params):
+            if isinstance(item, Transcription):
+                final = item
+        assert final is not None
+        return final
+
+    def close(self) -> None:
+        close = getattr(self.generator, "close", None)
+        if close is not None:
+            close()
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        self._waiters.shutdown(wait=False, cancel_futures=True)
+
+
+def _stable_prefix(text: str) -> str:
+    """The part of a partial transcription that later tokens cannot change after post-processing: before
+    any unfinished grounding tag (`<|`), and up to the last complete word (trailing whitespace and the word
+    being written may still be stripped or extended)."""
+    cut = text.find("<|")
+    if cut >= 0:
+        text = text[:cut]
+    end = len(text)
+    while end and not text[end - 1].isspace():
+        end -= 1
+    return text[:end].rstrip()
+
+
+def _stats_dict(result) -> dict[str, Any]:
+    stats = getattr(result, "stats", None)
+    if stats is None:
+        return {}
+    if isinstance(stats, dict):
+        return stats
+    out = stats.to_dict() if hasattr(stats, "to_dict") else {}
+    for name in ("spec_steps", "spec_tokens"):
+        if hasattr(stats, name):
+            out[name] = getattr(stats, name)
+    return out
+
+
+def _replace(obj, **changes):
+    import dataclasses
+
+    return dataclasses.replace(obj, **changes)

@@ -1,0 +1,82 @@
+"""Fixtures for the server tests: a tiny random model with the byte-level tokenizer (transcriptions are
+garbage but deterministic), a real uvicorn server on an ephemeral loopback port, and a loopback file server
+that only the tests' fetch limits allow."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+
+import httpx
+import pytest
+import torch
+from serve_helpers import LiveServer, files_fetch_limits, make_service, page_image, pdf_bytes, png_bytes
+
+from jocr.config import OCRConfig
+from jocr.model import OCRModel
+from jocr.serve.app import create_app
+from jocr.tokenizer import Tokenizer
+
+
+@pytest.fixture(scope="session")
+def tiny_model():
+    torch.manual_seed(0)
+    return OCRModel(OCRConfig.preset("tiny")).init_weights(seed=0).eval()
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    return Tokenizer.byte_level()
+
+
+@pytest.fixture(scope="module")
+def files():
+    """A loopback file server: /page.png, /doc.pdf (3 pages), /page.html, /redirect?to=URL."""
+    pages = [page_image(i) for i in range(3)]
+    content = {
+        "/page.png": (png_bytes(pages[0]), "image/png"),
+        "/doc.pdf": (pdf_bytes(pages), "application/pdf"),
+        "/page.html": (b"<!doctype html><html><body>hi</body></html>", "text/html"),
+    }
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):  # noqa: N802 (http.server's naming)
+            if self.path.startswith("/redirect?to="):
+                self.send_response(302)
+                self.send_header("Location", self.path.split("=", 1)[1])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body, ctype = content.get(self.path, (b"missing", "text/plain"))
+            self.send_response(200 if self.path in content else 404)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    port = httpd.server_address[1]
+    yield {"port": port, "url": f"http://127.0.0.1:{port}", "pages": pages, "pdf": content["/doc.pdf"][0]}
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def live(tiny_model, tokenizer, files):
+    service = make_service(
+        tiny_model, tokenizer, fetch=files_fetch_limits(files), max_body_bytes=4 * 1024 * 1024
+    )
+    server = LiveServer(create_app(service.config, service))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def api(live):
+    with httpx.Client(base_url=live.url, timeout=60) as client:
+        yield client

@@ -1,0 +1,248 @@
+"""Hostile input against a real server: every case is a 4xx with a clear one-line message, and the server
+stays healthy afterwards. SSRF targets are refused directly, through the Reader and behind a redirect from a
+loopback file server that the fetch limits allow (that exact endpoint only)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import pytest
+from PIL import Image
+from serve_helpers import page_image, png_bytes
+
+
+def _data_url(data: bytes, mime: str = "image/png") -> str:
+    return f"data:{mime};base64," + base64.b64encode(data).decode()
+
+
+def _chat(url: str) -> dict:
+    return {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]}
+
+
+def _huge_png() -> bytes:
+    """A valid 10000 x 10000 (100-megapixel) image that compresses to a few kB: a decompression bomb."""
+    buf = io.BytesIO()
+    Image.new("1", (10_000, 10_000), 1).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+SSRF_TARGETS = [
+    ("http://127.0.0.1:{live_port}/health", "loopback"),
+    ("http://[::1]:80/", "loopback"),
+    ("http://169.254.169.254/latest/meta-data/", "metadata"),
+    ("http://10.0.0.1/doc.pdf", "private"),
+    ("http://localhost:{live_port}/", "loopback"),
+    ("file:///etc/passwd", "scheme"),
+]
+REDIRECT_TARGETS = [
+    ("http://127.0.0.1:{live_port}/health", "loopback"),
+    ("http://[::1]/", "loopback"),
+    ("http://169.254.169.254/latest/meta-data/", "metadata"),
+    ("http://10.0.0.1/", "private"),
+    ("file:///etc/passwd", "scheme 'file'"),
+]
+
+
+def _cases():
+    """(name, method, path, body (bytes | dict), headers, expected status, expected message part)."""
+    cases = [
+        ("malformed JSON", "POST", "/v1/chat/completions", b'{"messages": [', {}, 400, "malformed JSON"),
+        ("JSON not an object", "POST", "/v1/chat/completions", b"[1, 2]", {}, 400, "JSON object"),
+        ("body not UTF-8", "POST", "/v1/chat/completions", b"\xff\xfe{", {}, 400, "JSON"),
+        ("empty body", "POST", "/v1/chat/completions", b"", {}, 400, "empty"),
+        (
+            "no image",
+            "POST",
+            "/v1/chat/completions",
+            {"messages": [{"role": "user", "content": "hello"}]},
+            {},
+            400,
+            "no image",
+        ),
+        (
+            "bad base64",
+            "POST",
+            "/v1/chat/completions",
+            _chat("data:image/png;base64,@@not base64@@"),
+            {},
+            400,
+            "invalid base64",
+        ),
+        (
+            "non-image bytes",
+            "POST",
+            "/v1/chat/completions",
+            _chat(_data_url(b"just some text, not an image at all")),
+            {},
+            400,
+            "unsupported file type",
+        ),
+        (
+            "truncated PNG",
+            "POST",
+            "/v1/chat/completions",
+            _chat(_data_url(png_bytes(page_image(0))[:200])),
+            {},
+            400,
+            "image",
+        ),
+        (
+            "100-megapixel image",
+            "POST",
+            "/v1/chat/completions",
+            _chat(_data_url(_huge_png())),
+            {},
+            400,
+            "100,000,000 pixels",
+        ),
+        (
+            "unsupported option",
+            "POST",
+            "/v1/chat/completions",
+            {**_chat(_data_url(b"x")), "tools": []},
+            {},
+            400,
+            "unsupported parameter: tools",
+        ),
+        ("n > 1", "POST", "/v1/chat/completions", {**_chat(_data_url(b"x")), "n": 3}, {}, 400, "n"),
+        (
+            "audio part",
+            "POST",
+            "/v1/chat/completions",
+            {"messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]},
+            {},
+            400,
+            "messages.0.content",
+        ),
+        (
+            "temperature out of range",
+            "POST",
+            "/v1/chat/completions",
+            {**_chat(_data_url(b"x")), "temperature": 9},
+            {},
+            400,
+            "temperature",
+        ),
+        (
+            "max_tokens over the cap",
+            "POST",
+            "/v1/chat/completions",
+            {**_chat(_data_url(b"x")), "max_tokens": 10**9},
+            {},
+            400,
+            "max_tokens",
+        ),
+        (
+            "unknown model",
+            "POST",
+            "/v1/chat/completions",
+            {**_chat(_data_url(b"x")), "model": "gpt-4o"},
+            {},
+            404,
+            "not found",
+        ),
+        (
+            "body over the limit",
+            "POST",
+            "/v1/chat/completions",
+            b"{" + b" " * (5 * 1024 * 1024) + b"}",
+            {},
+            413,
+            "too large",
+        ),
+        ("reader: bad X-Page", "POST", "/", {"pdf": "JVBERi0="}, {"X-Page": "two"}, 400, "X-Page"),
+        (
+            "reader: unknown X-Respond-With",
+            "POST",
+            "/",
+            {"pdf": "JVBERi0="},
+            {"X-Respond-With": "docx"},
+            400,
+            "X-Respond-With",
+        ),
+        ("reader: bad X-Timeout", "POST", "/", {"pdf": "JVBERi0="}, {"X-Timeout": "soon"}, 400, "X-Timeout"),
+        ("reader: bad base64 pdf", "POST", "/", {"pdf": "%%%%"}, {}, 400, "invalid base64"),
+        (
+            "reader: not a PDF",
+            "POST",
+            "/",
+            {"pdf": base64.b64encode(b"hello").decode()},
+            {},
+            400,
+            "unsupported file type",
+        ),
+        (
+            "reader: two inputs",
+            "POST",
+            "/",
+            {"url": "https://example.com/a.pdf", "pdf": "JVBERi0="},
+            {},
+            400,
+            "exactly one",
+        ),
+        ("reader: HTML page", "GET", "/{files}/page.html", None, {}, 400, "unsupported file type"),
+        (
+            "reader: X-Page out of range",
+            "GET",
+            "/{files}/doc.pdf",
+            None,
+            {"X-Page": "9"},
+            400,
+            "out of range",
+        ),
+    ]
+    for target, message in SSRF_TARGETS:
+        cases.append(
+            (f"chat image_url {target}", "POST", "/v1/chat/completions", _chat(target), {}, 400, message)
+        )
+        cases.append((f"reader GET /{target}", "GET", "/" + target, None, {}, 400, message))
+        cases.append((f"reader POST url {target}", "POST", "/", {"url": target}, {}, 400, message))
+    for target, message in REDIRECT_TARGETS:
+        redirect = "{files}/redirect?to=" + target
+        cases.append(
+            (
+                f"redirect to {target} (chat)",
+                "POST",
+                "/v1/chat/completions",
+                _chat(redirect),
+                {},
+                400,
+                message,
+            )
+        )
+        cases.append((f"redirect to {target} (reader)", "POST", "/", {"url": redirect}, {}, 400, message))
+    return cases
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize(
+    "name, method, path, body, headers, status, message", CASES, ids=[c[0] for c in CASES]
+)
+def test_hostile_input(api, live, files, name, method, path, body, headers, status, message):
+    def fill(text: str) -> str:
+        return text.replace("{live_port}", str(live.port)).replace("{files}", files["url"])
+
+    path = fill(path)
+    if isinstance(body, dict):
+        content = fill(json.dumps(body)).encode()
+    else:
+        content = body
+    response = api.request(method, path, content=content, headers=headers)
+    assert response.status_code == status, (name, response.text[:300])
+    error = response.json()["error"]
+    assert message in error["message"], (name, error["message"])
+    assert "\n" not in error["message"] and "Traceback" not in error["message"]
+    assert error["type"] == "invalid_request_error"
+
+
+def test_healthy_after_hostile_input(api, files):
+    """Run after the table (file order): the server answers health checks and real work."""
+    assert api.get("/health").json()["status"] == "ok"
+    response = api.post("/v1/chat/completions", json=_chat(files["url"] + "/page.png"))
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"] is not None
+    assert api.get("/health").json()["in_flight"] == 0
