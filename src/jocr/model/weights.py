@@ -71,9 +71,11 @@ def init_weights(model: nn.Module, std: float = 0.02, seed: int | None = None) -
                     param.fill_(1.0 if name == "weight" else 0.0)
                 elif name == "bias":
                     param.zero_()
-                else:
+                elif param.dtype == torch.float32 or param.device.type != "cpu":
                     sample = torch.randn(param.shape, generator=gen, dtype=torch.float32) * std
                     param.copy_(sample.to(param.dtype))
+                else:  # low precision on CPU: sample in place, no float32 copy of large matrices
+                    param.normal_(0.0, std, generator=gen)
 
 
 def save_pretrained(
