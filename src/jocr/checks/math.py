@@ -5,7 +5,8 @@ candidate formula with KaTeX 0.16.21 (display mode, throwOnError) in Chromium, t
 drops the `<annotation>` (which holds the TeX source), strips all whitespace, and passes if the reference's
 MathML is a substring of a candidate's. KaTeX's MathML does not depend on a layout engine, so here the same
 KaTeX build (vendored from npm, `katex/katex.min.js`, MIT, see `katex/LICENSE`) runs in V8 via mini-racer and
-`renderToString` gives the same markup. Renders are cached per formula.
+`renderToString` gives the same markup. When the MathML differs, the official scorer compares glyph layouts in
+the browser; `mathlayout.py` models that layout. Renders are cached per formula.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 import threading
 from collections import OrderedDict
 from importlib import resources
+
+from jocr.checks import mathlayout
 
 KATEX_VERSION = "0.16.21"
 
@@ -61,6 +64,7 @@ class KatexRenderer:
         self._ctx = None
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, str | None] = OrderedDict()
+        self._glyph_cache: OrderedDict[str, list[mathlayout.Glyph] | None] = OrderedDict()
         self._cache_size = cache_size
         self._timeout_s = timeout_s
 
@@ -72,6 +76,7 @@ class KatexRenderer:
             source = resources.files("jocr.checks").joinpath("katex/katex.min.js").read_text(encoding="utf-8")
             ctx.eval(source)
             ctx.eval(_RENDER_JS)
+            ctx.eval(mathlayout.layout_script())
             self._ctx = ctx
         return self._ctx
 
@@ -89,6 +94,24 @@ class KatexRenderer:
             self._cache[tex] = result
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
+            return result
+
+    def glyphs(self, tex: str) -> list[mathlayout.Glyph] | None:
+        """Visible characters of `tex` with their boxes as the official page lays them out (None if invalid)."""
+        with self._lock:
+            if tex in self._glyph_cache:
+                self._glyph_cache.move_to_end(tex)
+                return self._glyph_cache[tex]
+            try:
+                raw = self._context().call(
+                    "__jocr_layout_json", tex, mathlayout.font_px(), timeout_sec=self._timeout_s
+                )
+            except Exception:  # a V8 timeout or out-of-memory counts as a formula that does not render
+                raw = None
+            result = mathlayout.parse_layout(raw)
+            self._glyph_cache[tex] = result
+            if len(self._glyph_cache) > self._cache_size:
+                self._glyph_cache.popitem(last=False)
             return result
 
     def key(self, tex: str) -> str | None:
@@ -134,7 +157,16 @@ def formulas_match(reference: str, candidate: str) -> bool:
     renderer = default_renderer()
     ref_key = renderer.key(reference)
     cand_key = renderer.key(candidate)
-    return ref_key is not None and cand_key is not None and ref_key in cand_key
+    if ref_key is None or cand_key is None:
+        return False
+    if ref_key in cand_key:
+        return True
+    # Second chance, as in olmOCR-Bench: the same characters in the same relative places on the page.
+    ref_glyphs = renderer.glyphs(reference)
+    cand_glyphs = renderer.glyphs(candidate)
+    if ref_glyphs is None or cand_glyphs is None:
+        return False
+    return mathlayout.layouts_match(ref_glyphs, cand_glyphs)
 
 
 def unescape_mathml_text(markup: str) -> str:
