@@ -110,9 +110,11 @@ def copy_into_hf(ours: OCRModel, hf) -> None:
                 param.copy_(sd[key])
 
 
-def test_decoder_matches_transformers_deepseek_v2():
-    ours = text_model()
-    hf = hf_reference(DEC)
+@pytest.mark.parametrize("kv_heads", [2, 1])  # plain multi-head (published) and grouped-query attention
+def test_decoder_matches_transformers_deepseek_v2(kv_heads):
+    decoder = dataclasses.replace(DEC, num_key_value_heads=kv_heads)
+    ours = text_model(decoder)
+    hf = hf_reference(decoder)
     copy_into_hf(ours, hf)
     ids = torch.randint(4, DEC.vocab_size, (2, 37), generator=torch.Generator().manual_seed(3))
     with torch.no_grad():

@@ -205,3 +205,37 @@ def test_published_key_layout():
     for key, shape in expected.items():
         assert tuple(sd[key].shape) == shape, key
     assert not any("post_layernorm" in k or "rotary" in k for k in sd)
+
+
+def test_bundled_cpu_geometry_gives_157_tokens():
+    """One 384x384 view, patch 8, compress factor 4: a 12x12 grid, 12 newlines and the separator."""
+    vision = VisionConfig(
+        patch_size=8, sam_image_size=384, sam_width=32, sam_depth=1, sam_heads=1, sam_window_size=8,
+        sam_global_attn_indexes=(), sam_out_channels=16, compressor_channels=(16, 32), clip_width=32,
+        clip_depth=1, clip_heads=1, clip_ffn=64, clip_image_size=24, clip_patch_size=2, projector_dim=128,
+        base_size=384, tile_size=384, crop_mode=False,
+    )  # fmt: skip
+    config = dataclasses.replace(tiny(), vision=vision).validate()
+    model = OCRModel(config).init_weights(seed=1).eval()
+    with torch.no_grad():
+        (emb,) = model.encode_images([page(config)])
+    assert emb.shape == (157, 128) == (config.image_token_count(), config.decoder.hidden_size)
+
+
+def test_unshared_mtp_head_has_its_own_embedding_norm_and_head(tmp_path):
+    config = tiny()
+    mtp = dataclasses.replace(config.mtp, share_embedding=False, share_norm=False, share_lm_head=False)
+    model = OCRModel(dataclasses.replace(config, mtp=mtp)).init_weights(seed=2).eval()
+    keys = {k for k in model.state_dict() if k.startswith("mtp_module.heads.0.")}
+    assert {"mtp_module.heads.0.embed_tokens.weight", "mtp_module.heads.0.shared_head.norm.weight",
+            "mtp_module.heads.0.shared_head.head.weight"} <= keys  # fmt: skip
+    ids = prompt(config, 0, 6, seed=3)[None]
+    pos = torch.arange(ids.shape[1])[None]
+    with torch.no_grad():
+        out = model(ids)
+        step = model.mtp_step(out.hidden_states[:, :-1], ids[:, 1:], pos[:, :-1])
+        head = model.mtp_module.heads[0]
+        expected = head.shared_head.head(head.shared_head.norm(step.hidden_states)).float()
+    assert torch.allclose(step.logits, expected, atol=1e-6)
+    model.save_pretrained(tmp_path)
+    assert OCRModel.from_pretrained(tmp_path).config.mtp == mtp
