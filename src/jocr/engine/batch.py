@@ -1,0 +1,357 @@
+"""A running batch: prefill of joining requests, plain and speculative decode steps, finishing and compaction.
+
+Row state (per request): n = committed tokens (prompt + generated); the newest one, x_{n-1}, is "pending":
+it has been chosen but not yet run through the verifier, so the verifier cache holds positions < n - 1
+(`cache.lengths`). A step feeds [x_{n-1}, d_1 .. d_k] at positions n - 1 .. n - 1 + k.
+
+Verification (greedy rows): g_j = argmax of the verifier's logits at position n - 1 + j, after the repetition
+guard has banned tokens for the history x + d_1..d_j (exactly what plain decoding would see had it committed
+those drafts). The accepted length a is the longest prefix with d_{j+1} == g_j for j < a; the step commits
+g_0 .. g_a: the a accepted drafts (which equal g_0 .. g_{a-1}) plus the bonus token g_a, the verifier's own
+choice after them. Every committed token is therefore the verifier's greedy choice given the committed
+history: the output equals plain greedy decoding token for token, whatever the drafts were. Stop conditions
+are checked token by token, so a stop inside a committed run truncates it at the same token plain decoding
+would stop at. Rows with different a coexist: each row's length advances by its own count and the k/v
+written for its rejected positions stay past its length, invisible, until overwritten.
+
+Sampled rows (temperature > 0) fall back to plain decoding inside a speculative step: they commit one token
+sampled from the position-0 distribution and ignore their drafts, so their output distribution is exactly
+that of plain sampling.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from jocr.engine.cache import KVCache
+from jocr.engine.guard import GuardConfig, GuardState
+from jocr.engine.requests import GenerationRequest, GenerationResult
+from jocr.engine.stats import RequestStats
+
+
+def sample_token(logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator) -> int:
+    """Sample from softmax(logits / temperature) restricted to the top-p nucleus; logits: (V,)."""
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    if top_p < 1.0:
+        sorted_probs, order = probs.sort(descending=True)
+        before = sorted_probs.cumsum(0) - sorted_probs  # mass strictly before each token
+        sorted_probs = torch.where(before < top_p, sorted_probs, torch.zeros_like(sorted_probs))
+        probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+class Row:
+    """One request decoding in the batch."""
+
+    def __init__(
+        self, index: int, req: GenerationRequest, guard: GuardConfig, eos_id: int, tokenizer, device
+    ):
+        self.index = index  # caller's handle (position in a generate() list, or a scheduler ticket)
+        self.req = req
+        self.prompt_len = len(req.prompt_ids)
+        self.stop_ids = frozenset(req.stop_token_ids if req.stop_token_ids is not None else (eos_id,))
+        self.guard = GuardState(req.guard or guard)
+        self.ban_active = bool(self.guard.config.ngram_size)
+        self.tokenizer = tokenizer
+        self.stop_tail = max((len(s) for s in req.stop_strings), default=0) + 8
+        self.out: list[int] = []
+        self.n = self.prompt_len
+        self.mtp_len = 0
+        self.last = req.prompt_ids[-1]
+        self.finish_reason: str | None = None
+        self.stop_string: str | None = None
+        self.spec_ok = req.greedy and req.spec is not False
+        self.generator = None
+        if not req.greedy:
+            self.generator = torch.Generator(device=device)
+            if req.seed is None:
+                self.generator.seed()
+            else:
+                self.generator.manual_seed(req.seed)
+        self.stats = RequestStats(prompt_tokens=self.prompt_len)
+        self.cancelled = False
+
+    def choose(self, logits: torch.Tensor) -> int:
+        """Plain decoding's choice from one position's logits (V,), the ban already applied."""
+        if self.generator is None:
+            return int(logits.argmax())
+        return sample_token(logits, self.req.temperature, self.req.top_p, self.generator)
+
+    def push(self, token: int) -> bool:
+        """Commit one generated token; returns True when the request is finished by it."""
+        if token in self.stop_ids:
+            self.finish_reason = "stop"
+            return True
+        self.out.append(token)
+        looped = self.guard.push(token)
+        if self.req.stop_strings:
+            tail = self.tokenizer.decode(self.out[-self.stop_tail :])
+            for s in self.req.stop_strings:
+                if s in tail:
+                    self.finish_reason, self.stop_string = "stop", s
+                    return True
+        if looped:
+            self.finish_reason = "repetition"
+            return True
+        if len(self.out) >= self.req.max_tokens:
+            self.finish_reason = "length"
+            return True
+        return False
+
+    def result(self) -> GenerationResult:
+        self.stats.output_tokens = len(self.out)
+        return GenerationResult(
+            token_ids=list(self.out),
+            finish_reason=self.finish_reason or "cancelled",
+            stats=self.stats,
+            request_id=self.req.request_id,
+            stop_string=self.stop_string,
+        )
+
+
+class DecodeBatch:
+    """Rows decoding together. Active rows occupy cache rows [0, len(rows)) in order."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.model = engine.model
+        self.config = engine.config
+        self.drafter = engine.drafter
+        self.controller = engine.controller
+        self.rows: list[Row] = []
+        self.cache: KVCache | None = None
+        self.finished: list[Row] = []
+
+    # Capacity ----------------------------------------------------------------------------------------------
+    def slots_needed(self, req: GenerationRequest) -> int:
+        # Prompt + output + the k draft positions a step may write past the last committed token.
+        return len(req.prompt_ids) + req.max_tokens + self.engine.max_k + 2
+
+    def reserve(self, rows: int, length: int) -> None:
+        """Preallocate for `rows` rows of `length` positions; grows only between generations' steps."""
+        rows = min(max(rows, 1), self.config.max_batch_size)
+        length = max(length, self.config.min_cache_len)
+        length = -(-length // 64) * 64
+        old = self.cache
+        if old is not None and old.rows >= rows and old.max_len >= length:
+            return
+        if old is not None:
+            rows, length = max(rows, old.rows), max(length, old.max_len)
+        new = KVCache(rows, length, device=self.engine.device, dtype=self.engine.dtype)
+        if old is not None and self.rows:
+            used = len(self.rows)
+            for layer, buf in old.k.items():
+                shape = (rows, buf.shape[1], length, buf.shape[3])
+                new.k[layer] = torch.zeros(shape, dtype=buf.dtype, device=buf.device)
+                new.v[layer] = torch.zeros(shape, dtype=buf.dtype, device=buf.device)
+                new.k[layer][:used, :, : old.max_len] = buf[:used]
+                new.v[layer][:used, :, : old.max_len] = old.v[layer][:used]
+            new.tokens[:used, : old.max_len] = old.tokens[:used]
+            if old.hidden is not None:
+                new.hidden = torch.zeros(
+                    rows, length, old.hidden.shape[-1], dtype=old.hidden.dtype, device=old.hidden.device
+                )
+                new.hidden[:used, : old.max_len] = old.hidden[:used]
+            new.lengths[:used] = old.lengths[:used]
+            new.allocations = old.allocations + 1
+        self.cache = new
+
+    def release(self) -> None:
+        """Drop the cache (when idle) so its memory is returned."""
+        if not self.rows:
+            self.cache = None
+
+    # Admission (prefill) -----------------------------------------------------------------------------------
+    def admit(self, items: list[tuple[int, GenerationRequest]]) -> list[tuple[Row, list[int]]]:
+        """Prefill new requests and commit their first token. Returns (row, new tokens) events."""
+        if len(self.rows) + len(items) > self.config.max_batch_size:
+            raise ValueError("admitting more rows than max_batch_size")
+        self.reserve(len(self.rows) + len(items), max(self.slots_needed(r) for _, r in items))
+        events = []
+        group: list[tuple[int, GenerationRequest]] = []
+        longest = 0
+        for item in items:
+            longest2 = max(longest, len(item[1].prompt_ids))
+            if group and longest2 * (len(group) + 1) > self.config.max_prefill_tokens:
+                events += self._prefill(group)
+                group, longest2 = [], len(item[1].prompt_ids)
+            group.append(item)
+            longest = longest2
+        if group:
+            events += self._prefill(group)
+        self._retire()
+        return events
+
+    @torch.inference_mode()
+    def _prefill(self, group: list[tuple[int, GenerationRequest]]) -> list[tuple[Row, list[int]]]:
+        t0 = time.perf_counter()
+        eng = self.engine
+        start = len(self.rows)
+        rows = [Row(i, r, self.config.guard, eng.eos_id, eng.tokenizer, eng.device) for i, r in group]
+        lens = [r.prompt_len for r in rows]
+        width = max(lens)
+        # Right padding at the following positions: pad k/v land past each row's length, never visible.
+        ids = torch.full((len(rows), width), self.config.pad_token_id, dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, : lens[i]] = torch.tensor(r.req.prompt_ids, dtype=torch.long)
+        ids = ids.to(eng.device)
+        pos = torch.arange(width, device=eng.device)[None].expand(len(rows), width)  # (B, T)
+        images = [r.req.images for r in rows]
+        images = images if any(im for im in images) else None
+        out = self.model(ids, images=images, positions=pos, cache=self.cache.view(start, start + len(rows)))
+        if self.drafter is not None and self.drafter.needs_hidden:
+            self.cache.write_hidden(start, pos, self.model.mtp_feedback(out))
+        self.cache.write_tokens(start, pos, ids)
+        last = torch.tensor(lens, device=eng.device) - 1
+        logits = out.logits[torch.arange(len(rows), device=eng.device), last]  # (B, V)
+        if eng.image_id is not None:
+            logits[:, eng.image_id] = float("-inf")
+        events = []
+        elapsed = time.perf_counter() - t0
+        for i, r in enumerate(rows):
+            self.rows.append(r)
+            r.stats.prefill_s = elapsed
+            self.cache.lengths[start + i] = r.prompt_len
+            token = r.choose(self._ban(r, logits[i], ()))
+            events.append((r, self._commit(start + i, r, [token])))
+        return events
+
+    # Decoding ----------------------------------------------------------------------------------------------
+    def _ban(self, row: Row, logits: torch.Tensor, extra) -> torch.Tensor:
+        if row.ban_active:
+            banned = row.guard.banned(extra)
+            if banned:
+                logits = logits.clone()
+                logits[list(banned)] = float("-inf")
+        return logits
+
+    def _commit(self, slot: int, row: Row, tokens: list[int]) -> list[int]:
+        """Push tokens one by one (stops truncate); write them to the cache's token buffer."""
+        taken = []
+        for t in tokens:
+            finished = row.push(t)
+            if row.finish_reason == "stop" and t in row.stop_ids:
+                break
+            taken.append(t)
+            if finished:
+                break
+        if taken:
+            self.cache.tokens[slot, row.n : row.n + len(taken)] = torch.tensor(taken, dtype=torch.long)
+            row.n += len(taken)
+            row.last = taken[-1]
+            self.cache.lengths[slot] = row.n - 1
+        if row.finish_reason is not None:
+            self.finished.append(row)
+        return taken
+
+    @torch.inference_mode()
+    def step(self) -> list[tuple[Row, list[int]]]:
+        """One decode step for every active row; finished rows move to `self.finished`."""
+        self._drop_cancelled()
+        if not self.rows:
+            return []
+        t0 = time.perf_counter()
+        eng = self.engine
+        rows = self.rows
+        b = len(rows)
+        k = 0
+        if self.drafter is not None and any(r.spec_ok for r in rows):
+            k = self.controller.choose(b)
+        n = torch.tensor([r.n for r in rows], dtype=torch.long)
+        ids = torch.tensor([r.last for r in rows], dtype=torch.long, device=eng.device)[:, None]  # (B, 1)
+        drafts_list: list[list[int]] = [[] for _ in rows]
+        if k:
+            mtp_len = torch.tensor([r.mtp_len for r in rows], dtype=torch.long)
+            drafts = self.drafter.propose(self.cache, n, mtp_len, k)  # (B, k)
+            for r, m in zip(rows, mtp_len.tolist()):
+                r.mtp_len = m
+            ids = torch.cat([ids, drafts], dim=1)  # (B, k + 1)
+            drafts_list = drafts.tolist()
+        pos = (n.to(eng.device) - 1)[:, None] + torch.arange(k + 1, device=eng.device)[None]  # (B, k + 1)
+        out = self.model(ids, positions=pos, cache=self.cache.view(0, b))
+        if self.drafter is not None and self.drafter.needs_hidden:
+            self.cache.write_hidden(0, pos, self.model.mtp_feedback(out))
+        logits = out.logits  # (B, k + 1, V)
+        if eng.image_id is not None:  # a generated placeholder would have no image to fill it
+            logits[:, :, eng.image_id] = float("-inf")
+        for i, r in enumerate(rows):
+            if r.ban_active:
+                for j in range(k + 1 if r.spec_ok else 1):
+                    banned = r.guard.banned(drafts_list[i][:j])
+                    if banned:
+                        logits[i, j, list(banned)] = float("-inf")
+        greedy = logits.argmax(-1).tolist()  # (B, k + 1)
+        events = []
+        accepted = []
+        for i, r in enumerate(rows):
+            if r.generator is not None:
+                choice = [r.choose(logits[i, 0])]
+                accepted.append(None)
+            elif k and r.spec_ok:
+                g, d = greedy[i], drafts_list[i]
+                a = 0
+                while a < k and d[a] == g[a]:
+                    a += 1
+                choice = g[: a + 1]
+                accepted.append(a)
+            else:
+                choice = greedy[i][:1]
+                accepted.append(None)
+            events.append((r, self._commit(i, r, choice)))
+        elapsed = time.perf_counter() - t0
+        self.controller.record_step(b, k, elapsed)
+        ar_ref = self.controller.step_time(b, 0) if k else None
+        for (r, _), a in zip(events, accepted):
+            st = r.stats
+            st.steps += 1
+            st.decode_s += elapsed
+            if a is not None:
+                self.controller.record_acceptance(k, a)
+                st.record_spec(k, a, a + 1)
+                st.spec_s += elapsed
+                if ar_ref:
+                    st.spec_s_ref += elapsed
+                    st.ar_ref_s += ar_ref
+            else:
+                st.ar_s += elapsed
+        eng.stats.steps += 1
+        eng.stats.decode_s += elapsed
+        self._retire()
+        return events
+
+    # Finishing ---------------------------------------------------------------------------------------------
+    def cancel(self, index: int) -> None:
+        for r in self.rows:
+            if r.index == index:
+                r.cancelled = True
+
+    def _drop_cancelled(self) -> None:
+        for r in self.rows:
+            if r.cancelled and r.finish_reason is None:
+                r.finish_reason = "cancelled"
+                self.finished.append(r)
+        self._retire()
+
+    def _retire(self) -> None:
+        """Remove finished rows, moving the last active row into each freed slot (rows stay contiguous)."""
+        if not any(r.finish_reason is not None for r in self.rows):
+            return
+        slot = 0
+        while slot < len(self.rows):
+            if self.rows[slot].finish_reason is None:
+                slot += 1
+                continue
+            last = len(self.rows) - 1
+            if slot != last:
+                self.cache.move_row(last, slot)
+                self.rows[slot] = self.rows[last]
+            self.rows.pop()
+
+    def pop_finished(self) -> list[Row]:
+        done, self.finished = self.finished, []
+        for r in done:
+            self.engine.stats.add_request(r.stats, r.finish_reason)
+            self.engine.stats.prefill_s += r.stats.prefill_s
+        return done

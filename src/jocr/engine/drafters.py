@@ -1,0 +1,114 @@
+"""Draft proposers for speculative decoding: the FastMTP head and n-gram (prompt/output) lookup.
+
+A drafter fills `drafts` (B, k) for the active rows [0, B) of the batch. Drafts only affect speed: the
+verifier (batch.py) commits exactly its own greedy choices whatever is proposed.
+
+Positions (the convention the head is fitted with in train/mtp.py): the FastMTP pair (h_p, x_{p+1}) -- the
+verifier's state at position p, which predicted x_{p+1}, and the embedding of x_{p+1} -- sits at position p
+in the head's own cache layer and predicts x_{p+2}. A row with n committed tokens (the last one, x_{n-1},
+not yet run through the verifier) has verifier states for positions < n - 1, so the head can be brought up
+to date over positions [mtp_len, n - 2]; the output at n - 2 drafts x_n. Draft step i > 1 then feeds the
+head's own state back (recursion, FastMTP) with the previous draft at position n - 3 + i.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from numpy.lib.stride_tricks import sliding_window_view
+
+from jocr.engine.cache import KVCache
+
+
+class MTPDrafter:
+    """FastMTP: one shared block applied recursively (model.mtp_step / model.mtp_feedback)."""
+
+    name = "mtp"
+    needs_hidden = True
+
+    def __init__(self, model):
+        self.model = model
+
+    def propose(self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int) -> torch.Tensor:
+        """Drafts (B, k) for rows [0, B); n, mtp_len: (B,) long. Updates mtp_len in place to n - 1."""
+        b = n.shape[0]
+        device = cache.device
+        count = n - 1 - mtp_len  # (B,) >= 1 positions to catch up on per row
+        width = int(count.max())
+        steps = torch.arange(width, device=device)[None, :]  # (1, W)
+        # Rows with fewer positions repeat their last one: identical inputs at the same slot write identical
+        # k/v, and the last column is then every row's newest state.
+        pos = (mtp_len.to(device)[:, None] + torch.minimum(steps, (count.to(device) - 1)[:, None])).long()
+        rows = torch.arange(b, device=device)[:, None]  # (B, 1)
+        prev = cache.hidden[rows, pos]  # (B, W, D)
+        ids = cache.tokens[rows, pos + 1]  # (B, W)
+        view = cache.view(0, b)
+        out = self.model.mtp_step(prev, ids, pos, view)
+        drafts = torch.empty(b, k, dtype=torch.long, device=device)
+        drafts[:, 0] = out.logits[:, -1].argmax(-1)
+        state = self.model.mtp_feedback(out)[:, -1:]  # (B, 1, D)
+        last_pos = pos[:, -1:]  # (B, 1) = n - 2
+        for i in range(1, k):
+            step_view = cache.view(0, b)
+            out = self.model.mtp_step(state, drafts[:, i - 1 : i], last_pos + i, step_view)
+            drafts[:, i] = out.logits[:, -1].argmax(-1)
+            state = self.model.mtp_feedback(out)[:, -1:]
+        mtp_len.copy_(n - 1)
+        return drafts
+
+
+class NGramDrafter:
+    """Prompt/output lookup: continue the most recent earlier occurrence of the row's last n tokens.
+
+    Tries n = max_n down to min_n; proposes up to k tokens that followed the match, padding with the last
+    proposed (or current) token when fewer are available (a pad is simply rejected by the verifier).
+    """
+
+    name = "ngram"
+    needs_hidden = False
+
+    def __init__(self, max_n: int = 4, min_n: int = 1, skip_ids: tuple[int, ...] = ()):
+        if not 1 <= min_n <= max_n:
+            raise ValueError("n-gram drafter needs 1 <= min_n <= max_n")
+        self.max_n = max_n
+        self.min_n = min_n
+        self.skip_ids = skip_ids
+
+    def propose_row(self, history: np.ndarray, k: int) -> list[int]:
+        length = len(history)
+        for n in range(self.max_n, self.min_n - 1, -1):
+            if length <= n:
+                continue
+            suffix = history[length - n :]
+            windows = sliding_window_view(history[: length - 1], n)  # starts 0 .. length - 1 - n
+            hits = np.flatnonzero((windows == suffix).all(axis=1))
+            if len(hits):
+                start = int(hits[-1]) + n
+                return history[start : start + k].tolist()
+        return []
+
+    def propose(self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int) -> torch.Tensor:
+        b = n.shape[0]
+        tokens = cache.tokens[:b].cpu().numpy()  # (B, S) zero-copy on CPU
+        lengths = n.tolist()
+        out = np.empty((b, k), dtype=np.int64)
+        for r in range(b):
+            history = tokens[r, : lengths[r]]
+            if self.skip_ids:
+                history = history[~np.isin(history, self.skip_ids)]
+            proposal = self.propose_row(history, k)
+            pad = proposal[-1] if proposal else int(tokens[r, lengths[r] - 1])
+            out[r] = proposal + [pad] * (k - len(proposal))
+        return torch.from_numpy(out).to(cache.device)
+
+
+def make_drafter(name: str, model, ngram_max: int = 4, ngram_min: int = 1, skip_ids: tuple[int, ...] = ()):
+    if name == "mtp":
+        if not hasattr(model, "mtp_step"):
+            raise ValueError("drafter 'mtp' needs a model with a FastMTP head (mtp_step)")
+        return MTPDrafter(model)
+    if name == "ngram":
+        return NGramDrafter(ngram_max, ngram_min, skip_ids)
+    if name == "none":
+        return None
+    raise ValueError(f"unknown drafter {name!r}; choose mtp, ngram or none")

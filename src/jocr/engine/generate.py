@@ -1,0 +1,157 @@
+"""The generation engine (batched prefill + decode with optional speculation) and the naive greedy oracle.
+
+`Engine(model, EngineConfig(...), tokenizer=None).generate(requests)` runs a list of requests with continuous
+batching: up to `max_batch_size` rows decode together, a finished row frees its slot and the next waiting
+request joins. The `Scheduler` (scheduler.py) drives the same `DecodeBatch` from a background thread for the
+server. `naive_generate` is the reference the tests hold the engine to: no cache, no batching, no drafts,
+the full sequence re-run for every token.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+import torch
+
+from jocr.engine.adaptive import KController
+from jocr.engine.batch import DecodeBatch
+from jocr.engine.drafters import make_drafter
+from jocr.engine.guard import GuardConfig, GuardState
+from jocr.engine.requests import EngineConfig, GenerationRequest, GenerationResult
+from jocr.engine.stats import EngineStats, RequestStats
+
+
+def _model_eos(model) -> int:
+    config = getattr(model, "config", None)
+    eos = getattr(config, "eos_token_id", None)
+    return 1 if eos is None else int(eos)
+
+
+def _model_image_id(model) -> int | None:
+    image_id = getattr(getattr(model, "config", None), "image_token_id", None)
+    return None if image_id is None else int(image_id)
+
+
+class Engine:
+    """Owns the drafter, the adaptive-k controller and aggregate statistics for one model."""
+
+    def __init__(self, model, config: EngineConfig | None = None, tokenizer=None):
+        self.model = model
+        self.config = (config or EngineConfig()).validate()
+        self.tokenizer = tokenizer
+        param = next(model.parameters(), None)
+        self.device = param.device if param is not None else torch.device("cpu")
+        self.dtype = param.dtype if param is not None else torch.float32
+        self.eos_id = self.config.eos_token_id if self.config.eos_token_id is not None else _model_eos(model)
+        self.image_id = _model_image_id(model)
+        skip = (self.image_id,) if self.image_id is not None else ()
+        self.drafter = make_drafter(
+            self.config.drafter, model, self.config.ngram_max, self.config.ngram_min, skip_ids=skip
+        )
+        k = self.config.num_draft_tokens
+        fixed = None if k == "auto" else int(k)
+        if self.drafter is None:
+            fixed = 0
+        self.max_k = fixed if fixed is not None else self.config.max_draft_tokens
+        self.controller = KController(max_k=self.max_k, fixed_k=fixed)
+        self.stats = EngineStats()
+        model.eval()
+
+    def check(self, req: GenerationRequest) -> GenerationRequest:
+        """Validate a request against the engine (one-line ValueError for bad input)."""
+        req.validate()
+        if len(req.prompt_ids) + req.max_tokens > self.config.max_seq_len:
+            raise ValueError(
+                f"prompt ({len(req.prompt_ids)} tokens) + max_tokens ({req.max_tokens}) exceeds "
+                f"max_seq_len {self.config.max_seq_len}"
+            )
+        if req.stop_strings and self.tokenizer is None:
+            raise ValueError("stop strings need an engine created with a tokenizer")
+        vocab = getattr(getattr(getattr(self.model, "config", None), "decoder", None), "vocab_size", None)
+        if vocab is not None and any(not 0 <= t < vocab for t in req.prompt_ids):
+            raise ValueError(f"prompt has token ids outside the vocabulary of {vocab}")
+        return req
+
+    def new_batch(self) -> DecodeBatch:
+        return DecodeBatch(self)
+
+    def generate(
+        self,
+        requests: list[GenerationRequest],
+        on_token: Callable[[int, list[int]], None] | None = None,
+    ) -> list[GenerationResult]:
+        """Run requests to completion with continuous batching; results in input order.
+
+        on_token(i, new_token_ids) is called as request i's tokens are committed.
+        """
+        for r in requests:
+            self.check(r)
+        if not requests:
+            return []
+        batch = self.new_batch()
+        # One preallocation for the whole call: the cache never grows while these requests decode.
+        batch.reserve(min(len(requests), self.config.max_batch_size), max(map(batch.slots_needed, requests)))
+        waiting = deque(enumerate(requests))
+        results: list[GenerationResult | None] = [None] * len(requests)
+        while waiting or batch.rows:
+            free = self.config.max_batch_size - len(batch.rows)
+            if waiting and free:
+                joining = [waiting.popleft() for _ in range(min(free, len(waiting)))]
+                events = batch.admit(joining)
+            else:
+                events = batch.step()
+            if on_token is not None:
+                for row, tokens in events:
+                    if tokens:
+                        on_token(row.index, tokens)
+            for row in batch.pop_finished():
+                results[row.index] = row.result()
+        return results  # type: ignore[return-value]
+
+
+@torch.inference_mode()
+def naive_generate(
+    model,
+    req: GenerationRequest,
+    eos_id: int = 1,
+    guard: GuardConfig | None = None,
+    tokenizer=None,
+) -> GenerationResult:
+    """Greedy decoding by re-running the whole sequence for every token: the oracle for the engine's tests.
+
+    Applies the same stop rules (stop ids, stop strings, max tokens) and the same repetition guard as the
+    engine, one token at a time.
+    """
+    stop_ids = set(req.stop_token_ids if req.stop_token_ids is not None else (eos_id,))
+    state = GuardState(req.guard or guard or GuardConfig())
+    images = [req.images] if req.images else None
+    device = next(model.parameters()).device
+    image_id = _model_image_id(model)  # never generated: a placeholder needs an image (as in the engine)
+    out: list[int] = []
+    finish, stop_string = "length", None
+    while len(out) < req.max_tokens:
+        ids = torch.tensor([req.prompt_ids + out], dtype=torch.long, device=device)  # (1, T)
+        logits = model(ids, images=images).logits[0, -1].clone()  # (V,)
+        banned = state.banned()
+        if banned:
+            logits[list(banned)] = float("-inf")
+        if image_id is not None:
+            logits[image_id] = float("-inf")
+        token = int(logits.argmax())
+        if token in stop_ids:
+            finish = "stop"
+            break
+        out.append(token)
+        looped = state.push(token)
+        if req.stop_strings:
+            text = tokenizer.decode(out)
+            hit = next((s for s in req.stop_strings if s in text), None)
+            if hit is not None:
+                finish, stop_string = "stop", hit
+                break
+        if looped:
+            finish = "repetition"
+            break
+    stats = RequestStats(prompt_tokens=len(req.prompt_ids), output_tokens=len(out))
+    return GenerationResult(out, finish, stats, req.request_id, stop_string)

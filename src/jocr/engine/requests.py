@@ -1,0 +1,88 @@
+"""Request, result and engine configuration dataclasses (the engine contract in docs/architecture.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jocr.engine.guard import GuardConfig
+from jocr.engine.stats import RequestStats
+from jocr.types import PageViews
+
+FINISH_REASONS = ("stop", "length", "repetition", "cancelled")
+
+
+@dataclass
+class GenerationRequest:
+    """One generation. `prompt_ids` comes from `Tokenizer.build_prompt`, `images` are its pages' views.
+
+    temperature 0 is greedy (and speculation applies); > 0 samples with top_p and a seed (reproducible for a
+    given seed). stop_token_ids None means the model's EOS. spec None follows the engine's configuration;
+    False forces plain decoding for this request. guard None uses the engine's guard settings.
+    """
+
+    prompt_ids: list[int]
+    images: list[PageViews] | None = None
+    max_tokens: int = 4096
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+    stop_token_ids: tuple[int, ...] | None = None
+    stop_strings: tuple[str, ...] = ()
+    spec: bool | None = None
+    guard: GuardConfig | None = None
+    request_id: str | None = None
+
+    def validate(self) -> GenerationRequest:
+        if not self.prompt_ids:
+            raise ValueError("request has an empty prompt")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, not {self.max_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, not {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], not {self.top_p}")
+        if any(not s for s in self.stop_strings):
+            raise ValueError("stop strings must be non-empty")
+        return self
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+@dataclass
+class GenerationResult:
+    token_ids: list[int]
+    finish_reason: str  # stop | length | repetition (| cancelled for a request cancelled through a handle)
+    stats: RequestStats
+    request_id: str | None = None
+    stop_string: str | None = None  # the stop string that ended the generation, if any
+
+
+@dataclass
+class EngineConfig:
+    max_batch_size: int = 32
+    drafter: str = "mtp"  # mtp | ngram | none
+    num_draft_tokens: int | str = "auto"  # k, or "auto" (adaptive, see adaptive.py)
+    max_draft_tokens: int = 3  # the largest k "auto" may pick
+    ngram_max: int = 4
+    ngram_min: int = 1
+    guard: GuardConfig = field(default_factory=GuardConfig)
+    eos_token_id: int | None = None  # None: the model config's eos_token_id
+    pad_token_id: int = 0  # filler for right-padded prefill rows (never visible to real tokens)
+    max_prefill_tokens: int = 32768  # batch x length cap of one prefill forward
+    min_cache_len: int = 256  # smallest preallocation (rounded up from the requests' needs)
+    max_seq_len: int = 65536  # refuse requests whose prompt + max_tokens exceed this
+
+    def validate(self) -> EngineConfig:
+        if self.max_batch_size < 1:
+            raise ValueError("max_batch_size must be >= 1")
+        if self.drafter not in ("mtp", "ngram", "none"):
+            raise ValueError(f"drafter must be mtp, ngram or none, not {self.drafter!r}")
+        k = self.num_draft_tokens
+        if k != "auto" and (not isinstance(k, int) or k < 0):
+            raise ValueError(f"num_draft_tokens must be 'auto' or an int >= 0, not {k!r}")
+        if self.max_draft_tokens < 0:
+            raise ValueError("max_draft_tokens must be >= 0")
+        self.guard.validate()
+        return self
