@@ -24,7 +24,8 @@ def fake_generate_page(seed: int, profile: str = "cpu-lines", degrade: bool = Fa
     text = " ".join(rng.choice(WORDS) for _ in range(2))
     img = Image.new("RGB", (128, 128), "white")
     ImageDraw.Draw(img).text((8, 50), text, fill="black")
-    return FakePage(image=img, markdown=text, tests=[], meta={"profile": profile, "degrade": degrade})
+    tests = [{"pdf": f"p{seed}.png", "page": 1, "id": f"p{seed}_0", "type": "present", "text": text}]
+    return FakePage(image=img, markdown=text, tests=tests, meta={"profile": profile, "degrade": degrade})
 
 
 @pytest.fixture

@@ -107,8 +107,9 @@ class MergeConfig:
 
 
 @dataclass
-class MTPFitConfig:
-    """Fit the FastMTP head on the final verifier's own greedy outputs (train/mtp.py does the fitting)."""
+class MTPStageConfig:
+    """Fit the FastMTP head on the final verifier's own greedy outputs (train/mtp.py does the fitting):
+    greedy outputs for `pages` training-split pages drawn like `data`, then `steps` head updates."""
 
     pages: int = 256
     steps: int = 300
@@ -116,7 +117,6 @@ class MTPFitConfig:
     batch_size: int = 16
     max_tokens: int = 320
     step_weights: list[float] = field(default_factory=lambda: [0.51, 0.31, 0.18])
-    profile: str = "cpu-small"
 
 
 @dataclass
@@ -124,6 +124,7 @@ class TrainConfig:
     kind: str = "sft"
     run_dir: str = "runs/sft"
     model: dict[str, Any] | None = None  # an OCRConfig dict for a model trained from scratch
+    model_file: str | None = None  # a YAML/JSON file with that mapping (`model` entries override it)
     init: str | None = None  # a model directory (config.json + model.safetensors) to start from
     export_dir: str | None = None  # where the finished stage writes its model directory
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
@@ -132,7 +133,7 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     merge: MergeConfig = field(default_factory=MergeConfig)
-    mtp: MTPFitConfig = field(default_factory=MTPFitConfig)
+    mtp: MTPStageConfig = field(default_factory=MTPStageConfig)
     batch_size: int = 16
     max_steps: int = 1000
     time_limit_min: float | None = None  # stop (resumably) after this many minutes in this invocation
@@ -152,13 +153,30 @@ class TrainConfig:
         self.eval = _build(EvalConfig, self.eval, "eval")
         self.grpo = _build(GRPOConfig, self.grpo, "grpo")
         self.merge = _build(MergeConfig, self.merge, "merge")
-        self.mtp = _build(MTPFitConfig, self.mtp, "mtp")
+        self.mtp = _build(MTPStageConfig, self.mtp, "mtp")
         if self.batch_size < 1 or self.max_steps < 0:
             raise ValueError("batch_size must be >= 1 and max_steps >= 0")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
         return _build(cls, data, "config")
+
+    def model_dict(self) -> dict[str, Any] | None:
+        """The model mapping: model_file's contents with `model`'s entries merged over them (per section)."""
+        base: dict[str, Any] = {}
+        if self.model_file:
+            path = Path(self.model_file)
+            if not path.is_file():
+                raise FileNotFoundError(f"no model file at {path}")
+            import yaml
+
+            base = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for key, value in (self.model or {}).items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                base[key] = {**base[key], **value}
+            else:
+                base[key] = value
+        return base or None
 
     @classmethod
     def load(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:

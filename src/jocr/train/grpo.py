@@ -74,10 +74,10 @@ def grpo_loss(
         delta = ref_logp - logp
         kl = torch.exp(delta) - delta - 1
         per_token = per_token + kl_coef * kl
-        stats["kl"] = float((kl * mask).sum() / n)
+        stats["kl"] = float((kl.detach() * mask).sum() / n)
     loss = (per_token * mask).sum() / n
     clipped = ((ratio - 1).abs() > clip_eps) & mask
-    stats["clip_frac"] = float(clipped.sum() / n)
+    stats["clip_frac"] = float(clipped.sum() / n.detach())
     return loss, stats
 
 
@@ -108,8 +108,7 @@ def page_reward(markdown: str, page) -> float:
     """The checks engineer's GRPO reward for one output against the synthetic page's reference and tests."""
     from jocr.checks.reward import page_reward as reward_fn
 
-    result = reward_fn(markdown, reference=page.markdown, tests=page.tests)
-    return float(getattr(result, "reward", result))
+    return float(reward_fn(markdown, reference=page.markdown, tests=page.tests))
 
 
 def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: int) -> list[list[Rollout]]:
@@ -261,7 +260,7 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(params, cfg.optim.grad_clip)
                     optimizer.step()
-                rec.update(loss=float(loss), **stats)
+                rec.update(loss=loss.item(), **stats)
             step += 1
             rec["step_s"] = time.time() - t0
             runlog.write(**rec)

@@ -55,9 +55,11 @@ def build_model(cfg: TrainConfig, tokenizer):
 
     if cfg.init:
         return OCRModel.from_pretrained(cfg.init, dtype=torch.float32)
-    if not cfg.model:
-        raise ValueError("the config needs `model` (an OCRConfig mapping) or `init` (a model directory)")
-    data = dict(cfg.model)
+    data = cfg.model_dict()
+    if not data:
+        raise ValueError(
+            "the config needs `model`/`model_file` (an OCRConfig mapping) or `init` (a model dir)"
+        )
     preset = data.pop("preset", None)
     base = OCRConfig.preset(preset).to_dict() if preset else {}
     base.pop("model_type", None)

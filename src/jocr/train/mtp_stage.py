@@ -1,0 +1,60 @@
+"""`jocr train mtp`: fit the FastMTP draft head last, on the final verifier's own greedy outputs.
+
+The fitting itself (self-distillation, K=3, step weights 0.51/0.31/0.18, acceptance per position) is
+`jocr.train.mtp.fit_mtp_head`; this stage picks the pages (training split, their own seed range, drawn like
+the SFT data), builds the prompts exactly as inference does, and writes the model and the statistics.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from jocr.train.checkpoint import save_model_dir
+from jocr.train.config import TrainConfig
+from jocr.train.data import sample_plan
+
+# The MTP head's pages come from their own part of the training split (SFT and GRPO use others).
+MTP_INDEX_OFFSET = 7_000_000
+
+
+def run_mtp_fit(cfg: TrainConfig, log=print) -> Path:
+    from jocr.documents.preprocess import preprocess_image, views_token_count
+    from jocr.model import OCRModel
+    from jocr.synth import generate_page
+    from jocr.tokenizer import DEFAULT_PROMPT, Tokenizer
+    from jocr.train.mtp import MTPFitConfig, fit_mtp_head
+
+    if not cfg.init:
+        raise ValueError("mtp needs `init`: the final verifier's model directory")
+    torch.set_num_threads(max(1, cfg.threads))
+    run_dir = Path(cfg.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = Tokenizer.from_dir(cfg.init)
+    model = OCRModel.from_pretrained(cfg.init, dtype=torch.float32).eval()
+    vision = model.config.vision
+    prompt = cfg.data.prompt or DEFAULT_PROMPT
+    prompts = []
+    for i in range(cfg.mtp.pages):
+        profile, degrade, seed = sample_plan(cfg.data, MTP_INDEX_OFFSET + i)
+        views = preprocess_image(generate_page(seed, profile, degrade).image, vision)
+        prompts.append((tokenizer.build_prompt(prompt, views_token_count(views, vision)), [views]))
+    fit_cfg = MTPFitConfig(
+        steps=cfg.mtp.steps,
+        batch_size=cfg.mtp.batch_size,
+        lr=cfg.mtp.lr,
+        num_steps=len(cfg.mtp.step_weights),
+        step_weights=tuple(cfg.mtp.step_weights),
+        max_new_tokens=cfg.mtp.max_tokens,
+        checkpoint_dir=str(run_dir / "mtp"),
+        seed=cfg.seed,
+    )
+    stats = fit_mtp_head(model, prompts, fit_cfg, log=log)
+    out = save_model_dir(model, tokenizer, run_dir / "final")
+    (run_dir / "mtp_stats.json").write_text(json.dumps(stats, indent=2, default=str) + "\n")
+    if cfg.export_dir:
+        save_model_dir(model, tokenizer, cfg.export_dir)
+        log(f"exported the model to {cfg.export_dir}")
+    return out

@@ -1,0 +1,89 @@
+"""GRPO, merge and MTP stages end to end on a tiny random model and fake pages (fast, CPU)."""
+
+import json
+
+import torch
+
+from jocr.train.checkpoint import save_model_dir
+from jocr.train.config import TrainConfig
+from jocr.train.curves import read_log
+
+
+def _model_dir(tmp_path, name, model_cfg, tok_path, seed):
+    from jocr.tokenizer import Tokenizer
+    from jocr.train.sft import build_model
+
+    cfg = TrainConfig.from_dict({"model": model_cfg, "tokenizer": {"path": str(tok_path)}, "seed": seed})
+    tok = Tokenizer.from_file(tok_path)
+    return save_model_dir(build_model(cfg, tok), tok, tmp_path / name)
+
+
+def _base(tmp_path, kind, **kw):
+    data = {
+        "kind": kind,
+        "run_dir": str(tmp_path / f"run_{kind}"),
+        "data": {"prompt": "OCR.", "stages": [{"samples": 100}]},
+        "eval": {"pages": 2, "max_tokens": 6, "batch_size": 4},
+        "threads": 1,
+    }
+    data.update(kw)
+    return TrainConfig.from_dict(data)
+
+
+def test_grpo_trains_only_the_selected_parameters(tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg):
+    from jocr.model import OCRModel
+    from jocr.train.grpo import train_grpo
+
+    init = _model_dir(tmp_path, "init", tiny_model_cfg, byte_tokenizer_path, 0)
+    cfg = _base(
+        tmp_path,
+        "grpo",
+        init=str(init),
+        max_steps=2,
+        optim={"lr": 1e-2, "warmup_steps": 0},
+        grpo={
+            "group_size": 3,
+            "pages_per_step": 2,
+            "max_tokens": 6,
+            "kl_coef": 0.05,
+            "trainable": ["model.layers", "lm_head"],
+        },
+    )
+    out = train_grpo(cfg, log=lambda *a: None)
+    recs = read_log(tmp_path / "run_grpo" / "log.jsonl")
+    assert [r["step"] for r in recs] == [1, 2]
+    assert all(0.0 <= r["reward"] <= 1.0 for r in recs)
+    before = OCRModel.from_pretrained(init).state_dict()
+    after = OCRModel.from_pretrained(out).state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before if k.startswith("model.sam_model"))
+    if any(r["informative_groups"] for r in recs):
+        assert any(not torch.equal(before[k], after[k]) for k in before if k.startswith("model.layers"))
+
+
+def test_merge_stage_never_loses_to_a_candidate(tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg):
+    from jocr.train.merge_stage import run_merge
+
+    a = _model_dir(tmp_path, "a", tiny_model_cfg, byte_tokenizer_path, 1)
+    b = _model_dir(tmp_path, "b", tiny_model_cfg, byte_tokenizer_path, 2)
+    cfg = _base(tmp_path, "merge", merge={"candidates": [str(a), str(b)], "method": "slerp", "budget": 3})
+    out = run_merge(cfg, log=lambda *a: None)
+    summary = json.loads((tmp_path / "run_merge" / "merge.json").read_text())
+    scores = [t["score"] for t in summary["trials"]]
+    assert len(scores) == 3 and summary["best_score"] == max(scores) >= max(scores[:2])
+    assert (out / "model.safetensors").is_file()
+
+
+def test_mtp_stage_fits_the_head_and_reports_acceptance(
+    tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg
+):
+    from jocr.train.mtp_stage import run_mtp_fit
+
+    model_cfg = dict(tiny_model_cfg, mtp={"enabled": True, "num_steps": 3})
+    init = _model_dir(tmp_path, "init", model_cfg, byte_tokenizer_path, 0)
+    cfg = _base(
+        tmp_path, "mtp", init=str(init), mtp={"pages": 4, "steps": 3, "batch_size": 2, "max_tokens": 6}
+    )
+    out = run_mtp_fit(cfg, log=lambda *a: None)
+    stats = json.loads((tmp_path / "run_mtp" / "mtp_stats.json").read_text())
+    assert stats["steps"] == 3
+    assert (out / "model.safetensors").is_file()
