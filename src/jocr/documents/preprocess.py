@@ -86,11 +86,20 @@ def image_tokens_for_size(width: int, height: int, vision) -> int:
     )
 
 
+# x / 255, then (x - 0.5) / 0.5, evaluated once per byte value with the same float32 operations as
+# torchvision's ToTensor + Normalize; indexing this table gives identical values at a fraction of the cost.
+_LUT = ((torch.arange(256, dtype=torch.float32) / 255.0 - MEAN[0]) / STD[0]).numpy()
+
+
+def _normalised(array: np.ndarray) -> torch.Tensor:
+    """(H, W, 3) uint8 -> (3, H, W) float32, normalised."""
+    planar = np.ascontiguousarray(array.transpose(2, 0, 1))  # (3, H, W) uint8: a cheap byte copy
+    return torch.from_numpy(_LUT[planar])
+
+
 def to_tensor(image: Image.Image) -> torch.Tensor:
     """RGB PIL image -> (3, H, W) float32 normalised with mean 0.5 / std 0.5."""
-    array = np.asarray(image, dtype=np.uint8)  # (H, W, 3)
-    x = torch.from_numpy(array.copy()).permute(2, 0, 1).float().div_(255.0)  # (3, H, W)
-    return x.sub_(MEAN[0]).div_(STD[0])
+    return _normalised(np.asarray(image, dtype=np.uint8))
 
 
 def to_rgb(image: Image.Image) -> Image.Image:
@@ -123,6 +132,18 @@ def cut_tiles(image: Image.Image, grid: tuple[int, int], tile_size: int) -> list
     ]
 
 
+def tile_tensor(image: Image.Image, grid: tuple[int, int], tile_size: int) -> torch.Tensor:
+    """The tiles of `cut_tiles` as one normalised tensor (cols * rows, 3, tile, tile).
+
+    The tiles are cut by reordering bytes before normalising, so the float tensor is written only once."""
+    cols, rows = grid
+    t = tile_size
+    resized = np.asarray(image.resize((t * cols, t * rows)), dtype=np.uint8)  # (rows * t, cols * t, 3)
+    blocks = resized.reshape(rows, t, cols, t, 3).transpose(0, 2, 4, 1, 3)  # (rows, cols, 3, t, t)
+    x = torch.from_numpy(_LUT[np.ascontiguousarray(blocks)])
+    return x.reshape(rows * cols, 3, t, t)
+
+
 def preprocess_image(image: Image.Image, vision) -> PageViews:
     """One page image -> PageViews under `vision` (a `jocr.config.VisionConfig`)."""
     image = to_rgb(image)
@@ -133,8 +154,7 @@ def preprocess_image(image: Image.Image, vision) -> PageViews:
         grid, tiled = page_grid(width, height, vision)
         tiles = None
         if tiled:
-            crops = cut_tiles(image, grid, vision.tile_size)
-            tiles = torch.stack([to_tensor(t) for t in crops])  # (cols * rows, 3, tile, tile)
+            tiles = tile_tensor(image, grid, vision.tile_size)  # (cols * rows, 3, tile, tile)
         view = global_view(image, vision.base_size)
         return PageViews(global_view=to_tensor(view), tiles=tiles, grid=grid)
     fit = getattr(vision, "single_view_fit", "pad")
