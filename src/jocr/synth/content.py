@@ -59,12 +59,11 @@ def make_line(rng: random.Random, ctx: PageContext) -> Paragraph:
     """cpu-lines: one short line (2-6 words, or a number-bearing phrase)."""
     choice = rng.random()
     if choice < 0.4:
-        words = vocab.sentence(rng, max_words=6).rstrip(".").split()
-        text = " ".join(words[: rng.randint(2, 6)])
+        text = vocab.phrase(rng, rng.randint(2, 6))
     elif choice < 0.7:
         text = vocab.list_item(rng, max_words=5)
     elif choice < 0.85:
-        text = vocab.title(rng, max_words=3)
+        text = vocab.title(rng, max_words=3, numbered=False)
     else:
         text = f"{rng.choice(vocab.RARE_WORDS)} {vocab.number(rng)}"
     return Paragraph([("text", text)])
@@ -124,7 +123,7 @@ def make_table(rng: random.Random, ctx: PageContext) -> Table:
     label_head, label_fn = rng.choice(_ROW_LABELS_EN)
     if ctx.cjk:
         label_head = "项目"
-        label_fn = lambda r: r.choice(vocab.ZH_LABELS[12:])  # noqa: E731 - city names as row labels
+        label_fn = lambda r: r.choice(vocab.ZH_CITIES)  # noqa: E731
     used: set[str] = set()
 
     def unique(fn: Callable[[], str]) -> str:

@@ -154,6 +154,8 @@ def compose(seed: int, profile: SynthProfile) -> Composition:
     failures, column, y = 0, 0, top
     while len(pending) < target and (failures < max_failures or (not pending and failures < 50)):
         kind = rng.choices(kinds, weights)[0]
+        if kind == "list" and pending and pending[-1][0].block.kind == "list":
+            continue  # two lists in a row would read as one list in Markdown
         block = (
             make_line(rng, ctx) if (profile.lines_only and kind == "paragraph") else MAKERS[kind](rng, ctx)
         )

@@ -46,8 +46,11 @@ class Laid:
     draw: Callable[[Image.Image, ImageDraw.ImageDraw, int, int], None]
 
 
+# Line-breaking units of CJK text: one ideograph (or opening bracket) with any closing punctuation that
+# follows it, so no line starts with "。" or "，"; runs of Latin letters and digits stay whole.
 _CJK_SPLIT = re.compile(
-    r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]|[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+"
+    r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef][\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f\uff09]*"
+    r"|[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+[\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f\uff09]*"
 )
 
 

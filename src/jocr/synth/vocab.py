@@ -133,19 +133,8 @@ ZH_TITLES = (
     "质量评估",
     "运营情况",
 )
-ZH_LABELS = (
-    "地区",
-    "收入",
-    "成本",
-    "利润",
-    "增长率",
-    "数量",
-    "单价",
-    "合计",
-    "项目",
-    "年份",
-    "类别",
-    "比例",
+# City names: row labels of Chinese tables.
+ZH_CITIES = (
     "北京",
     "上海",
     "广州",
@@ -154,6 +143,20 @@ ZH_LABELS = (
     "南京",
     "成都",
     "武汉",
+    "天津",
+    "重庆",
+    "西安",
+    "苏州",
+    "青岛",
+    "长沙",
+    "郑州",
+    "厦门",
+    "大连",
+    "宁波",
+    "合肥",
+    "昆明",
+    "济南",
+    "福州",
 )
 
 
@@ -215,14 +218,36 @@ def sentence(rng: random.Random, max_words: int = 16, rare_share: float = 0.15, 
         parts.append(extra)
     if rng.random() < 0.2:
         parts.insert(2, rng.choice(ADVERBS))
-    words = " ".join(parts).split()[:max_words]
+    words = trim(" ".join(parts).split()[:max_words])
     text = " ".join(words)
     if rng.random() < 0.2:
         text = f"{rng.choice(CONNECTORS)}, {text}"
     return text[0].upper() + text[1:] + "."
 
 
-def title(rng: random.Random, max_words: int = 5) -> str:
+# Words a truncated phrase must not end with (it would read as cut off).
+_DANGLING = (
+    set(PREPOSITIONS) | set(ADJECTIVES) | set(ADVERBS) | {"the", "by", "to", "at", "of", "and", "units"}
+)
+
+
+def trim(words: list[str]) -> list[str]:
+    """Drop trailing words that would leave a truncated phrase dangling ("... under the")."""
+    words = list(words)
+    while len(words) > 2 and (words[-1].lower().strip(",") in _DANGLING or words[-1].endswith(",")):
+        words.pop()
+    return words
+
+
+def phrase(rng: random.Random, max_words: int = 6) -> str:
+    """A short clause without connectors or final stop (list items, single lines)."""
+    subject = _noun_phrase(rng, 0.15)
+    words = f"{subject} {rng.choice(VERBS_PAST)} {_noun_phrase(rng, 0.15)}".split()
+    text = " ".join(trim(words[:max_words]))
+    return text[0].upper() + text[1:]
+
+
+def title(rng: random.Random, max_words: int = 5, numbered: bool = True) -> str:
     n = rng.randint(1, max_words)
     words = [rng.choice(TITLE_WORDS)]
     pool = (ADJECTIVES, NOUNS, TITLE_WORDS)
@@ -233,15 +258,15 @@ def title(rng: random.Random, max_words: int = 5) -> str:
         words.append(rng.choice(NOUNS + PLACES))
     text = " ".join(w.capitalize() if w.islower() and w not in ("of", "for", "in") else w for w in words)
     if rng.random() < 0.25:
-        text = f"{rng.randint(1, 9)}. {text}" if rng.random() < 0.5 else f"{text} {number(rng, 'year')}"
+        numbered_now = numbered and rng.random() < 0.5
+        text = f"{rng.randint(1, 9)}. {text}" if numbered_now else f"{text} {number(rng, 'year')}"
     return text
 
 
 def list_item(rng: random.Random, max_words: int = 8) -> str:
     choice = rng.random()
     if choice < 0.4:
-        words = sentence(rng, max_words=max_words).rstrip(".").split()
-        return " ".join(words[:max_words])
+        return phrase(rng, max_words)
     if choice < 0.7:
         return f"{rng.choice(ADJECTIVES).capitalize()} {rng.choice(NOUNS)}: {number(rng)}"
     return f"{rng.choice(NAMES)}, {rng.choice(PLACES)} ({number(rng, 'year')})"
