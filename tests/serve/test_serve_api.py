@@ -1,0 +1,250 @@
+"""HTTP behaviour around the model: authentication, overload (429 + Retry-After, never a hang), clients that
+go away, metrics, streaming that adds up to the final post-processed text, and the `jocr serve` command."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+from serve_helpers import LiveServer, make_service, page_image, png_bytes
+from starlette.testclient import TestClient
+
+from jocr.cli import main as cli_main
+from jocr.documents.postprocess import postprocess_page
+from jocr.serve import service as service_mod
+from jocr.serve.app import create_app
+from jocr.serve.backend import EngineBackend
+from jocr.serve.config import ServeConfig
+from jocr.serve.service import OCRService, SamplingParams, Transcription
+
+
+def _chat_body(image=None, **extra) -> dict:
+    data = base64.b64encode(png_bytes(image or page_image(0))).decode()
+    part = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
+    return {"messages": [{"role": "user", "content": [part]}], **extra}
+
+
+def test_api_keys(tiny_model, tokenizer):
+    service = make_service(tiny_model, tokenizer, api_keys=("secret-1", "secret-2"))
+    client = TestClient(create_app(service.config, service))
+    try:
+        assert client.get("/health").status_code == 200  # health never needs a key
+        assert client.get("/").status_code == 200  # the demo page itself is public; its API calls are not
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "secret-1"}):
+            response = client.get("/v1/models", headers=headers)
+            assert response.status_code == 401
+            assert response.headers["www-authenticate"] == "Bearer"
+            assert response.json()["error"]["type"] == "authentication_error"
+        assert client.post("/v1/chat/completions", json=_chat_body()).status_code == 401
+        assert client.get("/https://example.com/a.pdf").status_code == 401
+        assert client.get("/metrics").status_code == 401
+        response = client.get("/v1/models", headers={"Authorization": "Bearer secret-2"})
+        assert response.status_code == 200
+        assert response.json()["data"][0]["id"] == "jocr-tiny"
+    finally:
+        service.close()
+
+
+class GatedBackend(EngineBackend):
+    """The real backend, but each request's tokens are held until the test opens the gate."""
+
+    gate: threading.Event
+
+    def stream(self, handle):
+        self.gate.wait(30)
+        return super().stream(handle)
+
+
+def _gated_service(tiny_model, tokenizer, **overrides) -> tuple[OCRService, threading.Event]:
+    config = ServeConfig(max_batch=1, max_queue=1, default_max_tokens=16, **overrides)
+    backend = EngineBackend.create(tiny_model, tokenizer, config.max_batch, config.max_queue, "jocr-tiny")
+    backend.__class__ = GatedBackend
+    backend.gate = threading.Event()
+    return OCRService(backend, config), backend.gate
+
+
+def _wait_for(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.01)
+
+
+def test_overload_answers_429_with_retry_after(tiny_model, tokenizer):
+    service, gate = _gated_service(tiny_model, tokenizer)
+    server = LiveServer(create_app(service.config, service))
+    try:
+        results = []
+
+        def send():
+            with httpx.Client(base_url=server.url, timeout=60) as c:
+                results.append(c.post("/v1/chat/completions", json=_chat_body()).status_code)
+
+        threads = [threading.Thread(target=send) for _ in range(2)]
+        for t in threads:
+            t.start()
+        _wait_for(lambda: service.admission.in_flight == 2)  # one decoding, one queued: capacity reached
+        with httpx.Client(base_url=server.url, timeout=10) as c:
+            start = time.monotonic()
+            refused = c.post("/v1/chat/completions", json=_chat_body())
+            assert time.monotonic() - start < 5  # refused at once, not after a timeout
+            assert refused.status_code == 429
+            assert refused.headers["retry-after"] == "1"
+            assert refused.json()["error"]["type"] == "rate_limit_error"
+            reader = c.post("/", json={"image": base64.b64encode(png_bytes(page_image(1))).decode()})
+            assert reader.status_code == 429
+            gate.set()
+            for t in threads:
+                t.join(60)
+            assert results == [200, 200]
+            assert c.get("/health").json()["in_flight"] == 0
+            metrics = c.get("/metrics").text
+        assert "jocr_rejected_total 2" in metrics
+        assert 'jocr_requests_total{endpoint="/v1/chat/completions",status="429"} 1' in metrics
+        assert 'jocr_requests_total{endpoint="/v1/chat/completions",status="200"} 2' in metrics
+        assert "jocr_pages_total 2" in metrics
+        assert 'jocr_request_latency_seconds_count{endpoint="/v1/chat/completions"} 3' in metrics
+    finally:
+        gate.set()
+        server.stop()
+
+
+def test_client_gone_mid_stream_frees_its_slot(tiny_model, tokenizer):
+    service, gate = _gated_service(tiny_model, tokenizer)
+    server = LiveServer(create_app(service.config, service))
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as c:
+            with c.stream("POST", "/v1/chat/completions", json=_chat_body(stream=True)) as response:
+                assert response.status_code == 200
+                first = next(response.iter_lines())
+                assert first.startswith("data: ")
+                assert service.admission.in_flight == 1
+            # The connection is closed with the generation still held at the gate.
+            _wait_for(lambda: service.admission.in_flight == 0)
+            gate.set()
+            assert c.post("/v1/chat/completions", json=_chat_body()).status_code == 200
+    finally:
+        gate.set()
+        server.stop()
+
+
+class ScriptedGenerator:
+    """A generator that emits fixed token chunks, to test how streaming meets post-processing."""
+
+    model_id = "scripted"
+
+    def __init__(self, tokenizer, raw: str, chunk: int):
+        self.tokenizer = tokenizer
+        ids = tokenizer.encode(raw)
+        self.chunks = [ids[i : i + chunk] for i in range(0, len(ids), chunk)]
+        self.ids = ids
+
+    def prepare(self, image):
+        return None, 0
+
+    def prompt_ids(self, prompt, counts):
+        return [0]
+
+    def submit(self, prompt_ids, views, params):
+        return object()
+
+    def stream(self, handle):
+        return iter(self.chunks)
+
+    def result(self, handle):
+        class Result:
+            token_ids = self.ids
+            finish_reason = "length"
+            stats = None
+
+        return Result()
+
+    def cancel(self, handle):
+        pass
+
+    def decode(self, ids):
+        return self.tokenizer.decode(ids)
+
+    def finish(self, raw, size, finish_reason):
+        return postprocess_page(raw, size[0], size[1], finish_reason)[0]
+
+
+RAW = (
+    "<|ref|>title<|/ref|><|det|>[[10, 20, 300, 40]]<|/det|>\n# Quarterly  report   \n\n\n\n"
+    "Revenue grew by $x^2 + 1$ percent,   \r\nsee table:\n<table><tr><td>a</td><td>b</td></tr>"
+    "<tr><td>1</td><td>2\u00e9\u4e2d</td>"
+)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7])
+def test_stream_deltas_add_up_to_final_text(tokenizer, monkeypatch, chunk):
+    monkeypatch.setattr(service_mod, "STREAM_INTERVAL_S", 0.0)
+    service = OCRService(ScriptedGenerator(tokenizer, RAW, chunk), ServeConfig())
+    service.admission.acquire()
+
+    async def collect():
+        items = []
+        async for item in service.transcribe([page_image(0)], "ocr", SamplingParams(max_tokens=10)):
+            items.append(item)
+        return items
+
+    items = asyncio.run(collect())
+    service.close()
+    final = items[-1]
+    assert isinstance(final, Transcription)
+    deltas = items[:-1]
+    assert len(deltas) > 3  # streamed in pieces, not in one piece at the end
+    expected = postprocess_page(RAW, 320, 240, "length")[0]
+    assert final.text == expected
+    assert "".join(deltas) == expected
+    assert "<|" not in "".join(deltas)
+
+
+def test_cli_errors_are_one_line(capsys, tmp_path):
+    assert cli_main(["serve", "--max-batch", "0"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--max-batch must be >= 1")
+    assert cli_main(["serve", "--model", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "no model directory" in err
+
+
+def test_cli_serves_a_model_directory(tiny_model, tokenizer, tmp_path):
+    tiny_model.save_pretrained(tmp_path)
+    tokenizer.save(tmp_path / "tokenizer.json")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    env = {**os.environ, "JOCR_API_KEY": "k"}
+    cmd = [sys.executable, "-m", "jocr", "serve", "--model", str(tmp_path), "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "server did not come up"
+            time.sleep(0.2)
+        headers = {"Authorization": "Bearer k"}
+        assert httpx.get(url + "/v1/models", headers=headers).json()["data"][0]["id"] == tmp_path.name
+        response = httpx.post(
+            url + "/v1/chat/completions", json=_chat_body(max_tokens=8), headers=headers, timeout=60
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["usage"]["completion_tokens"] <= 8
+    finally:
+        proc.terminate()
+        proc.wait(20)
