@@ -1,0 +1,110 @@
+"""Runs vLLM on a jocr checkpoint and writes the greedy tokens and spec-decode metrics as JSON.
+
+    python vllm_runner.py CHECKPOINT OUT.json --ks 0,1,2,3 --pages 4 --max-tokens 48 [--guard]
+
+Run by the vllm-marked tests in a subprocess (with the interpreter that runs them) so that vLLM's process-wide
+state (thread binding, distributed groups, Prometheus counters) stays out of the test process. One LLM per k,
+created in turn in this one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+for key, value in {
+    "VLLM_TARGET_DEVICE": "cpu",
+    "VLLM_CPU_KVCACHE_SPACE": "1",
+    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+    "HF_HUB_OFFLINE": "1",
+}.items():
+    os.environ.setdefault(key, value)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("checkpoint")
+    parser.add_argument("out")
+    parser.add_argument("--ks", default="0")
+    parser.add_argument("--pages", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--ngram-size", type=int, default=0, help="repetition guard n (0: off)")
+    parser.add_argument("--window", type=int, default=90)
+    parser.add_argument("--logprobs", type=int, default=0, help="top logprobs to record per token")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from vllm import LLM
+    from vllm.distributed.parallel_state import destroy_distributed_environment, destroy_model_parallel
+    from vllm_fixtures import pages, prompts
+
+    from jocr.integrations.vllm import (
+        register,
+        spec_decode_metrics,
+        vllm_llm_kwargs,
+        vllm_prompt,
+        vllm_sampling_params,
+    )
+
+    register()
+    inputs = [
+        vllm_prompt(args.checkpoint, image, text)
+        for image, text in zip(pages(args.pages), prompts(args.pages))
+    ]
+    params = vllm_sampling_params(
+        max_tokens=args.max_tokens,
+        model=args.checkpoint,
+        ngram_size=args.ngram_size,
+        window=args.window,
+        logprobs=args.logprobs or None,
+    )
+    results = {}
+    for k in (int(x) for x in args.ks.split(",")):
+        start = time.perf_counter()
+        llm = LLM(
+            **vllm_llm_kwargs(
+                args.checkpoint,
+                num_speculative_tokens=k,
+                enforce_eager=True,
+                distributed_executor_backend="uni",
+                disable_log_stats=False,
+                max_model_len=1024,
+                seed=0,
+            )
+        )
+        startup = time.perf_counter() - start
+        baseline = spec_decode_metrics(llm)
+        start = time.perf_counter()
+        outputs = llm.generate(inputs, params, use_tqdm=False)
+        elapsed = time.perf_counter() - start
+        results[str(k)] = {
+            "prompt_ids": [list(o.prompt_token_ids) for o in outputs],
+            "tokens": [list(o.outputs[0].token_ids) for o in outputs],
+            "text": [o.outputs[0].text for o in outputs],
+            # Per page, per generated token: {token id: logprob} of the top candidates.
+            "logprobs": [
+                [
+                    {int(t): float(lp.logprob) for t, lp in step.items()}
+                    for step in (o.outputs[0].logprobs or [])
+                ]
+                for o in outputs
+            ],
+            "metrics": spec_decode_metrics(llm, baseline) if k else None,
+            "startup_s": startup,
+            "generate_s": elapsed,
+        }
+        del llm
+        gc.collect()
+        destroy_model_parallel()
+        destroy_distributed_environment()
+    Path(args.out).write_text(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
