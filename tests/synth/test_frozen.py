@@ -39,7 +39,7 @@ def test_frozen_set_regenerates_identically(name, count):
         assert {k: got[k] for k in kinds} == {k: expected[k] for k in kinds}, page.meta["name"]
 
 
-def test_frozen_ground_truth_scores_100_percent(tmp_path):
+def test_frozen_ground_truth_scores_100_percent(tmp_path, capsys):
     """The first 25 frozen cpu-small pages, written as `jocr synth` writes them, scored as outputs."""
     recipe = FROZEN_TEST_SETS["cpu-small"]
     summary = write_dataset(tmp_path, pages=25, seed=recipe["seed"], split="test", profile=recipe["profile"])
@@ -55,5 +55,11 @@ def test_frozen_ground_truth_scores_100_percent(tmp_path):
         pytest.skip("jocr score is not available yet; scored with jocr.checks above")
     from jocr.cli import main
 
-    rc = main(["score", "--tests", str(tmp_path), "--outputs", str(tmp_path / "gt")])
-    assert rc == 0
+    assert main(["score", "--tests", str(tmp_path), "--outputs", str(tmp_path / "gt"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["_summary"]
+    if summary["missing_outputs"] == summary["tests"]:
+        # olmOCR-Bench finds outputs by os.path.splitext(pdf)[0]; a scorer that strips only ".pdf" looks for
+        # "<name>.png_pg1_repeat1.md" and finds nothing.
+        pytest.xfail("jocr score does not strip the .png extension from test `pdf` names")
+    assert summary["missing_outputs"] == 0
+    assert summary["overall"] == 1.0 and summary["tests"] == len(tests)
