@@ -30,13 +30,14 @@ def test_frozen_set_regenerates_identically(name, count):
         recipe["pages"],
     )
     assert len(record["digests"]) == recipe["pages"]
-    same_libraries = record["libraries"] == library_versions()
+    if record["libraries"] != library_versions():
+        # Font metrics decide which blocks fit on a page, so even the text can differ with other FreeType or
+        # DejaVu builds: byte identity is promised for the recorded library versions.
+        pytest.skip(f"library versions {library_versions()} differ from the recorded {record['libraries']}")
     for offset in range(recipe["seed"], recipe["seed"] + count):
         page = generate_page(global_seed("test", offset), recipe["profile"], degrade=recipe["degrade"])
         expected = record["digests"][page.meta["name"]]
-        got = page_digests(page_files(page))
-        kinds = ("markdown", "tests", "meta") + (("image",) if same_libraries else ())
-        assert {k: got[k] for k in kinds} == {k: expected[k] for k in kinds}, page.meta["name"]
+        assert page_digests(page_files(page)) == expected, page.meta["name"]
 
 
 def test_frozen_ground_truth_scores_100_percent(tmp_path, capsys):
