@@ -26,8 +26,16 @@ class MTPDrafter:
     name = "mtp"
     needs_hidden = True
 
-    def __init__(self, model):
+    def __init__(self, model, never_ids: tuple[int, ...] = ()):
         self.model = model
+        self.never = list(never_ids)  # ids never drafted (an `<image>` placeholder cannot be verified)
+
+    def _pick(self, logits: torch.Tensor) -> torch.Tensor:
+        # logits: (B, V) -> (B,)
+        if self.never:
+            logits = logits.clone()
+            logits[:, self.never] = float("-inf")
+        return logits.argmax(-1)
 
     def propose(self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int) -> torch.Tensor:
         """Drafts (B, k) for rows [0, B); n, mtp_len: (B,) long. Updates mtp_len in place to n - 1."""
@@ -45,13 +53,13 @@ class MTPDrafter:
         view = cache.view(0, b)
         out = self.model.mtp_step(prev, ids, pos, view)
         drafts = torch.empty(b, k, dtype=torch.long, device=device)
-        drafts[:, 0] = out.logits[:, -1].argmax(-1)
+        drafts[:, 0] = self._pick(out.logits[:, -1])
         state = self.model.mtp_feedback(out)[:, -1:]  # (B, 1, D)
         last_pos = pos[:, -1:]  # (B, 1) = n - 2
         for i in range(1, k):
             step_view = cache.view(0, b)
             out = self.model.mtp_step(state, drafts[:, i - 1 : i], last_pos + i, step_view)
-            drafts[:, i] = out.logits[:, -1].argmax(-1)
+            drafts[:, i] = self._pick(out.logits[:, -1])
             state = self.model.mtp_feedback(out)[:, -1:]
         mtp_len.copy_(n - 1)
         return drafts
@@ -106,7 +114,7 @@ def make_drafter(name: str, model, ngram_max: int = 4, ngram_min: int = 1, skip_
     if name == "mtp":
         if not hasattr(model, "mtp_step"):
             raise ValueError("drafter 'mtp' needs a model with a FastMTP head (mtp_step)")
-        return MTPDrafter(model)
+        return MTPDrafter(model, skip_ids)
     if name == "ngram":
         return NGramDrafter(ngram_max, ngram_min, skip_ids)
     if name == "none":

@@ -1,0 +1,122 @@
+"""Speculative decoding is lossless: every configuration reproduces the naive greedy oracle token for token.
+
+Oracle: `naive_generate` re-runs the whole sequence for every token (no cache, no batching, no drafts).
+Cases: 4 models x (2 drafters x 4 k x 3 batch sizes + plain) x 8 requests of mixed prompt and output lengths,
+with the repetition guard active (a small n-gram ban in the looping model so bans fire inside verification).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import IMAGE_ID, build_cycle_model, random_prompt
+
+from jocr.engine import Engine, EngineConfig, GenerationRequest, GuardConfig, naive_generate
+from jocr.types import PageViews
+
+SMALL_GUARD = GuardConfig(ngram_size=4, window=24, loop_max_period=16, loop_min_span=40, loop_min_repeats=4)
+
+
+def _requests(seed: int, count: int = 8, guard: GuardConfig | None = None) -> list[GenerationRequest]:
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(count):
+        max_tokens = int(torch.randint(6, 26, (1,), generator=g))
+        out.append(GenerationRequest(prompt_ids=random_prompt(g), max_tokens=max_tokens, guard=guard))
+    return out
+
+
+def _check(model, requests, refs, **cfg) -> None:
+    engine = Engine(model, EngineConfig(**cfg))
+    results = engine.generate(requests)
+    for i, (res, ref) in enumerate(zip(results, refs)):
+        assert res.token_ids == ref.token_ids, f"{cfg} request {i}"
+        assert res.finish_reason == ref.finish_reason, f"{cfg} request {i}"
+
+
+CONFIGS = [
+    dict(drafter=d, num_draft_tokens=k, max_batch_size=b)
+    for d in ("mtp", "ngram")
+    for k in (1, 2, 3, "auto")
+    for b in (1, 3, 8)
+] + [dict(drafter="none", max_batch_size=8)]
+
+
+@pytest.mark.parametrize("name", ["random", "cycle", "cycle_noisy", "loop"])
+def test_spec_equals_naive_greedy(name, random_model, cycle_model, loop_model):
+    model = {
+        "random": random_model,
+        "cycle": cycle_model,
+        "cycle_noisy": build_cycle_model(1, noise=100.0),
+        "loop": loop_model,
+    }[name]
+    guard = SMALL_GUARD if name == "loop" else None
+    requests = _requests(hash(name) % 1000, guard=guard)
+    refs = [naive_generate(model, r) for r in requests]
+    if name == "loop":  # the guard must actually have acted for this case to mean something
+        off = GuardConfig(ngram_size=0, loop_detection=False)
+        unguarded = [
+            naive_generate(model, GenerationRequest(r.prompt_ids, None, r.max_tokens, guard=off))
+            for r in requests
+        ]
+        assert any(u.token_ids != r.token_ids for u, r in zip(unguarded, refs))
+    for cfg in CONFIGS:
+        _check(model, requests, refs, **cfg)
+
+
+def test_acceptance_is_partial_and_varies_across_rows(cycle_model):
+    """The cycle model's drafts are often but not always right, so rows accept different lengths."""
+    engine = Engine(cycle_model, EngineConfig(drafter="mtp", num_draft_tokens=3))
+    engine.generate(_requests(5))
+    acc = engine.stats.acceptance
+    assert 0.3 < acc[0] < 1.0 and acc[2] < acc[0]
+    assert 1.5 < engine.stats.tau < 4.0
+
+
+def test_batched_equals_alone(cycle_model):
+    requests = _requests(11, count=6)
+    engine = Engine(cycle_model, EngineConfig(drafter="mtp", num_draft_tokens=3, max_batch_size=6))
+    together = engine.generate(requests)
+    alone = [engine.generate([r])[0] for r in requests]
+    assert [r.token_ids for r in together] == [r.token_ids for r in alone]
+
+
+def test_images_prefill_and_spec(cycle_model):
+    cfg = cycle_model.config
+    n_img = cfg.image_token_count()
+    g = torch.Generator().manual_seed(3)
+    size = cfg.vision.base_size
+    views = [PageViews(torch.rand(3, size, size, generator=g) * 2 - 1, None, (1, 1))]
+    prompt = [0] + [IMAGE_ID] * n_img + random_prompt(g)
+    requests = [
+        GenerationRequest(prompt_ids=prompt, images=views, max_tokens=12),
+        GenerationRequest(prompt_ids=random_prompt(g), max_tokens=9),
+    ]
+    refs = [naive_generate(cycle_model, r) for r in requests]
+    for drafter in ("mtp", "ngram", "none"):
+        _check(cycle_model, requests, refs, drafter=drafter, num_draft_tokens=3 if drafter != "none" else 0)
+
+
+def test_stop_tokens_and_strings(cycle_model):
+    from jocr.tokenizer import Tokenizer
+
+    tok = Tokenizer.byte_level()
+    g = torch.Generator().manual_seed(4)
+    base = naive_generate(cycle_model, GenerationRequest(prompt_ids=random_prompt(g), max_tokens=20))
+    prompt = random_prompt(torch.Generator().manual_seed(4))
+    stop_id = base.token_ids[7]
+    text = tok.decode(base.token_ids[:12])
+    stop_str = text[-3:] if len(text) >= 3 else text
+    requests = [
+        GenerationRequest(prompt_ids=prompt, max_tokens=20, stop_token_ids=(stop_id,)),
+        GenerationRequest(prompt_ids=prompt, max_tokens=20, stop_strings=(stop_str,)),
+    ]
+    refs = [naive_generate(cycle_model, r, tokenizer=tok) for r in requests]
+    assert refs[0].finish_reason == "stop" and len(refs[0].token_ids) <= 7
+    engine = Engine(cycle_model, EngineConfig(drafter="mtp", num_draft_tokens=3), tokenizer=tok)
+    for res, ref in zip(engine.generate(requests), refs):
+        assert (res.token_ids, res.finish_reason, res.stop_string) == (
+            ref.token_ids,
+            ref.finish_reason,
+            ref.stop_string,
+        )
