@@ -203,7 +203,6 @@ def fit_mtp_head(model, prompts_with_images, cfg: MTPFitConfig | None = None, lo
         step, history = saved["step"], saved["history"]
         log(f"mtp: resumed at step {step}")
     before = evaluate_acceptance(model, eval_seqs, cfg, pad_id) if step == 0 else None
-    gen = torch.Generator().manual_seed(cfg.seed + step)
     weights = cfg.step_weights[: cfg.num_steps]
     t0 = time.perf_counter()
     try:
@@ -213,6 +212,8 @@ def fit_mtp_head(model, prompts_with_images, cfg: MTPFitConfig | None = None, lo
             lr *= 0.5 * (1 + math.cos(math.pi * step / max(1, cfg.steps)))
             for group in opt.param_groups:
                 group["lr"] = lr
+            # Batches depend on (seed, step) only: a resumed run sees the batches an uninterrupted one would.
+            gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
             pick = torch.randint(0, len(train_seqs), (cfg.batch_size,), generator=gen).tolist()
             ids, ok, images = _batch([train_seqs[i] for i in pick], pad_id, model.device)
             losses, correct, anchors = mtp_losses(model, ids, ok, images, cfg.num_steps)
@@ -224,8 +225,8 @@ def fit_mtp_head(model, prompts_with_images, cfg: MTPFitConfig | None = None, lo
             step += 1
             if step % cfg.log_every == 0 or step == cfg.steps:
                 acc = [round(c / max(1, anchors), 3) for c in correct]
-                history.append({"step": step, "loss": float(loss), "acc": acc})
-                log(f"mtp: step {step}/{cfg.steps} loss {float(loss):.4f} train acceptance {acc}")
+                history.append({"step": step, "loss": float(loss.detach()), "acc": acc})
+                log(f"mtp: step {step}/{cfg.steps} loss {float(loss.detach()):.4f} train acceptance {acc}")
             if state_path is not None and (step % cfg.save_every == 0 or step == cfg.steps):
                 _save(state_path, model, opt, step, cfg, history)
     finally:
