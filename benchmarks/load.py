@@ -1,0 +1,226 @@
+"""Load test of `jocr serve` on loopback: one-at-a-time requests against many concurrent ones.
+
+Starts `jocr serve` as a subprocess on an ephemeral loopback port (the bundled models/ when present, else a
+tiny random model saved to a temporary directory), then:
+
+  1. sequential: N_seq chat requests one at a time (the baseline: no batching);
+  2. concurrent: N requests at concurrency C (default 200 at 32) sharing the engine's continuous batching.
+     With a bounded queue (max_batch + max_queue < C) the server refuses the excess with 429 + Retry-After;
+     the client honours Retry-After up to --retries times.
+
+Every response must be 200 or 429: any 5xx, other status or transport error fails the run (exit 1). Prints
+a table with pages/s, latency percentiles and the batching gain (concurrent pages/s / sequential pages/s).
+
+    .venv/bin/python benchmarks/load.py                       # defaults: 200 requests at concurrency 32
+    .venv/bin/python benchmarks/load.py --requests 50 --concurrency 8 --max-tokens 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import io
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from PIL import Image, ImageDraw
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def page_png(i: int) -> bytes:
+    """A small synthetic text page, different per i."""
+    image = Image.new("RGB", (480 + 16 * (i % 5), 360), "white")
+    draw = ImageDraw.Draw(image)
+    for line in range(8):
+        draw.text((24, 20 + line * 40), f"Page {i} line {line}: total {i * 37 + line} units", fill="black")
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def prepare_model(model: str | None, workdir: Path) -> tuple[Path, str]:
+    if model:
+        return Path(model), "given"
+    bundled = ROOT / "models"
+    if (bundled / "config.json").is_file():
+        return bundled, "bundled"
+    import torch
+
+    from jocr.config import OCRConfig
+    from jocr.model import OCRModel
+    from jocr.tokenizer import Tokenizer
+
+    torch.manual_seed(0)
+    out = workdir / "tiny-random"
+    OCRModel(OCRConfig.preset("tiny")).init_weights(seed=0).save_pretrained(out)
+    Tokenizer.byte_level().save(out / "tokenizer.json")
+    return out, "tiny random (no bundled model)"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(model_dir: Path, port: int, args, log_path: Path) -> subprocess.Popen:
+    cmd = [
+        sys.executable, "-m", "jocr", "serve", "--model", str(model_dir), "--port", str(port),
+        "--max-batch", str(args.max_batch), "--max-queue", str(args.max_queue), "--log-level", "warning",
+    ]  # fmt: skip
+    log = open(log_path, "w")  # noqa: SIM115 - closed with the process
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "JOCR_API_KEY": ""})
+    deadline = time.monotonic() + 120
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {log_path.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            proc.terminate()
+            raise SystemExit("server did not start within 120 s")
+        time.sleep(0.2)
+
+
+class Phase:
+    def __init__(self, name: str):
+        self.name = name
+        self.latencies: list[float] = []
+        self.statuses: dict[int, int] = {}
+        self.first_try_429 = 0
+        self.errors: list[str] = []
+        self.tokens = 0
+        self.elapsed = 0.0
+
+    def row(self, baseline: float | None) -> list[str]:
+        done = self.statuses.get(200, 0)
+        pps = done / self.elapsed if self.elapsed else 0.0
+        lat = sorted(self.latencies) or [0.0]
+
+        def pct(q: float) -> float:
+            return lat[min(len(lat) - 1, int(q * len(lat)))]
+
+        other = sum(n for s, n in self.statuses.items() if s not in (200, 429))
+        gain = f"{pps / baseline:.2f}x" if baseline else "1.00x"
+        return [
+            self.name, str(sum(self.statuses.values())), str(done), str(self.first_try_429),
+            str(self.statuses.get(429, 0)), str(other + len(self.errors)), f"{self.elapsed:.1f}",
+            f"{pps:.2f}", f"{self.tokens / self.elapsed if self.elapsed else 0:.0f}",
+            f"{pct(0.5):.2f}", f"{pct(0.95):.2f}", gain,
+        ]  # fmt: skip
+
+
+async def run_phase(url: str, name: str, n: int, concurrency: int, args, images: list[str]) -> Phase:
+    phase = Phase(name)
+    sem = asyncio.Semaphore(concurrency)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+    async def one(i: int, client: httpx.AsyncClient) -> None:
+        body = {
+            "model": args.model_id,
+            "messages": [
+                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": images[i]}}]}
+            ],
+            "max_tokens": args.max_tokens,
+        }
+        async with sem:
+            for attempt in range(args.retries + 1):
+                start = time.perf_counter()
+                try:
+                    response = await client.post(url + "/v1/chat/completions", json=body)
+                except httpx.HTTPError as exc:
+                    phase.errors.append(f"{type(exc).__name__}: {exc}")
+                    return
+                if response.status_code == 429:
+                    if attempt == 0:
+                        phase.first_try_429 += 1
+                    if attempt < args.retries:
+                        await asyncio.sleep(float(response.headers.get("retry-after", "1")))
+                        continue
+                phase.statuses[response.status_code] = phase.statuses.get(response.status_code, 0) + 1
+                if response.status_code == 200:
+                    phase.latencies.append(time.perf_counter() - start)
+                    phase.tokens += response.json()["usage"]["completion_tokens"]
+                elif response.status_code != 429:
+                    phase.errors.append(f"HTTP {response.status_code}: {response.text[:200]}")
+                return
+
+    start = time.perf_counter()
+    async with httpx.AsyncClient(timeout=args.request_timeout, limits=limits) as client:
+        await asyncio.wait_for(asyncio.gather(*(one(i, client) for i in range(n))), args.phase_timeout)
+    phase.elapsed = time.perf_counter() - start
+    return phase
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", help="model directory (default: bundled models/, else tiny random)")
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--sequential", type=int, default=16, help="one-at-a-time requests for the baseline")
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--max-batch", type=int, default=8)
+    parser.add_argument("--max-queue", type=int, default=16)
+    parser.add_argument("--retries", type=int, default=3, help="retries of a 429, after its Retry-After")
+    parser.add_argument("--request-timeout", type=float, default=120.0)
+    parser.add_argument("--phase-timeout", type=float, default=600.0)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir, origin = prepare_model(args.model, Path(tmp))
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        proc = start_server(model_dir, port, args, Path(tmp) / "server.log")
+        try:
+            args.model_id = httpx.get(url + "/v1/models").json()["data"][0]["id"]
+            images = [
+                "data:image/png;base64," + base64.b64encode(page_png(i)).decode()
+                for i in range(max(args.requests, args.sequential))
+            ]
+            # Warm-up: first-call costs (allocator, kernels) stay out of both phases.
+            asyncio.run(run_phase(url, "warm-up", 2, 1, args, images))
+            seq = asyncio.run(run_phase(url, "sequential", args.sequential, 1, args, images))
+            name = f"concurrency {args.concurrency}"
+            conc = asyncio.run(run_phase(url, name, args.requests, args.concurrency, args, images))
+            health = httpx.get(url + "/health").json()
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+    print(f"model: {model_dir} ({origin}); max_tokens {args.max_tokens}; server max_batch {args.max_batch}, "
+          f"max_queue {args.max_queue} (capacity {args.max_batch + args.max_queue}); "
+          f"client retries a 429 up to {args.retries} times")  # fmt: skip
+    header = ["phase", "requests", "200", "429 first try", "429 final", "errors", "wall s", "pages/s",
+              "tokens/s", "p50 s", "p95 s", "gain"]  # fmt: skip
+    seq_pps = seq.statuses.get(200, 0) / seq.elapsed if seq.elapsed else None
+    rows = [header, seq.row(None), conc.row(seq_pps)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for k, r in enumerate(rows):
+        print(" | ".join(c.rjust(w) for c, w in zip(r, widths)))
+        if k == 0:
+            print("-+-".join("-" * w for w in widths))
+    print(f"health after the run: {health}")
+    failures = seq.errors + conc.errors
+    for e in failures[:10]:
+        print("error:", e)
+    unanswered = args.requests - sum(conc.statuses.values())
+    ok = not failures and unanswered == 0 and health.get("status") == "ok" and health.get("in_flight") == 0
+    print("result:", "PASS (every request answered 200 or refused 429; no 5xx)" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
