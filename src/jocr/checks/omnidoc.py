@@ -30,6 +30,7 @@ import html as html_lib
 import json
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +56,7 @@ FORMULA_FILTERS = (
     "\\enspace", "\\substackw", " ", "$$", "\\left", "\\right", "\\displaystyle",
 )  # fmt: skip
 
+_NO_ORDER = 1e9  # position of a ground-truth block without a reading-order annotation
 _IMG = re.compile(r"!\[.*?\]\(.*?\)")
 _FENCES = [re.compile(p, re.M) for p in (r"^```markdown\n?", r"^```html\n?", r"^```latex\n?", r"```\n?$")]
 _DISPLAY = re.compile(r"\$\$(.*?)\$\$|\\\[(.*?)\\\]|\$(.*?)\$|\\\((.*?)\\\)", re.S)
@@ -271,24 +273,49 @@ def assign(cost: list[list[float]]) -> list[tuple[int, int]]:
 class PageResult:
     """Per-page matches: (gt block, matched prediction text or "", normalised edit distance) per kind."""
 
-    text: list[tuple[Block, str, float]] = field(default_factory=list)
-    formula: list[tuple[Block, str, float]] = field(default_factory=list)
+    text: list[tuple[Entry, str]] = field(default_factory=list)  # (match, ground-truth category)
+    formula: list[tuple[Entry, str]] = field(default_factory=list)
     table: list[tuple[Block, str]] = field(default_factory=list)
     order: float | None = None
+
+
+def _merge_truncated(page: dict) -> list[dict]:
+    """Layout elements with blocks split by a `truncated` relation joined into one (text concatenated in order)."""
+    groups: list[set] = []
+    for rel in (page.get("extra") or {}).get("relation", []):
+        if rel.get("relation_type") != "truncated":
+            continue
+        pair = {rel["source_anno_id"], rel["target_anno_id"]}
+        for group in groups:
+            if group & pair:
+                group |= pair
+                break
+        else:
+            groups.append(pair)
+    dets = page.get("layout_dets", [])
+    grouped = {aid for group in groups for aid in group}
+    out = [d for d in dets if d.get("anno_id") not in grouped]
+    for group in groups:
+        members = sorted((d for d in dets if d.get("anno_id") in group), key=lambda d: d.get("order") or 0)
+        if members:
+            merged = dict(members[0])
+            merged["text"] = "".join(str(d.get("text", "")) for d in members)
+            out.append(merged)
+    return out
 
 
 def gt_blocks(page: dict) -> list[Block]:
     """Ground-truth blocks of one OmniDocBench page (ignored and non-text layout elements left out)."""
     blocks = []
-    for det in page.get("layout_dets", []):
+    for det in _merge_truncated(page):
         if str(det.get("ignore", False)).lower() == "true":
             continue
         cat = det.get("category_type", "")
         order = det.get("order")
         try:
-            position = float(order) if order not in (None, "") else 1e9
+            position = float(order) if order not in (None, "", 0) else _NO_ORDER
         except (TypeError, ValueError):
-            position = 1e9
+            position = _NO_ORDER
         if cat in TEXT_CATEGORIES and det.get("text"):
             blocks.append(Block("text", str(det["text"]), position, cat, norm=clean_text(str(det["text"]))))
         elif cat == "equation_isolated" and det.get("latex"):
@@ -328,57 +355,137 @@ def match_page(gt: list[Block], pred: list[Block], teds_config: TedsConfig = Ted
     gt_mixed = [b for b in gt if b.kind != "table"]
     pred_mixed = [_normalise_pred(b) for b in pred if b.kind != "table"] + [_normalise_pred(b) for b in extra_text]
     pred_mixed = [b for b in pred_mixed if b.norm]
+    entries = _quick_match(gt_mixed, pred_mixed)
+    for e in entries:
+        cats = [gt_mixed[i].category for i in e.gt]
+        main = [c for c in cats if c not in IGNORE_CATEGORIES]
+        category = Counter(main or cats).most_common(1)[0][0]
+        e_kind = "formula" if category == "equation_isolated" else "text"
+        (result.formula if e_kind == "formula" else result.text).append((e, category))
+    # Reading order (upstream get_order_paired) over the non-ignored text entries: all ground-truth orders
+    # sorted, against the ground-truth orders of matched entries listed in predicted order.
+    text_entries = [e for e, cat in result.text if cat not in IGNORE_CATEGORIES]
+    # Blocks without an annotated order take no part (upstream drops empty positions).
+    gt_orders = sorted(gt_mixed[i].position for e in text_entries for i in e.gt if gt_mixed[i].position < _NO_ORDER)
+    matched = sorted(
+        ((pred_mixed[e.pred[0]].position, k), [gt_mixed[i].position for i in e.gt])
+        for k, e in enumerate(text_entries)
+        if e.pred
+    )
+    pred_orders = [o for _, orders in matched for o in orders if o < _NO_ORDER]
+    if gt_orders or pred_orders:
+        result.order = Levenshtein.distance(gt_orders, pred_orders) / max(len(gt_orders), len(pred_orders))
+    return result
+
+
+def _fuzzy_substring_distance(haystack: str, needle: str) -> float:
+    """Best normalised distance of `needle` to an equally long window of `haystack` (1 if it is longer)."""
+    if not needle or len(needle) > len(haystack):
+        return 1.0
+    from rapidfuzz import fuzz
+
+    # partial_ratio finds the best window by Indel similarity; its Levenshtein distance decides, as upstream.
+    window = fuzz.partial_ratio_alignment(needle, haystack)
+    sub = haystack[window.dest_start : window.dest_start + len(needle)]
+    return Levenshtein.distance(sub, needle) / len(needle)
+
+
+def _quick_match(gt: list[Block], pred: list[Block]) -> list[Entry]:
+    """Match ground-truth text/formula blocks to predictions (OmniDocBench quick_match, simplified)."""
     claimed: dict[int, list[int]] = {}
     taken: set[int] = set()
-    # Ignore categories claim close predictions first (quick_match: distance < 0.25).
-    ignore_idx = [i for i, b in enumerate(gt_mixed) if b.category in IGNORE_CATEGORIES]
+    # 1. Ignore categories claim predictions within distance 0.25.
+    ignore_idx = [i for i, b in enumerate(gt) if b.category in IGNORE_CATEGORIES]
     for i in ignore_idx:
-        for j, p in enumerate(pred_mixed):
-            if j not in taken and _ned(gt_mixed[i].norm, p.norm) < 0.25:
+        for j, p in enumerate(pred):
+            if j not in taken and _ned(gt[i].norm, p.norm) < 0.25:
                 claimed.setdefault(i, []).append(j)
                 taken.add(j)
-    main_idx = [i for i in range(len(gt_mixed)) if i not in ignore_idx]
-    free = [j for j in range(len(pred_mixed)) if j not in taken]
-    cost = [[_ned(gt_mixed[i].norm, pred_mixed[j].norm) for j in free] for i in main_idx]
-    for r, c in assign(cost):
-        if cost[r][c] < 1.0:
-            claimed[main_idx[r]] = [free[c]]
-            taken.add(free[c])
-    # Merge: a ground-truth block may absorb neighbouring unmatched predictions when that lowers its distance.
-    order_of = sorted(range(len(pred_mixed)), key=lambda j: pred_mixed[j].position)
-    rank = {j: k for k, j in enumerate(order_of)}
+    main_idx = [i for i in range(len(gt)) if i not in claimed and i not in ignore_idx]
+    free = [j for j in range(len(pred)) if j not in taken]
+    # 2. Truncated blocks: a ground-truth block without a close prediction may take a run of consecutive
+    #    predictions that each look like pieces of it (upstream `deal_with_truncated` / `judge_pred_merge`).
+    units: list[list[int]] = [[j] for j in free]
+    close = {i for i in main_idx for j in free if _ned(gt[i].norm, pred[j].norm) < 0.25}
+    merged_units: list[list[int]] = []
+    used: set[int] = set()
     for i in main_idx:
-        if i not in claimed:
+        if i in close:
             continue
-        js = claimed[i]
-        best = _ned(gt_mixed[i].norm, "".join(pred_mixed[j].norm for j in js))
-        improved = True
-        while improved and best > 0:
-            improved = False
-            lo, hi = min(rank[j] for j in js), max(rank[j] for j in js)
-            for k in (lo - 1, hi + 1):
-                if 0 <= k < len(order_of) and order_of[k] not in taken and not pred_mixed[order_of[k]].inline:
-                    cand = sorted(js + [order_of[k]], key=lambda j: rank[j])
-                    d = _ned(gt_mixed[i].norm, "".join(pred_mixed[j].norm for j in cand))
-                    if d < best:
-                        best, js, improved = d, cand, True
-                        taken.add(order_of[k])
-                        break
-        claimed[i] = js
-    for i, g in enumerate(gt_mixed):
-        js = claimed.get(i, [])
-        pred_norm_text = "".join(pred_mixed[j].norm for j in js)
-        d = _ned(g.norm, pred_norm_text) if js else 1.0
-        entry = (g, pred_norm_text, d)
-        (result.formula if g.kind == "formula" else result.text).append(entry)
-    # Reading order over matched non-ignored text blocks: ground-truth order vs predicted order.
-    matched = [(gt_mixed[i].position, min(pred_mixed[j].position for j in claimed[i]), i)
-               for i in main_idx if gt_mixed[i].kind == "text" and claimed.get(i)]
-    if matched:
-        by_gt_order = [i for _, _, i in sorted(matched, key=lambda t: (t[0], t[2]))]
-        by_pred_order = [i for _, _, i in sorted(matched, key=lambda t: (t[1], t[2]))]
-        result.order = Levenshtein.distance(by_gt_order, by_pred_order) / len(by_gt_order)
-    return result
+        best: tuple[float, list[int]] | None = None
+        for k, j in enumerate(free):
+            if j in used or pred[j].inline:
+                continue
+            run = [j]
+            for j2 in free[k + 1 :]:
+                if j2 in used or pred[j2].inline or j2 != run[-1] + 1:
+                    break
+                joined = " ".join(pred[x].norm for x in run + [j2])
+                if _ned(gt[i].norm, joined) > _ned(gt[i].norm, " ".join(pred[x].norm for x in run)):
+                    break
+                if len(pred[j2].norm) > len(gt[i].norm) or _fuzzy_substring_distance(gt[i].norm, pred[j2].norm) >= 0.6:
+                    break
+                run.append(j2)
+                if len(joined) > len(gt[i].norm):
+                    break
+            if len(run) > 1:
+                d = _ned(gt[i].norm, " ".join(pred[x].norm for x in run))
+                if best is None or d < best[0]:
+                    best = (d, run)
+        if best is not None:
+            merged_units.append(best[1])
+            used.update(best[1])
+    if merged_units:
+        units = [u for u in units if u[0] not in used] + merged_units
+    unit_text = [" ".join(pred[j].norm for j in u) for u in units]
+    # 3. Optimal assignment; matches worse than 0.7 are undone.
+    cost = [[_ned(gt[i].norm, t) for t in unit_text] for i in main_idx]
+    unit_of: dict[int, int] = {}
+    for r, c in assign(cost):
+        if cost[r][c] <= 0.7:
+            unit_of[main_idx[r]] = c
+    # 4. Unmatched ground-truth blocks found inside a prediction join that prediction's entry.
+    sharing: dict[int, list[int]] = {}
+    for i, c in unit_of.items():
+        sharing.setdefault(c, []).append(i)
+    unmatched = [i for i in main_idx if i not in unit_of]
+    for c, text in enumerate(unit_text):
+        for i in list(unmatched):
+            if _fuzzy_substring_distance(text, gt[i].norm) < 0.4:
+                sharing.setdefault(c, []).append(i)
+                unit_of[i] = c
+                unmatched.remove(i)
+    entries: list[Entry] = []
+    for i, js in claimed.items():  # ignore-category claims
+        entries.append(Entry([i], js, gt[i].norm, "".join(pred[j].norm for j in js)))
+    for c, gis in sorted(sharing.items()):
+        gis = sorted(set(gis))
+        entries.append(Entry(gis, units[c], "".join(gt[i].norm for i in gis), unit_text[c]))
+    # 5. Leftover ground truth counts as missed; upstream still pairs it with leftover predictions (edit 1), which
+    #    places it in the predicted reading order.
+    left_units = [c for c in range(len(units)) if c not in sharing]
+    paired: dict[int, int] = {}
+    if unmatched and left_units:
+        cost = [[_ned(gt[i].norm, unit_text[c]) for c in left_units] for i in unmatched]
+        paired = {unmatched[r]: left_units[c] for r, c in assign(cost)}
+    entries.extend(Entry([i], units[paired[i]] if i in paired else [], gt[i].norm, "", miss=True) for i in unmatched)
+    return entries
+
+
+@dataclass
+class Entry:
+    """One match: ground-truth block indices (several when one prediction holds them all), prediction indices,
+    and the normalised strings compared."""
+
+    gt: list[int]
+    pred: list[int]
+    gt_norm: str
+    pred_norm: str
+    miss: bool = False  # a ground-truth block counted as not recognised even if paired with a leftover
+
+    @property
+    def edit(self) -> float:
+        return 1.0 if self.miss or not self.pred else _ned(self.gt_norm, self.pred_norm)
 
 
 # ----------------------------------------------------------------------------------------------- whole dataset
@@ -407,14 +514,14 @@ def evaluate_pages(pages: list[tuple[dict, str]], teds_config: TedsConfig = Teds
     for page, markdown in pages:
         res = match_page(gt_blocks(page), split_markdown(markdown), teds_config)
         edits = lengths = 0
-        for g, pred_norm, _ in res.text:
-            if g.category in IGNORE_CATEGORIES:
+        for e, category in res.text:
+            if category in IGNORE_CATEGORIES:
                 continue
-            edits += Levenshtein.distance(g.norm, pred_norm)
-            lengths += max(len(g.norm), len(pred_norm))
+            edits += Levenshtein.distance(e.gt_norm, e.pred_norm)
+            lengths += max(len(e.gt_norm), len(e.pred_norm))
         if lengths:
             text_pages.append(edits / lengths)
-        formula_eds.extend(d for _, _, d in res.formula)
+        formula_eds.extend(e.edit for e, _ in res.formula)
         for g, pred_html in res.table:
             teds_all.append(teds(pred_html, g.content, False, teds_config) if pred_html else 0.0)
             teds_s_all.append(teds(pred_html, g.content, True, teds_config) if pred_html else 0.0)

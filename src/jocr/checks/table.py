@@ -268,27 +268,29 @@ def parse_html_tables(markdown: str) -> tuple[TableGraph, ...]:
         return ()
     soup = BeautifulSoup(markdown, "html.parser")
     tables: list[TableGraph] = []
+    # A row of a nested table is also a row of every enclosing table (find_all is recursive, as upstream), so
+    # each row's cells are read once and reused: deep nesting stays linear in the number of rows it repeats.
+    row_cache: dict[int, list[tuple[str, object, object, bool]]] = {}
     for table in soup.find_all("table"):
         trs = table.find_all("tr")
         if not trs:
             continue
         rows: list[list[CellSpec]] = []
         for r, tr in enumerate(trs):
-            in_head = tr.find_parent("thead") is not None
+            cells = row_cache.get(id(tr))
+            if cells is None:
+                in_head = tr.find_parent("thead") is not None
+                cells = [
+                    (_bs4_cell_text(cell), cell.get("rowspan"), cell.get("colspan"), cell.name == "th" or in_head)
+                    for cell in tr.find_all(["th", "td"], recursive=False)
+                ]
+                row_cache[id(tr)] = cells
             row = []
-            for cell in tr.find_all(["th", "td"], recursive=False):
-                raw_rowspan = cell.get("rowspan")
+            for text, raw_rowspan, raw_colspan, is_heading in cells:
                 rowspan = _span_value(raw_rowspan)
                 if isinstance(raw_rowspan, str) and raw_rowspan.strip() == "0":
                     rowspan = max(1, len(trs) - r)  # HTML: rowspan=0 spans the rest of the table
-                row.append(
-                    CellSpec(
-                        text=_bs4_cell_text(cell),
-                        rowspan=rowspan,
-                        colspan=_span_value(cell.get("colspan")),
-                        is_heading=cell.name == "th" or in_head,
-                    )
-                )
+                row.append(CellSpec(text, rowspan, _span_value(raw_colspan), is_heading))
             rows.append(row)
         graph = build_table(rows)
         if graph is not None:

@@ -8,10 +8,11 @@ their contents (0 for TEDS-S). Tables are normalised first: `<th>` -> `<td>`, `<
 unwrapped, every attribute except colspan/rowspan dropped.
 
 APTED is cubic in the worst case; beyond `TedsConfig.max_exact_nodes` nodes an alignment bound is used instead:
-rows are aligned on exact equality (Levenshtein opcodes over row signatures), differing rows are paired in order
-and their cells aligned the same way. Every step is a valid edit script, so this is an upper bound on the tree
-edit distance (a lower bound on TEDS); it equals APTED's value on ordinary edits (changed cells, inserted or
-deleted rows and cells), as tests/checks/test_teds.py checks.
+rows are aligned on exact equality (Levenshtein opcodes over row signatures), differing stretches of rows are
+aligned by a small DP, and cells inside paired rows the same way. Every step is a valid edit script, so this is
+an upper bound on the tree edit distance (a lower bound on TEDS). It equals APTED's value for a single changed
+cell, inserted or deleted row or cell; with several edits it can be lower than TEDS, because APTED may also
+re-parent cells across deleted and inserted rows (tests/checks/test_teds.py measures both).
 """
 
 from __future__ import annotations
@@ -115,18 +116,34 @@ def _row_key(row: Node, structure_only: bool) -> tuple:
     return tuple((c.colspan, c.rowspan, "" if structure_only else c.content) for c in row.children)
 
 
-def _aligned_cost(a: list, b: list, keys_a: list, keys_b: list, pair_cost) -> float:
-    """Cost of turning sequence a into b: equal keys are aligned by rapidfuzz's Levenshtein opcodes (C speed),
-    replaced stretches are paired in order with `pair_cost`, the rest are inserted or deleted."""
+def _aligned_cost(a: list, b: list, keys_a: list, keys_b: list, pair_cost, max_dp: int = 2500) -> float:
+    """Cost of turning sequence a into b: equal keys are aligned by rapidfuzz's Levenshtein opcodes (C speed);
+    inside each differing stretch the items are aligned by a small edit-distance DP with `pair_cost` as the
+    substitution cost (in order when the stretch is too large for the DP); the rest are inserted or deleted."""
     total = 0.0
     for op in Levenshtein.opcodes(keys_a, keys_b):
         if op.tag == "equal":
             continue
         left, right = a[op.src_start : op.src_end], b[op.dest_start : op.dest_end]
+        if left and right and len(left) * len(right) <= max_dp and len(left) != len(right):
+            total += _dp_cost(left, right, pair_cost)
+            continue
         paired = min(len(left), len(right))
         total += sum(pair_cost(left[k], right[k]) for k in range(paired))
         total += sum(_weight(x) for x in left[paired:]) + sum(_weight(x) for x in right[paired:])
     return total
+
+
+def _dp_cost(left: list, right: list, pair_cost) -> float:
+    prev = [0.0]
+    for x in right:
+        prev.append(prev[-1] + _weight(x))
+    for x in left:
+        cur = [prev[0] + _weight(x)]
+        for j, y in enumerate(right, start=1):
+            cur.append(min(prev[j] + _weight(x), cur[j - 1] + _weight(y), prev[j - 1] + pair_cost(x, y)))
+        prev = cur
+    return prev[-1]
 
 
 def _weight(node: Node) -> int:

@@ -1,0 +1,77 @@
+"""GRPO reward: perfect pages score 1, loops score 0, floors keep partial credit, graded terms move the right way,
+and the TRL / verl entry points agree with the page reward."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from jocr.checks.reward import RewardConfig, compute_score, page_reward, reward, reward_terms
+
+REF = (
+    "# Results\n\nWe measured the throughput of the system on three machines and report the mean.\n\n"
+    "<table><tr><th>Machine</th><th>Pages/s</th></tr><tr><td>A100</td><td>2.57</td></tr>"
+    "<tr><td>L4</td><td>1.10</td></tr></table>\n\n"
+    "The cost follows $$c = \\frac{\\tau}{S}$$ where tau is the acceptance length.\n"
+)
+TESTS = [
+    {"pdf": "p.pdf", "page": 1, "id": "t1", "type": "present", "text": "throughput of the system"},
+    {"pdf": "p.pdf", "page": 1, "id": "t2", "type": "table", "cell": "2.57", "left": "A100", "top_heading": "Pages/s"},
+    {"pdf": "p.pdf", "page": 1, "id": "t3", "type": "math", "math": "c = \\frac{\\tau}{S}"},
+]
+
+
+def _noisy(text: str, rate: float, seed: int = 0) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice("abcxyz") if ch.isalpha() and rng.random() < rate else ch for ch in text)
+
+
+def test_perfect_page_scores_one_and_all_terms_one():
+    terms = reward_terms(REF, REF, TESTS)
+    assert terms["reward"] == pytest.approx(1.0)
+    assert all(v == pytest.approx(1.0) for v in terms.values())
+
+
+def test_degenerate_loop_scores_zero_whatever_else():
+    looping = REF + " and the" * 40
+    terms = reward_terms(looping, REF, TESTS)
+    assert terms["repetition"] == 0.0 and terms["reward"] == 0.0
+    assert terms["text"] > 0.3 and terms["tests"] == 1.0
+
+
+def test_floors_keep_partial_credit():
+    terms = reward_terms("", REF, TESTS)
+    cfg = RewardConfig()
+    assert terms["reward"] > 0.0
+    assert terms["reward"] == pytest.approx(cfg.text_floor * cfg.table_floor * cfg.formula_floor * cfg.tests_floor
+                                            * cfg.length_floor * terms["repetition"], rel=0.2)
+
+
+def test_graded_terms_decrease_with_damage():
+    light, heavy = _noisy(REF, 0.05), _noisy(REF, 0.3)
+    r_light, r_heavy = reward_terms(light, REF, TESTS), reward_terms(heavy, REF, TESTS)
+    assert 1.0 > r_light["text"] > r_heavy["text"]
+    assert 1.0 >= r_light["reward"] > r_heavy["reward"] > 0.0
+    no_table = REF.split("<table>")[0] + REF.split("</table>")[1]
+    assert reward_terms(no_table, REF)["table"] == 0.0
+    broken = REF.replace("<td>2.57</td>", "<td>2.75</td>")
+    assert 0.8 < reward_terms(broken, REF)["table"] < 1.0
+    assert reward_terms(REF.replace("\\tau", "\\sigma"), REF)["formula"] < 1.0
+
+
+def test_tests_term_is_graded_pass_fraction():
+    wrong_cell = REF.replace("<td>2.57</td>", "<td>9.99</td>")
+    terms = reward_terms(wrong_cell, None, TESTS)
+    assert 0.5 < terms["tests"] < 1.0
+
+
+def test_trl_and_verl_entry_points():
+    completions = [REF, [{"role": "assistant", "content": _noisy(REF, 0.2)}], ""]
+    scores = reward(completions, reference=[REF] * 3, tests=[TESTS] * 3)
+    assert scores[0] == pytest.approx(1.0) and 0 < scores[2] < scores[1] < 1
+    assert scores[1] == pytest.approx(page_reward(_noisy(REF, 0.2), REF, TESTS))
+    gt = json.dumps({"reference": REF, "tests": "\n".join(json.dumps(t) for t in TESTS)})
+    assert compute_score("jocr-synth", REF, gt) == pytest.approx(1.0)
+    assert compute_score("jocr-synth", REF, REF) == pytest.approx(1.0)

@@ -1,0 +1,48 @@
+"""OmniDocBench-style metrics on the demo slice against the official v1.5 numbers (data/README.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jocr.checks.omnidoc import assign, evaluate_dir, normalize_formula, split_markdown
+
+DEMO = Path("/work/shared/data/omnidocbench-demo")
+OFFICIAL = {
+    "text_edit": 0.351,
+    "formula_edit": 0.319,
+    "table_teds": 0.784,
+    "table_teds_s": 0.912,
+    "table_edit": 0.203,
+    "reading_order_edit": 0.161,
+}
+
+
+@pytest.mark.skipif(not DEMO.is_dir(), reason="OmniDocBench demo not available")
+def test_demo_metrics_within_0_02_of_official():
+    scores = evaluate_dir(DEMO / "OmniDocBench_demo.json", DEMO / "predictions-end2end").as_dict()
+    assert scores["pages"] == 18
+    for key, value in OFFICIAL.items():
+        assert abs(scores[key] - value) <= 0.02, (key, scores[key], value)
+
+
+@pytest.mark.skipif(not DEMO.is_dir(), reason="OmniDocBench demo not available")
+def test_ground_truth_markdown_scores_near_perfect():
+    scores = evaluate_dir(DEMO / "OmniDocBench_demo.json", DEMO / "mds").as_dict()
+    assert scores["table_teds"] > 0.9 and scores["text_edit"] < 0.15
+
+
+def test_split_markdown_kinds():
+    md = "# Title\n\nSome text with $x^2$ inline.\n\n$$E = mc^2$$\n\n<table><tr><td>a</td></tr></table>\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+    kinds = [(b.kind, b.inline) for b in split_markdown(md)]
+    assert ("table", False) in kinds and kinds.count(("table", False)) == 2
+    assert ("formula", False) in kinds and ("formula", True) in kinds
+    assert ("text", False) in kinds
+
+
+def test_formula_normalisation_and_assignment():
+    assert normalize_formula("$$\\mathrm{d} x \\left( y \\right)$$") == normalize_formula("\\[{d} x(y)\\]")
+    assert assign([[1, 0], [0, 1]]) == [(0, 1), (1, 0)]
+    assert assign([[5, 1, 9]]) == [(0, 1)]
+    assert assign([[3], [1], [2]]) == [(1, 0)]
