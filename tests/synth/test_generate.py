@@ -74,7 +74,7 @@ def test_document_profiles_vary_layout_language_and_tables():
     assert spans >= 3
     dense = [generate_page(seed, "dense") for seed in range(6)]
     kinds = Counter(b["category"] for page in dense for b in page.meta["blocks"])
-    assert kinds["table"] + kinds["formula"] > 0.6 * sum(kinds.values()), kinds
+    assert kinds["table"] + kinds["caption"] + kinds["formula"] > 0.6 * sum(kinds.values()), kinds
 
 
 def _run(record: dict, markdown: str) -> bool:

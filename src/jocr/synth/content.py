@@ -59,7 +59,7 @@ def make_line(rng: random.Random, ctx: PageContext) -> Paragraph:
     """cpu-lines: one short line (2-6 words, or a number-bearing phrase)."""
     choice = rng.random()
     if choice < 0.4:
-        text = vocab.phrase(rng, rng.randint(2, 6))
+        text = vocab.phrase(rng, rng.randint(3, 6))
     elif choice < 0.7:
         text = vocab.list_item(rng, max_words=5)
     elif choice < 0.85:
@@ -67,6 +67,15 @@ def make_line(rng: random.Random, ctx: PageContext) -> Paragraph:
     else:
         text = f"{rng.choice(vocab.RARE_WORDS)} {vocab.number(rng)}"
     return Paragraph([("text", text)])
+
+
+def make_caption(rng: random.Random, ctx: PageContext, number: int) -> Paragraph:
+    """A table caption ("Table 3: ..."), placed directly above its table."""
+    if ctx.cjk:
+        text = f"表{number} {vocab.zh_title(rng, numbered=False)}"
+    else:
+        text = f"Table {number}: {vocab.title(rng, max_words=4, numbered=False)}"
+    return Paragraph([("text", text)], cjk=ctx.cjk, kind="caption")
 
 
 def make_list(rng: random.Random, ctx: PageContext) -> ListBlock:

@@ -10,7 +10,7 @@ from PIL import Image, ImageDraw
 
 from jocr.synth import vocab
 from jocr.synth.blocks import Block, Furniture, Heading, page_markdown
-from jocr.synth.content import MAKERS, PageContext, make_heading, make_line
+from jocr.synth.content import MAKERS, PageContext, make_caption, make_heading, make_line
 from jocr.synth.formulas import MATH_FONTSETS
 from jocr.synth.profiles import SynthProfile
 from jocr.synth.render import LAYOUTS, Box, Laid, Style, layout_furniture, layout_table
@@ -90,6 +90,12 @@ def _make_furniture(rng: random.Random, profile: SynthProfile, cjk: bool) -> lis
     return items
 
 
+def _layout(block: Block, style: Style, width: int, profile: SynthProfile) -> Laid | None:
+    if block.kind == "table":
+        return layout_table(block, style, width, min_px=min(profile.table_min_px, style.body_px))  # type: ignore[arg-type]
+    return LAYOUTS["paragraph" if block.kind == "caption" else block.kind](block, style, width)
+
+
 def compose(seed: int, profile: SynthProfile) -> Composition:
     rng = page_rng(seed, profile)
     width, height = _page_size(rng, profile)
@@ -152,6 +158,7 @@ def compose(seed: int, profile: SynthProfile) -> Composition:
     target = len(pending) + (profile.blocks[1] if profile.fill else rng.randint(*profile.blocks))
     max_failures = 6 if profile.fill else 10
     failures, column, y = 0, 0, top
+    table_number = rng.randint(1, 6)
     while len(pending) < target and (failures < max_failures or (not pending and failures < 50)):
         kind = rng.choices(kinds, weights)[0]
         if kind == "list" and pending and pending[-1][0].block.kind == "list":
@@ -159,29 +166,39 @@ def compose(seed: int, profile: SynthProfile) -> Composition:
         block = (
             make_line(rng, ctx) if (profile.lines_only and kind == "paragraph") else MAKERS[kind](rng, ctx)
         )
-        block_md = block.markdown()  # type: ignore[attr-defined]
-        if md_len + 2 + len(block_md) > profile.max_markdown_chars:
+        # A group of blocks placed together: a table may come with its caption above it.
+        group: list[Block] = [block]  # type: ignore[list-item]
+        if kind == "table" and rng.random() < profile.caption_p:
+            group.insert(0, make_caption(rng, ctx, table_number))
+        group_md = sum(len(b.markdown()) + 2 for b in group)
+        if md_len + group_md > profile.max_markdown_chars:
             failures += 1
             continue
-        if kind == "table":
-            laid = layout_table(block, style, col_w, min_px=min(profile.table_min_px, style.body_px))  # type: ignore[arg-type]
-        else:
-            laid = LAYOUTS[kind](block, style, col_w)
-        if laid is None or (profile.lines_only and kind == "paragraph" and laid.height > 1.6 * style.body_px):
+        lays = [_layout(b, style, col_w, profile) for b in group]
+        if any(laid is None for laid in lays) or (
+            profile.lines_only and kind == "paragraph" and lays[0].height > 1.6 * style.body_px  # type: ignore[union-attr]
+        ):
             failures += 1
             continue
+        inner_gap = int(style.body_px * 0.4)
+        height = sum(laid.height for laid in lays) + inner_gap * (len(lays) - 1)  # type: ignore[union-attr]
         gap = block_gap if y > top else 0
-        if y + gap + laid.height > bottom:
-            if column + 1 < columns and laid.height <= bottom - top:
+        if y + gap + height > bottom:
+            if column + 1 < columns and height <= bottom - top:
                 column, y, gap = column + 1, top, 0
             else:
                 failures += 1
                 continue
         x = left + column * (col_w + gutter)
         y += gap
-        pending.append((PlacedBlock(block, (x, y, x + laid.width, y + laid.height), column), laid))  # type: ignore[arg-type]
-        md_len += len(block_md) + 2
-        y += laid.height
+        for member, laid in zip(group, lays):
+            assert laid is not None
+            pending.append((PlacedBlock(member, (x, y, x + laid.width, y + laid.height), column), laid))
+            y += laid.height + inner_gap
+        y -= inner_gap
+        md_len += group_md
+        if kind == "table":
+            table_number += 1
     while len(pending) > 1 and isinstance(pending[-1][0].block, Heading):
         pending.pop()
     for placed_block, laid in pending:

@@ -279,9 +279,9 @@ def zh_sentence(rng: random.Random) -> str:
     return text + "。"
 
 
-def zh_title(rng: random.Random) -> str:
+def zh_title(rng: random.Random, numbered: bool = True) -> str:
     title_text = rng.choice(ZH_TITLES)
-    if rng.random() < 0.4:
+    if numbered and rng.random() < 0.4:
         title_text = f"{rng.randint(1, 9)}. {title_text}"
     return title_text
 
