@@ -200,12 +200,22 @@ class DecodeBatch:
         pos = torch.arange(width, device=eng.device)[None].expand(len(rows), width)  # (B, T)
         images = [r.req.images for r in rows]
         images = images if any(im for im in images) else None
-        out = self.model(ids, images=images, positions=pos, cache=self.cache.view(start, start + len(rows)))
+        view = self.cache.view(start, start + len(rows))
+        # Only each row's last position needs logits: (T, V) logits of a page prompt would be large.
+        out = self.model(ids, images=images, positions=pos, cache=view, **eng.last_logits_kwargs)
         if self.drafter is not None and self.drafter.needs_hidden:
             self.cache.write_hidden(start, pos, self.model.mtp_feedback(out))
         self.cache.write_tokens(start, pos, ids)
         last = torch.tensor(lens, device=eng.device) - 1
-        logits = out.logits[torch.arange(len(rows), device=eng.device), last]  # (B, V)
+        if out.logits.shape[1] == width:
+            logits = out.logits[torch.arange(len(rows), device=eng.device), last]  # (B, V)
+        else:  # the model kept the last column only; rows shorter than the widest need their own
+            logits = out.logits[:, -1].clone()
+            short = [i for i, n in enumerate(lens) if n < width]
+            if short:
+                idx = torch.tensor(short, device=eng.device)
+                states = out.normed_hidden_states[idx, last[idx]]  # (b, D)
+                logits[idx] = self.model.lm_head(states).float()
         if eng.image_id is not None:
             logits[:, eng.image_id] = float("-inf")
         events = []

@@ -9,6 +9,7 @@ the full sequence re-run for every token.
 
 from __future__ import annotations
 
+import inspect
 from collections import deque
 from collections.abc import Callable
 
@@ -56,6 +57,14 @@ class Engine:
         self.max_k = fixed if fixed is not None else self.config.max_draft_tokens
         self.controller = KController(max_k=self.max_k, fixed_k=fixed)
         self.stats = EngineStats()
+        # Prefill asks for last-position logits only when the model supports it (jocr's OCRModel does).
+        self.last_logits_kwargs = {}
+        try:
+            params = inspect.signature(model.forward).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if "num_logits_to_keep" in params and hasattr(model, "lm_head"):
+            self.last_logits_kwargs = {"num_logits_to_keep": 1}
         model.eval()
 
     def check(self, req: GenerationRequest) -> GenerationRequest:

@@ -1,0 +1,207 @@
+"""Decode speed: plain (AR) vs FastMTP speculation with k = 1, 2, 3 and adaptive k, at batch 1 and 32.
+
+    .venv/bin/python benchmarks/decode.py                      # builds, teaches and fits a small model first
+    .venv/bin/python benchmarks/decode.py --model models/NAME  # a saved model (text-only prompts)
+
+Without --model it builds a small model (the `tiny` preset with a 12-layer decoder, like the published
+one), teaches it a few paragraphs of text (memorised, so its greedy output is predictable like OCR
+output is), and fits its FastMTP head with jocr.train.mtp (self-distillation); the result is kept in
+--workdir so later runs skip that. Every mode runs on the same requests, interleaved repeat by repeat so
+load drift on a shared machine hits all modes alike; the table shows medians. Per mode: tokens/s, tau
+(tokens per speculative step, bonus included), per-position acceptance, c (speculative step time over
+plain step time at the same batch) and the speedup over AR. Output is the verifier's greedy text in every
+mode (checked here too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from jocr.config import OCRConfig
+from jocr.engine import Engine, EngineConfig, GenerationRequest
+from jocr.model.ocr import OCRModel
+from jocr.tokenizer import Tokenizer
+from jocr.train.mtp import MTPFitConfig, fit_mtp_head
+
+CORPUS = """\
+# Quarterly report
+
+The committee met on the third of March to review the results of the second quarter. Revenue rose by
+twelve percent compared with the same period last year, driven mainly by the new product line and by
+higher demand in the northern region. Operating costs grew more slowly than revenue, so the margin
+improved from 18.2% to 21.5%.
+
+| Region | Revenue | Growth |
+|---|---|---|
+| North | 4.2 | 15% |
+| South | 3.1 | 8% |
+| East | 2.7 | 11% |
+
+## Outlook
+
+The board expects growth to continue in the second half of the year, although supply constraints may
+delay some deliveries. The total cost is given by $C = \\sum_{i=1}^{n} p_i q_i$ where $p_i$ is the unit
+price and $q_i$ the quantity of item $i$. A detailed plan will be presented at the next meeting.
+"""
+
+
+def build_model(layers: int, seed: int = 0) -> OCRModel:
+    cfg = OCRConfig.preset("tiny")
+    cfg.decoder.num_hidden_layers = layers
+    return OCRModel(cfg).init_weights(seed=seed)
+
+
+def teach(model: OCRModel, ids: list[int], steps: int, seq: int = 64, batch: int = 8, lr: float = 3e-3):
+    """Memorise the corpus (next-token cross-entropy on random windows); the FastMTP head stays untouched."""
+    params = [p for n, p in model.named_parameters() if not n.startswith("mtp_module")]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    data = torch.tensor(ids)
+    g = torch.Generator().manual_seed(0)
+    model.train()
+    t0 = time.perf_counter()
+    for step in range(steps):
+        starts = torch.randint(0, len(ids) - seq - 1, (batch,), generator=g)
+        x = torch.stack([data[s : s + seq + 1] for s in starts.tolist()])  # (B, seq + 1)
+        logits = model(x[:, :-1]).logits  # (B, seq, V)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
+        for group in opt.param_groups:
+            group["lr"] = lr * min(1.0, (step + 1) / 20)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        if (step + 1) % 50 == 0:
+            print(f"teach: step {step + 1}/{steps} loss {loss.item():.4f} ({time.perf_counter() - t0:.0f} s)")
+    model.eval()
+
+
+def prompts_from(ids: list[int], count: int, length: int, bos: int, seed: int) -> list[list[int]]:
+    g = torch.Generator().manual_seed(seed)
+    starts = torch.randint(0, len(ids) - length - 200, (count,), generator=g).tolist()
+    return [[bos] + ids[s : s + length] for s in starts]
+
+
+def prepare(args) -> OCRModel:
+    if args.model:
+        return OCRModel.from_pretrained(args.model).eval()
+    work = Path(args.workdir)
+    if (work / "config.json").exists() and not args.rebuild:
+        print(f"using the model saved in {work}")
+        return OCRModel.from_pretrained(work).eval()
+    tok = Tokenizer.byte_level()
+    ids = tok.encode(CORPUS)
+    model = build_model(args.layers)
+    teach(model, ids, args.teach_steps)
+    prompts = prompts_from(ids, 96, 16, tok.bos_id, seed=1)
+    stats = fit_mtp_head(
+        model,
+        prompts,
+        MTPFitConfig(steps=args.fit_steps, batch_size=8, lr=3e-3, max_new_tokens=96, log_every=50),
+    )
+    print(f"fit: teacher-forced acceptance {[round(a, 3) for a in stats['acceptance_tf']]}")
+    model.save_pretrained(work)
+    return model
+
+
+def run_mode(engine: Engine, requests: list[GenerationRequest]) -> dict:
+    before = (engine.stats.steps, engine.stats.decode_s, engine.stats.spec_steps, engine.stats.spec_tokens)
+    drafted0, accepted0 = list(engine.stats.drafted), list(engine.stats.accepted)
+    t0 = time.perf_counter()
+    results = engine.generate(requests)
+    wall = time.perf_counter() - t0
+    s = engine.stats
+    steps = s.steps - before[0]
+    spec_steps = s.spec_steps - before[2]
+    drafted = [d - (drafted0[i] if i < len(drafted0) else 0) for i, d in enumerate(s.drafted)]
+    accepted = [a - (accepted0[i] if i < len(accepted0) else 0) for i, a in enumerate(s.accepted)]
+    return {
+        "tokens": sum(len(r.token_ids) for r in results),
+        "wall": wall,
+        "step_s": (s.decode_s - before[1]) / max(1, steps),
+        "rows_spec_steps": spec_steps,
+        "tau": (s.spec_tokens - before[3]) / spec_steps if spec_steps else None,
+        "acceptance": [a / d if d else 0.0 for a, d in zip(accepted, drafted)],
+        "outputs": [r.token_ids for r in results],
+    }
+
+
+def bench(model: OCRModel, args) -> None:
+    tok = Tokenizer.byte_level()
+    ids = tok.encode(CORPUS)
+    modes: list[tuple[str, dict]] = [("AR", dict(drafter="none"))]
+    for k in args.ks:
+        modes.append((f"k={k}", dict(drafter="mtp", num_draft_tokens=k if k == "auto" else int(k))))
+    threads = torch.get_num_threads()
+    print(f"\ntorch {torch.__version__}, {threads} thread(s), {args.tokens} tokens per request")
+    header = f"{'batch':>5} {'mode':>7} {'tok/s':>9} {'tau':>5} {'acceptance':>18} {'c':>5} {'speedup':>8}"
+    for batch in args.batches:
+        prompts = prompts_from(ids, batch, 16, tok.bos_id, seed=100 + batch)
+        requests = [GenerationRequest(p, max_tokens=args.tokens, stop_token_ids=()) for p in prompts]
+        engines = {name: Engine(model, EngineConfig(max_batch_size=batch, **cfg)) for name, cfg in modes}
+        for engine in engines.values():  # warm-up (and lets adaptive k measure this regime)
+            engine.generate(requests)
+        runs: dict[str, list[dict]] = {name: [] for name in engines}
+        for _ in range(args.repeats):
+            for name, engine in engines.items():
+                runs[name].append(run_mode(engine, requests))
+        reference = runs["AR"][0]["outputs"]
+        ar_tps = statistics.median(r["tokens"] / r["wall"] for r in runs["AR"])
+        ar_step = statistics.median(r["step_s"] for r in runs["AR"])
+        print(f"\n{header}")
+        for name, rs in runs.items():
+            if any(r["outputs"] != reference for r in rs):
+                print(f"ERROR: mode {name} at batch {batch} changed the output", file=sys.stderr)
+                sys.exit(1)
+            tps = statistics.median(r["tokens"] / r["wall"] for r in rs)
+            taus = [r["tau"] for r in rs if r["tau"] is not None]
+            tau = f"{statistics.median(taus):.2f}" if taus else "-"
+            acc = rs[-1]["acceptance"]
+            acc_s = "/".join(f"{a:.2f}" for a in acc) if acc else "-"
+            c = statistics.median(r["step_s"] for r in rs) / ar_step if name != "AR" else 1.0
+            line = f"{batch:>5} {name:>7} {tps:>9.1f} {tau:>5} {acc_s:>18} {c:>5.2f} {tps / ar_tps:>7.2f}x"
+            print(line)
+        auto = engines.get("k=auto")
+        if auto is not None:
+            print(f"      adaptive k step times (s) by batch bucket and k: {auto.controller.table()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", help="a saved model directory (default: build and teach a small one)")
+    p.add_argument("--workdir", default="/tmp/jocr-decode-bench", help="where the built model is kept")
+    p.add_argument("--rebuild", action="store_true", help="rebuild the small model even if saved")
+    p.add_argument("--layers", type=int, default=12)
+    p.add_argument("--teach-steps", type=int, default=400)
+    p.add_argument("--fit-steps", type=int, default=200)
+    p.add_argument("--tokens", type=int, default=128, help="tokens generated per request")
+    p.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=[1, 32])
+    p.add_argument("--ks", type=lambda s: s.split(","), default=["1", "2", "3", "auto"])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--compile", action="store_true", help="also run with torch.compile'd decoder and head")
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    model = prepare(args)
+    print("\n== eager ==")
+    bench(model, args)
+    if args.compile:
+        print("\n== torch.compile ==")
+        try:
+            model.decode = torch.compile(model.decode, dynamic=True)
+            model.mtp_step = torch.compile(model.mtp_step, dynamic=True)
+            bench(model, args)
+        except Exception as exc:  # report and keep the eager table
+            print(f"torch.compile failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
