@@ -8,6 +8,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from jocr.checks import load_test
 from jocr.checks.math import renders
@@ -225,3 +227,16 @@ def test_missing_font_is_a_clear_error(monkeypatch):
             fonts.font_path("sans", "regular", True)
     finally:
         fonts.font_path.cache_clear()
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(min_value=0, max_value=3 * 10**9 - 1),
+    profile=st.sampled_from(["cpu-lines", "cpu-small", "page"]),
+)
+def test_any_seed_gives_a_consistent_page(seed, profile):
+    page = generate_page(seed, profile)
+    assert page.markdown.strip() and page.meta["blocks"]
+    assert page.meta["tests_dropped"] <= max(1, page.meta["tests_total"] // 10)
+    for record in page.tests:
+        assert _run(record, page.markdown), record
