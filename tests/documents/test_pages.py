@@ -202,3 +202,45 @@ def test_bytes_input_errors_name_the_input():
         open_source(b"", name="upload")
     with pytest.raises(DocumentError, match=r"^<bytes>: unsupported file type"):
         open_source(b"hello")
+
+
+@pytest.fixture
+def http_server():
+    import http.server
+    import threading
+
+    pages = {"/doc.pdf": text_pdf(["served"]), "/page.html": b"<!doctype html><html><body>hi</body></html>"}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's naming
+            body = pages.get(self.path)
+            self.send_response(200 if body else 404)
+            ctype = "text/html" if self.path.endswith(".html") else "application/pdf"
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+def test_url_inputs_through_the_safe_fetcher(http_server):
+    from jocr.documents.fetch import FetchLimits
+
+    port = http_server
+    allowed = LoadOptions(fetch_limits=FetchLimits(allowed_endpoints=frozenset({("127.0.0.1", port)})))
+    url = f"http://127.0.0.1:{port}/doc.pdf"
+    with open_source(url, allowed) as src:
+        assert src.kind == "pdf" and src.name == url and src.render(0).size == (1224, 1584)
+    with pytest.raises(DocumentError, match=r"page.html: URL returned an HTML page"):
+        open_source(f"http://127.0.0.1:{port}/page.html", allowed)
+    # Without the explicit allowance a loopback address is refused, as for any private address.
+    with pytest.raises(DocumentError) as info:
+        open_source(url)
+    assert str(info.value).startswith(url + ": ") and "\n" not in str(info.value)
