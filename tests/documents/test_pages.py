@@ -244,3 +244,17 @@ def test_url_inputs_through_the_safe_fetcher(http_server):
     with pytest.raises(DocumentError) as info:
         open_source(url)
     assert str(info.value).startswith(url + ": ") and "\n" not in str(info.value)
+
+
+def test_pdf_sources_are_safe_across_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = text_pdf([f"page {i}" for i in range(6)])
+
+    def render_all(_):
+        with open_source(data, LoadOptions(dpi=36)) as src:
+            return [src.render(i).tobytes() for i in range(src.num_pages)]
+
+    expected = render_all(None)
+    with ThreadPoolExecutor(4) as pool:
+        assert all(r == expected for r in pool.map(render_all, range(8)))

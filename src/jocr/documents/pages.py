@@ -12,6 +12,7 @@ import io
 import math
 import os
 import re
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -101,6 +102,11 @@ class PageSource:
         self.close()
 
 
+# PDFium is not thread-safe (pypdfium2 docs): every call into it, across all documents, holds this lock, so
+# sources may be used from several threads (e.g. the server's request threads).
+_PDFIUM_LOCK = threading.RLock()
+
+
 class PdfSource(PageSource):
     kind = "pdf"
 
@@ -109,15 +115,16 @@ class PdfSource(PageSource):
 
         self.name = name
         self.options = options
-        try:
-            # A path lets PDFium read the file on demand instead of holding it in memory.
-            self._doc = pdfium.PdfDocument(data, password=options.password)
-        except pdfium.PdfiumError as exc:
-            raise DocumentError(self._load_error(exc)) from None
-        self.num_pages = len(self._doc)
-        if self.num_pages == 0:
-            self._doc.close()
-            raise DocumentError(f"{name}: PDF has no pages")
+        with _PDFIUM_LOCK:
+            try:
+                # A path lets PDFium read the file on demand instead of holding it in memory.
+                self._doc = pdfium.PdfDocument(data, password=options.password)
+            except pdfium.PdfiumError as exc:
+                raise DocumentError(self._load_error(exc)) from None
+            self.num_pages = len(self._doc)
+            if self.num_pages == 0:
+                self._doc.close()
+                raise DocumentError(f"{name}: PDF has no pages")
 
     def _load_error(self, exc) -> str:
         code = getattr(exc, "err_code", None)
@@ -150,21 +157,24 @@ class PdfSource(PageSource):
         import pypdfium2 as pdfium
 
         try:
-            page = self._doc[index]
-            try:
-                width_pt, height_pt = page.get_size()
-                if width_pt <= 0 or height_pt <= 0:
-                    raise DocumentError(f"{self.name}: page {index + 1} has an empty page box")
-                bitmap = page.render(scale=self.page_scale(width_pt, height_pt))
-                image = bitmap.to_pil().convert("RGB")
-            finally:
-                page.close()
+            with _PDFIUM_LOCK:
+                page = self._doc[index]
+                try:
+                    width_pt, height_pt = page.get_size()
+                    if width_pt <= 0 or height_pt <= 0:
+                        raise DocumentError(f"{self.name}: page {index + 1} has an empty page box")
+                    bitmap = page.render(scale=self.page_scale(width_pt, height_pt))
+                    image = bitmap.to_pil().convert("RGB")
+                    bitmap.close()
+                finally:
+                    page.close()
         except pdfium.PdfiumError as exc:
             raise DocumentError(f"{self.name}: cannot render page {index + 1} ({exc})") from None
         return image
 
     def close(self) -> None:
-        self._doc.close()
+        with _PDFIUM_LOCK:
+            self._doc.close()
 
 
 class ImageSource(PageSource):
