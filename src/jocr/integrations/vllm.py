@@ -306,3 +306,42 @@ def launch_openai_server(
     env = {**os.environ, **(CPU_ENV if cpu else {})}
     log = open(log_path or workdir / "vllm_server.log", "wb")  # noqa: SIM115 (owned by the child's lifetime)
     return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m jocr.integrations.vllm MODEL [--port P] [-k K] [--cpu]`: run vLLM's OpenAI server in the
+    foreground (it replaces this process)."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(prog="python -m jocr.integrations.vllm", description=main.__doc__)
+    parser.add_argument("model", help="jocr checkpoint directory")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("-k", "--num-speculative-tokens", type=int, default=3)
+    parser.add_argument("--served-model-name", default="jocr")
+    parser.add_argument("--cpu", action="store_true", help="vLLM CPU settings (eager, in-process executor)")
+    args, rest = parser.parse_known_args(argv)
+    try:
+        template = Path(tempfile.mkdtemp(prefix="jocr-vllm-")) / "jocr_chat_template.jinja"
+        template.write_text(CHAT_TEMPLATE)
+        extra = rest + (["--enforce-eager", "--distributed-executor-backend", "uni"] if args.cpu else [])
+        argv = openai_server_command(
+            args.model,
+            host=args.host,
+            port=args.port,
+            served_model_name=args.served_model_name,
+            num_speculative_tokens=args.num_speculative_tokens,
+            chat_template_path=template,
+            extra_args=extra,
+        )
+    except ValueError as exc:
+        print(f"jocr vllm: error: {exc}", file=sys.stderr)
+        return 2
+    env = {**os.environ, **(CPU_ENV if args.cpu else {})}
+    os.execvpe(argv[0], argv, env)
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())
