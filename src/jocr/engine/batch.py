@@ -123,6 +123,7 @@ class DecodeBatch:
         self.rows: list[Row] = []
         self.cache: KVCache | None = None
         self.finished: list[Row] = []
+        self._offset_cache: dict[int, torch.Tensor] = {}
 
     # Capacity ----------------------------------------------------------------------------------------------
     def slots_needed(self, req: GenerationRequest) -> int:
@@ -237,8 +238,9 @@ class DecodeBatch:
                 logits[list(banned)] = float("-inf")
         return logits
 
-    def _commit(self, slot: int, row: Row, tokens: list[int]) -> list[int]:
-        """Push tokens one by one (stops truncate); write them to the cache's token buffer."""
+    def _commit(self, slot: int, row: Row, tokens: list[int], write: bool = True) -> list[int]:
+        """Push tokens one by one (stops truncate) and advance the row. With write=False the caller writes
+        the token buffer and lengths for the whole batch at once (see step())."""
         taken = []
         for t in tokens:
             finished = row.push(t)
@@ -248,10 +250,11 @@ class DecodeBatch:
             if finished:
                 break
         if taken:
-            self.cache.tokens[slot, row.n : row.n + len(taken)] = torch.tensor(taken, dtype=torch.long)
+            if write:
+                self.cache.tokens[slot, row.n : row.n + len(taken)] = torch.tensor(taken, dtype=torch.long)
+                self.cache.lengths[slot] = row.n + len(taken) - 1
             row.n += len(taken)
             row.last = taken[-1]
-            self.cache.lengths[slot] = row.n - 1
         if row.finish_reason is not None:
             self.finished.append(row)
         return taken
@@ -279,7 +282,7 @@ class DecodeBatch:
                 r.mtp_len = m
             ids = torch.cat([ids, drafts], dim=1)  # (B, k + 1)
             drafts_list = drafts.tolist()
-        pos = (n.to(eng.device) - 1)[:, None] + torch.arange(k + 1, device=eng.device)[None]  # (B, k + 1)
+        pos = (n.to(eng.device) - 1)[:, None] + self._offsets(k + 1)  # (B, k + 1)
         out = self.model(ids, positions=pos, cache=self.cache.view(0, b))
         if self.drafter is not None and self.drafter.needs_hidden:
             self.cache.write_hidden(0, pos, self.model.mtp_feedback(out))
@@ -309,7 +312,13 @@ class DecodeBatch:
             else:
                 choice = greedy[i][:1]
                 accepted.append(None)
-            events.append((r, self._commit(i, r, choice)))
+            events.append((r, self._commit(i, r, choice, write=False)))
+        # One write for the whole batch: committed tokens at n_old .. (padded with the last one; the pads land
+        # past each row's new length, where nothing reads them) and the new lengths.
+        width = k + 1
+        fill = [(taken + [taken[-1] if taken else r.last] * width)[:width] for r, taken in events]
+        self.cache.write_tokens(0, n.to(eng.device)[:, None] + self._offsets(width), torch.tensor(fill))
+        self.cache.lengths[:b] = torch.tensor([r.n - 1 for r in rows])
         elapsed = time.perf_counter() - t0
         self.controller.record_step(b, k, elapsed)
         ar_ref = self.controller.step_time(b, 0) if k else None
@@ -330,6 +339,12 @@ class DecodeBatch:
         eng.stats.decode_s += elapsed
         self._retire()
         return events
+
+    def _offsets(self, width: int) -> torch.Tensor:
+        offsets = self._offset_cache.get(width)
+        if offsets is None:
+            offsets = self._offset_cache[width] = torch.arange(width, device=self.engine.device)[None]
+        return offsets
 
     # Finishing ---------------------------------------------------------------------------------------------
     def cancel(self, index: int) -> None:

@@ -32,8 +32,7 @@ class MTPDrafter:
 
     def _pick(self, logits: torch.Tensor) -> torch.Tensor:
         # logits: (B, V) -> (B,)
-        if self.never:
-            logits = logits.clone()
+        if self.never:  # in place: the model's fresh output tensor, read nowhere else
             logits[:, self.never] = float("-inf")
         return logits.argmax(-1)
 
