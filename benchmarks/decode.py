@@ -84,6 +84,8 @@ def teach(model: OCRModel, ids: list[int], steps: int, seq: int = 64, batch: int
 
 def prompts_from(ids: list[int], count: int, length: int, bos: int, seed: int) -> list[list[int]]:
     g = torch.Generator().manual_seed(seed)
+    while len(ids) < length + 400:  # a BPE tokenizer makes the corpus short
+        ids = ids + ids
     starts = torch.randint(0, len(ids) - length - 200, (count,), generator=g).tolist()
     return [[bos] + ids[s : s + length] for s in starts]
 
@@ -132,8 +134,15 @@ def run_mode(engine: Engine, requests: list[GenerationRequest]) -> dict:
     }
 
 
+def tokenizer_for(args) -> Tokenizer:
+    """The model directory's tokenizer.json when there is one (a bundled model), else the byte-level one."""
+    if args.model and (Path(args.model) / "tokenizer.json").exists():
+        return Tokenizer.from_dir(args.model)
+    return Tokenizer.byte_level()
+
+
 def bench(model: OCRModel, args) -> None:
-    tok = Tokenizer.byte_level()
+    tok = tokenizer_for(args)
     ids = tok.encode(CORPUS)
     modes: list[tuple[str, dict]] = [("AR", dict(drafter="none"))]
     for k in args.ks:
@@ -172,6 +181,24 @@ def bench(model: OCRModel, args) -> None:
             print(f"      adaptive k step times (s) by batch bucket and k: {auto.controller.table()}")
 
 
+def profile(model: OCRModel, args) -> None:
+    import cProfile
+    import pstats
+
+    tok = tokenizer_for(args)
+    prompts = prompts_from(tok.encode(CORPUS), 1, 16, tok.bos_id, seed=101)
+    requests = [GenerationRequest(prompts[0], max_tokens=args.tokens, stop_token_ids=())]
+    for name, cfg in (("AR", dict(drafter="none")), ("k=3", dict(drafter="mtp", num_draft_tokens=3))):
+        engine = Engine(model, EngineConfig(max_batch_size=1, **cfg))
+        engine.generate(requests)
+        prof = cProfile.Profile()
+        prof.enable()
+        engine.generate(requests)
+        prof.disable()
+        print(f"\n== {name}: {engine.stats.steps // 2} steps per generation ==")
+        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", help="a saved model directory (default: build and teach a small one)")
@@ -186,10 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--compile", action="store_true", help="also run with torch.compile'd decoder and head")
+    p.add_argument("--profile", action="store_true", help="print a cProfile of batch-1 k=3 decoding and exit")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = prepare(args)
+    if args.profile:
+        profile(model, args)
+        return 0
     print("\n== eager ==")
     bench(model, args)
     if args.compile:
