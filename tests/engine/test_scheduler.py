@@ -58,6 +58,8 @@ def test_queue_full_and_bad_request(cycle_model):
         scheduler.submit(GenerationRequest(prompt_ids=[], max_tokens=3))
     with pytest.raises(ValueError, match="outside the vocabulary"):
         scheduler.submit(GenerationRequest(prompt_ids=[10**6], max_tokens=3))
+    with pytest.raises(ValueError, match="placeholders"):  # <image> ids without images
+        scheduler.submit(GenerationRequest(prompt_ids=[0, 3, 3, 20], max_tokens=3))
 
 
 def test_cancel_frees_the_row(cycle_model):

@@ -77,6 +77,13 @@ class Engine:
             )
         if req.stop_strings and self.tokenizer is None:
             raise ValueError("stop strings need an engine created with a tokenizer")
+        config = getattr(self.model, "config", None)
+        if self.image_id is not None and hasattr(config, "image_token_count"):
+            # Checked here so one bad request is refused alone instead of failing a whole prefill batch.
+            want = sum(config.image_token_count(v.grid, v.num_tiles > 0) for v in req.images or [])
+            have = sum(1 for t in req.prompt_ids if t == self.image_id)
+            if want != have:
+                raise ValueError(f"prompt has {have} <image> placeholders but its images need {want}")
         vocab = getattr(getattr(getattr(self.model, "config", None), "decoder", None), "vocab_size", None)
         if vocab is not None and any(not 0 <= t < vocab for t in req.prompt_ids):
             raise ValueError(f"prompt has token ids outside the vocabulary of {vocab}")
