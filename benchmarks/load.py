@@ -76,6 +76,8 @@ def start_server(model_dir: Path, port: int, args, log_path: Path) -> subprocess
         sys.executable, "-m", "jocr", "serve", "--model", str(model_dir), "--port", str(port),
         "--max-batch", str(args.max_batch), "--max-queue", str(args.max_queue), "--log-level", "warning",
     ]  # fmt: skip
+    if args.threads:
+        cmd += ["--threads", str(args.threads)]
     log = open(log_path, "w")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "JOCR_API_KEY": ""})
     deadline = time.monotonic() + 120
@@ -158,7 +160,15 @@ async def run_phase(url: str, name: str, n: int, concurrency: int, args, images:
 
     start = time.perf_counter()
     async with httpx.AsyncClient(timeout=args.request_timeout, limits=limits) as client:
-        await asyncio.wait_for(asyncio.gather(*(one(i, client) for i in range(n))), args.phase_timeout)
+        tasks = [asyncio.create_task(one(i, client)) for i in range(n)]
+        _done, pending = await asyncio.wait(tasks, timeout=args.phase_timeout)
+        for task in pending:
+            task.cancel()
+        if pending:
+            phase.errors.append(
+                f"{len(pending)} requests unfinished after the {args.phase_timeout:g} s phase limit"
+            )
+            await asyncio.gather(*pending, return_exceptions=True)
     phase.elapsed = time.perf_counter() - start
     return phase
 
@@ -175,6 +185,7 @@ def main() -> int:
     parser.add_argument("--max-batch", type=int, default=8)
     parser.add_argument("--max-queue", type=int, default=16)
     parser.add_argument("--retries", type=int, default=3, help="retries of a 429, after its Retry-After")
+    parser.add_argument("--threads", type=int, default=0, help="server torch threads (0: torch's default)")
     parser.add_argument("--request-timeout", type=float, default=120.0)
     parser.add_argument("--phase-timeout", type=float, default=600.0)
     args = parser.parse_args()
@@ -200,7 +211,9 @@ def main() -> int:
             proc.terminate()
             proc.wait(30)
 
-    print(f"model: {model_dir} ({origin}); max_tokens {args.max_tokens}; server max_batch {args.max_batch}, "
+    threads = args.threads or "default"
+    print(f"model: {model_dir} ({origin}); max_tokens {args.max_tokens}; server threads {threads}, "
+          f"max_batch {args.max_batch}, "
           f"max_queue {args.max_queue} (capacity {args.max_batch + args.max_queue}); "
           f"client retries a 429 up to {args.retries} times")  # fmt: skip
     header = ["phase", "requests", "200", "429 first try", "429 final", "errors", "wall s", "pages/s",

@@ -33,6 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (default: torch's choice; 1 avoids spin-waiting on a shared, busy CPU)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
 
@@ -68,6 +74,13 @@ def build_config(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     config = build_config(args)
     import uvicorn
+
+    if args.threads is not None:
+        if args.threads < 1:
+            raise CliError("--threads must be >= 1")
+        import torch
+
+        torch.set_num_threads(args.threads)
 
     from jocr.serve.app import create_app
     from jocr.serve.backend import EngineBackend

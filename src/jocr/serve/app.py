@@ -189,9 +189,11 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     @app.get("/metrics")
     async def metrics(request: Request):
         check_auth(request)
-        return PlainTextResponse(
-            service.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8"
-        )
+        depth = getattr(service.generator, "queue_depth", None)
+        if depth is not None:  # the scheduler's own count of requests waiting for a batch row
+            service.metrics.set_load(depth(), service.admission.in_flight)
+        text = service.metrics.render()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/v1/models")
     async def models(request: Request):
