@@ -222,6 +222,10 @@ class _OpenDoc:
     pending: int
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
 def _input_name(item: Any) -> str:
     if isinstance(item, bytes | bytearray | memoryview):
         return "<bytes>"
@@ -306,7 +310,11 @@ def iter_documents(
             return False
         t1 = time.perf_counter()
         result.width, result.height = image.size
-        job.views = preprocess_image(image, vision)
+        try:
+            job.views = preprocess_image(image, vision)
+        except Exception as exc:  # e.g. a degenerate page size: this page fails, the run goes on
+            result.error = f"{job.doc.source}: page {result.page}: cannot prepare the page ({_one_line(exc)})"
+            return False
         del image
         result.image_tokens = views_token_count(job.views, vision)
         job.prompt_ids = model.tokenizer.build_prompt(prompt_text, [result.image_tokens])
@@ -332,9 +340,7 @@ def iter_documents(
         try:
             res = handle.result()
         except Exception as exc:  # a failed decode step fails its pages, not the run
-            page.error = (
-                f"{job.doc.source}: page {page.page}: generation failed ({' '.join(str(exc).split())[:200]})"
-            )
+            page.error = f"{job.doc.source}: page {page.page}: generation failed ({_one_line(exc)})"
             finish(job)
             return
         page.raw = model.tokenizer.decode(res.token_ids)
@@ -381,7 +387,15 @@ def iter_documents(
                 request = GenerationRequest(
                     prompt_ids=job.prompt_ids, images=[job.views], max_tokens=max_tokens
                 )
-                inflight.append((job, runner.submit(request), time.perf_counter()))
+                try:
+                    handle = runner.submit(request)
+                except ValueError as exc:  # refused by the engine, e.g. prompt + max_tokens too long
+                    page = job.doc.pages[job.slot]
+                    page.error = f"{job.doc.source}: page {page.page}: {_one_line(exc)}"
+                    job.views = None
+                    finish(job)
+                    continue
+                inflight.append((job, handle, time.perf_counter()))
             yield from ready()
             if not inflight:
                 if exhausted:
@@ -398,6 +412,11 @@ def iter_documents(
             yield from ready()
     finally:
         runner.close()
+        # Sources still open if the caller stopped early.
+        for entry in open_docs:
+            if entry.source is not None:
+                entry.source.close()
+                entry.source = None
     yield from ready()
 
 

@@ -113,3 +113,22 @@ def test_json_shape():
     data = doc.to_dict()
     assert set(data) == {"source", "metadata", "error", "markdown", "pages"}
     assert set(data["pages"][0]) >= {"page", "markdown", "boxes", "tokens", "timings", "finish_reason"}
+
+
+def test_stopping_early_closes_runner_and_sources(monkeypatch):
+    from jocr.documents import pages as pages_mod
+
+    closed: list[str] = []
+    original = pages_mod.PdfSource.close
+
+    def spy(self):
+        closed.append(self.name)
+        original(self)
+
+    monkeypatch.setattr(pages_mod.PdfSource, "close", spy)
+    model = scripted_model()
+    gen = iter_documents([_grey_pdf([0]), _grey_pdf([0, 255, 0, 255])], model, batch_size=1, names=["a", "b"])
+    first = next(gen)
+    assert first.source == "a" and first.ok
+    gen.close()
+    assert "a" in closed and "b" in closed
