@@ -26,7 +26,8 @@ import sys
 CANDIDATE = "olmocr_pipeline"
 
 
-# ----------------------------------------------------------------------------------------------- perturbations
+# -----------------------------------------------------------------------------------------------
+# perturbations
 def _paragraphs(md: str) -> list[str]:
     return re.split(r"\n\s*\n", md)
 
@@ -58,7 +59,7 @@ def char_noise(md: str, rng: random.Random, rate: float = 0.02) -> str:
 
 
 def break_tables(md: str, rng: random.Random) -> str:
-    """Damage HTML and Markdown tables: drop closing tags, delete or swap rows, swap cells, unclose the table."""
+    """Damage HTML and Markdown tables: drop closing tags, delete or swap rows, swap cells, unclose tables."""
 
     def html_table(m: re.Match) -> str:
         t = m.group(0)
@@ -130,7 +131,9 @@ def edit_math(md: str, rng: random.Random) -> str:
 
 
 def repetition_tail(md: str, rng: random.Random) -> str:
-    unit = rng.choice(["ab", "\n| | |", " the", "1. ", "<td></td>", "..", "x", "Figure 3 shows the results. "])
+    unit = rng.choice(
+        ["ab", "\n| | |", " the", "1. ", "<td></td>", "..", "x", "Figure 3 shows the results. "]
+    )
     return md.rstrip() + " " + unit * rng.choice([10, 35, 80])
 
 
@@ -180,22 +183,29 @@ def perturb(sample_dir: str, bench_dir: str, seeds: int = 2) -> None:
                     f.write(fn(md, rng))
 
 
-# ------------------------------------------------------------------------------------------ shared enumeration
+# ------------------------------------------------------------------------------------------ shared
+# enumeration
 def _pairs(bench_dir: str, load_tests, make_baseline):
     """(candidate, test, markdown path) for every test, with a baseline test added for PDFs that have none."""
     tests = []
     for jsonl in sorted(glob.glob(os.path.join(bench_dir, "*.jsonl"))):
         tests.extend(load_tests(jsonl))
-    pdfs = sorted(os.path.relpath(p, os.path.join(bench_dir, "pdfs")) for p in
-                  glob.glob(os.path.join(bench_dir, "pdfs", "**/*.pdf"), recursive=True))
+    pdfs = sorted(
+        os.path.relpath(p, os.path.join(bench_dir, "pdfs"))
+        for p in glob.glob(os.path.join(bench_dir, "pdfs", "**/*.pdf"), recursive=True)
+    )
     for pdf in pdfs:
         if not any(t.type == "baseline" and t.pdf == pdf for t in tests):
             tests.append(make_baseline(pdf))
-    candidates = sorted(e for e in os.listdir(bench_dir) if e != "pdfs" and os.path.isdir(os.path.join(bench_dir, e)))
+    candidates = sorted(
+        e for e in os.listdir(bench_dir) if e != "pdfs" and os.path.isdir(os.path.join(bench_dir, e))
+    )
     for cand in candidates:
         for test in tests:
             stem = os.path.splitext(test.pdf)[0]
-            files = sorted(glob.glob(os.path.join(bench_dir, cand, f"{glob.escape(stem)}_pg{test.page}_repeat*.md")))
+            files = sorted(
+                glob.glob(os.path.join(bench_dir, cand, f"{glob.escape(stem)}_pg{test.page}_repeat*.md"))
+            )
             if files:
                 yield cand, test, files[0]
 
@@ -205,7 +215,9 @@ def official(bench_dir: str, out_json: str) -> None:
 
     verdicts: dict[str, dict[str, bool]] = {}
     for cand, test, path in _pairs(
-        bench_dir, load_tests, lambda pdf: BaselineTest(id=f"{pdf}_baseline", pdf=pdf, page=1, type="baseline")
+        bench_dir,
+        load_tests,
+        lambda pdf: BaselineTest(id=f"{pdf}_baseline", pdf=pdf, page=1, type="baseline"),
     ):
         with open(path, encoding="utf-8") as f:
             md = f.read()
@@ -228,7 +240,9 @@ def compare(bench_dir: str, official_json: str) -> int:
     by_type: dict[str, list[int]] = {}
     disagreements = []
     for cand, test, path in _pairs(
-        bench_dir, load_tests, lambda pdf: BaselineTest(id=f"{pdf}_baseline", pdf=pdf, page=1, type="baseline")
+        bench_dir,
+        load_tests,
+        lambda pdf: BaselineTest(id=f"{pdf}_baseline", pdf=pdf, page=1, type="baseline"),
     ):
         if test.id not in ref.get(cand, {}):
             continue
@@ -240,7 +254,7 @@ def compare(bench_dir: str, official_json: str) -> int:
             table[key] = [agree + (ours == theirs), total + 1]
         if ours != theirs:
             disagreements.append((cand, test.id, test.type, theirs, ours))
-    print(f"| candidate | pairs | agree | rate |\n|---|---|---|---|")
+    print("| candidate | pairs | agree | rate |\n|---|---|---|---|")
     for key, (agree, total) in sorted(rows.items()):
         print(f"| {key} | {total} | {agree} | {agree / total:.3f} |")
     agree = sum(a for a, _ in rows.values())
@@ -277,7 +291,9 @@ def math_pairs(sample_dir: str, out_json: str) -> None:
                 for pb, rb in _MATH_EDITS[i + 1 :]:
                     variants.add(re.sub(pb, rb, one))
             stem = os.path.splitext(t["pdf"])[0]
-            for md_path in glob.glob(os.path.join(sample_dir, CANDIDATE, f"{glob.escape(stem)}_pg*_repeat*.md")):
+            for md_path in glob.glob(
+                os.path.join(sample_dir, CANDIDATE, f"{glob.escape(stem)}_pg*_repeat*.md")
+            ):
                 with open(md_path, encoding="utf-8") as f:
                     variants.update(extract_formulas(f.read()))
             pairs.extend([ref, v] for v in sorted(variants))
@@ -313,7 +329,9 @@ def compare_math(pairs_json: str, official_json: str) -> int:
         agree += ours == theirs
         if ours != theirs:
             print(f"  disagree: official={theirs} jocr={ours}\n    ref:  {r}\n    cand: {c}")
-    print(f"formula pairs: {len(pairs)}, agree {agree} ({agree / len(pairs):.4f}), official passes {sum(ref)}")
+    print(
+        f"formula pairs: {len(pairs)}, agree {agree} ({agree / len(pairs):.4f}), official passes {sum(ref)}"
+    )
     return 0
 
 

@@ -15,7 +15,8 @@ from jocr.checks.teds import teds
 
 TOKENS = [
     "<table>", "</table>", "<tr>", "</tr>", "<td>", "</td>", "<th>", '<td colspan="3">', '<td rowspan="0">',
-    '<td rowspan="x">', "<thead>", "|", "| --- |", "\n", "\n\n", "$", "$$", "\\(", "\\)", "\\[", "\\]", "\\frac{",
+    '<td rowspan="x">', "<thead>", "|", "| --- |", "\n", "\n\n", "$", "$$", "\\(", "\\)", "\\[", "\\]",
+    "\\frac{",
     "}", "{", "^", "_", "**", "*", "#", " ", "a", "1", "x", "中", "😀", "<br>", "[^1]", "<sup>1</sup>", "ab",
 ]  # fmt: skip
 markup = st.lists(st.sampled_from(TOKENS) | st.text(max_size=5), max_size=120).map("".join)
@@ -26,12 +27,27 @@ TESTS = [
         {"pdf": "a.pdf", "page": 1, "id": "p", "type": "present", "text": "ab 1", "max_diffs": 1},
         {"pdf": "a.pdf", "page": 1, "id": "q", "type": "absent", "text": "x"},
         {"pdf": "a.pdf", "page": 1, "id": "o", "type": "order", "before": "ab", "after": "1x"},
-        {"pdf": "a.pdf", "page": 1, "id": "t", "type": "table", "cell": "a", "up": "1", "top_heading": "x",
-         "left_heading": "ab"},
+        {
+            "pdf": "a.pdf",
+            "page": 1,
+            "id": "t",
+            "type": "table",
+            "cell": "a",
+            "up": "1",
+            "top_heading": "x",
+            "left_heading": "ab",
+        },
         {"pdf": "a.pdf", "page": 1, "id": "m", "type": "math", "math": "\\frac{a}{b}"},
         {"pdf": "a.pdf", "page": 1, "id": "b", "type": "baseline"},
         {"pdf": "a.pdf", "page": 1, "id": "f", "type": "format", "text": "ab", "format": "italic"},
-        {"pdf": "a.pdf", "page": 1, "id": "n", "type": "footnote", "marker": "1", "appears_after_marker": "ab"},
+        {
+            "pdf": "a.pdf",
+            "page": 1,
+            "id": "n",
+            "type": "footnote",
+            "marker": "1",
+            "appears_after_marker": "ab",
+        },
     )
 ]
 GT_PAGE = {
@@ -49,22 +65,22 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 @FAST
 @given(markup)
 def test_unit_tests_never_crash(md):
-    start = time.perf_counter()
+    start = time.process_time()
     for test in TESTS:
         result = test.run(md)
         assert isinstance(result.passed, bool) and 0.0 <= result.score <= 1.0
-    assert time.perf_counter() - start < 5.0
+    assert time.process_time() - start < 5.0
 
 
 @FAST
 @given(markup, markup)
 def test_teds_omnidoc_and_reward_never_crash(pred, ref):
-    start = time.perf_counter()
+    start = time.process_time()
     assert 0.0 <= teds(pred, ref) <= 1.0
     match_page(gt_blocks(GT_PAGE), split_markdown(pred))
     terms = reward_terms(pred, ref, [t.to_dict() for t in TESTS[:3]])
     assert all(0.0 <= v <= 1.0 for v in terms.values())
-    assert time.perf_counter() - start < 5.0
+    assert time.process_time() - start < 5.0
 
 
 def test_empty_input():
@@ -79,10 +95,10 @@ def test_huge_and_deeply_nested_tables_stay_bounded():
     nested = "<table><tr><td>" * 200 + "x" + "</td></tr></table>" * 200
     unclosed = "<table><tr><td>a<td>b<tr><td>c" * 200
     for md in (huge, nested, unclosed, "| a |\n" * 3000):
-        start = time.perf_counter()
+        start = time.process_time()
         for test in TESTS:
             test.run(md)
         teds(md, huge)
         reward_terms(md, huge)
         match_page(gt_blocks(GT_PAGE), split_markdown(md))
-        assert time.perf_counter() - start < 20.0
+        assert time.process_time() - start < 10.0  # CPU seconds: robust to a loaded machine

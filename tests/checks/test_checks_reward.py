@@ -1,4 +1,5 @@
-"""GRPO reward: perfect pages score 1, loops score 0, floors keep partial credit, graded terms move the right way,
+"""GRPO reward: perfect pages score 1, loops score 0, floors keep partial credit, graded terms move the right
+way,
 and the TRL / verl entry points agree with the page reward."""
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ REF = (
 )
 TESTS = [
     {"pdf": "p.pdf", "page": 1, "id": "t1", "type": "present", "text": "throughput of the system"},
-    {"pdf": "p.pdf", "page": 1, "id": "t2", "type": "table", "cell": "2.57", "left": "A100", "top_heading": "Pages/s"},
+    {
+        "pdf": "p.pdf",
+        "page": 1,
+        "id": "t2",
+        "type": "table",
+        "cell": "2.57",
+        "left": "A100",
+        "top_heading": "Pages/s",
+    },
     {"pdf": "p.pdf", "page": 1, "id": "t3", "type": "math", "math": "c = \\frac{\\tau}{S}"},
 ]
 
@@ -45,8 +54,15 @@ def test_floors_keep_partial_credit():
     terms = reward_terms("", REF, TESTS)
     cfg = RewardConfig()
     assert terms["reward"] > 0.0
-    assert terms["reward"] == pytest.approx(cfg.text_floor * cfg.table_floor * cfg.formula_floor * cfg.tests_floor
-                                            * cfg.length_floor * terms["repetition"], rel=0.2)
+    assert terms["reward"] == pytest.approx(
+        cfg.text_floor
+        * cfg.table_floor
+        * cfg.formula_floor
+        * cfg.tests_floor
+        * cfg.length_floor
+        * terms["repetition"],
+        rel=0.2,
+    )
 
 
 def test_graded_terms_decrease_with_damage():

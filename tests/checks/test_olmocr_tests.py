@@ -1,5 +1,7 @@
-"""olmOCR-Bench unit tests: the sample's official score, test-by-test agreement with the official scorer's recorded
-verdicts (tests/checks/data/olmocr_official_verdicts.json, made by benchmarks/olmocr_agreement.py), and the rules
+"""olmOCR-Bench unit tests: the sample's official score, test-by-test agreement with the official scorer's
+recorded
+verdicts (tests/checks/data/olmocr_official_verdicts.json, made by benchmarks/olmocr_agreement.py), and the
+rules
 of each test type on small hand-made cases."""
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ needs_sample = pytest.mark.skipif(not SAMPLE.is_dir(), reason="olmOCR-Bench samp
 
 
 def _agreement_module():
-    spec = importlib.util.spec_from_file_location("olmocr_agreement", ROOT / "benchmarks" / "olmocr_agreement.py")
+    spec = importlib.util.spec_from_file_location(
+        "olmocr_agreement", ROOT / "benchmarks" / "olmocr_agreement.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -86,12 +90,12 @@ def _t(**kw):
 
 def test_present_absent_thresholds_and_normalisation():
     t = _t(type="present", text="The “quick” brown fox", max_diffs=1)
-    assert t.run("the **The \"quick\"   brown fox** jumps").passed
+    assert t.run('the **The "quick"   brown fox** jumps').passed
     # partial_ratio is Indel-based: one substituted letter costs two, so max_diffs=1 does not cover it (the
     # official scorer computes exactly these floats too).
-    near = t.run("The \"quick\" brown fix")
+    near = t.run('The "quick" brown fix')
     assert not near.passed and 0.95 < near.score < 1.0
-    assert t.run("The \"quick\" brown fx").passed
+    assert t.run('The "quick" brown fx').passed
     miss = t.run("nothing of the sort")
     assert not miss.passed and 0.0 <= miss.score < 1.0
     a = _t(type="absent", text="CONFIDENTIAL")
@@ -158,8 +162,12 @@ def test_format_and_footnote():
     assert _t(type="format", text="important", format="bold").run("an **important** word").passed
     assert not _t(type="format", text="important", format="italic").run("an **important** word").passed
     fn = _t(type="footnote", marker="2", appears_before_marker="as shown", appears_after_marker="See Smith")
-    assert fn.run("as shown[^2] here\n\n[^2]: See Smith 2020").passed  # the definition follows within 200 chars
-    assert not fn.run("as shown[^2] " + "x" * 300 + "\n\n[^2]: See Smith 2020").passed  # only a definition there
+    assert fn.run(
+        "as shown[^2] here\n\n[^2]: See Smith 2020"
+    ).passed  # the definition follows within 200 chars
+    assert not fn.run(
+        "as shown[^2] " + "x" * 300 + "\n\n[^2]: See Smith 2020"
+    ).passed  # only a definition there
     assert not fn.run("as shown[^3] See Smith").passed
     assert fn.run("as shown<sup>2</sup> See Smith 2020").passed
     assert _t(type="footnote", marker="3").run("text³").passed
@@ -170,5 +178,7 @@ def test_loading_errors_are_one_line():
         load_test({"pdf": "a", "page": 1, "id": "x", "type": "nope"})
     with pytest.raises(ValidationError, match="invalid JSON"):
         load_test("{not json")
-    t = load_test({"pdf": "a", "page": 1, "id": "x", "type": "present", "text": "hi", "category": "synthetic"})
+    t = load_test(
+        {"pdf": "a", "page": 1, "id": "x", "type": "present", "text": "hi", "category": "synthetic"}
+    )
     assert t.to_dict()["category"] == "synthetic"

@@ -34,7 +34,10 @@ def test_ground_truth_markdown_scores_near_perfect():
 
 
 def test_split_markdown_kinds():
-    md = "# Title\n\nSome text with $x^2$ inline.\n\n$$E = mc^2$$\n\n<table><tr><td>a</td></tr></table>\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+    md = (
+        "# Title\n\nSome text with $x^2$ inline.\n\n$$E = mc^2$$\n\n<table><tr><td>a</td></tr></table>\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |"
+    )
     kinds = [(b.kind, b.inline) for b in split_markdown(md)]
     assert ("table", False) in kinds and kinds.count(("table", False)) == 2
     assert ("formula", False) in kinds and ("formula", True) in kinds

@@ -16,7 +16,9 @@ DEMO = Path("/work/shared/data/omnidocbench-demo")
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason="olmOCR-Bench sample not available")
 def test_score_sample_json(capsys):
-    assert main(["score", "--tests", str(SAMPLE), "--outputs", str(SAMPLE / "olmocr_pipeline"), "--json"]) == 0
+    assert (
+        main(["score", "--tests", str(SAMPLE), "--outputs", str(SAMPLE / "olmocr_pipeline"), "--json"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     summary = out.pop("_summary")
     assert len(out) == 120 and summary["overall"] == pytest.approx(0.943, abs=5e-4)
@@ -28,18 +30,34 @@ def test_score_sample_json(capsys):
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason="olmOCR-Bench sample not available")
 def test_score_single_jsonl_table(capsys):
-    assert main(["score", "--tests", str(SAMPLE / "blanks.jsonl"), "--outputs", str(SAMPLE / "olmocr_pipeline")]) == 0
+    assert (
+        main(["score", "--tests", str(SAMPLE / "blanks.jsonl"), "--outputs", str(SAMPLE / "olmocr_pipeline")])
+        == 0
+    )
     text = capsys.readouterr().out
     assert "Overall: 100.0%" in text and "| baseline |" in text
 
 
 @pytest.mark.skipif(not DEMO.is_dir(), reason="OmniDocBench demo not available")
 def test_score_omnidocbench_json(capsys):
-    args = ["score", "--omnidocbench", str(DEMO / "OmniDocBench_demo.json"), "--predictions",
-            str(DEMO / "predictions-end2end"), "--json"]
+    args = [
+        "score",
+        "--omnidocbench",
+        str(DEMO / "OmniDocBench_demo.json"),
+        "--predictions",
+        str(DEMO / "predictions-end2end"),
+        "--json",
+    ]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"text_edit", "formula_edit", "table_teds", "table_teds_s", "reading_order_edit", "overall"}
+    assert set(out) == {
+        "text_edit",
+        "formula_edit",
+        "table_teds",
+        "table_teds_s",
+        "reading_order_edit",
+        "overall",
+    }
 
 
 def test_errors_are_one_line(tmp_path, capsys):

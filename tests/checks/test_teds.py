@@ -11,7 +11,9 @@ from jocr.checks.teds import TedsConfig, table_tree, teds, teds_trees
 
 
 def _table(rows: list[list[str]]) -> str:
-    return "<table>" + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows) + "</table>"
+    return (
+        "<table>" + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows) + "</table>"
+    )
 
 
 GT = _table([["Year", "4.5%"], ["2024", "7"]])
@@ -27,7 +29,9 @@ def test_reference_examples():
 
 
 def test_normalisation_th_thead_attributes():
-    styled = GT.replace("<table>", '<table class="x"><thead>').replace("<td>Year</td>", '<th style="a">Year</th>')
+    styled = GT.replace("<table>", '<table class="x"><thead>').replace(
+        "<td>Year</td>", '<th style="a">Year</th>'
+    )
     assert teds(styled, GT) == 1.0
     spans = GT.replace("<td>Year</td>", '<td colspan="2">Year</td>')
     assert teds(spans, GT, structure_only=True) < 1.0
@@ -55,7 +59,10 @@ def test_alignment_bound_against_apted(n_ops):
     rng = random.Random(n_ops)
     exact_cfg, bound_cfg = TedsConfig(max_exact_nodes=10**6), TedsConfig(max_exact_nodes=0)
     for _ in range(25):
-        rows = [[f"r{i}c{j}v{rng.randint(0, 99)}" for j in range(rng.randint(2, 4))] for i in range(rng.randint(2, 5))]
+        rows = [
+            [f"r{i}c{j}v{rng.randint(0, 99)}" for j in range(rng.randint(2, 4))]
+            for i in range(rng.randint(2, 5))
+        ]
         gt, pred = table_tree(_table(rows)), table_tree(_table(_mutate(rows, rng, n_ops)))
         exact = teds_trees(pred, gt, config=exact_cfg)
         bound = teds_trees(pred, gt, config=bound_cfg)
@@ -69,7 +76,7 @@ def test_large_table_is_fast():
     pred = [list(r) for r in rows]
     pred[10][3] = "changed"
     del pred[100]
-    start = time.perf_counter()
+    start = time.process_time()
     score = teds(_table(pred), _table(rows))
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert 0.99 < score < 1.0

@@ -47,7 +47,7 @@ function __jocr_katex_mathml(tex) {
 
 
 def extract_formulas(markdown: str, include_dollars: bool = True) -> list[str]:
-    """Formulas delimited by \\(..\\), \\[..\\], and (unless excluded) $$..$$ and $..$, stripped, in that order."""
+    """Formulas in \\(..\\), \\[..\\] and (unless excluded) $$..$$ and $..$, stripped, in that order."""
     found: list[str] = []
     patterns = [_PAREN, _BRACKET] + ([_DOUBLE_DOLLAR, _DOLLAR] if include_dollars else [])
     rest = markdown
@@ -97,7 +97,7 @@ class KatexRenderer:
             return result
 
     def glyphs(self, tex: str) -> list[mathlayout.Glyph] | None:
-        """Visible characters of `tex` with their boxes as the official page lays them out (None if invalid)."""
+        """Visible characters of `tex` with their boxes as the official page lays them out (None: invalid)."""
         with self._lock:
             if tex in self._glyph_cache:
                 self._glyph_cache.move_to_end(tex)

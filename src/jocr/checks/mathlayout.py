@@ -1,4 +1,5 @@
-"""Where KaTeX's glyphs land on the page, computed without a browser, for olmOCR-Bench's second math comparison.
+"""Where KaTeX's glyphs land on the page, computed without a browser, for olmOCR-Bench's second math
+comparison.
 
 When the MathML of a candidate formula does not contain the reference's, olmOCR-Bench (allenai/olmocr
 `olmocr/bench/katex/render.py`, `compare_rendered_equations`) compares layouts: it takes every innermost
@@ -10,7 +11,8 @@ This module lays out KaTeX's HTML tree (`katex.__renderToHTMLTree`) the way Chro
 24 px container, `.katex` at 1.21 em, KaTeX's own web fonts absent (the official page injects the CSS without
 its font files), so glyphs fall back to Liberation Serif (Times metrics; widths measured once into
 `katex/fallback_widths.json`), vertical offsets from KaTeX's explicit em styles (vlist `top`, pstrut heights,
-`vertical-align`, relative `top`), size changes from the `sizing reset-sizeA sizeB` classes, margins from inline
+`vertical-align`, relative `top`), size changes from the `sizing reset-sizeA sizeB` classes, margins from
+inline
 styles and italic corrections, and centred vlists inside fractions, accents and limits. It is a model of the
 browser, not the browser: docs/checks.md lists where verdicts still differ.
 """
@@ -86,7 +88,8 @@ function __jocr_layout(tex, basePx) {
     }
     var st = node.style || {};
     fs = sizeOf(node, fs);
-    var ml = (em(st.marginLeft) + em(st.paddingLeft)) * fs, mr = (em(st.marginRight) + em(st.paddingRight)) * fs;
+    var ml = (em(st.marginLeft) + em(st.paddingLeft)) * fs, mr = (em(st.marginRight) + em(st.paddingRight)) *
+    fs;
     if (st.position === "relative" || (st.top && !has(node, "vlist"))) base += em(st.top) * fs;
     if (st.verticalAlign && !has(node, "strut")) base -= em(st.verticalAlign) * fs;
     var inner = 0;
@@ -105,7 +108,8 @@ function __jocr_layout(tex, basePx) {
           var wrap = node.children[k];
           var wst = wrap.style || {}, kids = wrap.children || [];
           var pstrut = 0;
-          for (var j = 0; j < kids.length; j++) if (has(kids[j], "pstrut")) pstrut = em((kids[j].style || {}).height);
+          for (var j = 0; j < kids.length; j++) if (has(kids[j], "pstrut")) pstrut = em((kids[j].style ||
+          {}).height);
           var childBase = base + (em(wst.top) + pstrut) * fs;
           var cx = x + ml + em(wst.marginLeft) * fs + (centre ? (inner - widths[k]) / 2 : 0);
           for (var j = 0; j < kids.length; j++) cx += lay(kids[j], cx, childBase, fs, true, false);
@@ -119,7 +123,8 @@ function __jocr_layout(tex, basePx) {
       for (var k = 0; k < node.children.length; k++) {
         var kid = node.children[k];
         var kidCentre = centre || (centreKids && has(kid, "vlist-t"));
-        cx += lay(kid, cx, base, fs, emit, kidCentre && (has(kid, "vlist-t") || has(kid, "vlist-r") || has(kid, "vlist")));
+        cx += lay(kid, cx, base, fs, emit, kidCentre && (has(kid, "vlist-t") || has(kid, "vlist-r") ||
+        has(kid, "vlist")));
       }
       inner = cx - x - ml;
       if (has(node, "nulldelimiter")) inner = Math.max(inner, 0.12 * fs);
@@ -166,7 +171,7 @@ def layout_script() -> str:
 
 
 def glyphs_from_spans(spans: list[list]) -> list[Glyph]:
-    """Split each span into characters of equal width after removing whitespace (as the official scorer does)."""
+    """Split each span into equal-width characters after removing whitespace (as the official scorer does)."""
     glyphs: list[Glyph] = []
     for text, x, y, w, h in spans:
         chars = str(text).strip().translate(_SPACES)

@@ -13,11 +13,12 @@ dependencies:
 - text blocks and display formulas are matched jointly: ground-truth blocks of the "ignore" categories
   (headers, footers, captions, page numbers...) first claim the predictions within normalised edit distance
   0.25, then the remaining blocks are assigned optimally on normalised edit distance, and a ground-truth block
-  left unmatched may absorb adjacent unmatched predictions when that lowers its distance (the quick-match merge);
+  left unmatched may absorb adjacent unmatched predictions when that lowers its distance (the quick-match
+  merge);
 - text is normalised by keeping only word and CJK characters; formulas by `normalized_formula` (font commands,
   \\left/\\right, spacing and environment markers removed, lower case);
-- text edit distance is summed per page (edits / lengths) and averaged over pages; formula edit distance is
-  averaged over ground-truth formulas; reading order is the normalised edit distance between the ground-truth
+- text, formula and table edit distances are summed per page (edits / lengths) and averaged over pages; TEDS
+  is averaged over ground-truth tables; reading order is the normalised edit distance between the ground-truth
   order and the predicted order of the matched text blocks, averaged over pages.
 
 `overall` = ((1 - text_edit) * 100 + table_teds * 100 + (1 - formula_edit) * 100) / 3; the leaderboard uses
@@ -40,7 +41,8 @@ from jocr.checks.teds import TedsConfig, teds
 
 TEXT_CATEGORIES = (
     "text_block", "title", "code_txt", "code_txt_caption", "reference", "equation_caption", "figure_caption",
-    "figure_footnote", "table_caption", "table_footnote", "code_algorithm", "code_algorithm_caption", "header",
+    "figure_footnote", "table_caption", "table_footnote", "code_algorithm", "code_algorithm_caption",
+    "header",
     "footer", "page_footnote", "page_number", "circuit_caption", "circuit_footnote",
 )  # fmt: skip
 IGNORE_CATEGORIES = (
@@ -52,7 +54,8 @@ FORMULA_FILTERS = (
     "\\mathbf", "\\mathrm", "\\mathnormal", "\\mathit", "\\mathbb", "\\mathcal", "\\mathscr", "\\mathfrak",
     "\\mathsf", "\\mathtt", "\\textbf", "\\text", "\\boldmath", "\\boldsymbol", "\\operatorname", "\\bm",
     "\\symbfit", "\\mathbfcal", "\\symbf", "\\scriptscriptstyle", "\\notag", "\\setlength", "\\coloneqq",
-    "\\space", "\\thickspace", "\\thinspace", "\\medspace", "\\nobreakspace", "\\negmedspace", "\\quad", "\\qquad",
+    "\\space", "\\thickspace", "\\thinspace", "\\medspace", "\\nobreakspace", "\\negmedspace", "\\quad",
+    "\\qquad",
     "\\enspace", "\\substackw", " ", "$$", "\\left", "\\right", "\\displaystyle",
 )  # fmt: skip
 
@@ -65,6 +68,19 @@ _CODE = re.compile(r"```(\w+)\n(.*?)```", re.S)
 _INLINE = re.compile(r"\$(.*?)\$|\\\((.*?)\\\)")
 _LATEX_CMD = re.compile(r"\\[a-zA-Z]+")
 _NON_WORD = re.compile(r"[^\w\u4e00-\u9fff]")
+# Greek letter commands and the characters pylatexenc gives them (\phi is the closed form, as in LaTeX).
+_GREEK = {
+    name: chr(code)
+    for name, code in zip(
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+        "varsigma sigma tau upsilon phi chi psi omega".split(),
+        range(0x3B1, 0x3CA),
+    )
+}
+_GREEK.update({n.capitalize(): c.upper() for n, c in _GREEK.items() if n not in ("varsigma",)})
+_GREEK.update(
+    {"phi": "\u03d5", "varphi": "\u03c6", "epsilon": "\u03f5", "varepsilon": "\u03b5", "vartheta": "\u03d1"}
+)
 
 
 @dataclass
@@ -81,21 +97,34 @@ class Block:
 
 
 # ------------------------------------------------------------------------------------------------ normalisers
+def _inline_letters(tex: str) -> str:
+    """Inline math reduced to what survives OmniDocBench's LaTeX-to-Unicode step: Greek letters become
+    letters,
+    other commands vanish (their braces' contents stay)."""
+    return _LATEX_CMD.sub(lambda m: _GREEK.get(m.group(0)[1:], ""), tex)
+
+
 def clean_text(text: str) -> str:
-    """Word and CJK characters only, after turning inline math into its letters (OmniDocBench `clean_string`)."""
-    text = _INLINE.sub(lambda m: _LATEX_CMD.sub("", m.group(1) if m.group(1) is not None else m.group(2)), text)
+    """Word and CJK characters only, inline math turned into letters first (OmniDocBench `clean_string`)."""
+    text = _INLINE.sub(lambda m: _inline_letters(m.group(1) if m.group(1) is not None else m.group(2)), text)
     for token in ("\\t", "\\n", "\t", "\n", "/t", "/n"):
         text = text.replace(token, "")
     return _NON_WORD.sub("", text)
 
 
 def normalize_formula(text: str) -> str:
-    """OmniDocBench's `normalized_formula`: delimiters, tags, environments, fonts and spacing removed; lower case."""
+    """OmniDocBench `normalized_formula`: delimiters, tags, environments, fonts, spacing dropped, lowered."""
     text = text.strip().strip("$").strip("\n")
     m = re.search(r"\\\[(.+?)(?<!\\)\\\]", text)
     if m:
         text = m.group(1).strip()
-    for pattern in (r"\\tag\{.*?\}", r"\\hspace\{.*?\}", r"\\begin\{.*?\}", r"\\end\{.*?\}", r"\\arraycolsep.*?\}"):
+    for pattern in (
+        r"\\tag\{.*?\}",
+        r"\\hspace\{.*?\}",
+        r"\\begin\{.*?\}",
+        r"\\end\{.*?\}",
+        r"\\arraycolsep.*?\}",
+    ):
         text = re.sub(pattern, "", text)
     text = text.strip(".")
     for token in FORMULA_FILTERS:
@@ -104,16 +133,32 @@ def normalize_formula(text: str) -> str:
 
 
 def normalize_table_html(text: str) -> str:
-    """Table HTML reduced to structure and text, as OmniDocBench compares tables by edit distance."""
-    text = re.sub(r"<th\b", "<td", text, flags=re.I)
-    text = re.sub(r"</th>", "</td>", text, flags=re.I)
-    text = re.sub(r"</?(thead|tbody|tfoot|span|sup|sub|div|p|b|i|strong|em)\b[^>]*>", "", text, flags=re.I)
-    text = html_lib.unescape(text).replace("\n", "")
-    text = unicodedata.normalize("NFKC", text).strip()
-    m = re.search(r"<table\b[^>]*>(.*)</table>", text, re.S | re.I)
-    text = m.group(1) if m else text
-    text = re.sub(r'\s(style|height|width|align|class)=".*?"', "", text)
-    return re.sub(r"\s+", " ", text)
+    """Table HTML as OmniDocBench compares it by edit distance (`normalized_html_table`): `<th>` -> `<td>`,
+    `<thead>`/`<tbody>`/`<span>` unwrapped, MathML replaced by its alt text, entities decoded, NFKC, layout
+    attributes and sup/sub/div/p/colgroup markup dropped, whitespace collapsed, wrapped in a fixed shell."""
+    if "<table" not in text.replace(" ", "").replace("'", '"'):
+        return ""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(text, "html.parser")
+    for th in soup.find_all("th"):
+        th.name = "td"
+    for tag in soup.find_all(["thead", "span"]):
+        tag.unwrap()
+    for math in soup.find_all("math"):
+        math.replace_with(f"${math.get('alttext', '')}$")
+    out = html_lib.unescape(str(soup)).replace("\n", "")
+    out = unicodedata.normalize("NFKC", out).strip()
+    out = "".join(re.findall(r"<table\b[^>]*>(.*)</table>", out, re.S | re.I))
+    for attr in ("style", "height", "width", "align", "class"):
+        out = re.sub(f'( {attr}=".*?")', "", out)
+    out = re.sub(r"</?tbody>", "", out)
+    out = re.sub(r"\s+", " ", out)
+    out = '<html><body><table border="1" >' + out + "</table></body></html>"
+    for tag in ("sup", "sub", "span", "div", "p"):
+        out = out.replace(f"<{tag}>", "").replace(f"</{tag}>", "")
+    out = out.replace('<spandata-span-identity="">', "")
+    return re.sub(r"<colgroup>.*?</colgroup>", "", out)
 
 
 def _ned(a: str, b: str) -> float:
@@ -145,14 +190,20 @@ def _html_tables(text: str) -> list[tuple[int, int]]:
 
 
 def markdown_table_to_html(lines: list[str]) -> str:
-    rows = []
+    """A pipe table as OmniDocBench's converter writes it (`utils/table_utils.py`): one cell per line, every
+    cell
+    `<td colspan="1" rowspan="1">`, and any cell line containing ':' or '---' dropped (its Markdown-separator
+    filter also catches such cells), rows left without cells dropped."""
+    out = ['<table border="1" >']
     for line in lines:
-        body = line.strip().strip("|")
-        if body and all(ch in "-: |" for ch in body):
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        rows.append("<tr>" + "".join(f"<td>{html_lib.escape(c)}</td>" for c in cells) + "</tr>")
-    return "<table>" + "".join(rows) + "</table>"
+        cells = [c.strip() for c in line.strip().split("|")[1:-1]]
+        kept = [c for c in cells if ":" not in c and "---" not in c]
+        if kept:
+            out.append("    <tr>")
+            out.extend(f'      <td colspan="1" rowspan="1">{c}</td>' for c in kept)
+            out.append("    </tr>")
+    out.append("</table>")
+    return "\n".join(out)
 
 
 def split_markdown(markdown: str) -> list[Block]:
@@ -280,7 +331,7 @@ class PageResult:
 
 
 def _merge_truncated(page: dict) -> list[dict]:
-    """Layout elements with blocks split by a `truncated` relation joined into one (text concatenated in order)."""
+    """Layout elements with blocks split by a `truncated` relation joined into one (texts concatenated)."""
     groups: list[set] = []
     for rel in (page.get("extra") or {}).get("relation", []):
         if rel.get("relation_type") != "truncated":
@@ -304,26 +355,47 @@ def _merge_truncated(page: dict) -> list[dict]:
     return out
 
 
+_GT_ORDER = TEXT_CATEGORIES[:16] + (
+    "equation_isolated",
+    "circuit_diagram",
+    "circuit_caption",
+    "circuit_footnote",
+)
+
+
 def gt_blocks(page: dict) -> list[Block]:
-    """Ground-truth blocks of one OmniDocBench page (ignored and non-text layout elements left out)."""
-    blocks = []
+    """Ground-truth blocks of one OmniDocBench page in upstream order: text and formula blocks grouped by
+    category
+    then stably sorted by reading order (a missing order counts as 0), then tables. Blocks whose text
+    normalises
+    to nothing stay in the list (upstream looks positions up in the unfiltered list; see `match_page`)."""
+    by_category: dict[str, list[dict]] = {}
     for det in _merge_truncated(page):
-        if str(det.get("ignore", False)).lower() == "true":
-            continue
-        cat = det.get("category_type", "")
-        order = det.get("order")
+        by_category.setdefault(det.get("category_type", ""), []).append(det)
+
+    def order_key(det: dict) -> float:
         try:
-            position = float(order) if order not in (None, "", 0) else _NO_ORDER
+            return float(det.get("order") or 0)
         except (TypeError, ValueError):
-            position = _NO_ORDER
-        if cat in TEXT_CATEGORIES and det.get("text"):
-            blocks.append(Block("text", str(det["text"]), position, cat, norm=clean_text(str(det["text"]))))
-        elif cat == "equation_isolated" and det.get("latex"):
-            latex = str(det["latex"])
-            blocks.append(Block("formula", latex, position, cat, norm=normalize_formula(latex)))
-        elif cat == "table" and det.get("html"):
-            blocks.append(Block("table", str(det["html"]), position, cat))
-    return [b for b in blocks if b.kind == "table" or b.norm]
+            return 0.0
+
+    mixed = sorted((d for cat in _GT_ORDER for d in by_category.get(cat, [])), key=order_key)
+    blocks = []
+    for det in mixed:
+        cat = det["category_type"]
+        position = order_key(det) or _NO_ORDER
+        if cat == "equation_isolated":
+            latex = str(det.get("latex") or "")
+            blocks.append(
+                Block("formula", latex, position, cat, norm=normalize_formula(latex) if latex else "")
+            )
+        else:
+            text = str(det.get("text") or "")
+            blocks.append(Block("text", text, position, cat, norm=clean_text(text) if text else ""))
+    for det in sorted(by_category.get("table", []), key=order_key):
+        if det.get("html"):
+            blocks.append(Block("table", str(det["html"]), order_key(det) or _NO_ORDER, "table"))
+    return blocks
 
 
 def _normalise_pred(block: Block) -> Block:
@@ -334,7 +406,7 @@ def _normalise_pred(block: Block) -> Block:
     return block
 
 
-def match_page(gt: list[Block], pred: list[Block], teds_config: TedsConfig = TedsConfig()) -> PageResult:
+def match_page(gt: list[Block], pred: list[Block]) -> PageResult:
     result = PageResult()
     # Tables first: optimal assignment on normalised HTML edit distance.
     gt_tables = [b for b in gt if b.kind == "table"]
@@ -347,28 +419,47 @@ def match_page(gt: list[Block], pred: list[Block], teds_config: TedsConfig = Ted
     for i, g in enumerate(gt_tables):
         result.table.append((g, pred_tables[by_gt[i]].content if i in by_gt else ""))
     extra_text: list[Block] = []
-    for j, p in enumerate(pred_tables):
-        if j not in matched_pred:  # an unmatched predicted table's cells become text candidates
-            cells = re.findall(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", p.content, re.S | re.I)
-            extra_text.extend(Block("text", re.sub(r"<[^>]+>", "", c).strip(), p.position) for c in cells)
+    if gt_tables:  # upstream turns unmatched predicted tables into text only on pages that have tables
+        for j, p in enumerate(pred_tables):
+            if j not in matched_pred:
+                cells = re.findall(r"<td\b[^>]*>([^<]*)</td>", p.content, re.I)
+                extra_text.extend(
+                    Block("text", re.sub(r"\$\\cdot\$", "", html_lib.unescape(c)).strip(), p.position)
+                    for c in cells
+                    if c
+                )
 
-    gt_mixed = [b for b in gt if b.kind != "table"]
-    pred_mixed = [_normalise_pred(b) for b in pred if b.kind != "table"] + [_normalise_pred(b) for b in extra_text]
-    pred_mixed = [b for b in pred_mixed if b.norm]
+    # Upstream matches over lists with empty blocks filtered out but looks positions (and, for predictions,
+    # categories) up by the filtered index in the unfiltered lists; `*_all[i]` reproduces that lookup.
+    gt_all = [b for b in gt if b.kind != "table"]
+    gt_mixed = [b for b in gt_all if b.content and b.norm]
+    pred_all = sorted(
+        (_normalise_pred(b) for b in [*(b for b in pred if b.kind != "table"), *extra_text]),
+        key=lambda b: (b.inline, b.position),
+    )
+    pred_mixed = [b for b in pred_all if b.content and b.norm]
     entries = _quick_match(gt_mixed, pred_mixed)
     for e in entries:
         cats = [gt_mixed[i].category for i in e.gt]
         main = [c for c in cats if c not in IGNORE_CATEGORIES]
         category = Counter(main or cats).most_common(1)[0][0]
-        e_kind = "formula" if category == "equation_isolated" else "text"
-        (result.formula if e_kind == "formula" else result.text).append((e, category))
+        if category == "equation_isolated" and e.pred and pred_all[e.pred[0]].kind != "formula":
+            # A display formula matched to plain text is scored as text (upstream converts the LaTeX to text).
+            e.gt_norm = _NON_WORD.sub("", _inline_letters(" ".join(gt_mixed[i].content for i in e.gt)))
+            result.text.append((e, "equation_as_text"))
+        elif category == "equation_isolated":
+            result.formula.append((e, category))
+        else:
+            result.text.append((e, category))
     # Reading order (upstream get_order_paired) over the non-ignored text entries: all ground-truth orders
     # sorted, against the ground-truth orders of matched entries listed in predicted order.
-    text_entries = [e for e, cat in result.text if cat not in IGNORE_CATEGORIES]
+    text_entries = [e for e, cat in result.text if cat not in IGNORE_CATEGORIES and cat != "equation_as_text"]
     # Blocks without an annotated order take no part (upstream drops empty positions).
-    gt_orders = sorted(gt_mixed[i].position for e in text_entries for i in e.gt if gt_mixed[i].position < _NO_ORDER)
+    gt_orders = sorted(
+        gt_all[i].position for e in text_entries for i in e.gt if gt_all[i].position < _NO_ORDER
+    )
     matched = sorted(
-        ((pred_mixed[e.pred[0]].position, k), [gt_mixed[i].position for i in e.gt])
+        ((pred_all[e.pred[0]].position, k), [gt_all[i].position for i in e.gt])
         for k, e in enumerate(text_entries)
         if e.pred
     )
@@ -378,16 +469,96 @@ def match_page(gt: list[Block], pred: list[Block], teds_config: TedsConfig = Ted
     return result
 
 
-def _fuzzy_substring_distance(haystack: str, needle: str) -> float:
-    """Best normalised distance of `needle` to an equally long window of `haystack` (1 if it is longer)."""
+def _fuzzy_substring_distance(haystack: str, needle: str, max_windows: int = 4000) -> float:
+    """Smallest normalised Levenshtein distance between `needle` and an equally long window of `haystack`
+    (upstream `sub_gt_fuzzy_matching`); 1 when the needle is longer. Very long haystacks use rapidfuzz's best
+    partial-ratio window instead of trying every window."""
     if not needle or len(needle) > len(haystack):
         return 1.0
-    from rapidfuzz import fuzz
+    n = len(needle)
+    if len(haystack) - n + 1 > max_windows:
+        from rapidfuzz import fuzz
 
-    # partial_ratio finds the best window by Indel similarity; its Levenshtein distance decides, as upstream.
-    window = fuzz.partial_ratio_alignment(needle, haystack)
-    sub = haystack[window.dest_start : window.dest_start + len(needle)]
-    return Levenshtein.distance(sub, needle) / len(needle)
+        start = fuzz.partial_ratio_alignment(needle, haystack).dest_start
+        return Levenshtein.distance(haystack[start : start + n], needle) / n
+    best = n
+    for i in range(len(haystack) - n + 1):
+        d = Levenshtein.distance(haystack[i : i + n], needle, score_cutoff=best)
+        if d < best:
+            best = d
+            if best == 0:
+                break
+    return best / n
+
+
+def _truncated_runs(gt: list[Block], pred: list[Block], gts: list[int], preds: list[int]) -> list[list[int]]:
+    """Runs of consecutive predictions that together form one ground-truth block (upstream
+    `deal_with_truncated`, `judge_pred_merge`, `get_final_subset`): for each ground-truth block without a
+    prediction within 0.25, the run (starting anywhere) with the lowest distance, grown while each added piece
+    looks like part of the block (window distance < 0.6) and joining does not hurt; overlapping runs keep the
+    chain of disjoint runs with the lowest mean distance."""
+    local = {j: k for k, j in enumerate(preds)}
+    masked_pred = {k for k, j in enumerate(preds) if any(_ned(gt[i].norm, pred[j].norm) < 0.25 for i in gts)}
+    masked_gt = {i for i in gts if any(_ned(gt[i].norm, pred[j].norm) < 0.25 for j in preds)}
+    norms = [pred[j].norm for j in preds]
+    candidates: list[tuple[list[int], float]] = []
+    for i in gts:
+        if i in masked_gt:
+            continue
+        target = gt[i].norm
+        best: tuple[list[int], float] | None = None
+        for k in range(len(preds)):
+            if k in masked_pred:
+                continue
+            step = 1
+            while k + step < len(preds) and k + step not in masked_pred:
+                pieces = norms[k : k + step + 1]
+                cur, merged = " ".join(pieces[:-1]), " ".join(pieces)
+                if _ned(target, merged) > _ned(target, cur):
+                    break
+                if any(
+                    len(x) > len(target) or _fuzzy_substring_distance(target, x) > 0.6 for x in pieces[:-1]
+                ):
+                    break
+                if len(pieces[-1]) > len(target) or _fuzzy_substring_distance(target, pieces[-1]) >= 0.6:
+                    break
+                step += 1
+                if len(merged) > len(target):
+                    break
+            run = list(range(k, k + step))
+            d = _ned(target, " ".join(norms[x] for x in run))
+            if best is None or d < best[1]:
+                best = (run, d)
+        if best is not None:
+            candidates.append(best)
+    # Overlapping runs: keep, per group of overlapping runs, the chain of disjoint runs with the lowest mean.
+    candidates.sort(key=lambda c: c[0][0])
+    groups: list[list[tuple[list[int], float]]] = []
+    for cand in candidates:
+        if groups and any(set(cand[0]) & set(other[0]) for other in groups[-1]):
+            groups[-1].append(cand)
+        else:
+            groups.append([cand])
+    chosen: list[list[int]] = []
+    for group in groups:
+        paths: list[list[tuple[list[int], float]]] = [[group[0]]]
+        for cand in group[1:]:
+            placed = False
+            for path in paths:
+                same = [p for p in path if p[0] == cand[0]]
+                if same:
+                    if same[0][1] > cand[1]:
+                        path[path.index(same[0])] = cand
+                    placed = True
+                elif not any(set(p[0]) & set(cand[0]) for p in path):
+                    path.append(cand)
+                    placed = True
+            if not placed:
+                paths.append([cand])
+        best_path = min(paths, key=lambda path: sum(c[1] for c in path) / len(path))
+        chosen.extend(c[0] for c in best_path)
+    del local
+    return [[preds[k] for k in run] for run in chosen if len(run) > 1]
 
 
 def _quick_match(gt: list[Block], pred: list[Block]) -> list[Entry]:
@@ -403,40 +574,10 @@ def _quick_match(gt: list[Block], pred: list[Block]) -> list[Entry]:
                 taken.add(j)
     main_idx = [i for i in range(len(gt)) if i not in claimed and i not in ignore_idx]
     free = [j for j in range(len(pred)) if j not in taken]
-    # 2. Truncated blocks: a ground-truth block without a close prediction may take a run of consecutive
-    #    predictions that each look like pieces of it (upstream `deal_with_truncated` / `judge_pred_merge`).
-    units: list[list[int]] = [[j] for j in free]
-    close = {i for i in main_idx for j in free if _ned(gt[i].norm, pred[j].norm) < 0.25}
-    merged_units: list[list[int]] = []
-    used: set[int] = set()
-    for i in main_idx:
-        if i in close:
-            continue
-        best: tuple[float, list[int]] | None = None
-        for k, j in enumerate(free):
-            if j in used or pred[j].inline:
-                continue
-            run = [j]
-            for j2 in free[k + 1 :]:
-                if j2 in used or pred[j2].inline or j2 != run[-1] + 1:
-                    break
-                joined = " ".join(pred[x].norm for x in run + [j2])
-                if _ned(gt[i].norm, joined) > _ned(gt[i].norm, " ".join(pred[x].norm for x in run)):
-                    break
-                if len(pred[j2].norm) > len(gt[i].norm) or _fuzzy_substring_distance(gt[i].norm, pred[j2].norm) >= 0.6:
-                    break
-                run.append(j2)
-                if len(joined) > len(gt[i].norm):
-                    break
-            if len(run) > 1:
-                d = _ned(gt[i].norm, " ".join(pred[x].norm for x in run))
-                if best is None or d < best[0]:
-                    best = (d, run)
-        if best is not None:
-            merged_units.append(best[1])
-            used.update(best[1])
-    if merged_units:
-        units = [u for u in units if u[0] not in used] + merged_units
+    # 2. Truncated blocks: runs of consecutive predictions that together form one ground-truth block.
+    merged_units = _truncated_runs(gt, pred, main_idx, free)
+    in_runs = {j for u in merged_units for j in u}
+    units = sorted([[j] for j in free if j not in in_runs] + merged_units, key=lambda u: u[0])
     unit_text = [" ".join(pred[j].norm for j in u) for u in units]
     # 3. Optimal assignment; matches worse than 0.7 are undone.
     cost = [[_ned(gt[i].norm, t) for t in unit_text] for i in main_idx]
@@ -449,9 +590,11 @@ def _quick_match(gt: list[Block], pred: list[Block]) -> list[Entry]:
     for i, c in unit_of.items():
         sharing.setdefault(c, []).append(i)
     unmatched = [i for i in main_idx if i not in unit_of]
-    for c, text in enumerate(unit_text):
+    unit_of_pred = {j: c for c, u in enumerate(units) for j in u}
+    for j in free:
         for i in list(unmatched):
-            if _fuzzy_substring_distance(text, gt[i].norm) < 0.4:
+            if _fuzzy_substring_distance(pred[j].norm, gt[i].norm) < 0.4:
+                c = unit_of_pred[j]
                 sharing.setdefault(c, []).append(i)
                 unit_of[i] = c
                 unmatched.remove(i)
@@ -461,14 +604,17 @@ def _quick_match(gt: list[Block], pred: list[Block]) -> list[Entry]:
     for c, gis in sorted(sharing.items()):
         gis = sorted(set(gis))
         entries.append(Entry(gis, units[c], "".join(gt[i].norm for i in gis), unit_text[c]))
-    # 5. Leftover ground truth counts as missed; upstream still pairs it with leftover predictions (edit 1), which
+    # 5. Leftover ground truth counts as missed; upstream still pairs it with leftover predictions (edit 1),
+    # which
     #    places it in the predicted reading order.
     left_units = [c for c in range(len(units)) if c not in sharing]
     paired: dict[int, int] = {}
     if unmatched and left_units:
         cost = [[_ned(gt[i].norm, unit_text[c]) for c in left_units] for i in unmatched]
         paired = {unmatched[r]: left_units[c] for r, c in assign(cost)}
-    entries.extend(Entry([i], units[paired[i]] if i in paired else [], gt[i].norm, "", miss=True) for i in unmatched)
+    entries.extend(
+        Entry([i], units[paired[i]] if i in paired else [], gt[i].norm, "", miss=True) for i in unmatched
+    )
     return entries
 
 
@@ -488,7 +634,8 @@ class Entry:
         return 1.0 if self.miss or not self.pred else _ned(self.gt_norm, self.pred_norm)
 
 
-# ----------------------------------------------------------------------------------------------- whole dataset
+# ----------------------------------------------------------------------------------------------- whole
+# dataset
 @dataclass
 class OmniDocScores:
     text_edit: float
@@ -508,34 +655,42 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def evaluate_pages(pages: list[tuple[dict, str]], teds_config: TedsConfig = TedsConfig()) -> OmniDocScores:
+def evaluate_pages(pages: list[tuple[dict, str]], teds_config: TedsConfig | None = None) -> OmniDocScores:
+    teds_config = teds_config or TedsConfig()
     """Scores for (ground-truth page, predicted Markdown) pairs."""
-    text_pages, formula_eds, teds_all, teds_s_all, table_eds, order_pages = [], [], [], [], [], []
+    text_pages, formula_pages, teds_all, teds_s_all, table_pages, order_pages = [], [], [], [], [], []
     for page, markdown in pages:
-        res = match_page(gt_blocks(page), split_markdown(markdown), teds_config)
-        edits = lengths = 0
-        for e, category in res.text:
-            if category in IGNORE_CATEGORIES:
-                continue
-            edits += Levenshtein.distance(e.gt_norm, e.pred_norm)
-            lengths += max(len(e.gt_norm), len(e.pred_norm))
-        if lengths:
-            text_pages.append(edits / lengths)
-        formula_eds.extend(e.edit for e, _ in res.formula)
+        res = match_page(gt_blocks(page), split_markdown(markdown))
+        # Edit distances are page-level (edits summed over the page's matches / lengths summed), then averaged
+        # over pages, as upstream's `call_Edit_dist` ("ALL_page_avg") does for text, formulas and tables.
+        text_pairs = [(e.gt_norm, e.pred_norm) for e, cat in res.text if cat not in IGNORE_CATEGORIES]
+        for pairs, out in (
+            (text_pairs, text_pages),
+            ([(e.gt_norm, e.pred_norm) for e, _ in res.formula], formula_pages),
+        ):
+            lengths = sum(max(len(a), len(b)) for a, b in pairs)
+            if lengths:
+                out.append(sum(Levenshtein.distance(a, b) for a, b in pairs) / lengths)
+        table_pairs = []
         for g, pred_html in res.table:
             teds_all.append(teds(pred_html, g.content, False, teds_config) if pred_html else 0.0)
             teds_s_all.append(teds(pred_html, g.content, True, teds_config) if pred_html else 0.0)
-            table_eds.append(_ned(normalize_table_html(g.content), normalize_table_html(pred_html)) if pred_html else 1.0)
+            table_pairs.append(
+                (normalize_table_html(g.content), normalize_table_html(pred_html) if pred_html else "")
+            )
+        lengths = sum(max(len(a), len(b)) for a, b in table_pairs)
+        if lengths:
+            table_pages.append(sum(Levenshtein.distance(a, b) for a, b in table_pairs) / lengths)
         if res.order is not None:
             order_pages.append(res.order)
-    text_edit, formula_edit, table_teds = _mean(text_pages), _mean(formula_eds), _mean(teds_all)
+    text_edit, formula_edit, table_teds = _mean(text_pages), _mean(formula_pages), _mean(teds_all)
     overall = ((1 - text_edit) * 100 + table_teds * 100 + (1 - formula_edit) * 100) / 3
     return OmniDocScores(
         text_edit=text_edit,
         formula_edit=formula_edit,
         table_teds=table_teds,
         table_teds_s=_mean(teds_s_all),
-        table_edit=_mean(table_eds),
+        table_edit=_mean(table_pages),
         reading_order_edit=_mean(order_pages),
         overall=overall,
         pages=len(pages),
@@ -543,7 +698,7 @@ def evaluate_pages(pages: list[tuple[dict, str]], teds_config: TedsConfig = Teds
 
 
 def evaluate_dir(gt_json: str | Path, predictions: str | Path) -> OmniDocScores:
-    """Scores for an OmniDocBench JSON and a folder of `<image stem>.md` predictions (a missing file is empty)."""
+    """Scores for an OmniDocBench JSON and a folder of `<image stem>.md` predictions (missing = empty)."""
     with open(gt_json, encoding="utf-8") as f:
         gt_pages = json.load(f)
     pred_dir = Path(predictions)

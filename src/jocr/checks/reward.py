@@ -2,14 +2,18 @@
 
 Each term is a score in [0, 1] that measures partial correctness; every term except repetition is lifted onto
 [floor, 1] (`floor + (1 - floor) * score`) so that one weak aspect does not erase the signal from the others,
-while a degenerate loop (repetition score 0) zeroes the reward whatever else the page gets right (the recipe in
-the jina-ocr-v1 report, REFERENCE.md section 1). Terms that do not apply (no tables in the reference, no tests)
+while a degenerate loop (repetition score 0) zeroes the reward whatever else the page gets right (the recipe
+in
+the jina-ocr-v1 report, REFERENCE.md section 1). Terms that do not apply (no tables in the reference, no
+tests)
 are 1.
 
 Terms: `text` (1 - normalised edit distance of the normalised page text), `table` (TEDS of optimally matched
 tables, computed with the fast alignment bound), `formula` (edit similarity of matched display formulas after
-OmniDocBench normalisation), `tests` (mean graded score of the page's olmOCR-style unit tests, which is the pass
-fraction when every test is all-or-nothing), `length` (output length against the reference's) and `repetition`.
+OmniDocBench normalisation), `tests` (mean graded score of the page's olmOCR-style unit tests, which is the
+pass
+fraction when every test is all-or-nothing), `length` (output length against the reference's) and
+`repetition`.
 
 Three entry points: `page_reward` / `reward_terms` for one page, `reward` in the TRL reward-function form, and
 `compute_score` in the verl form.
@@ -88,8 +92,10 @@ def text_score(prediction: str, reference: str) -> float:
     return Levenshtein.normalized_similarity(_plain(prediction), _plain(reference))
 
 
-def table_score(prediction: str, reference: str, config: TedsConfig = TedsConfig(max_exact_nodes=0)) -> float | None:
-    """Mean TEDS over the reference's tables after optimal matching (None if the reference has no table)."""
+def table_score(prediction: str, reference: str, config: TedsConfig | None = None) -> float | None:
+    """Mean TEDS over the reference's tables after optimal matching (None if the reference has no table); by
+    default with the fast alignment bound (`TedsConfig(max_exact_nodes=0)`)."""
+    config = config or TedsConfig(max_exact_nodes=0)
     ref = [t for t in (table_tree(h) for h in _tables(reference)) if t is not None]
     pred = [t for t in (table_tree(h) for h in _tables(prediction)) if t is not None]
     if not ref:
@@ -126,7 +132,7 @@ def tests_score(prediction: str, tests: Sequence[BaseTest]) -> float | None:
 
 
 def length_score(prediction: str, reference: str, band: tuple[float, float] = (0.7, 1.4)) -> float:
-    """1 inside the band of length ratios, falling linearly to 0 at ratio 0 below it and at 2x the upper bound."""
+    """1 inside the band of length ratios, falling linearly to 0 at ratio 0 and at twice the upper bound."""
     ref_len = len(reference.strip())
     if ref_len == 0:
         return 1.0 if not prediction.strip() else 0.0
@@ -204,13 +210,14 @@ def reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:
     n = len(completions)
     references = kwargs.get("reference") or kwargs.get("references") or [None] * n
     tests = kwargs.get("tests") or [None] * n
-    return [
-        page_reward(_completion_text(c), references[i], tests[i]) for i, c in enumerate(completions)
-    ]
+    return [page_reward(_completion_text(c), references[i], tests[i]) for i, c in enumerate(completions)]
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None) -> float:
-    """verl reward: `ground_truth` is the reference Markdown, or a dict (or JSON object) with `reference` and/or
+def compute_score(
+    data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None
+) -> float:
+    """verl reward: `ground_truth` is the reference Markdown, or a dict (or JSON object) with `reference`
+    and/or
     `tests` (a list of test objects or a JSONL string)."""
     reference, tests = None, None
     if isinstance(ground_truth, str):

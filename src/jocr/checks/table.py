@@ -1,8 +1,10 @@
-"""Tables in Markdown output as cell graphs: who is above, below, left and right of whom, and which cells head.
+"""Tables in Markdown output as cell graphs: who is above, below, left and right of whom, and which cells
+head.
 
 Semantics follow olmOCR-Bench's `table_parsing.py` (allenai/olmocr, main branch): HTML tables are read with
 Python's `html.parser` through BeautifulSoup (so malformed markup is repaired the same way), rowspan/colspan
-are expanded on an occupancy grid (a rowspan may extend the table below its last row, `rowspan="0"` runs to the
+are expanded on an occupancy grid (a rowspan may extend the table below its last row, `rowspan="0"` runs to
+the
 end), each cell's text is stored once at its top-left slot, and a neighbour in a direction is the first other
 cell met in that direction along every row/column the cell spans (so a spanning cell can have several).
 Markdown pipe tables treat row 0 and column 0 as headings.
@@ -23,7 +25,7 @@ Cell = tuple[int, int]  # (row, col) of a cell's top-left slot
 
 @dataclass(frozen=True)
 class CellSpec:
-    """One cell as written: text, spans and whether it is a heading (`<th>`, inside `<thead>`, or MD row/col 0)."""
+    """One cell as written: text, spans, whether it heads (`<th>`, in `<thead>`, or Markdown row/col 0)."""
 
     text: str
     rowspan: int = 1
@@ -33,7 +35,8 @@ class CellSpec:
 
 @dataclass
 class TableGraph:
-    """A parsed table. `cells` maps each cell's top-left slot to its raw text; relations map a cell to the set of
+    """A parsed table. `cells` maps each cell's top-left slot to its raw text; relations map a cell to the
+    set of
     cells adjacent to it in each direction."""
 
     cells: dict[Cell, str]
@@ -56,9 +59,11 @@ class TableGraph:
         return text
 
     def _walk_to_headings(self, start: Cell, relation: dict[Cell, set[Cell]]) -> set[Cell]:
-        """Heading cells reachable from `start` along `relation`; if there are none, the cells where the walk ends.
+        """Heading cells reachable from `start` along `relation`; if there are none, the cells where the walk
+        ends.
 
-        Mirrors olmOCR's `_walk_heading_relations`: the start cell itself never counts, so a cell on the table's
+        Mirrors olmOCR's `_walk_heading_relations`: the start cell itself never counts, so a cell on the
+        table's
         edge has no heading in that direction.
         """
         found_headings: set[Cell] = set()
@@ -207,7 +212,7 @@ def build_table(rows: list[list[CellSpec]]) -> TableGraph | None:
 
 
 def _markdown_rows(lines: list[str]) -> list[list[str]]:
-    """Cells of a block of pipe lines: the first all-dash line is the separator; pure formatting lines drop."""
+    """Cells of a block of pipe lines: the first all-dash line is the separator; formatting lines drop."""
     separator = None
     for i, line in enumerate(lines):
         body = line.replace("|", "").strip()
@@ -234,7 +239,10 @@ def _markdown_table(lines: list[str]) -> TableGraph | None:
     rows = _markdown_rows(lines)
     if not rows:
         return None
-    specs = [[CellSpec(text, is_heading=(r == 0 or c == 0)) for c, text in enumerate(row)] for r, row in enumerate(rows)]
+    specs = [
+        [CellSpec(text, is_heading=(r == 0 or c == 0)) for c, text in enumerate(row)]
+        for r, row in enumerate(rows)
+    ]
     return build_table(specs)
 
 
@@ -281,7 +289,12 @@ def parse_html_tables(markdown: str) -> tuple[TableGraph, ...]:
             if cells is None:
                 in_head = tr.find_parent("thead") is not None
                 cells = [
-                    (_bs4_cell_text(cell), cell.get("rowspan"), cell.get("colspan"), cell.name == "th" or in_head)
+                    (
+                        _bs4_cell_text(cell),
+                        cell.get("rowspan"),
+                        cell.get("colspan"),
+                        cell.name == "th" or in_head,
+                    )
                     for cell in tr.find_all(["th", "td"], recursive=False)
                 ]
                 row_cache[id(tr)] = cells

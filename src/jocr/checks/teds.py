@@ -1,15 +1,18 @@
 """TEDS (tree-edit-distance similarity) between HTML tables, and its structure-only variant TEDS-S.
 
 TEDS (Zhong et al., "Image-based table recognition", PubTabNet; as used by OmniDocBench) is
-`1 - APTED(T_pred, T_gt) / max(|T_pred|, |T_gt|)` where trees are the `<table>` element with its `<tr>` rows and
+`1 - APTED(T_pred, T_gt) / max(|T_pred|, |T_gt|)` where trees are the `<table>` element with its `<tr>` rows
+and
 `<td>` cells, `|T|` counts the nodes below the root, insertions and deletions cost 1, renaming costs 1 unless
 both nodes are cells with equal colspan/rowspan, in which case it costs the normalised Levenshtein distance of
 their contents (0 for TEDS-S). Tables are normalised first: `<th>` -> `<td>`, `<thead>`/`<tbody>`/`<tfoot>`
 unwrapped, every attribute except colspan/rowspan dropped.
 
-APTED is cubic in the worst case; beyond `TedsConfig.max_exact_nodes` nodes an alignment bound is used instead:
+APTED is cubic in the worst case; beyond `TedsConfig.max_exact_nodes` nodes an alignment bound is used
+instead:
 rows are aligned on exact equality (Levenshtein opcodes over row signatures), differing stretches of rows are
-aligned by a small DP, and cells inside paired rows the same way. Every step is a valid edit script, so this is
+aligned by a small DP, and cells inside paired rows the same way. Every step is a valid edit script, so this
+is
 an upper bound on the tree edit distance (a lower bound on TEDS). It equals APTED's value for a single changed
 cell, inserted or deleted row or cell; with several edits it can be lower than TEDS, because APTED may also
 re-parent cells across deleted and inserted rows (tests/checks/test_teds.py measures both).
@@ -119,7 +122,8 @@ def _row_key(row: Node, structure_only: bool) -> tuple:
 def _aligned_cost(a: list, b: list, keys_a: list, keys_b: list, pair_cost, max_dp: int = 2500) -> float:
     """Cost of turning sequence a into b: equal keys are aligned by rapidfuzz's Levenshtein opcodes (C speed);
     inside each differing stretch the items are aligned by a small edit-distance DP with `pair_cost` as the
-    substitution cost (in order when the stretch is too large for the DP); the rest are inserted or deleted."""
+    substitution cost (in order when the stretch is too large for the DP); the rest are inserted or
+    deleted."""
     total = 0.0
     for op in Levenshtein.opcodes(keys_a, keys_b):
         if op.tag == "equal":
@@ -159,7 +163,10 @@ def _row_bound(pred: Node, gt: Node, structure_only: bool) -> float:
 
     def row_cost(ra: Node, rb: Node) -> float:
         return _aligned_cost(
-            ra.children, rb.children, [cell_key(c) for c in ra.children], [cell_key(c) for c in rb.children],
+            ra.children,
+            rb.children,
+            [cell_key(c) for c in ra.children],
+            [cell_key(c) for c in rb.children],
             cfg.rename,
         )
 
@@ -167,11 +174,17 @@ def _row_bound(pred: Node, gt: Node, structure_only: bool) -> float:
         return hash(tuple(cell_key(c) for c in r.children))
 
     return _aligned_cost(
-        pred.children, gt.children, [row_key(r) for r in pred.children], [row_key(r) for r in gt.children], row_cost
+        pred.children,
+        gt.children,
+        [row_key(r) for r in pred.children],
+        [row_key(r) for r in gt.children],
+        row_cost,
     )
 
 
-def teds_trees(pred: Node, gt: Node, structure_only: bool = False, config: TedsConfig = TedsConfig()) -> float:
+def teds_trees(
+    pred: Node, gt: Node, structure_only: bool = False, config: TedsConfig = TedsConfig()
+) -> float:
     n_nodes = max(_size(pred), _size(gt))
     if n_nodes == 0:
         return 1.0
@@ -183,7 +196,9 @@ def teds_trees(pred: Node, gt: Node, structure_only: bool = False, config: TedsC
 
 
 @lru_cache(maxsize=1024)
-def teds(pred_html: str, gt_html: str, structure_only: bool = False, config: TedsConfig = TedsConfig()) -> float:
+def teds(
+    pred_html: str, gt_html: str, structure_only: bool = False, config: TedsConfig = TedsConfig()
+) -> float:
     """TEDS (or TEDS-S) in [0, 1] between two HTML tables; 0 when the prediction has no table."""
     gt = table_tree(gt_html)
     pred = table_tree(pred_html)

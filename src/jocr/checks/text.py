@@ -1,6 +1,7 @@
 """Text normalisation and fuzzy text similarity shared by the checks.
 
-`normalize_text` follows olmOCR-Bench (allenai/olmocr `olmocr/bench/tests.py`, `normalize_text`), applied to both
+`normalize_text` follows olmOCR-Bench (allenai/olmocr `olmocr/bench/tests.py`, `normalize_text`), applied to
+both
 the test's strings and the candidate Markdown before any comparison, so that emphasis markers, `<br>` tags,
 whitespace runs, Unicode composition and typographic quotes or dashes never decide a verdict.
 """
@@ -43,9 +44,11 @@ _FOLD = str.maketrans(
 
 
 def normalize_text(text: str | None) -> str | None:
-    """olmOCR-Bench normalisation: `<br>` -> space, emphasis markers removed, whitespace collapsed, NFC, folds.
+    """olmOCR-Bench normalisation: `<br>` -> space, emphasis markers removed, whitespace collapsed, NFC,
+    folds.
 
-    The order of the steps matters and matches the official scorer: bold markers go first (non-greedy, within a
+    The order of the steps matters and matches the official scorer: bold markers go first (non-greedy, within
+    a
     line because `.` does not cross newlines), then `<b>`/`<i>` tags, then paired italics, then whitespace.
     """
     if text is None:

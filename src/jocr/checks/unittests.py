@@ -1,8 +1,10 @@
 """olmOCR-Bench unit tests: present, absent, order, table, math, baseline, format and footnote.
 
 Each test is a dataclass loaded from one JSONL line (fields as in allenai/olmocr `olmocr/bench/tests.py`, main
-branch) whose `run(markdown)` returns a `CheckResult(passed, score, reason)`. `passed` is the official verdict;
-`score` in [0, 1] grades partial correctness for rewards (1.0 exactly when the test passes; below 1 it says how
+branch) whose `run(markdown)` returns a `CheckResult(passed, score, reason)`. `passed` is the official
+verdict;
+`score` in [0, 1] grades partial correctness for rewards (1.0 exactly when the test passes; below 1 it says
+how
 close a failing output came), and `reason` says why a test failed ("" when it passed).
 """
 
@@ -116,7 +118,9 @@ class TextPresenceTest(BaseTest):
         if best < threshold:
             return CheckResult(True, 1.0, "")
         return CheckResult(
-            False, 1.0 - best, f"expected absence of {query[:40]!r} (threshold {threshold:.3f}), match {best:.3f}"
+            False,
+            1.0 - best,
+            f"expected absence of {query[:40]!r} (threshold {threshold:.3f}), match {best:.3f}",
         )
 
 
@@ -212,7 +216,9 @@ class TableTest(BaseTest):
                     if best >= limit:
                         held += 1
                     elif not first_miss:
-                        first_miss = f"{name} of {self.cell[:30]!r} is {best_text!r}, expected {expected[:30]!r}"
+                        first_miss = (
+                            f"{name} of {self.cell[:30]!r} is {best_text!r}, expected {expected[:30]!r}"
+                        )
                 if held == len(wanted):
                     return CheckResult(True, 1.0, "")
                 # Graded: the matched cell counts as one relation, then each relation that holds.
@@ -291,7 +297,9 @@ class BaselineTest(BaseTest):
             bad = self._disallowed.findall(markdown)
             if bad:
                 share = len(bad) / max(1, n_alnum)
-                return CheckResult(False, max(0.0, 1.0 - share), f"disallowed characters {''.join(bad[:10])!r}")
+                return CheckResult(
+                    False, max(0.0, 1.0 - share), f"disallowed characters {''.join(bad[:10])!r}"
+                )
         return CheckResult(True, 1.0, "")
 
 
@@ -327,7 +335,9 @@ class FormatTest(BaseTest):
         if not self.text.strip():
             raise ValidationError(f"test {self.id}: text cannot be empty")
         if self.format not in self._patterns:
-            raise ValidationError(f"test {self.id}: format must be heading, bold or italic, not {self.format!r}")
+            raise ValidationError(
+                f"test {self.id}: format must be heading, bold or italic, not {self.format!r}"
+            )
 
     def run(self, markdown: str) -> CheckResult:
         spans = []
@@ -344,9 +354,15 @@ class FormatTest(BaseTest):
             if best >= threshold:
                 return CheckResult(True, 1.0, "")
         # Graded: the text being there at all (in any format) earns half.
-        anywhere = partial_ratio(target, (normalize_text(markdown) or "") if self.case_sensitive else
-                                 (normalize_text(markdown) or "").lower())
-        return CheckResult(False, max(0.9 * best, 0.5 * anywhere), f"{target[:40]!r} not found as {self.format}")
+        anywhere = partial_ratio(
+            target,
+            (normalize_text(markdown) or "")
+            if self.case_sensitive
+            else (normalize_text(markdown) or "").lower(),
+        )
+        return CheckResult(
+            False, max(0.9 * best, 0.5 * anywhere), f"{target[:40]!r} not found as {self.format}"
+        )
 
 
 _SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -419,7 +435,9 @@ class FootnoteTest(BaseTest):
         if all(ok for ok, _ in checks):
             return CheckResult(True, 1.0, "")
         score = (1.0 + sum(sim for _, sim in checks)) / 3.0
-        return CheckResult(False, min(score, 0.99), f"text around footnote marker {self.marker!r} does not match")
+        return CheckResult(
+            False, min(score, 0.99), f"text around footnote marker {self.marker!r} does not match"
+        )
 
 
 _CLASSES: dict[str, type[BaseTest]] = {

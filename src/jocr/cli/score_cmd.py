@@ -3,8 +3,10 @@
     jocr score --tests DIR_OR_JSONL --outputs DIR [--json]
     jocr score --omnidocbench GT.json --predictions DIR [--json]
 
-Outputs follow the olmOCR-Bench layout `<pdf-stem>_pg<page>_repeat<N>.md` (sub-folders mirror the PDFs'). As in
-the official runner, a test passes when more than half of its repeats pass, a missing page fails, a baseline test
+Outputs follow the olmOCR-Bench layout `<pdf-stem>_pg<page>_repeat<N>.md` (sub-folders mirror the PDFs'). As
+in
+the official runner, a test passes when more than half of its repeats pass, a missing page fails, a baseline
+test
 is added for every PDF that has none, and the overall score is the mean of per-JSONL pass rates with a 95%
 bootstrap interval resampled within each JSONL file.
 """
@@ -23,7 +25,9 @@ from jocr.cli import CliError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tests", help="a JSONL file of unit tests, or a folder of them (olmOCR-Bench layout)")
+    parser.add_argument(
+        "--tests", help="a JSONL file of unit tests, or a folder of them (olmOCR-Bench layout)"
+    )
     parser.add_argument("--outputs", help="folder of <pdf-stem>_pg<page>_repeat<N>.md outputs")
     parser.add_argument("--omnidocbench", metavar="GT.json", help="OmniDocBench ground-truth JSON")
     parser.add_argument("--predictions", help="folder of <image-stem>.md predictions (with --omnidocbench)")
@@ -51,7 +55,9 @@ def _run_omnidoc(args: argparse.Namespace) -> int:
     try:
         scores = evaluate_dir(gt, args.predictions)
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise CliError(f"{gt} is not an OmniDocBench ground-truth JSON ({type(exc).__name__}: {exc})") from None
+        raise CliError(
+            f"{gt} is not an OmniDocBench ground-truth JSON ({type(exc).__name__}: {exc})"
+        ) from None
     keys = ("text_edit", "formula_edit", "table_teds", "table_teds_s", "reading_order_edit", "overall")
     out = {k: round(getattr(scores, k), 4) for k in keys}
     if args.json:
@@ -166,8 +172,13 @@ def _run_unittests(args: argparse.Namespace) -> int:
         print(json.dumps({**verdicts, "_summary": summary}, indent=1))
         return 0
     out = sys.stdout
-    out.write(f"Overall: {overall * 100:.1f}% (95% CI [{lo * 100:.1f}%, {hi * 100:.1f}%]) over {len(tests)} tests")
-    out.write(f"{f', {missing} without outputs' if missing else ''}\n\n| JSONL | tests | pass rate |\n|---|---|---|\n")
+    out.write(
+        f"Overall: {overall * 100:.1f}% (95% CI [{lo * 100:.1f}%, {hi * 100:.1f}%]) over {len(tests)} tests"
+    )
+    out.write(
+        (f", {missing} without outputs" if missing else "")
+        + "\n\n| JSONL | tests | pass rate |\n|---|---|---|\n"
+    )
     for g, r in sorted(rates.items()):
         out.write(f"| {g} | {len(by_group[g])} | {r * 100:.1f}% |\n")
     out.write("\n| test type | tests | pass rate |\n|---|---|---|\n")
