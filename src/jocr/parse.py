@@ -429,6 +429,7 @@ def parse(
     batch_size: int = DEFAULT_BATCH_SIZE,
     prompt: str | None = None,
     dpi: float | None = None,
+    longest_side: int | None = None,
     password: str | None = None,
     device: str = "cpu",
     raise_errors: bool = True,
@@ -438,13 +439,14 @@ def parse(
     pages: 1-based selection ("1-3,7" or [1, 2]) applied to every input. model: a `LoadedModel`, a model
     directory, or None for the default (`load_model()`). prompt: a task name from `jocr.tokenizer.PROMPTS`
     ("ocr", "free", "grounding", "table", "formula", "caption") or free text; None is the default OCR prompt.
+    dpi / longest_side: PDF rendering (144 dpi by default; longest_side renders to that many pixels).
     With raise_errors, an input that cannot be parsed raises `DocumentError`; otherwise it comes back as a
     Document with `.error` set.
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
     loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device)
-    options = LoadOptions(password=password)
+    options = LoadOptions(password=password, longest_side=longest_side)
     if dpi is not None:
         options.dpi = float(dpi)
     docs = list(

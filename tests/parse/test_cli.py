@@ -170,3 +170,24 @@ def test_missing_bundled_model_is_a_clear_error(tmp_path, monkeypatch, capsys):
     pdf.write_bytes(text_pdf(["a"]))
     code, err = _run([str(pdf), "-o", str(tmp_path)], capsys)
     assert code == 2 and "set $JOCR_MODEL" in err
+
+
+def test_longest_side_and_grounding_prompt(tmp_path, model_dir, capsys):
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(text_pdf(["a"]))
+    args = [
+        str(pdf),
+        "--model",
+        str(model_dir),
+        "-o",
+        str(tmp_path),
+        "--format",
+        "json",
+        "--longest-side",
+        "500",
+    ]
+    code, err = _run([*args, "--prompt", "grounding"], capsys)
+    assert code == 0, err
+    data = json.loads((tmp_path / "a.json").read_text())
+    assert (data["pages"][0]["width"], data["pages"][0]["height"]) == (387, 500)
+    assert data["metadata"]["prompt"] == "<|grounding|>Convert the document to markdown."

@@ -28,6 +28,9 @@ def add_arguments(parser) -> None:
         "--prompt", help="task (ocr, free, grounding, table, formula, caption) or prompt text"
     )
     parser.add_argument("--dpi", type=float, default=144.0, help="PDF render resolution (default: 144)")
+    parser.add_argument(
+        "--longest-side", type=int, help="render PDF pages to this many pixels (overrides --dpi)"
+    )
     parser.add_argument("--skip-existing", action="store_true", help="skip inputs whose outputs exist")
     parser.add_argument("--password", help="password for encrypted PDFs")
     parser.add_argument("--no-page-marker", action="store_true", help="join pages with a blank line only")
@@ -100,6 +103,8 @@ def run(args) -> int:
         raise CliError("--batch-size must be >= 1")
     if args.dpi <= 0:
         raise CliError("--dpi must be > 0")
+    if args.longest_side is not None and args.longest_side < 16:
+        raise CliError("--longest-side must be >= 16")
     try:
         items = expand_inputs(args.inputs)
     except DocumentError as exc:
@@ -133,7 +138,7 @@ def run(args) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from None
 
-    options = LoadOptions(dpi=args.dpi, password=args.password)
+    options = LoadOptions(dpi=args.dpi, longest_side=args.longest_side, password=args.password)
     names = [item for item, _ in todo]
     total_pages = _count_pages(names, names, args.pages, options)
 
