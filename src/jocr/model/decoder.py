@@ -142,6 +142,25 @@ class Router(nn.Module):
         return weights * self.scale, indices
 
 
+class _GatherRows(torch.autograd.Function):
+    """`x[perm]` for a permutation `perm` whose inverse is known: the backward is another gather instead of
+    the scatter-add that autograd would use for a general index (several times slower on CPU)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, perm: torch.Tensor, inverse: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(inverse)
+        return x.index_select(0, perm)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        (inverse,) = ctx.saved_tensors
+        return grad.index_select(0, inverse), None, None
+
+
+def _gather_rows(x: torch.Tensor, perm: torch.Tensor, inverse: torch.Tensor) -> torch.Tensor:
+    return _GatherRows.apply(x, perm, inverse)
+
+
 class MoE(nn.Module):
     """Routed experts + always-on shared experts. Compute scales with active experts: token-expert pairs are
     sorted by expert and each chosen expert runs once on exactly its tokens."""
@@ -165,22 +184,21 @@ class MoE(nn.Module):
     def routed(self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
         # x: (N, D); weights, indices: (N, k)
         n, k = indices.shape
-        flat = indices.reshape(-1)  # (N*k,)
-        order = torch.argsort(flat, stable=True)  # pair ids grouped by expert
+        flat = indices.reshape(-1)  # (N*k,) expert of each (token, slot) pair
+        order = torch.argsort(flat, stable=True)  # pairs grouped by expert
+        inverse = torch.empty_like(order)
+        inverse[order] = torch.arange(order.numel(), device=order.device)
         counts = torch.bincount(flat, minlength=self.num_experts).tolist()
-        token_of_pair = order // k  # (N*k,) source token of each sorted pair
-        pair_weights = weights.reshape(-1)[order]  # (N*k,)
-        out = torch.zeros_like(x)
-        start = 0
-        for expert_id, count in enumerate(counts):
-            if count == 0:
-                continue
-            tokens = token_of_pair[start : start + count]
-            y = self.experts[expert_id](x[tokens])  # (count, D)
-            y = y * pair_weights[start : start + count, None].to(y.dtype)
-            out.index_add_(0, tokens, y)
-            start += count
-        return out
+        pairs = x.unsqueeze(1).expand(n, k, x.shape[-1]).reshape(n * k, -1)  # (N*k, D) token of each pair
+        grouped = _gather_rows(pairs, order, inverse)  # (N*k, D) sorted by expert
+        # split (not slicing) so that the backward is one concatenation, not a zero-filled gradient per expert
+        outputs = [
+            self.experts[expert_id](chunk)
+            for expert_id, chunk in enumerate(grouped.split(counts))
+            if counts[expert_id]
+        ]
+        ys = _gather_rows(torch.cat(outputs, dim=0), inverse, order)  # (N*k, D) back in pair order
+        return (ys.view(n, k, -1) * weights.unsqueeze(-1).to(ys.dtype)).sum(dim=1)  # (N, D)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
