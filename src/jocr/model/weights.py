@@ -20,8 +20,9 @@ from jocr.config import OCRConfig
 
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
-# Persistent buffers of the reference implementations that carry no learned values (CLIP's position ids).
-IGNORED_KEYS = re.compile(r"(^|\.)position_ids$")
+# Persistent buffers of reference implementations that carry no learned values (CLIP's position ids, RoPE
+# frequency tables of older DeepSeek exports).
+IGNORED_KEYS = re.compile(r"(^|\.)(position_ids|rotary_emb\.inv_freq)$")
 
 _DTYPES = {
     "float32": torch.float32,
