@@ -15,7 +15,7 @@ from jocr.synth.testgen import make_tests, validate_tests
 
 # Bump when a change alters any page's bytes for a given (profile, seed): recorded in every page's metadata
 # and in the frozen test set's recipe.
-GENERATOR_VERSION = "1.3.0"
+GENERATOR_VERSION = "1.4.0"
 
 
 @dataclass

@@ -159,6 +159,7 @@ def compose(seed: int, profile: SynthProfile) -> Composition:
     max_failures = 6 if profile.fill else 10
     failures, column, y = 0, 0, top
     table_number = rng.randint(1, 6)
+    table_retries = 0
     while len(pending) < target and (failures < max_failures or (not pending and failures < 50)):
         kind = rng.choices(kinds, weights)[0]
         if kind == "list" and pending and pending[-1][0].block.kind == "list":
@@ -175,6 +176,9 @@ def compose(seed: int, profile: SynthProfile) -> Composition:
             failures += 1
             continue
         lays = [_layout(b, style, col_w, profile) for b in group]
+        if kind == "table" and lays[-1] is None and table_retries < 4:
+            table_retries += 1  # too wide for the column: draw another table rather than give up on tables
+            continue
         if any(laid is None for laid in lays) or (
             profile.lines_only and kind == "paragraph" and lays[0].height > 1.6 * style.body_px  # type: ignore[union-attr]
         ):
