@@ -12,6 +12,7 @@ the browser; `mathlayout.py` models that layout. Renders are cached per formula.
 from __future__ import annotations
 
 import html
+import json
 import re
 import threading
 from collections import OrderedDict
@@ -42,6 +43,19 @@ function __jocr_katex_mathml(tex) {
   } catch (err) {
     return [false, String((err && err.message) || err)];
   }
+}
+function __jocr_katex_batch(texsJson) {
+  var texs = JSON.parse(texsJson), out = [];
+  for (var i = 0; i < texs.length; i++) {
+    var r = __jocr_katex_mathml(texs[i]);
+    out.push(r[0] ? r[1] : null);
+  }
+  return JSON.stringify(out);
+}
+function __jocr_layout_batch(texsJson, basePx) {
+  var texs = JSON.parse(texsJson), out = [];
+  for (var i = 0; i < texs.length; i++) out.push(__jocr_layout(texs[i], basePx));
+  return JSON.stringify(out);
 }
 """
 
@@ -114,6 +128,28 @@ class KatexRenderer:
                 self._glyph_cache.popitem(last=False)
             return result
 
+    def _store(self, cache: OrderedDict, tex: str, value) -> None:
+        cache[tex] = value
+        if len(cache) > self._cache_size:
+            cache.popitem(last=False)
+
+    def prefetch(self, texs: list[str], layouts: bool = False) -> None:
+        """Render every uncached formula in one call into V8 (each call crosses threads, which costs far more
+        than rendering a formula); with `layouts`, their glyph layouts too."""
+        with self._lock:
+            cache = self._glyph_cache if layouts else self._cache
+            todo = list(dict.fromkeys(t for t in texs if t not in cache))
+            if not todo:
+                return
+            fn = "__jocr_layout_batch" if layouts else "__jocr_katex_batch"
+            args = (json.dumps(todo), mathlayout.font_px()) if layouts else (json.dumps(todo),)
+            try:
+                raw = json.loads(self._context().call(fn, *args, timeout_sec=self._timeout_s * len(todo)))
+            except Exception:  # fall back to one call per formula, where a failure stays local
+                return
+            for tex, value in zip(todo, raw):
+                self._store(cache, tex, mathlayout.parse_layout(value) if layouts else value)
+
     def key(self, tex: str) -> str | None:
         """The comparison key: MathML inside `<semantics>` without the annotation, whitespace removed."""
         markup = self.mathml(tex)
@@ -148,6 +184,35 @@ def default_renderer() -> KatexRenderer:
 def renders(tex: str) -> bool:
     """Whether KaTeX accepts `tex` (what olmOCR-Bench requires of a math test's reference)."""
     return default_renderer().mathml(tex) is not None
+
+
+def match_any(reference: str, candidates: list[str]) -> bool:
+    """True if any candidate matches the reference (as `formulas_match`), rendering in batches: first all
+    MathML, then, only if no MathML contains the reference's, all glyph layouts."""
+    if any(c == reference for c in candidates):
+        return True
+    if not candidates:
+        return False
+    renderer = default_renderer()
+    renderer.prefetch([reference, *candidates])
+    ref_key = renderer.key(reference)
+    if ref_key is None:
+        return False
+    keys = [renderer.key(c) for c in candidates]
+    if any(k is not None and ref_key in k for k in keys):
+        return True
+    rendered = [c for c, k in zip(candidates, keys) if k is not None]
+    if not rendered:
+        return False
+    renderer.prefetch([reference, *rendered], layouts=True)
+    ref_glyphs = renderer.glyphs(reference)
+    if ref_glyphs is None:
+        return False
+    for cand in rendered:
+        cand_glyphs = renderer.glyphs(cand)
+        if cand_glyphs is not None and mathlayout.layouts_match(ref_glyphs, cand_glyphs):
+            return True
+    return False
 
 
 def formulas_match(reference: str, candidate: str) -> bool:

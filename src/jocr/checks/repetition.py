@@ -66,7 +66,10 @@ def tail_loop(text: str, config: RepetitionConfig = RepetitionConfig()) -> tuple
         copies = _count_tail_copies(text, period, limit=config.short_max_repeats + 1)
         if copies > config.short_max_repeats:
             return period, copies
+    last = text[-1]
     for period in range(config.short_period + 1, min(config.long_period, len(text) // 2) + 1):
+        if text[-1 - period] != last:  # cheap precheck: a loop of this period repeats the last character
+            continue
         copies = _count_tail_copies(text, period)
         if copies >= config.long_min_repeats and copies * period >= config.long_min_chars:
             return period, copies

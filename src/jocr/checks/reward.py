@@ -25,6 +25,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
@@ -92,12 +93,18 @@ def text_score(prediction: str, reference: str) -> float:
     return Levenshtein.normalized_similarity(_plain(prediction), _plain(reference))
 
 
+@lru_cache(maxsize=1024)
+def _table_trees(markdown: str) -> tuple:
+    """Parsed tables of a page (memoised: a GRPO group scores many completions against one reference)."""
+    return tuple(t for t in (table_tree(h) for h in _tables(markdown)) if t is not None)
+
+
 def table_score(prediction: str, reference: str, config: TedsConfig | None = None) -> float | None:
     """Mean TEDS over the reference's tables after optimal matching (None if the reference has no table); by
     default with the fast alignment bound (`TedsConfig(max_exact_nodes=0)`)."""
     config = config or TedsConfig(max_exact_nodes=0)
-    ref = [t for t in (table_tree(h) for h in _tables(reference)) if t is not None]
-    pred = [t for t in (table_tree(h) for h in _tables(prediction)) if t is not None]
+    ref = list(_table_trees(reference))
+    pred = list(_table_trees(prediction))
     if not ref:
         return None if not pred else 0.5  # tables invented where there are none: half credit
     if not pred:

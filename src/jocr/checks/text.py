@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
@@ -43,11 +44,13 @@ _FOLD = str.maketrans(
 )
 
 
+@lru_cache(maxsize=4096)
 def normalize_text(text: str | None) -> str | None:
     """olmOCR-Bench normalisation: `<br>` -> space, emphasis markers removed, whitespace collapsed, NFC,
     folds.
 
-    The order of the steps matters and matches the official scorer: bold markers go first (non-greedy, within
+    Memoised: a reward call normalises the same reference and candidate for several checks. The order of the
+    steps matters and matches the official scorer: bold markers go first (non-greedy, within
     a
     line because `.` does not cross newlines), then `<b>`/`<i>` tags, then paired italics, then whitespace.
     """
