@@ -59,6 +59,8 @@ def _cfg(tmp_path, tok_path, max_steps, model):
                 "prompt": "OCR.",
                 "stages": [{"samples": 1000, "profiles": {"cpu-lines": 1.0}}],
                 "dedup": False,
+                "input_noise": 0.1,
+                "vision_aux_weight": 0.5,
             },
             "optim": {"lr": 3e-3, "warmup_steps": 5},
             "batch_size": 8,
@@ -84,7 +86,8 @@ def test_sft_learns_and_resumes(tmp_path, fake_synth, byte_tokenizer_path, tiny_
     steps = [r["step"] for r in read_log(tmp_path / "run" / "log.jsonl")]
     assert steps == [5, 10, 15, 20, 25]
     state = torch.load(tmp_path / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
-    assert state["step"] == 25 and state["next_index"] == 200
+    assert state["step"] == 25 and state["next_index"] == 200 and "aux_head" in state
+    assert all(r["vision_aux"] > 0 for r in read_log(tmp_path / "run" / "log.jsonl"))
     assert (tmp_path / "run" / "curves.png").is_file()
 
 
@@ -103,3 +106,17 @@ def test_batch_loss_equals_full_logits_loss(tiny_model_cfg, fake_synth, byte_tok
     ref, ref_correct, ref_n = answer_loss(full.logits, batch["labels"])
     assert n == ref_n and int(correct) == int(ref_correct)
     assert torch.allclose(fast, ref, atol=1e-5)
+
+
+def test_input_noise_touches_only_answer_inputs():
+    from jocr.train.data import add_input_noise
+
+    ids = torch.arange(40).view(2, 20)
+    labels = torch.full((2, 20), IGNORE_INDEX)
+    labels[:, 10:] = ids[:, 10:]
+    g = torch.Generator().manual_seed(0)
+    noisy = add_input_noise(ids, labels, 0.5, 100, 200, generator=g)
+    assert torch.equal(noisy[:, :10], ids[:, :10])
+    changed = noisy[:, 10:] != ids[:, 10:]
+    assert 0 < int(changed.sum()) < 20 and bool((noisy[:, 10:][changed] >= 100).all())
+    assert torch.equal(add_input_noise(ids, labels, 0.0, 100, 200), ids)

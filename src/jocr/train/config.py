@@ -50,6 +50,9 @@ class OptimConfig:
     beta2: float = 0.98
     grad_clip: float = 1.0
     schedule: str = "cosine"  # cosine | constant
+    # Conv weights (parameter names) kept spatially zero-mean per (out, in) channel after every step, so the
+    # vision tower cannot amplify the flat page background into a large constant (see docs/training.md).
+    zero_mean_convs: list[str] = field(default_factory=list)
 
     def lr_at(self, step: int, max_steps: int) -> float:
         import math

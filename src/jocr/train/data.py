@@ -46,6 +46,11 @@ class DataConfig:
     queue_size: int = 64
     filters: FilterConfig = field(default_factory=FilterConfig)
     dedup: bool = True
+    # Probability that an answer token, as decoder *input*, is replaced by a random token (labels unchanged).
+    # It weakens the language-model shortcut of teacher forcing so the image stays the main evidence.
+    input_noise: float = 0.0
+    # Weight of the bag-of-tokens loss on the vision features (train/vision_aux.py); 0 turns it off.
+    vision_aux_weight: float = 0.0
 
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
@@ -209,6 +214,20 @@ class SampleStream:
             if self._proc.is_alive():
                 self._proc.terminate()
             self._proc = None
+
+
+def add_input_noise(
+    input_ids: torch.Tensor, labels: torch.Tensor, p: float, low: int, high: int, generator=None
+) -> torch.Tensor:
+    """Replace answer input tokens (labels != IGNORE_INDEX) by uniform ids in [low, high) with probability p.
+
+    input_ids, labels: (B, T); returns a new (B, T) tensor, labels are left as they are.
+    """
+    if p <= 0:
+        return input_ids
+    hit = (labels != IGNORE_INDEX) & (torch.rand(input_ids.shape, generator=generator) < p)  # (B, T)
+    noise = torch.randint(low, high, input_ids.shape, generator=generator)  # (B, T)
+    return torch.where(hit, noise, input_ids)
 
 
 def collate(samples: list[Sample], pad_id: int) -> dict[str, Any]:

@@ -27,14 +27,17 @@ from jocr.train.checkpoint import (
 )
 from jocr.train.config import TrainConfig
 from jocr.train.curves import RunLog, plot_curves
-from jocr.train.data import IGNORE_INDEX, SampleStream, collate
+from jocr.train.data import IGNORE_INDEX, SampleStream, add_input_noise, collate
 
 
 def ensure_tokenizer(cfg: TrainConfig, log=print):
-    """Load the run's tokenizer, training a BPE on synthetic text first when the file does not exist."""
+    """The run's tokenizer: the `init` model's own when starting from one; otherwise tokenizer.path, trained
+    as a BPE on synthetic text first when the file does not exist."""
     from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
     from jocr.train.bpe import save_tokenizer, synth_corpus, train_bpe
 
+    if cfg.init and (Path(cfg.init) / "tokenizer.json").is_file():
+        return Tokenizer.from_dir(cfg.init)
     path = Path(cfg.tokenizer.path)
     if not path.is_file():
         t0 = time.time()
@@ -94,8 +97,8 @@ def answer_loss(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tenso
 
 
 def batch_loss(model, batch) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """Answer-token loss of one collated batch. The lm_head runs on answer positions only: the image
-    placeholders and the prompt are most of each sequence and their logits would be thrown away."""
+    """Answer-token loss of one collated batch; also (correct count, token count). The lm_head runs on
+    answer positions only: the image placeholders and the prompt are most of each sequence."""
     out = model(batch["input_ids"], images=batch["images"], num_logits_to_keep=1)
     shift_labels = batch["labels"][:, 1:]  # (B, T-1)
     keep = shift_labels != IGNORE_INDEX  # (B, T-1)
@@ -120,6 +123,25 @@ def make_optimizer(model, cfg: TrainConfig, params=None) -> torch.optim.Optimize
         {"params": no_decay, "weight_decay": 0.0},
     ]
     return torch.optim.AdamW(groups, lr=cfg.optim.lr, betas=(cfg.optim.beta1, cfg.optim.beta2), fused=False)
+
+
+def zero_mean_convs(model, names: list[str]) -> None:
+    """Project the named conv weights (O, I, kh, kw) onto spatially zero-mean filters per (O, I) channel.
+
+    A zero-mean filter does not respond to a flat input, so the page background (the same on every page)
+    cannot be amplified into the image-independent constant that collapsed the first from-scratch run.
+    """
+    if not names:
+        return
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name in names:
+            if name not in params:
+                raise ValueError(f"optim.zero_mean_convs: no parameter named {name!r}")
+            w = params[name]
+            if w.dim() != 4 or w.shape[-1] * w.shape[-2] < 2:
+                raise ValueError(f"optim.zero_mean_convs: {name} is not a spatial conv weight")
+            w.sub_(w.mean(dim=(2, 3), keepdim=True))
 
 
 class _StopFlag:
@@ -164,7 +186,19 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         state = {"step": 0, "next_index": 0, "samples": 0, "elapsed": 0.0}
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
+    aux_head, tap = None, None
+    if cfg.data.vision_aux_weight > 0:
+        from jocr.train.vision_aux import BagOfTokensHead, ProjectorTap
+
+        aux_head = BagOfTokensHead(model.config.vision.projector_dim, model.config.decoder.vocab_size)
+        if "aux_head" in state:
+            aux_head.load_state_dict(state["aux_head"])
+        tap = ProjectorTap(model)
     optimizer = make_optimizer(model, cfg)
+    if aux_head is not None:
+        optimizer.add_param_group({"params": list(aux_head.parameters()), "weight_decay": 0.0})
+    zero_mean_convs(model, cfg.optim.zero_mean_convs)
+    clip_params = list(model.parameters()) + (list(aux_head.parameters()) if aux_head is not None else [])
     if "optimizer" in state:
         optimizer.load_state_dict(state["optimizer"])
         set_rng_state(state.get("rng", {}))
@@ -179,7 +213,16 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
     t_start = time.time()
     elapsed0 = state["elapsed"]  # training seconds spent in earlier invocations
     last_ckpt = t_start
-    window = {"loss": 0.0, "correct": 0, "tokens": 0, "samples": 0, "t": time.time(), "steps": 0, "wait": 0.0}
+    window = {
+        "loss": 0.0,
+        "aux": 0.0,
+        "correct": 0,
+        "tokens": 0,
+        "samples": 0,
+        "t": time.time(),
+        "steps": 0,
+        "wait": 0.0,
+    }
 
     def checkpoint() -> None:
         nonlocal last_ckpt
@@ -189,8 +232,12 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
             rng=rng_state(),
             elapsed=elapsed0 + (time.time() - t_start),
         )
+        if aux_head is not None:
+            state["aux_head"] = aux_head.state_dict()
         save_checkpoint(run_dir, model, tokenizer, state)
-        plot_curves(runlog.path, run_dir / "curves.png", ["loss", "token_acc", "lr", "samples_per_s"])
+        plot_curves(
+            runlog.path, run_dir / "curves.png", ["loss", "token_acc", "vision_aux", "lr", "samples_per_s"]
+        )
         last_ckpt = time.time()
 
     try:
@@ -203,20 +250,39 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                 samples = [next(stream) for _ in range(cfg.batch_size)]
                 window["wait"] += time.time() - t_wait
                 batch = collate(samples, tokenizer.pad_id)
+                if cfg.data.input_noise > 0:
+                    n_special = tokenizer.image_id + 1  # never inject BOS/EOS/PAD/<image>
+                    batch["input_ids"] = add_input_noise(
+                        batch["input_ids"],
+                        batch["labels"],
+                        cfg.data.input_noise,
+                        n_special,
+                        tokenizer.vocab_size,
+                    )
                 lr = cfg.optim.lr_at(step, cfg.max_steps)
                 for group in optimizer.param_groups:
                     group["lr"] = lr
                 loss, correct, n_tok = batch_loss(model, batch)
+                aux = None
+                if tap is not None:
+                    from jocr.train.vision_aux import bag_of_tokens_loss
+
+                    feats = tap.take()  # (B, N, D) with one view per row
+                    if feats is not None and feats.shape[0] == len(samples):
+                        aux = bag_of_tokens_loss(aux_head, feats, batch["labels"], tokenizer.image_id + 1)
+                total = loss if aux is None else loss + cfg.data.vision_aux_weight * aux
                 optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
+                total.backward()
+                grad_norm = torch.nn.utils.clip_grad_norm_(clip_params, cfg.optim.grad_clip)
                 if not math.isfinite(loss.item()):
                     raise RuntimeError(f"non-finite loss at step {step}; lower the learning rate")
                 optimizer.step()
+                zero_mean_convs(model, cfg.optim.zero_mean_convs)
                 step += 1
                 state["next_index"] = samples[-1].index + 1
                 state["samples"] += len(samples)
                 window["loss"] += loss.item()
+                window["aux"] += 0.0 if aux is None else aux.item()
                 window["correct"] += int(correct)
                 window["tokens"] += n_tok
                 window["samples"] += len(samples)
@@ -227,6 +293,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                         "step": step,
                         "loss": window["loss"] / window["steps"],
                         "token_acc": window["correct"] / max(1, window["tokens"]),
+                        "vision_aux": window["aux"] / window["steps"],
                         "lr": lr,
                         "grad_norm": float(grad_norm),
                         "samples": state["samples"],
@@ -237,16 +304,19 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                     }
                     runlog.write(**rec)
                     log(
-                        f"step {step} loss {rec['loss']:.4f} acc {rec['token_acc']:.3f} lr {lr:.2e} "
+                        f"step {step} loss {rec['loss']:.4f} acc {rec['token_acc']:.3f} "
+                        f"aux {rec['vision_aux']:.3f} lr {lr:.2e} "
                         f"{rec['samples_per_s']:.2f} samples/s (data wait {window['wait']:.1f}s)"
                     )
-                    window = {k: 0 for k in window} | {"t": time.time(), "wait": 0.0, "loss": 0.0}
+                    window = {k: 0 for k in window} | {"t": time.time(), "wait": 0.0, "loss": 0.0, "aux": 0.0}
                 if cfg.snapshot_every_steps and step % cfg.snapshot_every_steps == 0:
                     save_model_dir(model, tokenizer, run_dir / "snapshots" / f"step_{step:06d}")
                 if time.time() - last_ckpt > cfg.checkpoint_every_min * 60:
                     checkpoint()
     finally:
         stream.close()
+        if tap is not None:
+            tap.close()
     checkpoint()
     if stream.errors:
         log(f"{len(stream.errors)} samples failed to render, e.g. {stream.errors[0]}")
