@@ -29,11 +29,17 @@ def bucket_of(batch_size: int) -> int:
 
 @dataclass
 class _Timing:
+    """EMA of step times; the first sample of each (bucket, k) is dropped (first-call allocations, a long
+    catch-up of the draft head after plain steps)."""
+
     ema: float = 0.0
     count: int = 0
 
     def add(self, seconds: float, alpha: float) -> None:
-        self.ema = seconds if self.count == 0 else (1 - alpha) * self.ema + alpha * seconds
+        if self.count == 1:
+            self.ema = seconds
+        elif self.count > 1:
+            self.ema = (1 - alpha) * self.ema + alpha * seconds
         self.count += 1
 
 
@@ -41,7 +47,7 @@ class _Timing:
 class KController:
     max_k: int = 3
     fixed_k: int | None = None  # a fixed k (no adaptation) when set
-    explore_steps: int = 3  # measurements of each k before trusting its estimate
+    explore_steps: int = 4  # measurements of each k (the first is dropped) before trusting its estimate
     refresh_every: int = 64  # re-measure a neighbouring k after this many steps in a bucket
     alpha: float = 0.2  # EMA weight of a new timing
     prior_acceptance: float = 0.6  # P_i prior per position (geometric) until measured
@@ -79,7 +85,7 @@ class KController:
 
     def step_time(self, batch_size: int, k: int) -> float | None:
         t = self._times.get(bucket_of(batch_size), {}).get(k)
-        return t.ema if t and t.count else None
+        return t.ema if t and t.count > 1 else None
 
     def throughput(self, batch_size: int, k: int) -> float | None:
         t = self.step_time(batch_size, k)

@@ -220,13 +220,20 @@ class DecodeBatch:
         if eng.image_id is not None:
             logits[:, eng.image_id] = float("-inf")
         events = []
-        elapsed = time.perf_counter() - t0
         for i, r in enumerate(rows):
             self.rows.append(r)
-            r.stats.prefill_s = elapsed
             self.cache.lengths[start + i] = r.prompt_len
             token = r.choose(self._ban(r, logits[i], ()))
             events.append((r, self._commit(start + i, r, [token])))
+        if self.drafter is not None and self.drafter.needs_hidden and eng.max_k > 0:
+            n = torch.tensor([r.n for r in rows], dtype=torch.long)
+            mtp_len = torch.zeros(len(rows), dtype=torch.long)
+            self.drafter.propose(self.cache, n, mtp_len, 0, start=start)
+            for r, m in zip(rows, mtp_len.tolist()):
+                r.mtp_len = m
+        elapsed = time.perf_counter() - t0
+        for r in rows:
+            r.stats.prefill_s = elapsed
         return events
 
     # Decoding ----------------------------------------------------------------------------------------------

@@ -36,31 +36,46 @@ class MTPDrafter:
             logits[:, self.never] = float("-inf")
         return logits.argmax(-1)
 
-    def propose(self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int) -> torch.Tensor:
-        """Drafts (B, k) for rows [0, B); n, mtp_len: (B,) long. Updates mtp_len in place to n - 1."""
+    chunk = 256  # positions per catch-up call: bounds the (B, W, V) draft logits of a long prompt
+
+    def propose(
+        self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int, start: int = 0
+    ) -> torch.Tensor | None:
+        """Drafts (B, k) for rows [start, start + B); n, mtp_len: (B,) long; mtp_len is advanced in place.
+
+        k = 0 only brings the head's cache up to date (done right after prefill, so that the first
+        speculative step, whose time adaptive k measures, does not pay for the whole prompt)."""
         b = n.shape[0]
         device = cache.device
-        count = n - 1 - mtp_len  # (B,) >= 1 positions to catch up on per row
-        width = int(count.max())
-        steps = torch.arange(width, device=device)[None, :]  # (1, W)
-        # Rows with fewer positions repeat their last one: identical inputs at the same slot write identical
-        # k/v, and the last column is then every row's newest state.
-        pos = (mtp_len.to(device)[:, None] + torch.minimum(steps, (count.to(device) - 1)[:, None])).long()
-        rows = torch.arange(b, device=device)[:, None]  # (B, 1)
-        prev = cache.hidden[rows, pos]  # (B, W, D)
-        ids = cache.tokens[rows, pos + 1]  # (B, W)
-        view = cache.view(0, b)
-        out = self.model.mtp_step(prev, ids, pos, view)
+        n_d, m_d = n.to(device), mtp_len.to(device)
+        count = int((n - 1 - mtp_len).max())  # >= 1 positions to catch up on for some row
+        rows = torch.arange(start, start + b, device=device)[:, None]  # (B, 1)
+        view = cache.view(start, start + b)
+        offset = 0
+        while offset < count:
+            width = min(self.chunk, count - offset)
+            steps = torch.arange(offset, offset + width, device=device)[None, :]  # (1, W)
+            # Rows with fewer positions repeat their newest one (n - 2): identical inputs at the same slot
+            # write identical k/v, and the last column is then every row's newest state.
+            # (A row that stopped on its first token has nothing to catch up on: clamp it to slot 0.)
+            pos = torch.minimum(m_d[:, None] + steps, (n_d - 2).clamp(min=0)[:, None])  # (B, W)
+            prev = cache.hidden[rows, pos]  # (B, W, D)
+            ids = cache.tokens[rows, pos + 1]  # (B, W)
+            out = self.model.mtp_step(prev, ids, pos, view)
+            offset += width
+        if k == 0:
+            # Leave the newest pair uncovered: the next call recomputes it (same k/v) for draft 1's logits.
+            mtp_len.copy_((n - 2).clamp(min=0))
+            return None
+        mtp_len.copy_(n - 1)
         drafts = torch.empty(b, k, dtype=torch.long, device=device)
         drafts[:, 0] = self._pick(out.logits[:, -1])
         state = self.model.mtp_feedback(out)[:, -1:]  # (B, 1, D)
-        last_pos = pos[:, -1:]  # (B, 1) = n - 2
+        last_pos = (n_d - 2)[:, None]  # (B, 1)
         for i in range(1, k):
-            step_view = cache.view(0, b)
-            out = self.model.mtp_step(state, drafts[:, i - 1 : i], last_pos + i, step_view)
+            out = self.model.mtp_step(state, drafts[:, i - 1 : i], last_pos + i, cache.view(start, start + b))
             drafts[:, i] = self._pick(out.logits[:, -1])
             state = self.model.mtp_feedback(out)[:, -1:]
-        mtp_len.copy_(n - 1)
         return drafts
 
 
@@ -94,9 +109,13 @@ class NGramDrafter:
                 return history[start : start + k].tolist()
         return []
 
-    def propose(self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int) -> torch.Tensor:
+    def propose(
+        self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int, start: int = 0
+    ) -> torch.Tensor | None:
+        if k == 0:
+            return None
         b = n.shape[0]
-        tokens = cache.tokens[:b].cpu().numpy()  # (B, S) zero-copy on CPU
+        tokens = cache.tokens[start : start + b].cpu().numpy()  # (B, S) zero-copy on CPU
         lengths = n.tolist()
         out = np.empty((b, k), dtype=np.int64)
         for r in range(b):
