@@ -94,21 +94,25 @@ def prepare(args) -> OCRModel:
     if args.model:
         return OCRModel.from_pretrained(args.model).eval()
     work = Path(args.workdir)
-    if (work / "config.json").exists() and not args.rebuild:
-        print(f"using the model saved in {work}")
-        return OCRModel.from_pretrained(work).eval()
     tok = Tokenizer.byte_level()
     ids = tok.encode(CORPUS)
-    model = build_model(args.layers)
-    teach(model, ids, args.teach_steps)
     prompts = prompts_from(ids, 96, 16, tok.bos_id, seed=1)
-    stats = fit_mtp_head(
-        model,
-        prompts,
-        MTPFitConfig(steps=args.fit_steps, batch_size=8, lr=3e-3, max_new_tokens=96, log_every=50),
-    )
-    print(f"fit: teacher-forced acceptance {[round(a, 3) for a in stats['acceptance_tf']]}")
-    model.save_pretrained(work)
+    if (work / "config.json").exists() and not args.rebuild:
+        print(f"using the model saved in {work}")
+        model = OCRModel.from_pretrained(work).eval()
+        steps = args.fit_more
+    else:
+        model = build_model(args.layers)
+        teach(model, ids, args.teach_steps)
+        steps = args.fit_steps
+    if steps:
+        cfg = MTPFitConfig(steps=steps, batch_size=8, lr=3e-3, max_new_tokens=96, log_every=50)
+        cfg.checkpoint_dir = str(work / "mtp-fit")  # keeps the distilled data between runs
+        if (work / "mtp-fit" / "mtp_state.pt").exists():
+            (work / "mtp-fit" / "mtp_state.pt").unlink()  # a new fitting round starts from the saved head
+        stats = fit_mtp_head(model, prompts, cfg)
+        print(f"fit: teacher-forced acceptance {[round(a, 3) for a in stats['acceptance_tf']]}")
+        model.save_pretrained(work)
     return model
 
 
@@ -207,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--layers", type=int, default=12)
     p.add_argument("--teach-steps", type=int, default=400)
     p.add_argument("--fit-steps", type=int, default=200)
+    p.add_argument(
+        "--fit-more", type=int, default=0, help="fit the saved model's head for this many more steps"
+    )
     p.add_argument("--tokens", type=int, default=128, help="tokens generated per request")
     p.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=[1, 32])
     p.add_argument("--ks", type=lambda s: s.split(","), default=["1", "2", "3", "auto"])
