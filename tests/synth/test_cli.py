@@ -79,3 +79,21 @@ def test_bad_arguments_exit_2_without_traceback(tmp_path, args):
 def test_seed_range_past_the_split_is_an_error(tmp_path, capsys):
     assert main(["synth", str(tmp_path / "o"), "--pages", "2", "--seed", str(10**9 - 1)]) == 2
     assert "split's range" in capsys.readouterr().err
+
+
+def test_pdf_pages_render_back_to_the_image_size(tmp_path):
+    import pypdfium2 as pdfium
+
+    from jocr.synth import generate_page, global_seed
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        assert main(["synth", str(out), "--pages", "2", "--profile", "page", "--format", "pdf"]) == 0
+    assert tree_digest(a) == tree_digest(b)
+    tests = load_tests(a / "page_train.jsonl")
+    assert {t.pdf for t in tests} == {f"page_{global_seed('train', i):010d}.pdf" for i in range(2)}
+    page = generate_page(global_seed("train", 0), "page")
+    doc = pdfium.PdfDocument(str(a / "pdfs" / f"{page.meta['name']}.pdf"))
+    rendered = doc[0].render(scale=144 / 72).to_pil()
+    assert rendered.size == page.image.size
+    doc.close()

@@ -40,27 +40,39 @@ def test_frozen_set_regenerates_identically(name, count):
         assert page_digests(page_files(page)) == expected, page.meta["name"]
 
 
-def test_frozen_ground_truth_scores_100_percent(tmp_path, capsys):
+def _score(tmp_path, capsys) -> dict:
+    from jocr.cli import main
+
+    assert main(["score", "--tests", str(tmp_path), "--outputs", str(tmp_path / "gt"), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["_summary"]
+
+
+@pytest.mark.parametrize("page_format", ["pdf", "png"])
+def test_frozen_ground_truth_scores_100_percent(tmp_path, capsys, page_format):
     """The first 25 frozen cpu-small pages, written as `jocr synth` writes them, scored as outputs."""
     recipe = FROZEN_TEST_SETS["cpu-small"]
-    summary = write_dataset(tmp_path, pages=25, seed=recipe["seed"], split="test", profile=recipe["profile"])
+    summary = write_dataset(
+        tmp_path,
+        pages=25,
+        seed=recipe["seed"],
+        split="test",
+        profile=recipe["profile"],
+        page_format=page_format,
+    )
     tests = load_tests(summary.jsonl)
     assert len(tests) == summary.tests > 75
     for test in tests:
-        stem = test.pdf.removesuffix(".png")
+        stem = test.pdf.removesuffix(f".{page_format}")
         markdown = (tmp_path / "gt" / f"{stem}_pg1_repeat1.md").read_text(encoding="utf-8")
         assert (tmp_path / "pdfs" / test.pdf).exists()
         (result,) = run_tests([test], markdown)
         assert result.passed, (test.id, result.reason)
     if importlib.util.find_spec("jocr.cli.score_cmd") is None:
         pytest.skip("jocr score is not available yet; scored with jocr.checks above")
-    from jocr.cli import main
-
-    assert main(["score", "--tests", str(tmp_path), "--outputs", str(tmp_path / "gt"), "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)["_summary"]
-    if summary["missing_outputs"] == summary["tests"]:
+    scored = _score(tmp_path, capsys)
+    if page_format == "png" and scored["missing_outputs"] == scored["tests"]:
         # olmOCR-Bench finds outputs by os.path.splitext(pdf)[0]; a scorer that strips only ".pdf" looks for
         # "<name>.png_pg1_repeat1.md" and finds nothing.
         pytest.xfail("jocr score does not strip the .png extension from test `pdf` names")
-    assert summary["missing_outputs"] == 0
-    assert summary["overall"] == 1.0 and summary["tests"] == len(tests)
+    assert scored["missing_outputs"] == 0
+    assert scored["overall"] == 1.0 and scored["tests"] == len(tests)

@@ -63,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="degrade pages (blur, noise, JPEG, rotation, low contrast, scan artefacts); optional fixed "
         "strength in (0, 1], random per page otherwise; clean twins go to OUTDIR/clean",
     )
+    parser.add_argument(
+        "--format",
+        dest="page_format",
+        choices=("png", "pdf"),
+        default="png",
+        help="page files: PNG images (default) or one-page PDFs holding the image at 144 dpi",
+    )
     parser.add_argument("--workers", type=_positive, default=1, help="processes (default 1)")
     parser.add_argument(
         "--frozen",
@@ -97,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
             profile=profile,
             degrade=degrade,
             workers=args.workers,
+            page_format=args.page_format,
         )
     except FontMissingError as exc:
         raise CliError(str(exc)) from None

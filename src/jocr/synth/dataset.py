@@ -1,7 +1,8 @@
 """Write synthetic pages to disk in the olmOCR-Bench layout, split by seed range.
 
 Layout of OUTDIR:
-    pdfs/<name>.png                page images (degraded ones with --degrade); tests name them in `pdf`
+    pdfs/<name>.png                page images (degraded ones with --degrade); tests name them in `pdf`;
+                                   with page_format "pdf", one-page PDFs `pdfs/<name>.pdf` instead
     <profile>_<split>.jsonl        the unit tests of all pages (one JSONL file: one benchmark group)
     gt/<name>_pg1_repeat1.md       ground-truth Markdown, in the benchmark's candidate layout, so scoring
                                    `gt` as the outputs must give 100%
@@ -18,13 +19,14 @@ import hashlib
 import io
 import json
 import os
+import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jocr.synth.generate import GENERATOR_VERSION, SynthPage, generate_page
+from jocr.synth.generate import GENERATOR_VERSION, PAGE_FORMATS, SynthPage, generate_page
 
 SPLIT_SIZE = 1_000_000_000
 SPLIT_BASE = {"train": 0, "val": SPLIT_SIZE, "test": 2 * SPLIT_SIZE}
@@ -102,11 +104,24 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def page_files(page: SynthPage) -> dict[str, bytes]:
-    """The bytes written for one page, keyed by kind: image, clean, markdown, tests, meta."""
+# PDF pages carry a fixed date so a page gives the same bytes (Pillow stamps the current time otherwise).
+_PDF_DATE = time.gmtime(946684800)  # 2000-01-01
+
+
+def page_files(page: SynthPage, page_format: str = "png") -> dict[str, bytes]:
+    """The bytes written for one page, keyed by kind: image, clean, markdown, tests, meta.
+
+    With page_format "pdf" the page is a one-page PDF holding the image at 144 dpi (so rendering it at 144
+    dpi, as the parser does, gives back the same pixel size; Pillow embeds the image as JPEG).
+    """
     out: dict[str, bytes] = {}
     buffer = io.BytesIO()
-    page.image.save(buffer, format="PNG")
+    if page_format == "pdf":
+        page.image.save(
+            buffer, format="PDF", resolution=144.0, quality=95, creationDate=_PDF_DATE, modDate=_PDF_DATE
+        )
+    else:
+        page.image.save(buffer, format="PNG")
     out["image"] = buffer.getvalue()
     if page.clean is not None:
         buffer = io.BytesIO()
@@ -123,13 +138,13 @@ def page_digests(files: dict[str, bytes]) -> dict[str, str]:
     return {kind: _digest(data) for kind, data in files.items()}
 
 
-def _write_one(args: tuple[str, int, str, bool | float]) -> tuple[str, bytes, int, int, dict[str, str]]:
-    outdir, seed, profile, degrade = args
-    page = generate_page(seed, profile=profile, degrade=degrade)
+def _write_one(args: tuple[str, int, str, bool | float, str]) -> tuple[str, bytes, int, int, dict[str, str]]:
+    outdir, seed, profile, degrade, page_format = args
+    page = generate_page(seed, profile=profile, degrade=degrade, page_format=page_format)
     root = Path(outdir)
     name = page.meta["name"]
-    files = page_files(page)
-    (root / "pdfs" / f"{name}.png").write_bytes(files["image"])
+    files = page_files(page, page_format)
+    (root / "pdfs" / f"{name}.{page_format}").write_bytes(files["image"])
     if "clean" in files:
         (root / "clean" / f"{name}.png").write_bytes(files["clean"])
     (root / "gt" / f"{name}_pg1_repeat1.md").write_bytes(files["markdown"])
@@ -145,6 +160,7 @@ def write_dataset(
     profile: str = "cpu-small",
     degrade: bool | float = False,
     workers: int = 1,
+    page_format: str = "png",
 ) -> WriteSummary:
     """Generate `pages` pages (seed offsets from `seed`) into `outdir`; same arguments, same bytes."""
     if pages < 1:
@@ -157,7 +173,9 @@ def write_dataset(
     root = Path(outdir)
     for sub in ("pdfs", "gt", "meta") + (("clean",) if degrade is not False else ()):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    jobs = [(str(root), s, profile, degrade) for s in seeds]
+    if page_format not in PAGE_FORMATS:
+        raise ValueError(f"page_format must be one of {', '.join(PAGE_FORMATS)}, got {page_format!r}")
+    jobs = [(str(root), s, profile, degrade, page_format) for s in seeds]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(_write_one, jobs, chunksize=8))
@@ -177,6 +195,7 @@ def write_dataset(
         "global_seeds": [seeds[0], seeds[-1]],
         "pages": pages,
         "degrade": degrade,
+        "page_format": page_format,
         "tests": n_tests,
         "tests_dropped": n_dropped,
         "libraries": library_versions(),

@@ -16,6 +16,7 @@ from jocr.synth.testgen import make_tests, validate_tests
 # Bump when a change alters any page's bytes for a given (profile, seed): recorded in every page's metadata
 # and in the frozen test set's recipe.
 GENERATOR_VERSION = "1.4.0"
+PAGE_FORMATS = ("png", "pdf")
 
 
 @dataclass
@@ -43,6 +44,7 @@ def generate_page(
     degrade: bool | float = False,
     validate: bool = True,
     name: str | None = None,
+    page_format: str = "png",
 ) -> SynthPage:
     """Generate one page, deterministically from (profile, seed).
 
@@ -50,6 +52,7 @@ def generate_page(
     validate: run every unit test on the ground truth with `jocr.checks` and drop the ones that fail
       (the count is in `meta["tests_dropped"]`); False skips that (faster, for SFT data that ignores tests).
     name: file stem the tests' `pdf` field refers to (`<name>.png`); default `<profile>_<seed>`.
+    page_format: "png" or "pdf": the extension of the page file that the tests' `pdf` field names.
     """
     prof = get_profile(profile)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -57,7 +60,10 @@ def generate_page(
     comp = compose(seed, prof)
     markdown = comp.markdown
     stem = name or page_name(profile, seed)
-    tests = make_tests(comp, random.Random(f"jocr-synth-tests/{profile}/{seed}"), f"{stem}.png", stem)
+    if page_format not in PAGE_FORMATS:
+        raise ValueError(f"page_format must be one of {', '.join(PAGE_FORMATS)}, got {page_format!r}")
+    pdf_name = f"{stem}.{page_format}"
+    tests = make_tests(comp, random.Random(f"jocr-synth-tests/{profile}/{seed}"), pdf_name, stem)
     dropped: list[dict[str, Any]] = []
     if validate:
         tests, dropped = validate_tests(tests, markdown)
