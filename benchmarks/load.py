@@ -183,7 +183,7 @@ def main() -> int:
     parser.add_argument("--sequential", type=int, default=16, help="one-at-a-time requests for the baseline")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--max-batch", type=int, default=8)
-    parser.add_argument("--max-queue", type=int, default=16)
+    parser.add_argument("--max-queue", type=int, default=24)
     parser.add_argument("--retries", type=int, default=3, help="retries of a 429, after its Retry-After")
     parser.add_argument("--threads", type=int, default=0, help="server torch threads (0: torch's default)")
     parser.add_argument("--request-timeout", type=float, default=120.0)

@@ -18,6 +18,16 @@ from jocr.serve.app import create_app
 from jocr.tokenizer import Tokenizer
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """The tiny model gains nothing from a second thread, and on a busy shared CPU torch's spin-waiting
+    threads can slow it down tenfold (docs/serving.md); restored for the tests of other folders."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def tiny_model():
     torch.manual_seed(0)
