@@ -26,6 +26,36 @@ for key, value in {
     os.environ.setdefault(key, value)
 
 
+def time_engine(args, ks: list[int]) -> dict:
+    """jocr's own engine on the same pages and prompts (batch = all pages), before vLLM binds the threads."""
+    from vllm_fixtures import pages, prompts
+
+    from jocr.documents.preprocess import preprocess_image, views_token_count
+    from jocr.engine import Engine, EngineConfig, GenerationRequest, GuardConfig
+    from jocr.model.ocr import OCRModel
+    from jocr.tokenizer import Tokenizer
+
+    model = OCRModel.from_pretrained(args.checkpoint)
+    tok = Tokenizer.from_dir(args.checkpoint)
+    guard = GuardConfig(ngram_size=0, loop_detection=False)
+    requests = []
+    for image, text in zip(pages(args.pages), prompts(args.pages)):
+        views = preprocess_image(image, model.config.vision)
+        ids = tok.build_prompt(text, [views_token_count(views, model.config.vision)])
+        req = GenerationRequest(prompt_ids=ids, images=[views], max_tokens=args.max_tokens, guard=guard)
+        requests.append(req)
+    out = {}
+    for k in ks:
+        config = EngineConfig(
+            drafter="mtp" if k else "none", num_draft_tokens=k, max_batch_size=args.pages, guard=guard
+        )
+        engine = Engine(model, config)
+        start = time.perf_counter()
+        results = engine.generate(requests)
+        out[str(k)] = {"tokens": [r.token_ids for r in results], "generate_s": time.perf_counter() - start}
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkpoint")
@@ -36,6 +66,7 @@ def main() -> int:
     parser.add_argument("--ngram-size", type=int, default=0, help="repetition guard n (0: off)")
     parser.add_argument("--window", type=int, default=90)
     parser.add_argument("--logprobs", type=int, default=0, help="top logprobs to record per token")
+    parser.add_argument("--engine", action="store_true", help="also time jocr's engine (run first) per k")
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -64,6 +95,8 @@ def main() -> int:
         logprobs=args.logprobs or None,
     )
     results = {}
+    if args.engine:
+        results["engine"] = time_engine(args, [int(x) for x in args.ks.split(",")])
     for k in (int(x) for x in args.ks.split(",")):
         start = time.perf_counter()
         llm = LLM(

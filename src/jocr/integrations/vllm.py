@@ -305,7 +305,8 @@ def launch_openai_server(
     argv = openai_server_command(model, chat_template_path=template, extra_args=extra, **options)
     env = {**os.environ, **(CPU_ENV if cpu else {})}
     log = open(log_path or workdir / "vllm_server.log", "wb")  # noqa: SIM115 (owned by the child's lifetime)
-    return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # Its own session: vLLM's shutdown signals its process group, which must not include the caller.
+    return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def main(argv: list[str] | None = None) -> int:

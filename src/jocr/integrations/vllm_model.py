@@ -203,6 +203,9 @@ class JocrOCRForCausalLM(nn.Module, SupportsMultiModal):
         super().__init__()
         self.ocr_config = _ocr_config(vllm_config.model_config.hf_config)
         self.config = vllm_config.model_config.hf_config
+        if not hasattr(self.config, "image_token_index"):
+            # vLLM's speculative proposer reads it from the target config (published configs lack it).
+            self.config.image_token_index = self.ocr_config.image_token_id
         self.pre_norm_feedback = self.ocr_config.mtp.feedback == "pre_norm"
         with self._mark_tower_model(vllm_config, "image"):
             self.vision = _VisionTower(self.ocr_config)
