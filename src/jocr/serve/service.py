@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -94,7 +96,7 @@ class Admission:
         self.metrics.set_load(max(0, self.in_flight - self.max_batch), self.in_flight)
 
 
-class Document:
+class OpenDocument:
     """An opened document (PDF or image) whose pages render on the worker pool."""
 
     def __init__(self, source: PageSource, title: str, service: OCRService):
@@ -108,23 +110,15 @@ class Document:
         return await self._service.run_blocking(self._render, index)
 
     def _render(self, index: int) -> Image.Image:
-        with _PDFIUM_LOCK if self.kind == "pdf" else _nullcontext():
+        with _PDFIUM_LOCK if self.kind == "pdf" else contextlib.nullcontext():
             return self.source.render(index)
 
     async def close(self) -> None:
         await self._service.run_blocking(self._close)
 
     def _close(self) -> None:
-        with _PDFIUM_LOCK if self.kind == "pdf" else _nullcontext():
+        with _PDFIUM_LOCK if self.kind == "pdf" else contextlib.nullcontext():
             self.source.close()
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _pdf_title(source: PageSource) -> str:
@@ -181,7 +175,7 @@ class OCRService:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise ApiError(504, "request timed out before fetching")
-            limits = _replace(limits, timeout_s=min(limits.timeout_s, remaining))
+            limits = dataclasses.replace(limits, timeout_s=min(limits.timeout_s, remaining))
         try:
             if allow_data and url[:5].lower() == "data:":
                 got = decode_data_url(url, max_bytes=self.config.max_body_bytes)
@@ -193,16 +187,16 @@ class OCRService:
             raise ApiError(exc.status, str(exc), code="fetch_error") from None
         return got.data, got.content_type, got.final_url
 
-    async def open_document(self, data: bytes, name: str) -> Document:
-        def _open() -> Document:
+    async def open_document(self, data: bytes, name: str) -> OpenDocument:
+        def _open() -> OpenDocument:
             kind = sniff_type(data[:1024])
             try:
-                with _PDFIUM_LOCK if kind == "pdf" else _nullcontext():
+                with _PDFIUM_LOCK if kind == "pdf" else contextlib.nullcontext():
                     source = open_source(data, self.load_options, name=name)
                     title = _pdf_title(source) if source.kind == "pdf" else ""
             except DocumentError as exc:
                 raise ApiError(400, str(exc), code="bad_document") from None
-            return Document(source, title, self)
+            return OpenDocument(source, title, self)
 
         return await self.run_blocking(_open)
 
@@ -257,8 +251,8 @@ class OCRService:
                     if now - last_emit < STREAM_INTERVAL_S:
                         continue
                     last_emit = now
-                    text = self.generator.finish(self.generator.decode(ids), size, None)
-                    stable = _stable_prefix(text)
+                    raw = _without_open_grounding(self.generator.decode(ids))
+                    stable = _stable_prefix(self.generator.finish(raw, size, None))
                     if len(stable) > len(emitted) and stable.startswith(emitted):
                         delta, emitted = stable[len(emitted) :], stable
                         yield delta
@@ -305,13 +299,18 @@ class OCRService:
         self._waiters.shutdown(wait=False, cancel_futures=True)
 
 
+def _without_open_grounding(raw: str) -> str:
+    """Raw output up to an unfinished grounding block (`<|ref|>label<|/ref|><|det|>[[...]]<|/det|>`), whose
+    post-processed form changes once it closes."""
+    closed = raw.rfind("<|/det|>")
+    start = closed + len("<|/det|>") if closed >= 0 else 0
+    cut = raw.find("<|", start)
+    return raw if cut < 0 else raw[:cut]
+
+
 def _stable_prefix(text: str) -> str:
-    """The part of a partial transcription that later tokens cannot change after post-processing: before
-    any unfinished grounding tag (`<|`), and up to the last complete word (trailing whitespace and the word
-    being written may still be stripped or extended)."""
-    cut = text.find("<|")
-    if cut >= 0:
-        text = text[:cut]
+    """The part of a partial post-processed transcription that later tokens cannot change: up to the last
+    complete word (trailing whitespace and the word being written may still be stripped or extended)."""
     end = len(text)
     while end and not text[end - 1].isspace():
         end -= 1
@@ -329,9 +328,3 @@ def _stats_dict(result) -> dict[str, Any]:
         if hasattr(stats, name):
             out[name] = getattr(stats, name)
     return out
-
-
-def _replace(obj, **changes):
-    import dataclasses
-
-    return dataclasses.replace(obj, **changes)
