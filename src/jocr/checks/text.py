@@ -44,7 +44,7 @@ _FOLD = str.maketrans(
 )
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def normalize_text(text: str | None) -> str | None:
     """olmOCR-Bench normalisation: `<br>` -> space, emphasis markers removed, whitespace collapsed, NFC,
     folds.
