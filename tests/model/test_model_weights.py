@@ -134,3 +134,17 @@ def test_published_config_json_loads_and_builds(tmp_path):
     assert config.mtp.enabled is False  # no num_nextn_predict_layers
     assert config.vision.patch_size == 16 and config.vision.base_size == 128
     assert parse_size("2GB") == 2 * 10**9 and parse_size("1KiB") == 1024
+
+
+def test_mixed_precision_checkpoint_loads_in_one_dtype(tmp_path):
+    """Router weights kept in float32 beside bf16 tensors (as some exports do) still give a bf16 model."""
+    model = OCRModel(tiny()).init_weights(seed=4).eval()
+    model.save_pretrained(tmp_path, dtype=torch.bfloat16)
+    tensors = load_file(tmp_path / "model.safetensors")
+    tensors["model.layers.1.mlp.gate.weight"] = tensors["model.layers.1.mlp.gate.weight"].float()
+    save_file(tensors, tmp_path / "model.safetensors")
+    loaded = OCRModel.from_pretrained(tmp_path)
+    assert {p.dtype for p in loaded.parameters()} == {torch.bfloat16}
+    ids, images = sample_inputs(loaded.config)
+    with torch.no_grad():
+        assert torch.isfinite(loaded(ids, images=images).logits).all()

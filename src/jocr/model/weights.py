@@ -149,7 +149,8 @@ def load_pretrained(
 ) -> nn.Module:
     """Build the model on the meta device (no allocation) and fill it from the checkpoint.
 
-    dtype None keeps each tensor's stored dtype; device None means CPU."""
+    dtype None uses the stored dtype of the token embedding for every floating tensor (a checkpoint that keeps
+    a few tensors, e.g. router weights, in float32 still gives one dtype); device None means CPU."""
     from jocr.model.ocr import OCRModel
 
     path = Path(path)
@@ -172,6 +173,11 @@ def load_pretrained(
         problems.append(f"unexpected key(s): {_describe(unexpected)}")
     if problems:
         raise CheckpointError(f"{path}: " + "; ".join(problems))
+    if dtype is None:
+        embed_key = "model.embed_tokens.weight"
+        with safe_open(str(files[embed_key]), framework="pt", device="cpu") as f:
+            dtype = f.get_slice(embed_key).get_dtype()
+        dtype = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}.get(dtype, torch.float32)
     state = {}
     by_file: dict[Path, list[str]] = {}
     for key in expected:
@@ -185,7 +191,7 @@ def load_pretrained(
                         f"{path}: {key} has shape {tuple(tensor.shape)}, the config expects "
                         f"{tuple(expected[key].shape)}"
                     )
-                if dtype is not None and tensor.is_floating_point():
+                if tensor.is_floating_point():
                     tensor = tensor.to(dtype)
                 state[key] = tensor.to(device)
     model.load_state_dict(state, strict=True, assign=True)
