@@ -1,4 +1,4 @@
-"""The `jocr` command. Each subcommand lives in its own module exposing `add_parser(subparsers)` and
+"""The `jocr` command. Each subcommand lives in its own module exposing `add_arguments(parser)` and
 `run(args) -> int`; modules are imported only when their subcommand runs, so `jocr --help` stays fast."""
 
 from __future__ import annotations
