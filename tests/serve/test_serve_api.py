@@ -236,3 +236,18 @@ def test_cli_serves_a_model_directory(tiny_model, tokenizer, tmp_path, monkeypat
         assert 1 <= response.json()["usage"]["completion_tokens"] <= 8
     finally:
         captured["app"].state.service.close()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_engine_refusal_is_a_400_before_streaming(tiny_model, tokenizer, stream):
+    """A request the engine refuses (prompt + max_tokens over its max_seq_len) is a 400, streamed or not:
+    streaming requests are submitted before the status line goes out."""
+    service = make_service(tiny_model, tokenizer, max_tokens=10**6)
+    client = TestClient(create_app(service.config, service))
+    try:
+        response = client.post("/v1/chat/completions", json=_chat_body(max_tokens=900_000, stream=stream))
+        assert response.status_code == 400
+        assert "max_seq_len" in response.json()["error"]["message"]
+        assert service.admission.in_flight == 0
+    finally:
+        service.close()

@@ -43,7 +43,7 @@ from jocr.serve.openai import (
     usage_dict,
 )
 from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input
-from jocr.serve.service import OCRService, SamplingParams, Transcription
+from jocr.serve.service import OCRService, SamplingParams, Submitted, Transcription
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")
@@ -231,10 +231,17 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 ) from None
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
+                # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.
+                submitted = await service.submit(list(images), task.prompt, params)
                 streaming = True
+
+                def on_close() -> None:
+                    service.cancel(submitted)  # a no-op when the generation finished
+                    service.admission.release()
+
                 return _ReleasingStream(
-                    _sse(service, list(images), task.prompt, params, task.include_usage),
-                    release=service.admission.release,
+                    _sse(service, list(images), task.prompt, params, task.include_usage, submitted),
+                    release=on_close,
                     media_type="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
                 )
@@ -300,8 +307,9 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
 
 
 class _ReleasingStream(StreamingResponse):
-    """A streaming response that releases the request's admission slot exactly once when the response ends,
-    whether it completed, failed or the client went away (even before the body started)."""
+    """A streaming response that runs `release` exactly once when the response ends, whether it completed,
+    failed or the client went away (even before the body started): it cancels an unfinished generation and
+    frees the request's admission slot."""
 
     def __init__(self, content, release, **kwargs):
         super().__init__(content, **kwargs)
@@ -317,7 +325,12 @@ class _ReleasingStream(StreamingResponse):
 
 
 async def _sse(
-    service: OCRService, images, prompt: str, params: SamplingParams, include_usage: bool
+    service: OCRService,
+    images,
+    prompt: str,
+    params: SamplingParams,
+    include_usage: bool,
+    submitted: Submitted,
 ) -> AsyncIterator[str]:
     """OpenAI streaming: a role chunk, content chunks, a finish chunk, optionally a usage chunk, then
     `data: [DONE]`. Errors after the status line is sent are reported in-band as an error event."""
@@ -329,7 +342,7 @@ async def _sse(
     yield event(chat_chunk(cid, model, created, {"role": "assistant", "content": ""}))
     try:
         async with asyncio.timeout(service.config.request_timeout_s):
-            async for item in service.transcribe(images, prompt, params):
+            async for item in service.transcribe(images, prompt, params, submitted):
                 if isinstance(item, Transcription):
                     yield event(chat_chunk(cid, model, created, {}, finish=item.finish_reason))
                     if include_usage:

@@ -105,7 +105,8 @@ class EngineBackend:
         return handle.result()
 
     def cancel(self, handle) -> None:
-        handle.cancel()
+        if not handle.done:
+            handle.cancel()
 
     def decode(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids)

@@ -68,6 +68,15 @@ class Transcription:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class Submitted:
+    """A request handed to the engine: its handle, prompt length and first image's size (post-processing)."""
+
+    handle: Any
+    prompt_tokens: int
+    size: tuple[int, int]
+
+
 class Admission:
     """Counts requests in flight; refuses (429) past `max_batch + max_queue` instead of queueing forever."""
 
@@ -212,20 +221,34 @@ class OCRService:
             await doc.close()
 
     # Generation -------------------------------------------------------------------------------------
+    async def submit(self, images: list[Image.Image], prompt: str, params: SamplingParams) -> Submitted:
+        """Preprocess the images and hand the request to the engine; a bad request (e.g. too long for the
+        model) raises ApiError here, before any response is started."""
+        prepared = await self.run_blocking(lambda: [self.generator.prepare(im) for im in images])
+        views = [v for v, _n in prepared]
+        prompt_ids = self.generator.prompt_ids(prompt, [n for _v, n in prepared])
+        handle = self.generator.submit(prompt_ids, views, params)
+        return Submitted(handle, len(prompt_ids), images[0].size)
+
+    def cancel(self, submitted: Submitted) -> None:
+        self.generator.cancel(submitted.handle)
+
     async def transcribe(
-        self, images: list[Image.Image], prompt: str, params: SamplingParams
+        self,
+        images: list[Image.Image],
+        prompt: str,
+        params: SamplingParams,
+        submitted: Submitted | None = None,
     ) -> AsyncIterator[str | Transcription]:
         """Yield text deltas as tokens arrive, then the final `Transcription` (the last item).
 
         The deltas add up to exactly the final post-processed text: each delta extends the stable part of
         the post-processed text so far (up to its last complete word, before any unfinished grounding tag),
         so clean-ups that only touch the tail never retract streamed text. The caller must have been
-        admitted (`admission.acquire`)."""
-        prepared = await self.run_blocking(lambda: [self.generator.prepare(im) for im in images])
-        views = [v for v, _n in prepared]
-        prompt_ids = self.generator.prompt_ids(prompt, [n for _v, n in prepared])
-        size = images[0].size
-        handle = self.generator.submit(prompt_ids, views, params)
+        admitted (`admission.acquire`); `submitted` is a request already handed to the engine (`submit`)."""
+        if submitted is None:
+            submitted = await self.submit(images, prompt, params)
+        handle, size, prompt_tokens = submitted.handle, submitted.size, submitted.prompt_tokens
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
 
@@ -270,7 +293,7 @@ class OCRService:
         stats = _stats_dict(result)
         completion_tokens = len(result.token_ids)
         self.metrics.observe_generation(
-            len(prompt_ids),
+            prompt_tokens,
             completion_tokens,
             int(stats.get("spec_steps") or 0),
             int(stats.get("spec_tokens") or 0),
@@ -279,7 +302,7 @@ class OCRService:
             yield text[len(emitted) :]
         elif not text.startswith(emitted):
             log.warning("streamed text is not a prefix of the final text; the stream differs from it")
-        yield Transcription(text, raw, len(prompt_ids), completion_tokens, result.finish_reason, stats)
+        yield Transcription(text, raw, prompt_tokens, completion_tokens, result.finish_reason, stats)
 
     async def transcribe_all(
         self, images: list[Image.Image], prompt: str, params: SamplingParams
