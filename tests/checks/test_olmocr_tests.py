@@ -77,8 +77,9 @@ def test_agreement_with_official_verdicts_on_perturbed_candidates(tmp_path):
     assert agree / total >= 0.99, disagreements
 
 
-def test_formula_pairs_agree_with_official_renderer():
-    pairs = VERDICTS["formula_pairs"]
+@pytest.mark.parametrize("key", ["formula_pairs", "formula_pairs_demo"])
+def test_formula_pairs_agree_with_official_renderer(key):
+    pairs = VERDICTS[key]
     agree = sum(formulas_match(ref, cand) == ok for ref, cand, ok in pairs)
     assert len(pairs) > 200 and sum(ok for *_, ok in pairs) > 30
     assert agree / len(pairs) >= 0.99
