@@ -7,15 +7,17 @@ maximises tau(k) / t(B, k) (k = 0 is plain decoding, tau = 1). On a GPU, small b
 the verifier's k + 1 positions cost nearly one; large batches are compute bound and every drafted position
 costs real work, so k = 0 wins there (REFERENCE.md: on an L4 k = 3 is best eager, k = 1 with CUDA graphs).
 
-t(B, k) is measured online per batch-size bucket (powers of two): every k is tried a few times in a bucket,
-in increasing order, and higher k are not tried once a k measured slower than k - 1 (cost grows with k
-while the gain shrinks); after that the best estimate is used, with an occasional re-measurement of a
-neighbouring k so the estimates follow the load. P_i is shared by all buckets (it depends on the text and
-the head, not on the batch).
+t(B, k) is measured online per batch-size bucket (powers of two) as the median of recent step times: every
+k is tried a few times in a bucket, in increasing order, stopping early once k - 1 measured clearly slower
+than k - 2 (cost grows with k while the gain shrinks); after that the best estimate is used, with one step
+of another measured k now and then so the estimates follow the load. P_i is shared by all buckets (it
+depends on the text and the head, not on the batch).
 """
 
 from __future__ import annotations
 
+import statistics
+from collections import deque
 from dataclasses import dataclass, field
 
 
@@ -29,30 +31,30 @@ def bucket_of(batch_size: int) -> int:
 
 @dataclass
 class _Timing:
-    """EMA of step times; the first sample of each (bucket, k) is dropped (first-call allocations, a long
-    catch-up of the draft head after plain steps)."""
+    """Recent step times; the estimate is their median (robust to the outliers a shared machine produces).
+    The first sample of each (bucket, k) is dropped: first-call allocations, a draft-head catch-up."""
 
-    ema: float = 0.0
+    samples: deque = field(default_factory=lambda: deque(maxlen=25))
     count: int = 0
 
-    def add(self, seconds: float, alpha: float) -> None:
-        if self.count == 1:
-            self.ema = seconds
-        elif self.count > 1:
-            self.ema = (1 - alpha) * self.ema + alpha * seconds
+    def add(self, seconds: float) -> None:
+        if self.count:
+            self.samples.append(seconds)
         self.count += 1
+
+    @property
+    def estimate(self) -> float | None:
+        return statistics.median(self.samples) if self.samples else None
 
 
 @dataclass
 class KController:
     max_k: int = 3
     fixed_k: int | None = None  # a fixed k (no adaptation) when set
-    explore_steps: int = 4  # measurements of each k (the first is dropped) before trusting its estimate
-    refresh_every: int = 64  # re-measure a neighbouring k after this many steps in a bucket
-    alpha: float = 0.2  # EMA weight of a new timing
+    explore_steps: int = 6  # measurements of each k (the first is dropped) before trusting its estimate
+    refresh_every: int = 32  # one step of another k after this many steps in a bucket
     prior_acceptance: float = 0.6  # P_i prior per position (geometric) until measured
     _times: dict[int, dict[int, _Timing]] = field(default_factory=dict)
-    _pruned: dict[int, int] = field(default_factory=dict)  # bucket -> lowest k known not to pay
     _steps: dict[int, int] = field(default_factory=dict)
     _drafted: list[int] = field(default_factory=list)  # per position: steps that drafted it
     _accepted: list[int] = field(default_factory=list)  # per position: steps that accepted it
@@ -68,8 +70,16 @@ class KController:
                 self._accepted[i] += 1
 
     def acceptance(self, i: int) -> float:
-        """P(draft position i, 0-based, is accepted), smoothed towards the prior."""
-        prior = self.prior_acceptance ** (i + 1)
+        """P(draft position i, 0-based, is accepted), smoothed towards a prior. The prior of a deeper
+        position continues the measured decay geometrically (positions only measured when a k that deep
+        is used would otherwise look worse than they are, and never get chosen)."""
+        if i == 0:
+            prior = self.prior_acceptance
+        elif i == 1:
+            prior = self.acceptance(0) ** 2
+        else:
+            a1, a2 = self.acceptance(i - 1), self.acceptance(i - 2)
+            prior = a1 * min(1.0, a1 / a2) if a2 > 0 else 0.0
         if i >= len(self._drafted):
             return prior
         return (self._accepted[i] + 4 * prior) / (self._drafted[i] + 4)
@@ -80,12 +90,12 @@ class KController:
     # Timing ----------------------------------------------------------------------------------------------
     def record_step(self, batch_size: int, k: int, seconds: float) -> None:
         b = bucket_of(batch_size)
-        self._times.setdefault(b, {}).setdefault(k, _Timing()).add(seconds, self.alpha)
+        self._times.setdefault(b, {}).setdefault(k, _Timing()).add(seconds)
         self._steps[b] = self._steps.get(b, 0) + 1
 
     def step_time(self, batch_size: int, k: int) -> float | None:
         t = self._times.get(bucket_of(batch_size), {}).get(k)
-        return t.ema if t and t.count > 1 else None
+        return t.estimate if t else None
 
     def throughput(self, batch_size: int, k: int) -> float | None:
         t = self.step_time(batch_size, k)
@@ -98,24 +108,31 @@ class KController:
             return 0
         b = bucket_of(batch_size)
         times = self._times.setdefault(b, {})
-        limit = self._pruned.get(b, self.max_k + 1)
-        for k in range(0, min(limit, self.max_k + 1)):
+        # Exploration, k = 0, 1, ... in order; stop early once k - 1 measured clearly slower than k - 2
+        # (a larger k then only costs more).
+        for k in range(self.max_k + 1):
             t = times.get(k)
             if t is None or t.count < self.explore_steps:
+                if k >= 2:
+                    prev, prev2 = self.throughput(batch_size, k - 1), self.throughput(batch_size, k - 2)
+                    if prev is not None and prev2 is not None and prev < 0.9 * prev2:
+                        break
                 return k
-            if k > 0 and self.throughput(batch_size, k) < self.throughput(batch_size, k - 1):
-                self._pruned[b] = limit = k + 1  # k itself stays a candidate; k + 1.. are not tried
-                break
-        candidates = [k for k in range(0, min(limit, self.max_k + 1)) if k in times]
-        best = max(candidates, key=lambda k: self.throughput(batch_size, k))
+        measured = [k for k in range(self.max_k + 1) if self.throughput(batch_size, k) is not None]
+        best = max(measured, key=lambda k: self.throughput(batch_size, k))
         steps = self._steps.get(b, 0)
-        if self.refresh_every and steps % self.refresh_every == self.refresh_every - 1:
-            # Occasionally re-measure a neighbour so the choice can move when load or acceptance drift.
-            neighbour = best + 1 if best + 1 < min(limit, self.max_k + 1) else best - 1
-            if neighbour >= 0:
-                return neighbour
+        if self.refresh_every and len(measured) > 1 and steps % self.refresh_every == self.refresh_every - 1:
+            # Now and then one step of another k, so estimates follow load drift and outliers get outvoted:
+            # close contenders (>= 75% of the best estimate) every time, the rest every 8th time.
+            rounds = steps // self.refresh_every
+            top = self.throughput(batch_size, best)
+            others = [k for k in measured if k != best]
+            close = [k for k in others if self.throughput(batch_size, k) >= 0.75 * top]
+            pool = others if rounds % 8 == 7 or not close else close
+            if pool:
+                return pool[rounds % len(pool)]
         return best
 
     def table(self) -> dict[int, dict[int, float]]:
         """Measured step times (s) per bucket and k, for reports."""
-        return {b: {k: t.ema for k, t in sorted(ks.items())} for b, ks in sorted(self._times.items())}
+        return {b: {k: t.estimate for k, t in sorted(ks.items())} for b, ks in sorted(self._times.items())}
