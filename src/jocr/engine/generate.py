@@ -9,6 +9,7 @@ the full sequence re-run for every token.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections import deque
 from collections.abc import Callable
@@ -41,6 +42,12 @@ class Engine:
         self.model = model
         self.config = (config or EngineConfig()).validate()
         self.tokenizer = tokenizer
+        td_ids = tuple(getattr(tokenizer, "td_ids", ()) or ())
+        if td_ids and not self.config.guard.whitelist_ids:
+            # DeepSeek-OCR exempts `<td>` / `</td>` from the n-gram ban (table rows legitimately repeat).
+            self.config = dataclasses.replace(
+                self.config, guard=dataclasses.replace(self.config.guard, whitelist_ids=td_ids)
+            )
         param = next(model.parameters(), None)
         self.device = param.device if param is not None else torch.device("cpu")
         self.dtype = param.dtype if param is not None else torch.float32
