@@ -120,3 +120,19 @@ def test_input_noise_touches_only_answer_inputs():
     changed = noisy[:, 10:] != ids[:, 10:]
     assert 0 < int(changed.sum()) < 20 and bool((noisy[:, 10:][changed] >= 100).all())
     assert torch.equal(add_input_noise(ids, labels, 0.0, 100, 200), ids)
+
+
+def test_zero_mean_convs_blind_filters_to_flat_inputs():
+    import pytest
+
+    from jocr.train.sft import zero_mean_convs
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, bias=False), torch.nn.Linear(2, 2))
+    zero_mean_convs(model, ["0.weight"])
+    flat = torch.ones(1, 3, 5, 5)
+    assert model[0](flat).abs().max() < 1e-6
+    assert model[0](torch.randn(1, 3, 5, 5)).abs().max() > 1e-3
+    with pytest.raises(ValueError):
+        zero_mean_convs(model, ["1.weight"])
+    with pytest.raises(ValueError):
+        zero_mean_convs(model, ["missing"])
