@@ -155,7 +155,8 @@ def bench(model: OCRModel, args) -> None:
     print(f"\ntorch {torch.__version__}, {threads} thread(s), {args.tokens} tokens per request")
     header = f"{'batch':>5} {'mode':>7} {'tok/s':>9} {'tau':>5} {'acceptance':>18} {'c':>5} {'speedup':>8}"
     for batch in args.batches:
-        prompts = prompts_from(ids, batch, 16, tok.bos_id, seed=100 + batch)
+        # At least --min-requests requests per regime (run `batch` at a time): one prompt alone says little.
+        prompts = prompts_from(ids, max(batch, args.min_requests), 16, tok.bos_id, seed=100 + batch)
         requests = [GenerationRequest(p, max_tokens=args.tokens, stop_token_ids=()) for p in prompts]
         engines = {name: Engine(model, EngineConfig(max_batch_size=batch, **cfg)) for name, cfg in modes}
         for engine in engines.values():  # warm-up (and lets adaptive k measure this regime)
@@ -218,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=[1, 32])
     p.add_argument("--ks", type=lambda s: s.split(","), default=["1", "2", "3", "auto"])
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--min-requests", type=int, default=4, help="requests per regime, at least")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--compile", action="store_true", help="also run with torch.compile'd decoder and head")
     p.add_argument("--profile", action="store_true", help="print a cProfile of batch-1 k=3 decoding and exit")
