@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/memory.py                      # 20 vs 500 pages, a tiny random model
     .venv/bin/python benchmarks/memory.py --model models --pages 20 200 --max-tokens 64
+    .venv/bin/python benchmarks/memory.py --page-size 306 396 --max-tokens 4   # quicker on a busy machine
 
 Each size runs in a fresh Python process (`jocr.parse` on a generated US Letter PDF at 144 dpi, with the
 DeepSeek-OCR page views when the model uses them); the process reports its peak RSS (getrusage) and its RSS
@@ -63,6 +64,14 @@ def main() -> int:
     parser.add_argument("--model", help="model directory (default: a tiny random model)")
     parser.add_argument("--max-tokens", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument(
+        "--page-size",
+        type=int,
+        nargs=2,
+        default=[612, 792],
+        metavar=("W", "H"),
+        help="points (default Letter)",
+    )
     parser.add_argument("--child", nargs=2, metavar=("PDF", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -77,7 +86,8 @@ def main() -> int:
         rows = []
         for n in args.pages:
             pdf = tmp / f"doc{n}.pdf"
-            pdf.write_bytes(text_pdf([f"Page {i + 1} of {n}: the quick brown fox" for i in range(n)]))
+            texts = [f"Page {i + 1} of {n}: the quick brown fox" for i in range(n)]
+            pdf.write_bytes(text_pdf(texts, size=tuple(args.page_size)))
             cmd = [
                 sys.executable,
                 __file__,
@@ -92,7 +102,11 @@ def main() -> int:
             out = subprocess.run(cmd, check=True, capture_output=True, text=True)
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
 
-    print(f"model: {args.model or 'tiny random'}; max_tokens {args.max_tokens}; batch {args.batch_size}")
+    w, h = args.page_size
+    print(
+        f"model: {args.model or 'tiny random'}; pages {w}x{h} pt at 144 dpi; "
+        f"max_tokens {args.max_tokens}; batch {args.batch_size}"
+    )
     header = ("pages", "RSS after load MB", "peak RSS MB", "growth MB", "s", "pages/s")
     print(" ".join(f"{h:>{w}}" for h, w in zip(header, (6, 18, 12, 10, 7, 8))))
     for r in rows:
