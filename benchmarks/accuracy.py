@@ -95,6 +95,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.reuse and cache.is_file():
             recs = [json.loads(line) for line in cache.read_text().splitlines()]
             outs = [(r["text"], r["tokens"], r["finish"]) for r in recs]
+            names = [r["name"] for r in recs[: len(pages)]]
+            if names != [p.meta["name"] for p in pages]:
+                print(
+                    f"{name}: cached outputs are not for these {len(pages)} pages; run without --reuse",
+                    file=sys.stderr,
+                )
+                return 2
             seconds = recs[0].get("seconds", float("nan")) if recs else float("nan")
         else:
             try:
@@ -108,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                         json.dumps(
                             {
                                 "name": p.meta["name"],
+                                "generator": p.meta.get("generator_version"),
                                 "text": text,
                                 "tokens": n,
                                 "finish": fin,
@@ -122,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             for (text, _, fin), page in zip(outs, pages)
         ]
         summary = summarise(scores)
-        summary["pages_per_s"] = len(pages) / seconds if seconds else float("nan")
+        # pages/s of the run that produced the outputs (a cached run may have decoded more pages)
+        summary["pages_per_s"] = len(outs) / seconds if seconds else float("nan")
         rows.append((name, summary))
         print(f"{name}: done ({len(pages)} pages, {seconds:.0f} s)", file=sys.stderr)
 
