@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         "| system | pass rate | edit dist | table TEDS | formula | out tok/page | GT tok/page | pages/s |"
     )
     print(
-        f"\nfrozen synthetic test set {args.frozen!r}: {len(pages)} pages, "
+        f"\nfrozen synthetic test set {args.frozen!r} (generator {pages[0].meta.get('generator_version')}): "
+        f"{len(pages)} pages, "
         f"{rows[0][1]['tests'] if rows else 0} unit tests\n"
     )
     print(header)
