@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import IMAGE_ID, build_cycle_model, random_prompt
+from engine_models import IMAGE_ID, build_cycle_model, random_prompt
 
 from jocr.engine import Engine, EngineConfig, GenerationRequest, GuardConfig, naive_generate
 from jocr.types import PageViews

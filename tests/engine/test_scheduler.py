@@ -6,7 +6,7 @@ import threading
 
 import pytest
 import torch
-from conftest import random_prompt
+from engine_models import random_prompt
 
 from jocr.engine import Engine, EngineConfig, GenerationRequest, QueueFull, Scheduler
 
