@@ -48,7 +48,9 @@ class MTPDrafter:
         b = n.shape[0]
         device = cache.device
         n_d, m_d = n.to(device), mtp_len.to(device)
-        count = int((n - 1 - mtp_len).max())  # >= 1 positions to catch up on for some row
+        # Positions to catch up on; at least one pass so draft 1 has logits even when every row is
+        # already covered (recomputing the newest pair writes the same k/v).
+        count = max(int((n - 1 - mtp_len).max()), 1)
         rows = torch.arange(start, start + b, device=device)[:, None]  # (B, 1)
         view = cache.view(start, start + b)
         offset = 0
@@ -132,6 +134,10 @@ def make_drafter(name: str, model, ngram_max: int = 4, ngram_min: int = 1, skip_
     if name == "mtp":
         if not hasattr(model, "mtp_step"):
             raise ValueError("drafter 'mtp' needs a model with a FastMTP head (mtp_step)")
+        if getattr(model, "mtp_module", True) is None:
+            # A checkpoint without the head (config.mtp.enabled false, e.g. a transformers-style export or a
+            # GRPO policy) decodes plainly: the default drafter must not make such models unusable.
+            return None
         return MTPDrafter(model, skip_ids)
     if name == "ngram":
         return NGramDrafter(ngram_max, ngram_min, skip_ids)
