@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 .venv/bin/ruff check src tests benchmarks
-.venv/bin/python -m pytest -x -q --timeout=600 tests
+.venv/bin/python -m pytest -x --timeout=600 tests

@@ -212,6 +212,28 @@ def test_cli_errors_are_one_line(capsys, tmp_path):
     assert "\n" not in err and "no model directory" in err
 
 
+def test_cli_vllm_engine_hands_over_or_explains(capsys, tmp_path, monkeypatch):
+    """`--engine vllm` passes the model, address and draft depth to the vLLM launcher, or says what is
+    missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        assert cli_main(["serve", "--engine", "vllm", "--model", str(tmp_path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "jocr[vllm]" in err
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())
+    import jocr.integrations.vllm as vllm_integration
+
+    seen = []
+    monkeypatch.setattr(vllm_integration, "main", lambda argv: seen.append(argv) or 0)
+    args = ["serve", "--engine", "vllm", "--model", str(tmp_path), "--port", "8123"]
+    assert cli_main(args + ["--num-speculative-tokens", "1", "--api-key", "k"]) == 0
+    expected = [str(tmp_path), "--host", "127.0.0.1", "--port", "8123", "-k", "1", "--cpu", "--api-key", "k"]
+    assert seen == [expected]
+    assert cli_main(["serve", "--engine", "vllm"]) == 2
+    assert "needs --model" in capsys.readouterr().err
+
+
 def test_cli_serves_a_model_directory(tiny_model, tokenizer, tmp_path, monkeypatch):
     """`jocr serve --model DIR` loads the directory and builds the app it hands to uvicorn (captured here and
     served in-process: a subprocess would spend most of the test importing torch)."""

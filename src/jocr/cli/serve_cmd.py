@@ -41,6 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
+    parser.add_argument(
+        "--engine",
+        default="jocr",
+        choices=["jocr", "vllm"],
+        help="jocr (this server) or vllm (vLLM's OpenAI server with the jocr plugin; needs jocr[vllm])",
+    )
+    parser.add_argument(
+        "--num-speculative-tokens",
+        type=int,
+        default=3,
+        help="with --engine vllm: FastMTP draft tokens (3 without CUDA graphs, 1 with them; docs/vllm.md)",
+    )
 
 
 def build_config(args: argparse.Namespace):
@@ -71,7 +83,29 @@ def build_config(args: argparse.Namespace):
     )
 
 
+def _run_vllm(args: argparse.Namespace) -> int:
+    """Hand over to vLLM's OpenAI server (docs/vllm.md); only the chat completions API is served there."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        raise CliError("--engine vllm needs vLLM: pip install 'jocr[vllm]' (see docs/vllm.md)")
+    if args.model is None:
+        raise CliError("--engine vllm needs --model DIR")
+    from jocr.integrations.vllm import main as vllm_main
+
+    argv = [args.model, "--host", args.host, "--port", str(args.port)]
+    argv += ["-k", str(args.num_speculative_tokens)]
+    if args.device == "cpu":
+        argv.append("--cpu")
+    if len(args.api_key) > 1:
+        raise CliError("--engine vllm takes one --api-key (vLLM's server checks a single key)")
+    argv += ["--api-key", args.api_key[0]] if args.api_key else []
+    return vllm_main(argv)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.engine == "vllm":
+        return _run_vllm(args)
     config = build_config(args)
     import uvicorn
 
