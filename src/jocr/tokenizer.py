@@ -50,7 +50,8 @@ CONTROL_TOKENS: tuple[str, ...] = (BOS_TOKEN, EOS_TOKEN, PAD_TOKEN, IMAGE_TOKEN)
 # Prompts. The default is jina-ocr-v1's published OCR prompt; the grounding and free-OCR prompts are
 # DeepSeek-OCR's (DeepSeek-OCR-vllm/config.py); the element prompts are the project's own task prompts.
 DEFAULT_PROMPT = (
-    "Transcribe the provided document image into a clean Markdown format, preserving the natural reading order."
+    "Transcribe the provided document image into a clean Markdown format, "
+    "preserving the natural reading order."
 )
 PROMPTS: dict[str, str] = {
     "ocr": DEFAULT_PROMPT,
@@ -75,7 +76,8 @@ class Tokenizer:
         pad = hf_tokenizer.token_to_id(PAD_TOKEN)
         self.pad_id = self.eos_id if pad is None else pad
         self.image_id = self._id(IMAGE_TOKEN)
-        self.td_ids = tuple(i for i in (self.token_to_id(TD_OPEN_TOKEN), self.token_to_id(TD_CLOSE_TOKEN)) if i is not None)
+        td = (self.token_to_id(TD_OPEN_TOKEN), self.token_to_id(TD_CLOSE_TOKEN))
+        self.td_ids = tuple(i for i in td if i is not None)
         self._control_ids = frozenset(i for i in map(self.token_to_id, CONTROL_TOKENS) if i is not None)
 
     def _id(self, token: str) -> int:
