@@ -70,9 +70,5 @@ def test_frozen_ground_truth_scores_100_percent(tmp_path, capsys, page_format):
     if importlib.util.find_spec("jocr.cli.score_cmd") is None:
         pytest.skip("jocr score is not available yet; scored with jocr.checks above")
     scored = _score(tmp_path, capsys)
-    if page_format == "png" and scored["missing_outputs"] == scored["tests"]:
-        # olmOCR-Bench finds outputs by os.path.splitext(pdf)[0]; a scorer that strips only ".pdf" looks for
-        # "<name>.png_pg1_repeat1.md" and finds nothing.
-        pytest.xfail("jocr score does not strip the .png extension from test `pdf` names")
     assert scored["missing_outputs"] == 0
     assert scored["overall"] == 1.0 and scored["tests"] == len(tests)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import sys
@@ -22,6 +23,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from jocr.cli import CliError
+
+# Page files a benchmark folder's pdfs/ may hold (olmOCR-Bench uses PDFs; synthetic sets may use images).
+PAGE_SUFFIXES = {".pdf", ".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +98,8 @@ def _load(tests_arg: str):
                 raise CliError(f"duplicate test id {t.id!r} in {f.name} and {group[t.id]}")
             group[t.id] = f.name
         tests.extend(loaded)
-    pdfs = sorted(str(p.relative_to(pdf_root)) for p in pdf_root.rglob("*.pdf")) if pdf_root.is_dir() else []
+    pages = pdf_root.rglob("*") if pdf_root.is_dir() else []
+    pdfs = sorted(str(p.relative_to(pdf_root)) for p in pages if p.suffix.lower() in PAGE_SUFFIXES)
     if not path.is_dir():  # a single JSONL: only the PDFs its tests mention
         pdfs = [p for p in pdfs if p in {t.pdf for t in tests}]
     return tests, group, pdfs
@@ -131,7 +136,7 @@ def _run_unittests(args: argparse.Namespace) -> int:
     scores: dict[str, float] = {}
     missing = 0
     for test in tests:
-        stem = test.pdf[:-4] if test.pdf.lower().endswith(".pdf") else test.pdf
+        stem = os.path.splitext(test.pdf)[0]  # as olmOCR-Bench names candidate files
         pattern = re.compile(rf"^{re.escape(stem)}_pg{test.page}_repeat\d+\.md$")
         repeats = [f for f in md_files if pattern.match(f)]
         if not repeats:
