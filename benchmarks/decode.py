@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/decode.py                      # builds, teaches and fits a small model first
     .venv/bin/python benchmarks/decode.py --model models/NAME  # a saved model (text-only prompts)
+    .venv/bin/python benchmarks/decode.py --model models --pages cpu-small  # page images, as in parsing
 
 Without --model it builds a small model (the `tiny` preset with a 12-layer decoder, like the published
 one), teaches it a few paragraphs of text (memorised, so its greedy output is predictable like OCR
@@ -145,6 +146,24 @@ def tokenizer_for(args) -> Tokenizer:
     return Tokenizer.byte_level()
 
 
+def page_requests(model: OCRModel, tok: Tokenizer, profile: str, count: int, max_tokens: int, offset: int):
+    """OCR requests on held-out synthetic pages (test split): what an OCR model's draft head is fitted for.
+
+    They stop at EOS like parsing does, so tokens/s counts the tokens a page really produces."""
+    from jocr.documents.preprocess import preprocess_image
+    from jocr.synth import generate_page
+    from jocr.synth.dataset import split_seeds
+    from jocr.tokenizer import DEFAULT_PROMPT
+
+    requests = []
+    for seed in split_seeds("test", count, start=offset):
+        views = preprocess_image(generate_page(seed, profile=profile).image, model.config.vision)
+        n_image = model.config.image_token_count(views.grid, views.tiles is not None)
+        prompt = tok.build_prompt(DEFAULT_PROMPT, [n_image])
+        requests.append(GenerationRequest(prompt, images=[views], max_tokens=max_tokens))
+    return requests
+
+
 def bench(model: OCRModel, args) -> None:
     tok = tokenizer_for(args)
     ids = tok.encode(CORPUS)
@@ -152,12 +171,17 @@ def bench(model: OCRModel, args) -> None:
     for k in args.ks:
         modes.append((f"k={k}", dict(drafter="mtp", num_draft_tokens=k if k == "auto" else int(k))))
     threads = torch.get_num_threads()
-    print(f"\ntorch {torch.__version__}, {threads} thread(s), {args.tokens} tokens per request")
+    source = f"{args.pages} page images, up to" if args.pages else "text prompts,"
+    print(f"\ntorch {torch.__version__}, {threads} thread(s), {source} {args.tokens} tokens per request")
     header = f"{'batch':>5} {'mode':>7} {'tok/s':>9} {'tau':>5} {'acceptance':>18} {'c':>5} {'speedup':>8}"
     for batch in args.batches:
         # At least --min-requests requests per regime (run `batch` at a time): one prompt alone says little.
-        prompts = prompts_from(ids, max(batch, args.min_requests), 16, tok.bos_id, seed=100 + batch)
-        requests = [GenerationRequest(p, max_tokens=args.tokens, stop_token_ids=()) for p in prompts]
+        count = max(batch, args.min_requests)
+        if args.pages:
+            requests = page_requests(model, tok, args.pages, count, args.tokens, offset=100 * batch)
+        else:
+            prompts = prompts_from(ids, count, 16, tok.bos_id, seed=100 + batch)
+            requests = [GenerationRequest(p, max_tokens=args.tokens, stop_token_ids=()) for p in prompts]
         engines = {name: Engine(model, EngineConfig(max_batch_size=batch, **cfg)) for name, cfg in modes}
         for engine in engines.values():  # warm-up (and lets adaptive k measure this regime)
             engine.generate(requests)
@@ -221,6 +245,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--min-requests", type=int, default=4, help="requests per regime, at least")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument(
+        "--pages",
+        metavar="PROFILE",
+        help="with --model: OCR requests on held-out synthetic pages of this synth profile (e.g. cpu-small)",
+    )
     p.add_argument("--compile", action="store_true", help="also run with torch.compile'd decoder and head")
     p.add_argument("--profile", action="store_true", help="print a cProfile of batch-1 k=3 decoding and exit")
     args = p.parse_args(argv)
