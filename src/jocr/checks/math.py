@@ -158,13 +158,31 @@ class KatexRenderer:
         return mathml_key(markup)
 
 
+_TAG_ATTRS = re.compile(r"<([A-Za-z][\w:-]*)((?:\s+[\w:-]+=\"[^\"]*\")+)\s*(/?)>")
+_ATTR = re.compile(r"([\w:-]+)=\"([^\"]*)\"")
+# KaTeX's spacing nodes (\, \: \; \! ...) become bare text in the DOM but `<mtext>` in renderToString.
+_SPACE_MTEXT = re.compile("<mtext>([\u200a\u2009\u2005\u205f\u2063]+)</mtext>")
+_EMPTY_ELEMENT = re.compile(r"<([A-Za-z][\w:-]*)((?:\s+[\w:-]+=\"[^\"]*\")*)\s*></\1>")
+
+
+def _sorted_attributes(m: re.Match) -> str:
+    attrs = " ".join(f'{k}="{v}"' for k, v in sorted(_ATTR.findall(m.group(2))))
+    return f"<{m.group(1)} {attrs}{m.group(3)}>"
+
+
 def mathml_key(markup: str) -> str:
-    """Normalise rendered MathML the way olmOCR-Bench compares it (see module docstring)."""
+    """Normalise rendered MathML the way olmOCR-Bench compares it (see module docstring). Its BeautifulSoup
+    XML round trip writes attributes in alphabetical order and empty elements self-closed (`<mrow/>`), which
+    decides substring matches (an `mtable`'s `columnalign`/`rowspacing`, empty groups): both are done here."""
     m = _SEMANTICS.search(markup)
     inner = _ANNOTATION.sub("", m.group(1)) if m else markup
+    inner = _TAG_ATTRS.sub(_sorted_attributes, inner)
     for entity, char in _TEXT_ENTITIES.items():
         inner = inner.replace(entity, char)
-    inner = inner.replace("\u00a0", " ")
+    # The browser serialises U+00A0 as `&nbsp;`, an entity XML does not define: the XML parser drops it.
+    inner = inner.replace("\u00a0", "")
+    inner = _SPACE_MTEXT.sub(r"\1", inner)
+    inner = _EMPTY_ELEMENT.sub(r"<\1\2/>", inner)  # XML serialisation writes empty elements self-closed
     return _MATHML_SPACE.sub("", inner)
 
 
