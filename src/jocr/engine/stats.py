@@ -16,33 +16,23 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class RequestStats:
+class _DecodeCounts:
+    """What a request and the engine aggregate both count, and the statistics derived from it."""
+
     prompt_tokens: int = 0
     output_tokens: int = 0
-    steps: int = 0  # decode steps this request took part in (prefill excluded)
+    steps: int = 0  # decode steps (per request: steps it took part in; engine: batched steps run)
     spec_steps: int = 0
     spec_tokens: int = 0  # tokens committed by speculative steps (bonus included)
     drafted: list[int] = field(default_factory=list)  # per draft position: steps that drafted it
     accepted: list[int] = field(default_factory=list)  # per draft position: steps that accepted it
     prefill_s: float = 0.0
-    decode_s: float = 0.0  # wall time of the decode steps this request took part in
-    spec_s: float = 0.0  # ... of which speculative steps
-    ar_s: float = 0.0  # ... of which plain steps
-    # For c: speculative step time and the engine's measured plain step time at the same batch size, summed
-    # over the speculative steps for which such a plain-step measurement existed.
-    spec_s_ref: float = 0.0
-    ar_ref_s: float = 0.0
+    decode_s: float = 0.0  # wall time of the decode steps
 
-    def record_spec(self, k: int, accepted: int, committed: int) -> None:
+    def _cover_positions(self, k: int) -> None:
         while len(self.drafted) < k:
             self.drafted.append(0)
             self.accepted.append(0)
-        for i in range(k):
-            self.drafted[i] += 1
-            if i < accepted:
-                self.accepted[i] += 1
-        self.spec_steps += 1
-        self.spec_tokens += committed
 
     @property
     def tau(self) -> float | None:
@@ -53,13 +43,32 @@ class RequestStats:
         return [a / d if d else 0.0 for a, d in zip(self.accepted, self.drafted)]
 
     @property
-    def c(self) -> float | None:
-        return self.spec_s_ref / self.ar_ref_s if self.ar_ref_s > 0 else None
-
-    @property
     def tokens_per_s(self) -> float | None:
         total = self.prefill_s + self.decode_s
         return self.output_tokens / total if total > 0 else None
+
+
+@dataclass
+class RequestStats(_DecodeCounts):
+    spec_s: float = 0.0  # wall time of the speculative steps this request took part in
+    ar_s: float = 0.0  # ... of its plain steps
+    # For c: speculative step time and the engine's measured plain step time at the same batch size, summed
+    # over the speculative steps for which such a plain-step measurement existed.
+    spec_s_ref: float = 0.0
+    ar_ref_s: float = 0.0
+
+    def record_spec(self, k: int, accepted: int, committed: int) -> None:
+        self._cover_positions(k)
+        for i in range(k):
+            self.drafted[i] += 1
+            if i < accepted:
+                self.accepted[i] += 1
+        self.spec_steps += 1
+        self.spec_tokens += committed
+
+    @property
+    def c(self) -> float | None:
+        return self.spec_s_ref / self.ar_ref_s if self.ar_ref_s > 0 else None
 
     def to_dict(self) -> dict:
         return {
@@ -77,19 +86,10 @@ class RequestStats:
 
 
 @dataclass
-class EngineStats:
+class EngineStats(_DecodeCounts):
     """Aggregate over every request an engine finished (what the server's metrics endpoint reports)."""
 
     requests: int = 0
-    output_tokens: int = 0
-    prompt_tokens: int = 0
-    spec_steps: int = 0
-    spec_tokens: int = 0
-    drafted: list[int] = field(default_factory=list)
-    accepted: list[int] = field(default_factory=list)
-    steps: int = 0  # batched decode steps run
-    decode_s: float = 0.0
-    prefill_s: float = 0.0
     finish_reasons: dict[str, int] = field(default_factory=dict)
 
     def add_request(self, stats: RequestStats, finish_reason: str) -> None:
@@ -98,26 +98,11 @@ class EngineStats:
         self.prompt_tokens += stats.prompt_tokens
         self.spec_steps += stats.spec_steps
         self.spec_tokens += stats.spec_tokens
-        while len(self.drafted) < len(stats.drafted):
-            self.drafted.append(0)
-            self.accepted.append(0)
+        self._cover_positions(len(stats.drafted))
         for i, (d, a) in enumerate(zip(stats.drafted, stats.accepted)):
             self.drafted[i] += d
             self.accepted[i] += a
         self.finish_reasons[finish_reason] = self.finish_reasons.get(finish_reason, 0) + 1
-
-    @property
-    def tau(self) -> float | None:
-        return self.spec_tokens / self.spec_steps if self.spec_steps else None
-
-    @property
-    def acceptance(self) -> list[float]:
-        return [a / d if d else 0.0 for a, d in zip(self.accepted, self.drafted)]
-
-    @property
-    def tokens_per_s(self) -> float | None:
-        total = self.decode_s + self.prefill_s
-        return self.output_tokens / total if total > 0 else None
 
     def to_dict(self) -> dict:
         return {
