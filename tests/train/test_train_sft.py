@@ -136,3 +136,30 @@ def test_zero_mean_convs_blind_filters_to_flat_inputs():
         zero_mean_convs(model, ["1.weight"])
     with pytest.raises(ValueError):
         zero_mean_convs(model, ["missing"])
+
+
+def test_vision_only_stage_trains_the_encoder_and_hands_its_head_on(
+    tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg
+):
+    from safetensors.torch import load_file
+
+    from jocr.train.sft import CTC_HEAD_FILE
+
+    cfg = _cfg(tmp_path, byte_tokenizer_path, 6, tiny_model_cfg)
+    cfg.data.answer_weight, cfg.data.vision_aux_weight, cfg.data.vision_ctc_weight = 0.0, 0.0, 1.0
+    out = train_sft(cfg, log=lambda *a: None)
+    trained = load_file(out / "model.safetensors")
+    fresh = train_sft(_cfg(tmp_path / "fresh", byte_tokenizer_path, 0, tiny_model_cfg), log=lambda *a: None)
+    fresh_w = load_file(fresh / "model.safetensors")
+    decoder = [k for k in trained if k.startswith("model.layers.")]
+    vision = [k for k in trained if k.startswith("model.sam_model.blocks.")]
+    assert decoder and all(torch.equal(trained[k], fresh_w[k]) for k in decoder)  # the decoder never ran
+    assert any(not torch.equal(trained[k], fresh_w[k]) for k in vision)
+    assert all(r["vision_ctc"] > 0 and r["loss"] == 0 for r in read_log(tmp_path / "run" / "log.jsonl"))
+    head = torch.load(out / CTC_HEAD_FILE, weights_only=True)
+    # the next stage starts from the model and keeps the reading head
+    nxt = _cfg(tmp_path / "next", byte_tokenizer_path, 0, None)
+    nxt.init, nxt.data.vision_ctc_weight = str(out), 1.0
+    train_sft(nxt, log=lambda *a: None)
+    state = torch.load(tmp_path / "next" / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
+    assert all(torch.equal(state["ctc_head"][k], head[k]) for k in head)

@@ -51,6 +51,11 @@ class DataConfig:
     input_noise: float = 0.0
     # Weight of the bag-of-tokens loss on the vision features (train/vision_aux.py); 0 turns it off.
     vision_aux_weight: float = 0.0
+    # Weight of the CTC reading loss on the raster-ordered vision grid (train/vision_aux.py); 0 turns it off.
+    vision_ctc_weight: float = 0.0
+    # Weight of the decoder's answer cross-entropy. 0 makes a vision-only stage: the decoder is not run and
+    # only the encoder (and the auxiliary heads) learn, from the auxiliary losses.
+    answer_weight: float = 1.0
 
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
@@ -58,6 +63,8 @@ class DataConfig:
             self.filters = FilterConfig(**self.filters)
         if not self.stages:
             raise ValueError("data.stages must list at least one stage")
+        if self.answer_weight <= 0 and self.vision_aux_weight <= 0 and self.vision_ctc_weight <= 0:
+            raise ValueError("data.answer_weight 0 (vision-only) needs vision_aux_weight or vision_ctc_weight")
 
 
 def sample_plan(cfg: DataConfig, index: int) -> tuple[str, bool, int]:

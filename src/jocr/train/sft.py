@@ -82,6 +82,11 @@ def build_model(cfg: TrainConfig, tokenizer):
     return OCRModel(config).init_weights(seed=cfg.seed)
 
 
+# The reading head of a finished stage, saved beside its model so that a stage started from it (`init`)
+# keeps the head instead of starting a new one; the model loader ignores the file.
+CTC_HEAD_FILE = "ctc_head.pt"
+
+
 def answer_loss(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Mean next-token cross-entropy over answer positions; also (correct count, token count).
 
@@ -186,19 +191,33 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         state = {"step": 0, "next_index": 0, "samples": 0, "elapsed": 0.0}
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
-    aux_head, tap = None, None
+    aux_head, ctc_head, tap = None, None, None
+    dim, vocab = model.config.vision.projector_dim, model.config.decoder.vocab_size
     if cfg.data.vision_aux_weight > 0:
-        from jocr.train.vision_aux import BagOfTokensHead, ProjectorTap
+        from jocr.train.vision_aux import BagOfTokensHead
 
-        aux_head = BagOfTokensHead(model.config.vision.projector_dim, model.config.decoder.vocab_size)
+        aux_head = BagOfTokensHead(dim, vocab)
         if "aux_head" in state:
             aux_head.load_state_dict(state["aux_head"])
+    if cfg.data.vision_ctc_weight > 0:
+        from jocr.train.vision_aux import GridCTCHead
+
+        ctc_head = GridCTCHead(dim)
+        carried = Path(cfg.init) / CTC_HEAD_FILE if cfg.init else None
+        if "ctc_head" in state:
+            ctc_head.load_state_dict(state["ctc_head"])
+        elif carried is not None and carried.is_file():  # the vision stage's head goes on reading
+            ctc_head.load_state_dict(torch.load(carried, weights_only=True))
+    heads = [h for h in (aux_head, ctc_head) if h is not None]
+    if heads:
+        from jocr.train.vision_aux import ProjectorTap
+
         tap = ProjectorTap(model)
     optimizer = make_optimizer(model, cfg)
-    if aux_head is not None:
-        optimizer.add_param_group({"params": list(aux_head.parameters()), "weight_decay": 0.0})
+    for head in heads:
+        optimizer.add_param_group({"params": list(head.parameters()), "weight_decay": 0.0})
     zero_mean_convs(model, cfg.optim.zero_mean_convs)
-    clip_params = list(model.parameters()) + (list(aux_head.parameters()) if aux_head is not None else [])
+    clip_params = list(model.parameters()) + [p for h in heads for p in h.parameters()]
     if "optimizer" in state:
         optimizer.load_state_dict(state["optimizer"])
         set_rng_state(state.get("rng", {}))
@@ -216,6 +235,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
     window = {
         "loss": 0.0,
         "aux": 0.0,
+        "ctc": 0.0,
         "correct": 0,
         "tokens": 0,
         "samples": 0,
@@ -234,9 +254,11 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         )
         if aux_head is not None:
             state["aux_head"] = aux_head.state_dict()
+        if ctc_head is not None:
+            state["ctc_head"] = ctc_head.state_dict()
         save_checkpoint(run_dir, model, tokenizer, state)
         plot_curves(
-            runlog.path, run_dir / "curves.png", ["loss", "token_acc", "vision_aux", "lr", "samples_per_s"]
+            runlog.path, run_dir / "curves.png", ["loss", "token_acc", "vision_aux", "vision_ctc", "lr", "samples_per_s"]
         )
         last_ckpt = time.time()
 
@@ -262,19 +284,32 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                 lr = cfg.optim.lr_at(step, cfg.max_steps)
                 for group in optimizer.param_groups:
                     group["lr"] = lr
-                loss, correct, n_tok = batch_loss(model, batch)
-                aux = None
+                if cfg.data.answer_weight > 0:
+                    loss, correct, n_tok = batch_loss(model, batch)
+                else:  # vision-only stage: the projector tap below sees the encoder's output
+                    model.encode_images([views for row in batch["images"] for views in row])
+                    loss, correct, n_tok = torch.zeros(()), 0, 0
+                aux, ctc = None, None
                 if tap is not None:
-                    from jocr.train.vision_aux import bag_of_tokens_loss
+                    from jocr.train.vision_aux import bag_of_tokens_loss, grid_ctc_loss, visible_text
 
                     feats = tap.take()  # (B, N, D) with one view per row
+                    first = tokenizer.image_id + 1  # ids below are specials
                     if feats is not None and feats.shape[0] == len(samples):
-                        aux = bag_of_tokens_loss(aux_head, feats, batch["labels"], tokenizer.image_id + 1)
-                total = loss if aux is None else loss + cfg.data.vision_aux_weight * aux
+                        if aux_head is not None:
+                            aux = bag_of_tokens_loss(aux_head, feats, batch["labels"], first)
+                        if ctc_head is not None:
+                            texts = [visible_text(tokenizer.decode(row[row >= first])) for row in batch["labels"]]
+                            ctc = grid_ctc_loss(ctc_head, feats, texts)
+                total = cfg.data.answer_weight * loss
+                if aux is not None:
+                    total = total + cfg.data.vision_aux_weight * aux
+                if ctc is not None:
+                    total = total + cfg.data.vision_ctc_weight * ctc
                 optimizer.zero_grad(set_to_none=True)
                 total.backward()
                 grad_norm = torch.nn.utils.clip_grad_norm_(clip_params, cfg.optim.grad_clip)
-                if not math.isfinite(loss.item()):
+                if not math.isfinite(total.item()):
                     raise RuntimeError(f"non-finite loss at step {step}; lower the learning rate")
                 optimizer.step()
                 zero_mean_convs(model, cfg.optim.zero_mean_convs)
@@ -283,6 +318,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                 state["samples"] += len(samples)
                 window["loss"] += loss.item()
                 window["aux"] += 0.0 if aux is None else aux.item()
+                window["ctc"] += 0.0 if ctc is None else ctc.item()
                 window["correct"] += int(correct)
                 window["tokens"] += n_tok
                 window["samples"] += len(samples)
@@ -294,6 +330,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                         "loss": window["loss"] / window["steps"],
                         "token_acc": window["correct"] / max(1, window["tokens"]),
                         "vision_aux": window["aux"] / window["steps"],
+                        "vision_ctc": window["ctc"] / window["steps"],
                         "lr": lr,
                         "grad_norm": float(grad_norm),
                         "samples": state["samples"],
@@ -305,10 +342,10 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                     runlog.write(**rec)
                     log(
                         f"step {step} loss {rec['loss']:.4f} acc {rec['token_acc']:.3f} "
-                        f"aux {rec['vision_aux']:.3f} lr {lr:.2e} "
+                        f"aux {rec['vision_aux']:.3f} ctc {rec['vision_ctc']:.3f} lr {lr:.2e} "
                         f"{rec['samples_per_s']:.2f} samples/s (data wait {window['wait']:.1f}s)"
                     )
-                    window = {k: 0 for k in window} | {"t": time.time(), "wait": 0.0, "loss": 0.0, "aux": 0.0}
+                    window = {k: 0 for k in window} | {"t": time.time(), "wait": 0.0, "loss": 0.0, "aux": 0.0, "ctc": 0.0}
                 if cfg.snapshot_every_steps and step % cfg.snapshot_every_steps == 0:
                     save_model_dir(model, tokenizer, run_dir / "snapshots" / f"step_{step:06d}")
                 if time.time() - last_ckpt > cfg.checkpoint_every_min * 60:
@@ -325,6 +362,8 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
     if finished:
         model.eval()
         save_model_dir(model, tokenizer, out_dir)
+        if ctc_head is not None:
+            torch.save(ctc_head.state_dict(), out_dir / CTC_HEAD_FILE)
         if cfg.export_dir:
             save_model_dir(model, tokenizer, cfg.export_dir)
             log(f"exported the model to {cfg.export_dir}")

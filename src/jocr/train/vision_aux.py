@@ -9,9 +9,23 @@ and the model could not start reading. This loss asks the mean-pooled projected 
 which tokens its Markdown contains (a softmax over the vocabulary against the normalised bag of target
 tokens), so a constant encoder is never a good solution and the image tokens carry content from the first
 steps. The head is part of the trainer only; it is saved with the trainer state, not with the model.
+
+The bag of tokens says *what* a page holds but not *where*; the reading loss below adds the where. The
+global view's token grid, read in raster order (row by row, left to right), must spell the page's visible
+characters under connectionist temporal classification (Graves et al., 2006). Each grid token emits `slots`
+CTC steps, because a 32-pixel cell of the small model holds two to three characters; the alphabet is
+characters, not the decoder's BPE ids, because glyphs recur in every page while words are rare, and a word
+token would have to be emitted by one cell although it spans several. Text lines of the small model's pages
+run along grid rows and tables are serialised row-major, so raster order is close to reading order. Markup
+that prints nothing (HTML tags, Markdown markers) and LaTeX (whose source does not spell its glyphs) is left
+out of the target. This is the joint CTC-attention recipe of speech recognition (Watanabe et al., 2017), where
+the CTC branch lets the attention decoder find its alignment in a fraction of the steps. Measured on the
+CPU model: a BPE-id version of this loss (one step per cell) stayed at the unigram level for 700 steps.
 """
 
 from __future__ import annotations
+
+import re
 
 import torch
 import torch.nn.functional as F
@@ -48,6 +62,69 @@ class ProjectorTap:
 
     def close(self) -> None:
         self._handle.remove()
+
+
+# Visible characters the reading loss spells; anything else maps to UNKNOWN (index len(ALPHABET)).
+ALPHABET = " " + "".join(chr(c) for c in range(33, 127)) + "£€°±×µ·–—’“”"
+_CHAR_INDEX = {ch: i for i, ch in enumerate(ALPHABET)}
+_DISPLAY_MATH = re.compile(r"\$\$.*?\$\$|\\\[.*?\\\]", re.S)
+_INLINE_MATH = re.compile(r"\$[^$\n]*?[\\^_{}=][^$\n]*?\$|\\\(.*?\\\)")
+_TAG = re.compile(r"<[^>]+>")
+_LINE_MARKER = re.compile(r"^\s*(?:#+\s+|[-*+]\s+)", re.M)
+
+
+def visible_text(markdown: str) -> str:
+    """The characters a page prints: tags, Markdown markers and LaTeX removed, whitespace collapsed."""
+    text = _DISPLAY_MATH.sub(" ", markdown)
+    text = _INLINE_MATH.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    text = _LINE_MARKER.sub("", text).replace("**", "")
+    return " ".join(text.split())
+
+
+def char_targets(text: str) -> torch.Tensor:
+    """(L,) class ids of `text` in ALPHABET (UNKNOWN = len(ALPHABET)); the blank is len(ALPHABET) + 1."""
+    unknown = len(ALPHABET)
+    return torch.tensor([_CHAR_INDEX.get(ch, unknown) for ch in text], dtype=torch.long)
+
+
+class GridCTCHead(nn.Module):
+    """`slots` CTC steps per grid token over ALPHABET + UNKNOWN + blank (the last class)."""
+
+    def __init__(self, dim: int, slots: int = 4) -> None:
+        super().__init__()
+        self.slots = slots
+        self.classes = len(ALPHABET) + 2
+        self.norm = nn.LayerNorm(dim)
+        self.proj = nn.Linear(dim, slots * self.classes)
+
+    @property
+    def blank(self) -> int:
+        return self.classes - 1
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        # feats: (B, N, D) grid tokens in raster order -> (B, N * slots, classes) logits
+        b, n, _ = feats.shape
+        return self.proj(self.norm(feats)).reshape(b, n * self.slots, self.classes)
+
+
+def grid_ctc_loss(head: GridCTCHead, feats: torch.Tensor, texts: list[str]) -> torch.Tensor:
+    """Mean per-character CTC loss of spelling each row's visible text off its raster-ordered grid.
+
+    feats: (B, N, D), one view per row; texts: B visible texts (`visible_text`). Empty texts, and texts longer
+    than the grid can spell, contribute zero.
+    """
+    targets = [char_targets(t) for t in texts]
+    lengths = torch.tensor([len(t) for t in targets], dtype=torch.long)  # (B,)
+    has = lengths > 0
+    if not bool(has.any()):
+        return feats.sum() * 0.0
+    logp = F.log_softmax(head(feats[has]).float(), dim=-1).transpose(0, 1)  # (N * slots, B', classes)
+    flat = torch.cat([t for t, h in zip(targets, has) if h])
+    in_lengths = torch.full((logp.shape[1],), logp.shape[0], dtype=torch.long)
+    return F.ctc_loss(
+        logp, flat, in_lengths, lengths[has], blank=head.blank, reduction="mean", zero_infinity=True
+    )
 
 
 def bag_targets(labels: torch.Tensor, vocab_size: int, min_id: int) -> torch.Tensor:
