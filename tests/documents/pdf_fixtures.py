@@ -44,8 +44,9 @@ def _assemble(objects: list[bytes], trailer_extra: bytes = b"") -> bytes:
     return out.getvalue()
 
 
-def text_pdf(pages: list[str], size: tuple[int, int] = (612, 792)) -> bytes:
-    """One page per string, drawn in 24 pt Helvetica (vector text: renders at any dpi)."""
+def text_pdf(pages: list[str], size: tuple[int, int] = (612, 792), title: str | None = None) -> bytes:
+    """One page per string, drawn in 24 pt Helvetica (vector text: renders at any dpi); `title` goes into
+    the document information dictionary (PDF spec 14.3.3)."""
     n = len(pages)
     page_ids = [3 + 2 * i for i in range(n)]
     objects = [
@@ -62,7 +63,10 @@ def text_pdf(pages: list[str], size: tuple[int, int] = (612, 792)) -> bytes:
         )
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    return _assemble(objects)
+    if title is None:
+        return _assemble(objects)
+    objects.append(b"<< /Title (" + title.encode("latin-1") + b") >>")
+    return _assemble(objects, b"/Info %d 0 R " % len(objects))
 
 
 def encrypted_pdf(user_password: str, owner_password: str = "owner") -> bytes:

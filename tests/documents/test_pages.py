@@ -258,3 +258,16 @@ def test_pdf_sources_are_safe_across_threads():
     expected = render_all(None)
     with ThreadPoolExecutor(4) as pool:
         assert all(r == expected for r in pool.map(render_all, range(8)))
+
+
+
+def test_pdf_title_comes_from_the_metadata(tmp_path):
+    from pdf_fixtures import text_pdf
+
+    from jocr.documents.pages import LoadOptions, PdfSource
+
+    for title, expected in [("Annual Report 2025", "Annual Report 2025"), (None, "")]:
+        path = tmp_path / "doc.pdf"
+        path.write_bytes(text_pdf(["Hello"], title=title))
+        with PdfSource("doc.pdf", str(path), LoadOptions()) as source:
+            assert source.title == expected

@@ -92,6 +92,11 @@ class PageSource:
     def render(self, index: int) -> Image.Image:
         raise NotImplementedError
 
+    @property
+    def title(self) -> str:
+        """The document's own title (PDF metadata), or "" when it has none."""
+        return ""
+
     def close(self) -> None:
         pass
 
@@ -171,6 +176,15 @@ class PdfSource(PageSource):
         except pdfium.PdfiumError as exc:
             raise DocumentError(f"{self.name}: cannot render page {index + 1} ({exc})") from None
         return image
+
+    @property
+    def title(self) -> str:
+        with _PDFIUM_LOCK:
+            try:
+                meta = self._doc.get_metadata_dict()
+            except Exception:  # metadata is optional and sometimes malformed; a title is a nicety
+                return ""
+        return str(meta.get("Title") or "").strip()
 
     def close(self) -> None:
         with _PDFIUM_LOCK:

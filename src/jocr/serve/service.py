@@ -130,17 +130,6 @@ class OpenDocument:
             self.source.close()
 
 
-def _pdf_title(source: PageSource) -> str:
-    doc = getattr(source, "_doc", None)
-    if doc is None:
-        return ""
-    try:
-        meta = doc.get_metadata_dict()
-    except Exception:  # metadata is optional and sometimes malformed; a title is a nicety
-        return ""
-    return str(meta.get("Title") or "").strip()
-
-
 class OCRService:
     """Pages in, Markdown out, for many concurrent requests.
 
@@ -202,7 +191,7 @@ class OCRService:
             try:
                 with _PDFIUM_LOCK if kind == "pdf" else contextlib.nullcontext():
                     source = open_source(data, self.load_options, name=name)
-                    title = _pdf_title(source) if source.kind == "pdf" else ""
+                    title = source.title
             except DocumentError as exc:
                 raise ApiError(400, str(exc), code="bad_document") from None
             return OpenDocument(source, title, self)

@@ -64,7 +64,9 @@ class DataConfig:
         if not self.stages:
             raise ValueError("data.stages must list at least one stage")
         if self.answer_weight <= 0 and self.vision_aux_weight <= 0 and self.vision_ctc_weight <= 0:
-            raise ValueError("data.answer_weight 0 (vision-only) needs vision_aux_weight or vision_ctc_weight")
+            raise ValueError(
+                "data.answer_weight 0 (vision-only) needs vision_aux_weight or vision_ctc_weight"
+            )
 
 
 def sample_plan(cfg: DataConfig, index: int) -> tuple[str, bool, int]:

@@ -258,7 +258,9 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
             state["ctc_head"] = ctc_head.state_dict()
         save_checkpoint(run_dir, model, tokenizer, state)
         plot_curves(
-            runlog.path, run_dir / "curves.png", ["loss", "token_acc", "vision_aux", "vision_ctc", "lr", "samples_per_s"]
+            runlog.path,
+            run_dir / "curves.png",
+            ["loss", "token_acc", "vision_aux", "vision_ctc", "lr", "samples_per_s"],
         )
         last_ckpt = time.time()
 
@@ -299,7 +301,9 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                         if aux_head is not None:
                             aux = bag_of_tokens_loss(aux_head, feats, batch["labels"], first)
                         if ctc_head is not None:
-                            texts = [visible_text(tokenizer.decode(row[row >= first])) for row in batch["labels"]]
+                            texts = [
+                                visible_text(tokenizer.decode(row[row >= first])) for row in batch["labels"]
+                            ]
                             ctc = grid_ctc_loss(ctc_head, feats, texts)
                 total = cfg.data.answer_weight * loss
                 if aux is not None:
@@ -345,7 +349,13 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                         f"aux {rec['vision_aux']:.3f} ctc {rec['vision_ctc']:.3f} lr {lr:.2e} "
                         f"{rec['samples_per_s']:.2f} samples/s (data wait {window['wait']:.1f}s)"
                     )
-                    window = {k: 0 for k in window} | {"t": time.time(), "wait": 0.0, "loss": 0.0, "aux": 0.0, "ctc": 0.0}
+                    window = {k: 0 for k in window} | {
+                        "t": time.time(),
+                        "wait": 0.0,
+                        "loss": 0.0,
+                        "aux": 0.0,
+                        "ctc": 0.0,
+                    }
                 if cfg.snapshot_every_steps and step % cfg.snapshot_every_steps == 0:
                     save_model_dir(model, tokenizer, run_dir / "snapshots" / f"step_{step:06d}")
                 if time.time() - last_ckpt > cfg.checkpoint_every_min * 60:
