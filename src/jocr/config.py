@@ -18,12 +18,13 @@ from typing import Any
 from jocr.types import count_image_tokens, view_side_tokens
 
 
-def _from_known(cls, data: dict[str, Any]):
-    """Build a dataclass from a dict, refusing unknown keys (a typo must not silently fall back)."""
+def from_known_keys(cls, data: dict[str, Any], where: str | None = None):
+    """Build a dataclass from a dict, refusing unknown keys (a typo must not silently fall back); the error
+    names `where` (default: the class) and the unknown keys."""
     names = {f.name for f in fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ValueError(f"{cls.__name__}: unknown field(s) {', '.join(unknown)}")
+        raise ValueError(f"{where or cls.__name__}: unknown key(s) {', '.join(unknown)}")
     return cls(**data)
 
 
@@ -166,9 +167,9 @@ class OCRConfig:
         if isinstance(self.vision, dict):
             self.vision = _vision_from_dict(self.vision)
         if isinstance(self.decoder, dict):
-            self.decoder = _from_known(DecoderConfig, self.decoder)
+            self.decoder = from_known_keys(DecoderConfig, self.decoder)
         if isinstance(self.mtp, dict):
-            self.mtp = _from_known(MTPConfig, self.mtp)
+            self.mtp = from_known_keys(MTPConfig, self.mtp)
 
     def validate(self) -> OCRConfig:
         self.vision.validate()
@@ -202,7 +203,7 @@ class OCRConfig:
         """Our own layout, or the published DeepSeek-OCR / jina-ocr-v1 `config.json` naming."""
         if data.get("model_type") == "jocr" or "decoder" in data:
             data = {k: v for k, v in data.items() if k != "model_type"}
-            return _from_known(cls, data).validate()
+            return from_known_keys(cls, data).validate()
         return from_published_dict(data)
 
     def save(self, path: str | Path) -> Path:
@@ -239,7 +240,7 @@ def _vision_from_dict(data: dict[str, Any]) -> VisionConfig:
     for key in ("sam_global_attn_indexes", "compressor_channels"):
         if key in data:
             data[key] = tuple(data[key])
-    return _from_known(VisionConfig, data)
+    return from_known_keys(VisionConfig, data)
 
 
 def from_published_dict(data: dict[str, Any]) -> OCRConfig:

@@ -106,7 +106,7 @@ def count_for(vision: VisionConfig) -> int:
 
 
 def test_bad_configs_are_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="unknown field"):
+    with pytest.raises(ValueError, match="unknown key"):
         OCRConfig.from_dict({"model_type": "jocr", "decoder": {"hidden": 3}})
     with pytest.raises(ValueError, match="feedback"):
         OCRConfig.from_dict({"model_type": "jocr", "mtp": {"feedback": "sideways"}})

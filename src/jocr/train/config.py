@@ -7,10 +7,11 @@ docs/training.md. Unknown keys are errors, so a typo never silently falls back t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jocr.config import from_known_keys
 from jocr.train.data import DataConfig
 
 KINDS = ("sft", "robust", "grpo", "merge", "mtp")
@@ -21,11 +22,7 @@ def _build(cls, data: Any, where: str):
         return data
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a mapping, got {type(data).__name__}")
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    return cls(**data)
+    return from_known_keys(cls, data, where)
 
 
 @dataclass
