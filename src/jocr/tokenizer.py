@@ -149,18 +149,30 @@ class Tokenizer:
         return ids
 
 
-def bpe_skeleton(vocab_size: int, min_frequency: int = 2) -> tuple[HFTokenizer, trainers.BpeTrainer]:
-    """An untrained byte-level BPE tokenizer and a trainer that gives SPECIAL_TOKENS ids 0..10 in order.
+def bpe_skeleton(
+    vocab_size: int,
+    min_frequency: int = 2,
+    split_digits: bool = False,
+    special_tokens: list[str] | None = None,
+) -> tuple[HFTokenizer, trainers.BpeTrainer]:
+    """An untrained byte-level BPE tokenizer and a trainer that gives the special tokens (default
+    SPECIAL_TOKENS) ids 0..n-1 in order; `split_digits` makes every digit its own pre-token.
 
     Train with `hf.train_from_iterator(texts, trainer)`, then wrap: `Tokenizer(hf)`.
     """
+    specials = list(SPECIAL_TOKENS) if special_tokens is None else list(special_tokens)
     hf = HFTokenizer(models.BPE())
-    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if split_digits:
+        digits = pre_tokenizers.Digits(individual_digits=True)
+        hf.pre_tokenizer = pre_tokenizers.Sequence([digits, byte_level])
+    else:
+        hf.pre_tokenizer = byte_level
     hf.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         min_frequency=min_frequency,
-        special_tokens=[AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS],
+        special_tokens=[AddedToken(t, special=True, normalized=False) for t in specials],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from tokenizers import AddedToken, decoders, models, pre_tokenizers, trainers
 from tokenizers import Tokenizer as HFTokenizer
+
+from jocr.tokenizer import bpe_skeleton
 
 
 def default_special_tokens() -> list[str]:
@@ -30,21 +31,7 @@ def train_bpe(
 ) -> HFTokenizer:
     """Train a byte-level BPE over texts; special tokens get ids 0..len(special_tokens)-1 in order."""
     specials = default_special_tokens() if special_tokens is None else list(special_tokens)
-    tok = HFTokenizer(models.BPE(unk_token=None))
-    tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Digits(individual_digits=True),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
-        ]
-    )
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=min_frequency,
-        special_tokens=[AddedToken(t, special=True, normalized=False) for t in specials],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
+    tok, trainer = bpe_skeleton(vocab_size, min_frequency, split_digits=True, special_tokens=specials)
     tok.train_from_iterator(_non_empty(texts), trainer=trainer)
     return tok
 
