@@ -17,12 +17,6 @@ from tokenizers import Tokenizer as HFTokenizer
 from jocr.tokenizer import bpe_skeleton
 
 
-def default_special_tokens() -> list[str]:
-    from jocr.tokenizer import SPECIAL_TOKENS
-
-    return list(SPECIAL_TOKENS)
-
-
 def train_bpe(
     texts: Iterable[str],
     vocab_size: int,
@@ -30,8 +24,7 @@ def train_bpe(
     min_frequency: int = 2,
 ) -> HFTokenizer:
     """Train a byte-level BPE over texts; special tokens get ids 0..len(special_tokens)-1 in order."""
-    specials = default_special_tokens() if special_tokens is None else list(special_tokens)
-    tok, trainer = bpe_skeleton(vocab_size, min_frequency, split_digits=True, special_tokens=specials)
+    tok, trainer = bpe_skeleton(vocab_size, min_frequency, split_digits=True, special_tokens=special_tokens)
     tok.train_from_iterator(_non_empty(texts), trainer=trainer)
     return tok
 

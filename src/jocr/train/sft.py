@@ -172,6 +172,12 @@ class _StopFlag:
             signal.signal(sig, old)
 
 
+def _new_window() -> dict[str, float]:
+    """Running sums of one log interval (reset after every log line)."""
+    sums = dict.fromkeys(("loss", "aux", "ctc", "wait"), 0.0) | dict.fromkeys(("correct", "tokens"), 0)
+    return sums | {"samples": 0, "steps": 0, "t": time.time()}
+
+
 def train_sft(cfg: TrainConfig, log=print) -> Path:
     """Run (or resume) an SFT / robustness stage; returns the model directory it finished with."""
     torch.set_num_threads(max(1, cfg.threads))
@@ -232,17 +238,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
     t_start = time.time()
     elapsed0 = state["elapsed"]  # training seconds spent in earlier invocations
     last_ckpt = t_start
-    window = {
-        "loss": 0.0,
-        "aux": 0.0,
-        "ctc": 0.0,
-        "correct": 0,
-        "tokens": 0,
-        "samples": 0,
-        "t": time.time(),
-        "steps": 0,
-        "wait": 0.0,
-    }
+    window = _new_window()
 
     def checkpoint() -> None:
         nonlocal last_ckpt
@@ -349,13 +345,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                         f"aux {rec['vision_aux']:.3f} ctc {rec['vision_ctc']:.3f} lr {lr:.2e} "
                         f"{rec['samples_per_s']:.2f} samples/s (data wait {window['wait']:.1f}s)"
                     )
-                    window = {k: 0 for k in window} | {
-                        "t": time.time(),
-                        "wait": 0.0,
-                        "loss": 0.0,
-                        "aux": 0.0,
-                        "ctc": 0.0,
-                    }
+                    window = _new_window()
                 if cfg.snapshot_every_steps and step % cfg.snapshot_every_steps == 0:
                     save_model_dir(model, tokenizer, run_dir / "snapshots" / f"step_{step:06d}")
                 if time.time() - last_ckpt > cfg.checkpoint_every_min * 60:

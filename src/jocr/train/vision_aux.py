@@ -8,7 +8,8 @@ swapping images between batch rows left the loss unchanged to three decimals, i.
 and the model could not start reading. This loss asks the mean-pooled projected features of a page to predict
 which tokens its Markdown contains (a softmax over the vocabulary against the normalised bag of target
 tokens), so a constant encoder is never a good solution and the image tokens carry content from the first
-steps. The head is part of the trainer only; it is saved with the trainer state, not with the model.
+steps. The heads are part of the trainer only: saved with the trainer state, never with the model (a finished
+stage also leaves its CTC head beside its model directory, for the next stage to start from).
 
 The bag of tokens says *what* a page holds but not *where*; the reading loss below adds the where. The
 global view's token grid, read in raster order (row by row, left to right), must spell the page's visible
