@@ -6,7 +6,9 @@ import random
 from dataclasses import dataclass, field
 
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
+
+from jocr.synth.glyphs import GlyphMap, GlyphPen
 
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "sigma"]
 
@@ -17,15 +19,18 @@ class FakePage:
     markdown: str
     tests: list = field(default_factory=list)
     meta: dict = field(default_factory=dict)
+    glyphs: GlyphMap | None = None
 
 
 def fake_generate_page(seed: int, profile: str = "cpu-lines", degrade: bool = False) -> FakePage:
     rng = random.Random(seed)
     text = " ".join(rng.choice(WORDS) for _ in range(2))
     img = Image.new("RGB", (128, 128), "white")
-    ImageDraw.Draw(img).text((8, 50), text, fill="black")
+    pen = GlyphPen(ImageDraw.Draw(img), img.size)
+    pen.text((8, 60), text, fill="black", font=ImageFont.load_default(12), anchor="ls")
     tests = [{"pdf": f"p{seed}.png", "page": 1, "id": f"p{seed}_0", "type": "present", "text": text}]
-    return FakePage(image=img, markdown=text, tests=tests, meta={"profile": profile, "degrade": degrade})
+    meta = {"profile": profile, "degrade": degrade}
+    return FakePage(image=img, markdown=text, tests=tests, meta=meta, glyphs=pen.map)
 
 
 @pytest.fixture

@@ -163,3 +163,21 @@ def test_vision_only_stage_trains_the_encoder_and_hands_its_head_on(
     train_sft(nxt, log=lambda *a: None)
     state = torch.load(tmp_path / "next" / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
     assert all(torch.equal(state["ctc_head"][k], head[k]) for k in head)
+
+
+def test_glyph_stage_trains_the_encoder_and_hands_its_heads_on(
+    tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg
+):
+    from jocr.train.sft import GLYPH_HEADS_FILE
+
+    cfg = _cfg(tmp_path, byte_tokenizer_path, 6, tiny_model_cfg)
+    cfg.data.answer_weight, cfg.data.vision_aux_weight, cfg.data.vision_glyph_weight = 0.0, 0.0, 1.0
+    out = train_sft(cfg, log=lambda *a: None)
+    records = read_log(tmp_path / "run" / "log.jsonl")
+    assert all(r["glyph"] > 0 and r["loss"] == 0 for r in records)
+    heads = torch.load(out / GLYPH_HEADS_FILE, weights_only=True)
+    nxt = _cfg(tmp_path / "next", byte_tokenizer_path, 0, None)
+    nxt.init, nxt.data.vision_glyph_weight = str(out), 0.5
+    train_sft(nxt, log=lambda *a: None)
+    state = torch.load(tmp_path / "next" / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
+    assert all(torch.equal(state["glyph_heads"][k], heads[k]) for k in heads)

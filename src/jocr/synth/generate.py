@@ -9,6 +9,7 @@ from typing import Any
 from PIL import Image
 
 from jocr.synth.degrade import degrade as apply_degradation
+from jocr.synth.glyphs import GlyphMap
 from jocr.synth.page import compose
 from jocr.synth.profiles import get_profile
 from jocr.synth.testgen import make_tests, validate_tests
@@ -24,6 +25,7 @@ class SynthPage:
     """A page image, its ground-truth Markdown, olmOCR-Bench unit tests and metadata.
 
     When degraded, `image` is the degraded page and `clean` its undegraded twin (same ground truth).
+    `glyphs` says where each printed character of the clean page lies (`jocr.synth.glyphs`).
     """
 
     image: Image.Image
@@ -32,6 +34,7 @@ class SynthPage:
     meta: dict[str, Any]
     clean: Image.Image | None = None
     dropped_tests: list[dict[str, Any]] = field(default_factory=list)
+    glyphs: GlyphMap | None = None
 
 
 def page_name(profile: str, seed: int) -> str:
@@ -108,5 +111,11 @@ def generate_page(
         clean = comp.image
         meta["degrade"] = log
     return SynthPage(
-        image=image, markdown=markdown, tests=tests, meta=meta, clean=clean, dropped_tests=dropped
+        image=image,
+        markdown=markdown,
+        tests=tests,
+        meta=meta,
+        clean=clean,
+        dropped_tests=dropped,
+        glyphs=comp.glyphs,
     )

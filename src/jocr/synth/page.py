@@ -12,6 +12,7 @@ from jocr.synth import vocab
 from jocr.synth.blocks import Block, Furniture, Heading, page_markdown
 from jocr.synth.content import MAKERS, PageContext, make_caption, make_heading, make_line
 from jocr.synth.formulas import MATH_FONTSETS
+from jocr.synth.glyphs import GlyphMap, GlyphPen
 from jocr.synth.profiles import SynthProfile
 from jocr.synth.render import LAYOUTS, Box, Laid, Style, layout_furniture, layout_table
 
@@ -40,6 +41,7 @@ class Composition:
     style: Style
     context: PageContext
     columns: int
+    glyphs: GlyphMap
 
     @property
     def markdown(self) -> str:
@@ -106,7 +108,7 @@ def compose(seed: int, profile: SynthProfile) -> Composition:
         math=rng.random() < profile.math_page_p,
     )
     image = Image.new("RGB", (width, height), style.paper)
-    pen = ImageDraw.Draw(image)
+    pen = GlyphPen(ImageDraw.Draw(image), (width, height))
     margin = rng.randint(*profile.margin_px)
     side = max(8, margin + rng.randint(-margin // 3, margin // 3))
     left, right, top, bottom = side, width - side, margin, height - margin
@@ -208,4 +210,4 @@ def compose(seed: int, profile: SynthProfile) -> Composition:
     for placed_block, laid in pending:
         laid.draw(image, pen, placed_block.bbox[0], placed_block.bbox[1])
     placed = [placed_block for placed_block, _ in pending]
-    return Composition(image, placed, furniture, style, ctx, columns)
+    return Composition(image, placed, furniture, style, ctx, columns, pen.map)

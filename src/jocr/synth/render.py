@@ -18,6 +18,7 @@ from PIL import Image, ImageDraw
 from jocr.synth.blocks import Cell, Formula, Furniture, Heading, ListBlock, Paragraph, Run, Table
 from jocr.synth.fonts import get_font
 from jocr.synth.formulas import render_math
+from jocr.synth.glyphs import note_unread
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in page pixels
 
@@ -152,7 +153,7 @@ def layout_runs(
                     pen.text((pending_x, baseline), "".join(pending), font=font, fill=style.ink, anchor="ls")
                     pending = []
                 x += gap_px
-                paste_math(image, unit.value, size, style, int(round(x)), baseline)
+                note_unread(pen, paste_math(image, unit.value, size, style, int(round(x)), baseline))
                 x += unit.width
             if pending:
                 pen.text((pending_x, baseline), "".join(pending), font=font, fill=style.ink, anchor="ls")
@@ -162,11 +163,14 @@ def layout_runs(
     return Laid(int(min(width, used + indent)), height, draw)
 
 
-def paste_math(image: Image.Image, latex: str, size: int, style: Style, x: int, baseline: int) -> None:
+def paste_math(image: Image.Image, latex: str, size: int, style: Style, x: int, baseline: int):
+    """Print a formula with its baseline at `baseline`; returns the box it covers."""
     coverage, depth = render_math(latex, size, style.math_fontset)
     h, w = coverage.shape
     mask = Image.fromarray(coverage, mode="L")
-    image.paste(style.ink, (x, baseline - (h - depth), x + w, baseline + depth), mask)
+    box = (x, baseline - (h - depth), x + w, baseline + depth)
+    image.paste(style.ink, box, mask)
+    return box
 
 
 def layout_heading(block: Heading, style: Style, width: int) -> Laid | None:
@@ -213,7 +217,7 @@ def layout_formula(block: Formula, style: Style, width: int) -> Laid | None:
 
     def draw(image: Image.Image, pen: ImageDraw.ImageDraw, x0: int, y0: int) -> None:
         x = x0 + (width - w) // 2
-        paste_math(image, block.latex, size, style, x, y0 + h - depth)
+        note_unread(pen, paste_math(image, block.latex, size, style, x, y0 + h - depth))
 
     return Laid(width, h, draw)
 

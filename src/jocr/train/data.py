@@ -53,6 +53,9 @@ class DataConfig:
     vision_aux_weight: float = 0.0
     # Weight of the CTC reading loss on the raster-ordered vision grid (train/vision_aux.py); 0 turns it off.
     vision_ctc_weight: float = 0.0
+    # Weight of the glyph reading loss (train/glyph_loss.py: each feature cell names the characters printed in
+    # it, from the renderer's glyph boxes); 0 turns it off.
+    vision_glyph_weight: float = 0.0
     # Weight of the decoder's answer cross-entropy. 0 makes a vision-only stage: the decoder is not run and
     # only the encoder (and the auxiliary heads) learn, from the auxiliary losses.
     answer_weight: float = 1.0
@@ -63,9 +66,11 @@ class DataConfig:
             self.filters = FilterConfig(**self.filters)
         if not self.stages:
             raise ValueError("data.stages must list at least one stage")
-        if self.answer_weight <= 0 and self.vision_aux_weight <= 0 and self.vision_ctc_weight <= 0:
+        aux = (self.vision_aux_weight, self.vision_ctc_weight, self.vision_glyph_weight)
+        if self.answer_weight <= 0 and max(aux) <= 0:
             raise ValueError(
-                "data.answer_weight 0 (vision-only) needs vision_aux_weight or vision_ctc_weight"
+                "data.answer_weight 0 (vision-only) needs vision_aux_weight, vision_ctc_weight or "
+                "vision_glyph_weight"
             )
 
 
@@ -92,6 +97,9 @@ class Sample:
     labels: list[int]
     views: PageViews
     profile: str
+    # Glyph reading targets (train/glyph_loss.py): fine (F*F,) and grid (G*G, slots); None when not asked for.
+    glyph_fine: torch.Tensor | None = None
+    glyph_grid: torch.Tensor | None = None
 
 
 def encode_example(tokenizer, prompt: str, n_image_tokens: int, target: str) -> tuple[list[int], list[int]]:
@@ -136,7 +144,19 @@ class SampleMaker:
         views = preprocess_image(page.image, self.vision)
         ids, labels = encode_example(self.tokenizer, self.prompt, views_token_count(views, self.vision), text)
         self.stats.kept += 1
-        return Sample(index=index, input_ids=ids, labels=labels, views=views, profile=profile)
+        sample = Sample(index=index, input_ids=ids, labels=labels, views=views, profile=profile)
+        if self.cfg.vision_glyph_weight > 0:
+            sample.glyph_fine, sample.glyph_grid = self._glyph_targets(page, degrade)
+        return sample
+
+    def _glyph_targets(self, page, degraded: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        from jocr.train.glyph_loss import glyph_targets, ignored_targets
+
+        v = self.vision
+        cell = v.base_size // v.clip_grid
+        if degraded or page.glyphs is None:  # a degraded page's geometry no longer matches its boxes
+            return ignored_targets(v.base_size, v.patch_size, cell)
+        return glyph_targets(page.glyphs, v.base_size, v.patch_size, cell, fit=v.single_view_fit)
 
 
 def _worker_main(cfg: DataConfig, tokenizer_path: str, vision_dict: dict, start: int, out: Any, stop: Any):
@@ -247,4 +267,10 @@ def collate(samples: list[Sample], pad_id: int) -> dict[str, Any]:
     for row, s in enumerate(samples):
         ids[row, : len(s.input_ids)] = torch.tensor(s.input_ids)
         labels[row, : len(s.labels)] = torch.tensor(s.labels)
-    return {"input_ids": ids, "labels": labels, "images": [[s.views] for s in samples]}
+    batch = {"input_ids": ids, "labels": labels, "images": [[s.views] for s in samples]}
+    with_glyphs = [s for s in samples if s.glyph_fine is not None]
+    if with_glyphs:
+        for key in ("glyph_fine", "glyph_grid"):  # (B, F*F) and (B, G*G, slots)
+            blank = torch.full(getattr(with_glyphs[0], key).shape, IGNORE_INDEX)
+            batch[key] = torch.stack([blank if getattr(s, key) is None else getattr(s, key) for s in samples])
+    return batch

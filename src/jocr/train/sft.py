@@ -85,6 +85,7 @@ def build_model(cfg: TrainConfig, tokenizer):
 # The reading head of a finished stage, saved beside its model so that a stage started from it (`init`)
 # keeps the head instead of starting a new one; the model loader ignores the file.
 CTC_HEAD_FILE = "ctc_head.pt"
+GLYPH_HEADS_FILE = "glyph_heads.pt"
 
 
 def answer_loss(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -174,7 +175,8 @@ class _StopFlag:
 
 def _new_window() -> dict[str, float]:
     """Running sums of one log interval (reset after every log line)."""
-    sums = dict.fromkeys(("loss", "aux", "ctc", "wait"), 0.0) | dict.fromkeys(("correct", "tokens"), 0)
+    sums = dict.fromkeys(("loss", "aux", "ctc", "glyph", "fine_acc", "grid_acc", "wait"), 0.0)
+    sums |= dict.fromkeys(("correct", "tokens"), 0)
     return sums | {"samples": 0, "steps": 0, "t": time.time()}
 
 
@@ -214,11 +216,23 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
             ctc_head.load_state_dict(state["ctc_head"])
         elif carried is not None and carried.is_file():  # the vision stage's head goes on reading
             ctc_head.load_state_dict(torch.load(carried, weights_only=True))
-    heads = [h for h in (aux_head, ctc_head) if h is not None]
-    if heads:
-        from jocr.train.vision_aux import ProjectorTap
+    glyph_heads, neck_tap = None, None
+    if cfg.data.vision_glyph_weight > 0:
+        from jocr.train.glyph_loss import GlyphHeads
+        from jocr.train.vision_aux import OutputTap
 
-        tap = ProjectorTap(model)
+        glyph_heads = GlyphHeads(model.config.vision.sam_out_channels, dim)
+        carried = Path(cfg.init) / GLYPH_HEADS_FILE if cfg.init else None
+        if "glyph_heads" in state:
+            glyph_heads.load_state_dict(state["glyph_heads"])
+        elif carried is not None and carried.is_file():
+            glyph_heads.load_state_dict(torch.load(carried, weights_only=True))
+        neck_tap = OutputTap(model.model.sam_model.neck)
+    heads = [h for h in (aux_head, ctc_head, glyph_heads) if h is not None]
+    if heads:
+        from jocr.train.vision_aux import OutputTap
+
+        tap = OutputTap(model.model.projector)
     optimizer = make_optimizer(model, cfg)
     for head in heads:
         optimizer.add_param_group({"params": list(head.parameters()), "weight_decay": 0.0})
@@ -252,11 +266,13 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
             state["aux_head"] = aux_head.state_dict()
         if ctc_head is not None:
             state["ctc_head"] = ctc_head.state_dict()
+        if glyph_heads is not None:
+            state["glyph_heads"] = glyph_heads.state_dict()
         save_checkpoint(run_dir, model, tokenizer, state)
         plot_curves(
             runlog.path,
             run_dir / "curves.png",
-            ["loss", "token_acc", "vision_aux", "vision_ctc", "lr", "samples_per_s"],
+            ["loss", "token_acc", "vision_ctc", "glyph", "glyph_grid_acc", "lr", "samples_per_s"],
         )
         last_ckpt = time.time()
 
@@ -287,7 +303,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                 else:  # vision-only stage: the projector tap below sees the encoder's output
                     model.encode_images([views for row in batch["images"] for views in row])
                     loss, correct, n_tok = torch.zeros(()), 0, 0
-                aux, ctc = None, None
+                aux, ctc, glyph = None, None, None
                 if tap is not None:
                     from jocr.train.vision_aux import bag_of_tokens_loss, grid_ctc_loss, visible_text
 
@@ -301,11 +317,22 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                                 visible_text(tokenizer.decode(row[row >= first])) for row in batch["labels"]
                             ]
                             ctc = grid_ctc_loss(ctc_head, feats, texts)
+                        neck = neck_tap.take() if neck_tap is not None else None
+                        if glyph_heads is not None and neck is not None and "glyph_fine" in batch:
+                            from jocr.train.glyph_loss import glyph_loss
+
+                            glyph, glyph_stats = glyph_loss(
+                                glyph_heads, neck, feats, batch["glyph_fine"], batch["glyph_grid"]
+                            )
+                            window["fine_acc"] += glyph_stats["fine_acc"]
+                            window["grid_acc"] += glyph_stats["grid_acc"]
                 total = cfg.data.answer_weight * loss
                 if aux is not None:
                     total = total + cfg.data.vision_aux_weight * aux
                 if ctc is not None:
                     total = total + cfg.data.vision_ctc_weight * ctc
+                if glyph is not None:
+                    total = total + cfg.data.vision_glyph_weight * glyph
                 optimizer.zero_grad(set_to_none=True)
                 total.backward()
                 grad_norm = torch.nn.utils.clip_grad_norm_(clip_params, cfg.optim.grad_clip)
@@ -319,6 +346,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                 window["loss"] += loss.item()
                 window["aux"] += 0.0 if aux is None else aux.item()
                 window["ctc"] += 0.0 if ctc is None else ctc.item()
+                window["glyph"] += 0.0 if glyph is None else glyph.item()
                 window["correct"] += int(correct)
                 window["tokens"] += n_tok
                 window["samples"] += len(samples)
@@ -331,6 +359,9 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                         "token_acc": window["correct"] / max(1, window["tokens"]),
                         "vision_aux": window["aux"] / window["steps"],
                         "vision_ctc": window["ctc"] / window["steps"],
+                        "glyph": window["glyph"] / window["steps"],
+                        "glyph_fine_acc": window["fine_acc"] / window["steps"],
+                        "glyph_grid_acc": window["grid_acc"] / window["steps"],
                         "lr": lr,
                         "grad_norm": float(grad_norm),
                         "samples": state["samples"],
@@ -342,7 +373,8 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                     runlog.write(**rec)
                     log(
                         f"step {step} loss {rec['loss']:.4f} acc {rec['token_acc']:.3f} "
-                        f"aux {rec['vision_aux']:.3f} ctc {rec['vision_ctc']:.3f} lr {lr:.2e} "
+                        f"aux {rec['vision_aux']:.3f} ctc {rec['vision_ctc']:.3f} glyph {rec['glyph']:.3f} "
+                        f"(acc {rec['glyph_fine_acc']:.3f}/{rec['glyph_grid_acc']:.3f}) lr {lr:.2e} "
                         f"{rec['samples_per_s']:.2f} samples/s (data wait {window['wait']:.1f}s)"
                     )
                     window = _new_window()
@@ -352,8 +384,9 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                     checkpoint()
     finally:
         stream.close()
-        if tap is not None:
-            tap.close()
+        for t in (tap, neck_tap):
+            if t is not None:
+                t.close()
     checkpoint()
     if stream.errors:
         log(f"{len(stream.errors)} samples failed to render, e.g. {stream.errors[0]}")
@@ -364,6 +397,8 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         save_model_dir(model, tokenizer, out_dir)
         if ctc_head is not None:
             torch.save(ctc_head.state_dict(), out_dir / CTC_HEAD_FILE)
+        if glyph_heads is not None:
+            torch.save(glyph_heads.state_dict(), out_dir / GLYPH_HEADS_FILE)
         if cfg.export_dir:
             save_model_dir(model, tokenizer, cfg.export_dir)
             log(f"exported the model to {cfg.export_dir}")

@@ -46,18 +46,18 @@ class BagOfTokensHead(nn.Module):
         return self.proj(self.norm(feats.mean(dim=1)))
 
 
-class ProjectorTap:
-    """Collects the projector's outputs during one forward pass (a forward hook on model.model.projector)."""
+class OutputTap:
+    """Collects a module's outputs during one forward pass (a forward hook), e.g. model.model.projector."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, module: nn.Module) -> None:
         self.outputs: list[torch.Tensor] = []
-        self._handle = model.model.projector.register_forward_hook(self._hook)
+        self._handle = module.register_forward_hook(self._hook)
 
     def _hook(self, module, inputs, output) -> None:
         self.outputs.append(output)
 
     def take(self) -> torch.Tensor | None:
-        """(num_views, N, D) features of the last forward, or None when nothing was recorded."""
+        """The outputs of the last forward concatenated on dim 0 (one row per view), or None."""
         outs, self.outputs = self.outputs, []
         return torch.cat(outs, dim=0) if outs else None
 
@@ -67,7 +67,7 @@ class ProjectorTap:
 
 # Visible characters the reading loss spells; anything else maps to UNKNOWN (index len(ALPHABET)).
 ALPHABET = " " + "".join(chr(c) for c in range(33, 127)) + "£€°±×µ·–—’“”"
-_CHAR_INDEX = {ch: i for i, ch in enumerate(ALPHABET)}
+CHAR_INDEX = {ch: i for i, ch in enumerate(ALPHABET)}
 _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$|\\\[.*?\\\]", re.S)
 _INLINE_MATH = re.compile(r"\$[^$\n]*?[\\^_{}=][^$\n]*?\$|\\\(.*?\\\)")
 _TAG = re.compile(r"<[^>]+>")
@@ -86,7 +86,7 @@ def visible_text(markdown: str) -> str:
 def char_targets(text: str) -> torch.Tensor:
     """(L,) class ids of `text` in ALPHABET (UNKNOWN = len(ALPHABET)); the blank is len(ALPHABET) + 1."""
     unknown = len(ALPHABET)
-    return torch.tensor([_CHAR_INDEX.get(ch, unknown) for ch in text], dtype=torch.long)
+    return torch.tensor([CHAR_INDEX.get(ch, unknown) for ch in text], dtype=torch.long)
 
 
 class GridCTCHead(nn.Module):
