@@ -181,3 +181,41 @@ def test_glyph_stage_trains_the_encoder_and_hands_its_heads_on(
     train_sft(nxt, log=lambda *a: None)
     state = torch.load(tmp_path / "next" / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
     assert all(torch.equal(state["glyph_heads"][k], heads[k]) for k in heads)
+
+
+def test_init_vision_starts_a_new_decoder_and_vocabulary_on_a_trained_encoder(
+    tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg
+):
+    import pytest
+    from safetensors.torch import load_file
+
+    from jocr.tokenizer import Tokenizer
+    from jocr.train.bpe import train_bpe
+    from jocr.train.sft import GLYPH_HEADS_FILE, VISION_PREFIXES
+
+    first = _cfg(tmp_path / "a", byte_tokenizer_path, 4, tiny_model_cfg)
+    first.data.vision_glyph_weight = 1.0
+    encoder_dir = train_sft(first, log=lambda *a: None)
+    small_tok = tmp_path / "small" / "tokenizer.json"
+    small_tok.parent.mkdir()
+    Tokenizer(train_bpe(["alpha beta gamma delta omega sigma"] * 50, vocab_size=300)).save(small_tok)
+    second = _cfg(tmp_path / "b", small_tok, 0, tiny_model_cfg)
+    second.init_vision, second.seed, second.data.vision_glyph_weight = str(encoder_dir), 7, 1.0
+    out = train_sft(second, log=lambda *a: None)
+    a, b = load_file(encoder_dir / "model.safetensors"), load_file(out / "model.safetensors")
+    vision = [k for k in a if k.startswith(VISION_PREFIXES)]
+    assert vision and all(torch.equal(a[k], b[k]) for k in vision)
+    assert b["model.embed_tokens.weight"].shape[0] != a["model.embed_tokens.weight"].shape[0]
+    assert not torch.equal(
+        a["model.layers.0.self_attn.o_proj.weight"], b["model.layers.0.self_attn.o_proj.weight"]
+    )
+    heads = torch.load(encoder_dir / GLYPH_HEADS_FILE, weights_only=True)
+    state = torch.load(tmp_path / "b" / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
+    assert all(torch.equal(state["glyph_heads"][k], heads[k]) for k in heads)
+    with pytest.raises(ValueError, match="exclusive"):
+        TrainConfig.from_dict({"init": str(out), "init_vision": str(encoder_dir)})
+    other = {**tiny_model_cfg, "vision": {**tiny_model_cfg["vision"], "clip_ffn": 40}}
+    bad = _cfg(tmp_path / "c", small_tok, 0, other)
+    bad.init_vision = str(encoder_dir)
+    with pytest.raises(ValueError, match="different vision config"):
+        train_sft(bad, log=lambda *a: None)

@@ -126,6 +126,10 @@ class TrainConfig:
     model: dict[str, Any] | None = None  # an OCRConfig dict for a model trained from scratch
     model_file: str | None = None  # a YAML/JSON file with that mapping (`model` entries override it)
     init: str | None = None  # a model directory (config.json + model.safetensors) to start from
+    # A model directory whose vision encoder (SAM, compressor, CLIP, projector, separators) and reading heads
+    # start a model otherwise built fresh from `model` / `model_file` with this run's tokenizer: a new decoder
+    # and vocabulary on a trained encoder. Exclusive with `init`.
+    init_vision: str | None = None
     export_dir: str | None = None  # where the finished stage writes its model directory
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
     data: DataConfig = field(default_factory=DataConfig)
@@ -147,6 +151,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+        if self.init and self.init_vision:
+            raise ValueError("init and init_vision are exclusive: init_vision starts a fresh decoder")
         self.tokenizer = _build(TokenizerConfig, self.tokenizer, "tokenizer")
         self.data = _build(DataConfig, self.data, "data")
         self.optim = _build(OptimConfig, self.optim, "optim")

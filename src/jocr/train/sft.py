@@ -79,7 +79,39 @@ def build_model(cfg: TrainConfig, tokenizer):
         image_token_id=tokenizer.image_id,
     )
     config = OCRConfig.from_dict({"model_type": "jocr", **base})
-    return OCRModel(config).init_weights(seed=cfg.seed)
+    model = OCRModel(config).init_weights(seed=cfg.seed)
+    if cfg.init_vision:
+        load_vision(model, Path(cfg.init_vision))
+    return model
+
+
+# Parameter prefixes of the vision side (DeepEncoder + projector + the layout separators), which a new decoder
+# and vocabulary can start on (`init_vision`).
+VISION_PREFIXES = (
+    "model.sam_model.",
+    "model.vision_model.",
+    "model.projector.",
+    "model.image_newline",
+    "model.view_seperator",
+)
+
+
+def load_vision(model, model_dir: Path) -> None:
+    """Copy the vision-side weights of the model in `model_dir` into `model` (same vision config required)."""
+    from safetensors.torch import load_file
+
+    from jocr.config import OCRConfig
+
+    source = OCRConfig.load(model_dir / "config.json").vision
+    if source != model.config.vision:
+        raise ValueError(f"init_vision: {model_dir} has a different vision config than this run's model")
+    weights = {
+        k: v for k, v in load_file(model_dir / "model.safetensors").items() if k.startswith(VISION_PREFIXES)
+    }
+    missing = [k for k in model.state_dict() if k.startswith(VISION_PREFIXES) and k not in weights]
+    if missing:
+        raise ValueError(f"init_vision: {model_dir} lacks {len(missing)} vision weights, e.g. {missing[0]}")
+    model.load_state_dict(weights, strict=False)
 
 
 # The reading head of a finished stage, saved beside its model so that a stage started from it (`init`)
@@ -222,7 +254,8 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         from jocr.train.vision_aux import OutputTap
 
         glyph_heads = GlyphHeads(model.config.vision.sam_out_channels, dim)
-        carried = Path(cfg.init) / GLYPH_HEADS_FILE if cfg.init else None
+        start_dir = cfg.init or cfg.init_vision
+        carried = Path(start_dir) / GLYPH_HEADS_FILE if start_dir else None
         if "glyph_heads" in state:
             glyph_heads.load_state_dict(state["glyph_heads"])
         elif carried is not None and carried.is_file():
