@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frozen", default="cpu-small", help="frozen synthetic test set (jocr.synth)")
     ap.add_argument("--pages", type=int, default=200)
     ap.add_argument("--tokenizer", default="models", help="tokenizer.json (or its dir) that counts tokens")
-    ap.add_argument("--max-tokens", type=int, default=320)
+    ap.add_argument("--max-tokens", type=int, default=480)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default="runs/accuracy")

@@ -260,7 +260,6 @@ def test_pdf_sources_are_safe_across_threads():
         assert all(r == expected for r in pool.map(render_all, range(8)))
 
 
-
 def test_pdf_title_comes_from_the_metadata(tmp_path):
     from pdf_fixtures import text_pdf
 

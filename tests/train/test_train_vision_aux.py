@@ -41,7 +41,6 @@ def test_loss_is_minimised_by_informative_features():
     assert losses["informative"] < losses["constant"] - 0.3
 
 
-
 def _spelling_head():
     """A one-slot GridCTCHead whose logits follow its one-hot input features (feature k -> class k)."""
     from jocr.train.vision_aux import ALPHABET, GridCTCHead
