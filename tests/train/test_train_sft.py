@@ -219,3 +219,15 @@ def test_init_vision_starts_a_new_decoder_and_vocabulary_on_a_trained_encoder(
     bad.init_vision = str(encoder_dir)
     with pytest.raises(ValueError, match="different vision config"):
         train_sft(bad, log=lambda *a: None)
+
+
+def test_a_stage_started_from_a_model_renders_with_that_models_tokenizer(tmp_path, byte_tokenizer_path):
+    from jocr.train.sft import tokenizer_file
+
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    cfg = _cfg(tmp_path, byte_tokenizer_path, 0, None)
+    cfg.init = str(model_dir)
+    assert tokenizer_file(cfg) == byte_tokenizer_path  # no tokenizer in the init dir: tokenizer.path
+    (model_dir / "tokenizer.json").write_text(byte_tokenizer_path.read_text())
+    assert tokenizer_file(cfg) == model_dir / "tokenizer.json"

@@ -30,15 +30,19 @@ from jocr.train.curves import RunLog, plot_curves
 from jocr.train.data import IGNORE_INDEX, SampleStream, add_input_noise, collate
 
 
+def tokenizer_file(cfg: TrainConfig) -> Path:
+    """The run's tokenizer.json: the `init` model's own when starting from one, else tokenizer.path."""
+    own = Path(cfg.init) / "tokenizer.json" if cfg.init else None
+    return own if own is not None and own.is_file() else Path(cfg.tokenizer.path)
+
+
 def ensure_tokenizer(cfg: TrainConfig, log=print):
-    """The run's tokenizer: the `init` model's own when starting from one; otherwise tokenizer.path, trained
-    as a BPE on synthetic text first when the file does not exist."""
+    """The run's tokenizer (`tokenizer_file`), trained as a BPE on synthetic text first when tokenizer.path
+    does not exist."""
     from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
     from jocr.train.bpe import save_tokenizer, synth_corpus, train_bpe
 
-    if cfg.init and (Path(cfg.init) / "tokenizer.json").is_file():
-        return Tokenizer.from_dir(cfg.init)
-    path = Path(cfg.tokenizer.path)
+    path = tokenizer_file(cfg)
     if not path.is_file():
         t0 = time.time()
         extra = [cfg.data.prompt or DEFAULT_PROMPT, *PROMPTS.values()] * 20
@@ -279,7 +283,11 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
     log(f"{cfg.kind}: {n_params / 1e6:.2f}M parameters, batch {cfg.batch_size}, max_steps {cfg.max_steps}")
 
     stream = SampleStream(
-        cfg.data, cfg.tokenizer.path, model.config.vision, start=state["next_index"], workers=cfg.workers
+        cfg.data,
+        str(tokenizer_file(cfg)),
+        model.config.vision,
+        start=state["next_index"],
+        workers=cfg.workers,
     )
     step = state["step"]
     t_start = time.time()
