@@ -87,3 +87,12 @@ def test_mtp_stage_fits_the_head_and_reports_acceptance(
     stats = json.loads((tmp_path / "run_mtp" / "mtp_stats.json").read_text())
     assert stats["steps"] == 3
     assert (out / "model.safetensors").is_file()
+
+
+def test_export_keeps_the_model_card(tmp_path, byte_tokenizer_path, tiny_model_cfg):
+    first = _model_dir(tmp_path, "models", tiny_model_cfg, byte_tokenizer_path, 0)
+    (first / "README.md").write_text("# card\n")
+    (first / "stale.bin").write_text("x")
+    again = _model_dir(tmp_path, "models", tiny_model_cfg, byte_tokenizer_path, 1)
+    assert (again / "README.md").read_text() == "# card\n"
+    assert not (again / "stale.bin").exists() and (again / "model.safetensors").is_file()

@@ -19,7 +19,10 @@ import torch
 
 
 def save_model_dir(model, tokenizer, directory: str | Path) -> Path:
-    """Write the model (its own save_pretrained) and tokenizer.json into directory, atomically."""
+    """Write the model (its own save_pretrained) and tokenizer.json into directory, atomically.
+
+    A model card (README.md) already in the directory is kept: exporting into `models/` must not delete it.
+    """
     directory = Path(directory)
     tmp = directory.with_name(directory.name + ".tmp")
     if tmp.exists():
@@ -27,6 +30,9 @@ def save_model_dir(model, tokenizer, directory: str | Path) -> Path:
     tmp.mkdir(parents=True)
     model.save_pretrained(tmp)
     tokenizer.save(tmp / "tokenizer.json")
+    card = directory / "README.md"
+    if card.is_file():
+        shutil.copy2(card, tmp / "README.md")
     _replace_dir(tmp, directory)
     return directory
 
