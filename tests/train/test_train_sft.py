@@ -156,13 +156,21 @@ def test_vision_only_stage_trains_the_encoder_and_hands_its_head_on(
     assert decoder and all(torch.equal(trained[k], fresh_w[k]) for k in decoder)  # the decoder never ran
     assert any(not torch.equal(trained[k], fresh_w[k]) for k in vision)
     assert all(r["vision_ctc"] > 0 and r["loss"] == 0 for r in read_log(tmp_path / "run" / "log.jsonl"))
-    head = torch.load(out / CTC_HEAD_FILE, weights_only=True)
     # the next stage starts from the model and keeps the reading head
-    nxt = _cfg(tmp_path / "next", byte_tokenizer_path, 0, None)
-    nxt.init, nxt.data.vision_ctc_weight = str(out), 1.0
+    _assert_next_stage_keeps(
+        tmp_path, byte_tokenizer_path, out, CTC_HEAD_FILE, "ctc_head", "vision_ctc_weight"
+    )
+
+
+def _assert_next_stage_keeps(tmp_path, tok_path, model_dir, head_file, state_key, weight_field):
+    """A stage started from `model_dir` (`init`) begins with the head saved beside that model."""
+    head = torch.load(model_dir / head_file, weights_only=True)
+    nxt = _cfg(tmp_path / "next", tok_path, 0, None)
+    nxt.init = str(model_dir)
+    setattr(nxt.data, weight_field, 0.5)
     train_sft(nxt, log=lambda *a: None)
     state = torch.load(tmp_path / "next" / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
-    assert all(torch.equal(state["ctc_head"][k], head[k]) for k in head)
+    assert all(torch.equal(state[state_key][k], head[k]) for k in head)
 
 
 def test_glyph_stage_trains_the_encoder_and_hands_its_heads_on(
@@ -175,12 +183,9 @@ def test_glyph_stage_trains_the_encoder_and_hands_its_heads_on(
     out = train_sft(cfg, log=lambda *a: None)
     records = read_log(tmp_path / "run" / "log.jsonl")
     assert all(r["glyph"] > 0 and r["loss"] == 0 for r in records)
-    heads = torch.load(out / GLYPH_HEADS_FILE, weights_only=True)
-    nxt = _cfg(tmp_path / "next", byte_tokenizer_path, 0, None)
-    nxt.init, nxt.data.vision_glyph_weight = str(out), 0.5
-    train_sft(nxt, log=lambda *a: None)
-    state = torch.load(tmp_path / "next" / "run" / "checkpoint" / "trainer_state.pt", weights_only=False)
-    assert all(torch.equal(state["glyph_heads"][k], heads[k]) for k in heads)
+    _assert_next_stage_keeps(
+        tmp_path, byte_tokenizer_path, out, GLYPH_HEADS_FILE, "glyph_heads", "vision_glyph_weight"
+    )
 
 
 def test_init_vision_starts_a_new_decoder_and_vocabulary_on_a_trained_encoder(
@@ -189,9 +194,10 @@ def test_init_vision_starts_a_new_decoder_and_vocabulary_on_a_trained_encoder(
     import pytest
     from safetensors.torch import load_file
 
+    from jocr.model.params import VISION_PREFIXES
     from jocr.tokenizer import Tokenizer
     from jocr.train.bpe import train_bpe
-    from jocr.train.sft import GLYPH_HEADS_FILE, VISION_PREFIXES
+    from jocr.train.sft import GLYPH_HEADS_FILE
 
     first = _cfg(tmp_path / "a", byte_tokenizer_path, 4, tiny_model_cfg)
     first.data.vision_glyph_weight = 1.0

@@ -89,22 +89,13 @@ def build_model(cfg: TrainConfig, tokenizer):
     return model
 
 
-# Parameter prefixes of the vision side (DeepEncoder + projector + the layout separators), which a new decoder
-# and vocabulary can start on (`init_vision`).
-VISION_PREFIXES = (
-    "model.sam_model.",
-    "model.vision_model.",
-    "model.projector.",
-    "model.image_newline",
-    "model.view_seperator",
-)
-
-
 def load_vision(model, model_dir: Path) -> None:
-    """Copy the vision-side weights of the model in `model_dir` into `model` (same vision config required)."""
+    """Copy the vision-side weights (DeepEncoder, projector, layout separators) of the model in `model_dir`
+    into `model`, on which a new decoder and vocabulary start (`init_vision`; same vision config required)."""
     from safetensors.torch import load_file
 
     from jocr.config import OCRConfig
+    from jocr.model.params import VISION_PREFIXES
 
     source = OCRConfig.load(model_dir / "config.json").vision
     if source != model.config.vision:
