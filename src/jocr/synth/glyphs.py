@@ -9,7 +9,7 @@ there nor call the region empty. `jocr.train.glyph_loss` turns a `GlyphMap` into
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from PIL import ImageDraw
 
@@ -23,11 +23,47 @@ class Glyph:
     baseline: float  # y of the baseline, shared by the glyphs of one printed line
 
 
-@dataclass
 class GlyphMap:
-    size: tuple[int, int]  # (width, height) of the page the boxes refer to
-    glyphs: list[Glyph] = field(default_factory=list)
-    unread: list[Box] = field(default_factory=list)  # printed regions whose characters are not recorded
+    """The glyphs and unread regions of one page of `size` (width, height) pixels.
+
+    The pen only notes each printed line (`add_line`); the per-character boxes are measured when `glyphs` is
+    first read, because measuring costs three times the rest of composing a page and only the glyph loss
+    needs it (every other use of `generate_page` would pay for nothing).
+    """
+
+    def __init__(self, size: tuple[int, int], glyphs=(), unread=()) -> None:
+        self.size = size
+        self.unread: list[Box] = [tuple(float(v) for v in box) for box in unread]
+        self._glyphs: list[Glyph] = list(glyphs)
+        self._lines: list[
+            tuple[float, float, str, object]
+        ] = []  # (x, baseline, text, font), not measured yet
+
+    def add_line(self, x: float, baseline: float, text: str, font) -> None:
+        self._lines.append((x, baseline, text, font))
+
+    @property
+    def glyphs(self) -> list[Glyph]:
+        for x0, baseline, text, font in self._lines:
+            self._glyphs.extend(_measure_line(x0, baseline, text, font))
+        self._lines = []
+        return self._glyphs
+
+
+def _measure_line(x0: float, baseline: float, text: str, font) -> list[Glyph]:
+    """One `Glyph` per inked character of a left-baseline-anchored line drawn at (x0, baseline)."""
+    glyphs = []
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            continue
+        # Prefix lengths include kerning, so consecutive boxes tile the line without gaps or overlaps.
+        start = x0 + font.getlength(text[:i])
+        end = x0 + font.getlength(text[: i + 1])
+        _, top, _, bottom = font.getbbox(ch, anchor="ls")
+        if bottom <= top:  # a character without ink (e.g. a zero-width mark)
+            continue
+        glyphs.append(Glyph(ch, (start, baseline + top, end, baseline + bottom), baseline))
+    return glyphs
 
 
 class GlyphPen:
@@ -48,17 +84,7 @@ class GlyphPen:
             left, top, right, bottom = self._pen.textbbox(xy, text, font=font, anchor=anchor)
             self.note_unread((left, top, right, bottom))
             return
-        x0, baseline = float(xy[0]), float(xy[1])
-        for i, ch in enumerate(text):
-            if ch.isspace():
-                continue
-            # Prefix lengths include kerning, so consecutive boxes tile the line without gaps or overlaps.
-            start = x0 + font.getlength(text[:i])
-            end = x0 + font.getlength(text[: i + 1])
-            _, top, _, bottom = font.getbbox(ch, anchor="ls")
-            if bottom <= top:  # a character without ink (e.g. a zero-width mark)
-                continue
-            self.map.glyphs.append(Glyph(ch, (start, baseline + top, end, baseline + bottom), baseline))
+        self.map.add_line(float(xy[0]), float(xy[1]), text, font)
 
     def note_unread(self, box: Box) -> None:
         self.map.unread.append(tuple(float(v) for v in box))
