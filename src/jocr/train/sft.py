@@ -226,35 +226,35 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         state = {"step": 0, "next_index": 0, "samples": 0, "elapsed": 0.0}
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
-    aux_head, ctc_head, tap = None, None, None
+    aux_head, ctc_head, glyph_heads, tap, neck_tap = None, None, None, None, None
     dim, vocab = model.config.vision.projector_dim, model.config.decoder.vocab_size
+    start_dir = cfg.init or cfg.init_vision
+
+    def resume_head(head, key: str, carried_file: str | None = None):
+        """The head's weights from the trainer state when resuming, else from the file its previous stage left
+        beside the model this run starts from (so a reading head goes on reading), else fresh."""
+        carried = Path(start_dir) / carried_file if start_dir and carried_file else None
+        if key in state:
+            head.load_state_dict(state[key])
+        elif carried is not None and carried.is_file():
+            head.load_state_dict(torch.load(carried, weights_only=True))
+        return head
+
     if cfg.data.vision_aux_weight > 0:
         from jocr.train.vision_aux import BagOfTokensHead
 
-        aux_head = BagOfTokensHead(dim, vocab)
-        if "aux_head" in state:
-            aux_head.load_state_dict(state["aux_head"])
+        aux_head = resume_head(BagOfTokensHead(dim, vocab), "aux_head")
     if cfg.data.vision_ctc_weight > 0:
         from jocr.train.vision_aux import GridCTCHead
 
-        ctc_head = GridCTCHead(dim)
-        carried = Path(cfg.init) / CTC_HEAD_FILE if cfg.init else None
-        if "ctc_head" in state:
-            ctc_head.load_state_dict(state["ctc_head"])
-        elif carried is not None and carried.is_file():  # the vision stage's head goes on reading
-            ctc_head.load_state_dict(torch.load(carried, weights_only=True))
-    glyph_heads, neck_tap = None, None
+        ctc_head = resume_head(GridCTCHead(dim), "ctc_head", CTC_HEAD_FILE)
     if cfg.data.vision_glyph_weight > 0:
         from jocr.train.glyph_loss import GlyphHeads
         from jocr.train.vision_aux import OutputTap
 
-        glyph_heads = GlyphHeads(model.config.vision.sam_out_channels, dim)
-        start_dir = cfg.init or cfg.init_vision
-        carried = Path(start_dir) / GLYPH_HEADS_FILE if start_dir else None
-        if "glyph_heads" in state:
-            glyph_heads.load_state_dict(state["glyph_heads"])
-        elif carried is not None and carried.is_file():
-            glyph_heads.load_state_dict(torch.load(carried, weights_only=True))
+        glyph_heads = resume_head(
+            GlyphHeads(model.config.vision.sam_out_channels, dim), "glyph_heads", GLYPH_HEADS_FILE
+        )
         neck_tap = OutputTap(model.model.sam_model.neck)
     heads = [h for h in (aux_head, ctc_head, glyph_heads) if h is not None]
     if heads:
@@ -340,6 +340,8 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                     from jocr.train.vision_aux import bag_of_tokens_loss, grid_ctc_loss, visible_text
 
                     feats = tap.take()  # (B, N, D) with one view per row
+                    # Taken every step, so that a skipped step never leaves its maps for the next one.
+                    neck = neck_tap.take() if neck_tap is not None else None  # (B, C, F, F)
                     first = tokenizer.image_id + 1  # ids below are specials
                     if feats is not None and feats.shape[0] == len(samples):
                         if aux_head is not None:
@@ -349,8 +351,12 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                                 visible_text(tokenizer.decode(row[row >= first])) for row in batch["labels"]
                             ]
                             ctc = grid_ctc_loss(ctc_head, feats, texts)
-                        neck = neck_tap.take() if neck_tap is not None else None
-                        if glyph_heads is not None and neck is not None and "glyph_fine" in batch:
+                        if (
+                            glyph_heads is not None
+                            and neck is not None
+                            and neck.shape[0] == len(samples)
+                            and "glyph_fine" in batch
+                        ):
                             from jocr.train.glyph_loss import glyph_loss
 
                             glyph, glyph_stats = glyph_loss(
