@@ -48,6 +48,12 @@ def view_mapping(size: tuple[int, int], view: int, fit: str) -> tuple[float, flo
     return new_w / w, new_h / h, float((view - new_w) // 2), float((view - new_h) // 2)
 
 
+def _span(centres: np.ndarray, lo: float, hi: float) -> slice | None:
+    """The run of cells whose centres lie in [lo, hi), or None."""
+    hit = np.nonzero((centres >= lo) & (centres < hi))[0]
+    return slice(hit[0], hit[-1] + 1) if hit.size else None
+
+
 def glyph_targets(
     gmap: GlyphMap, view: int, patch: int, cell: int, slots: int = DEFAULT_SLOTS, fit: str = "pad"
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -56,6 +62,10 @@ def glyph_targets(
     Classes: ALPHABET index, UNKNOWN, EMPTY (paper, or an unused slot), IGNORE_INDEX (left out).
     """
     sx, sy, ox, oy = view_mapping(gmap.size, view, fit)
+
+    def to_view(box) -> tuple[float, float, float, float]:
+        return box[0] * sx + ox, box[1] * sy + oy, box[2] * sx + ox, box[3] * sy + oy
+
     side_f, side_g = view // patch, view // cell
     fine = np.full((side_f, side_f), EMPTY, dtype=np.int64)
     grid = np.full((side_g, side_g, slots), EMPTY, dtype=np.int64)
@@ -68,12 +78,11 @@ def glyph_targets(
     line_mid = {b: b - float(np.median(h)) / 3 for b, h in heights.items()}
     members: dict[tuple[int, int], list[tuple[float, float, int]]] = {}
     for g in gmap.glyphs:
-        x0, y0, x1, y1 = g.box[0] * sx + ox, g.box[1] * sy + oy, g.box[2] * sx + ox, g.box[3] * sy + oy
+        x0, y0, x1, y1 = to_view(g.box)
         cls = CHAR_INDEX.get(g.char, UNKNOWN)
-        cols = np.nonzero((centres_f >= x0) & (centres_f < x1))[0]
-        rows = np.nonzero((centres_f >= y0) & (centres_f < y1))[0]
-        if cols.size and rows.size:
-            fine[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1] = cls
+        cols, rows = _span(centres_f, x0, x1), _span(centres_f, y0, y1)
+        if cols and rows:
+            fine[rows, cols] = cls
         cx, cy = (x0 + x1) / 2, line_mid[g.baseline] * sy + oy
         r, c = int(cy // cell), int(cx // cell)
         if 0 <= r < side_g and 0 <= c < side_g:
@@ -85,11 +94,11 @@ def glyph_targets(
         chars.sort(key=lambda t: (round(t[0]), t[1]))  # line by line, then left to right
         grid[r, c, : len(chars)] = [cls for _, _, cls in chars]
     for box in gmap.unread:
-        x0, y0, x1, y1 = box[0] * sx + ox, box[1] * sy + oy, box[2] * sx + ox, box[3] * sy + oy
-        cols = np.nonzero((centres_f >= x0 - patch / 2) & (centres_f < x1 + patch / 2))[0]
-        rows = np.nonzero((centres_f >= y0 - patch / 2) & (centres_f < y1 + patch / 2))[0]
-        if cols.size and rows.size:
-            fine[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1] = IGNORE_INDEX
+        x0, y0, x1, y1 = to_view(box)
+        cols = _span(centres_f, x0 - patch / 2, x1 + patch / 2)
+        rows = _span(centres_f, y0 - patch / 2, y1 + patch / 2)
+        if cols and rows:
+            fine[rows, cols] = IGNORE_INDEX
         c0, c1 = max(0, int(x0 // cell)), min(side_g - 1, int(x1 // cell))
         r0, r1 = max(0, int(y0 // cell)), min(side_g - 1, int(y1 // cell))
         grid[r0 : r1 + 1, c0 : c1 + 1] = IGNORE_INDEX
