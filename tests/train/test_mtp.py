@@ -9,7 +9,16 @@ import torch
 from jocr.config import OCRConfig
 from jocr.engine import Engine, EngineConfig, GenerationRequest
 from jocr.model.ocr import OCRModel
-from jocr.train.mtp import MTPFitConfig, fit_mtp_head
+from jocr.train.mtp import (
+    MTPFitConfig,
+    Sequence,
+    _batch,
+    _pad_states,
+    fit_mtp_head,
+    mtp_losses,
+    verifier_states,
+)
+from jocr.types import PageViews
 
 
 @pytest.fixture(autouse=True)
@@ -88,3 +97,40 @@ def test_resume_continues_to_the_same_head(tmp_path):
     assert any("resumed at step 5" in line for line in logs)
     for (n, a), (_, b) in zip(straight.mtp_module.named_parameters(), again.mtp_module.named_parameters()):
         assert torch.allclose(a, b, atol=1e-6), n
+
+
+def test_kept_verifier_states_give_the_losses_of_a_fresh_forward():
+    """The head trains on verifier states computed once (other batches, other padding); its losses and
+    acceptance counts must be those of running the verifier on the very batch, page images included."""
+    model = predictable_model()
+    cfg = model.config
+    g = torch.Generator().manual_seed(5)
+    size = cfg.vision.base_size
+    views = [PageViews(torch.rand(3, size, size, generator=g) * 2 - 1, None, (1, 1))]
+    image_prompt = [0] + [cfg.image_token_id] * cfg.image_token_count() + [12, 13]
+    seqs = [
+        Sequence(image_prompt + torch.randint(11, 500, (9,), generator=g).tolist(), len(image_prompt), views),
+        Sequence([0, 20, 21] + torch.randint(11, 500, (5,), generator=g).tolist(), 3, None),
+        Sequence([0, 30] + torch.randint(11, 500, (14,), generator=g).tolist(), 2, None),
+    ]
+    states = verifier_states(model, seqs, batch_size=2, pad_id=0)  # batches [0, 1] and [2]
+    assert [s.shape[0] for s in states] == [len(s.ids) - 1 for s in seqs]
+    for pick in ([0, 1, 2], [2, 0], [1]):
+        ids, ok, images = _batch([seqs[i] for i in pick], 0, model.device)
+        with torch.no_grad():
+            fresh, fresh_hits, fresh_anchors = mtp_losses(model, ids, ok, images, 3)
+            kept_state = _pad_states([states[i] for i in pick], ids.shape[1] - 1)
+            kept, kept_hits, kept_anchors = mtp_losses(model, ids, ok, None, 3, kept_state)
+        assert torch.allclose(torch.stack(fresh), torch.stack(kept), atol=1e-5), pick
+        assert (fresh_hits, fresh_anchors) == (kept_hits, kept_anchors)
+
+
+def test_fit_without_kept_states_ends_at_the_same_head():
+    base = dict(steps=12, batch_size=4, lr=3e-3, max_new_tokens=12, eval_with_engine=False)
+    kept, fresh = predictable_model(), predictable_model()
+    logs = []
+    fit_mtp_head(kept, _prompts(8), MTPFitConfig(**base), log=logs.append)
+    fit_mtp_head(fresh, _prompts(8), MTPFitConfig(state_cache_mb=0, **base), log=lambda *_: None)
+    assert any("verifier states of" in line for line in logs)
+    for (n, a), (_, b) in zip(kept.mtp_module.named_parameters(), fresh.mtp_module.named_parameters()):
+        assert torch.allclose(a, b, atol=1e-5), n

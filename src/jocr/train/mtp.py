@@ -38,6 +38,10 @@ class MTPFitConfig:
     max_new_tokens: int = 512  # greedy continuation per prompt
     generate_batch_size: int = 16
     eval_fraction: float = 0.1  # sequences held out for the acceptance report
+    # The verifier is frozen, so its states for the training sequences are computed once and kept when they
+    # fit in this many MiB; each step then runs the head only (on the bundled model the verifier's forward,
+    # page images included, was most of a step). Above it they are recomputed every step.
+    state_cache_mb: float = 2048.0
     eval_with_engine: bool = True  # also measure acceptance and tau with the real speculative engine
     checkpoint_dir: str | None = None
     save_every: int = 200
@@ -94,16 +98,45 @@ def _batch(seqs: list[Sequence], pad_id: int, device):
     return ids.to(device), target_ok.to(device), (images if any(images) else None)
 
 
-def mtp_losses(model, ids: torch.Tensor, target_ok: torch.Tensor, images, num_steps: int):
+def verifier_states(model, seqs: list[Sequence], batch_size: int, pad_id: int) -> list[torch.Tensor]:
+    """The verifier's feedback state at every position but the last, (len(ids) - 1, D) per sequence."""
+    states = []
+    model.eval()
+    with torch.no_grad():
+        for i in range(0, len(seqs), batch_size):
+            chunk = seqs[i : i + batch_size]
+            ids, _, images = _batch(chunk, pad_id, model.device)
+            full = model.mtp_feedback(model(ids, images=images))  # (B, T, D)
+            states += [full[b, : len(s.ids) - 1].clone() for b, s in enumerate(chunk)]
+    return states
+
+
+def _pad_states(states: list[torch.Tensor], width: int) -> torch.Tensor:
+    """Per-sequence states (L_b, D) -> (B, width, D), zero-padded (padding is never a target)."""
+    out = states[0].new_zeros(len(states), width, states[0].shape[-1])
+    for b, s in enumerate(states):
+        out[b, : s.shape[0]] = s
+    return out
+
+
+def mtp_losses(
+    model,
+    ids: torch.Tensor,
+    target_ok: torch.Tensor,
+    images,
+    num_steps: int,
+    state: torch.Tensor | None = None,  # (B, T-1, D) precomputed verifier states (verifier_states)
+):
     """Per-step cross-entropy and per-step chained exact-match counts (teacher forcing).
 
     ids, target_ok: (B, T). Returns (losses[s], correct_chain[s], anchors) where correct_chain[s] counts
     anchors whose drafts 1..s+1 were all right (what speculative verification would accept).
     """
     b, t = ids.shape
-    with torch.no_grad():
-        out = model(ids, images=images)
-        state = model.mtp_feedback(out)[:, : t - 1]  # (B, T-1, D)
+    if state is None:
+        with torch.no_grad():
+            out = model(ids, images=images)
+            state = model.mtp_feedback(out)[:, : t - 1]  # (B, T-1, D)
     positions = torch.arange(t - 1, device=ids.device)[None].expand(b, t - 1)  # (B, T-1)
     losses, correct = [], []
     chain = None
@@ -205,6 +238,12 @@ def fit_mtp_head(model, prompts_with_images, cfg: MTPFitConfig | None = None, lo
     before = evaluate_acceptance(model, eval_seqs, cfg, pad_id) if step == 0 else None
     weights = cfg.step_weights[: cfg.num_steps]
     t0 = time.perf_counter()
+    states = None
+    d = model.config.decoder.hidden_size
+    cache_mb = sum(len(s.ids) - 1 for s in train_seqs) * d * params[0].element_size() / 2**20
+    if cache_mb <= cfg.state_cache_mb:
+        states = verifier_states(model, train_seqs, cfg.batch_size, pad_id)
+        log(f"mtp: verifier states of {len(train_seqs)} sequences kept ({cache_mb:.0f} MiB)")
     try:
         model.train()
         while step < cfg.steps:
@@ -216,7 +255,8 @@ def fit_mtp_head(model, prompts_with_images, cfg: MTPFitConfig | None = None, lo
             gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
             pick = torch.randint(0, len(train_seqs), (cfg.batch_size,), generator=gen).tolist()
             ids, ok, images = _batch([train_seqs[i] for i in pick], pad_id, model.device)
-            losses, correct, anchors = mtp_losses(model, ids, ok, images, cfg.num_steps)
+            state = None if states is None else _pad_states([states[i] for i in pick], ids.shape[1] - 1)
+            losses, correct, anchors = mtp_losses(model, ids, ok, images, cfg.num_steps, state)
             loss = sum(w * loss_s for w, loss_s in zip(weights, losses))
             opt.zero_grad(set_to_none=True)
             loss.backward()
