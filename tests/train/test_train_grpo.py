@@ -1,8 +1,19 @@
 import pytest
 import torch
 
+from jocr.config import OCRConfig
+from jocr.model.ocr import OCRModel
 from jocr.train.data import IGNORE_INDEX
-from jocr.train.grpo import Rollout, group_advantages, grpo_loss, rollout_batch, select_trainable
+from jocr.train.grpo import (
+    Rollout,
+    group_advantages,
+    grpo_loss,
+    rollout_batch,
+    select_trainable,
+    shared_image_embeds,
+    token_logprobs,
+)
+from jocr.types import PageViews
 
 
 def test_group_advantages_are_centred_and_scaled_per_group():
@@ -62,3 +73,25 @@ def test_rollout_batch_labels_only_the_completion():
     assert ids.tolist() == [[0, 3, 3, 9, 5, 6, 1], [0, 3, 3, 9, 7, 1, 2]]
     assert labels.tolist()[1] == [IGNORE_INDEX] * 4 + [7, 1, IGNORE_INDEX]
     assert len(images) == 2
+
+
+def test_shared_image_embeds_give_the_logprobs_of_encoding_every_row():
+    """GRPO encodes each page once for its whole group; the policy's log-probabilities must not change."""
+    model = OCRModel(OCRConfig.preset("tiny")).init_weights(seed=0)
+    cfg = model.config
+    g = torch.Generator().manual_seed(0)
+    size = cfg.vision.base_size
+    pages = [PageViews(torch.rand(3, size, size, generator=g) * 2 - 1, None, (1, 1)) for _ in range(2)]
+    prompt = [0] + [cfg.image_token_id] * cfg.image_token_count() + [12]
+    rollouts = [
+        Rollout(prompt, torch.randint(11, 500, (n,), generator=g).tolist(), pages[i % 2], 0.0, "", "stop")
+        for i, n in enumerate([5, 3, 7, 4])
+    ]
+    ids, labels, images = rollout_batch(rollouts, pad_id=0)
+    embeds = shared_image_embeds(model, rollouts)
+    assert embeds[0][0] is embeds[2][0] and embeds[1][0] is embeds[3][0]  # one encoding per page
+    with torch.no_grad():
+        fresh = token_logprobs(model, ids, images, labels)
+        shared = token_logprobs(model, ids, images, labels, embeds)
+    assert torch.allclose(fresh, shared, atol=1e-5)
+    assert (fresh != 0).sum() == sum(len(r.completion_ids) for r in rollouts)
