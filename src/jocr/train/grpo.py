@@ -159,7 +159,8 @@ def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: in
 def shared_image_embeds(model, rollouts: list[Rollout]) -> list[list[torch.Tensor]]:
     """Each page's vision embeddings, computed once for the G rollouts that share it. Only valid while the
     vision encoder does not train (then they are also the reference model's: it starts from the same
-    weights); on the bundled model this saves about a sixth of a training step."""
+    weights). Measured on the bundled model: a policy forward and backward over 18 rollouts of 3 pages took
+    2.5-2.7 s instead of 3.0 s."""
     unique: dict[int, object] = {}
     for r in rollouts:
         unique.setdefault(id(r.views), r.views)
