@@ -95,3 +95,16 @@ def test_shared_image_embeds_give_the_logprobs_of_encoding_every_row():
         shared = token_logprobs(model, ids, images, labels, embeds)
     assert torch.allclose(fresh, shared, atol=1e-5)
     assert (fresh != 0).sum() == sum(len(r.completion_ids) for r in rollouts)
+
+
+def test_logprobs_are_those_of_the_sampling_temperature():
+    model = OCRModel(OCRConfig.preset("tiny")).init_weights(seed=1)
+    ids = torch.tensor([[0, 17, 18, 19, 20, 21]])
+    labels = torch.tensor([[IGNORE_INDEX, IGNORE_INDEX, 18, 19, 20, 21]])
+    with torch.no_grad():
+        logits = model(ids).logits[0, :-1]  # (T-1, V)
+        for t in (1.0, 0.7):
+            want = torch.log_softmax(logits / t, dim=-1)[torch.arange(5), labels[0, 1:].clamp_min(0)]
+            want[0] = 0.0  # position 0 scores a prompt token
+            got = token_logprobs(model, ids, None, labels, temperature=t)[0]
+            assert torch.allclose(got, want, atol=1e-5), t

@@ -43,12 +43,19 @@ def group_advantages(rewards: torch.Tensor, std_normalise: bool = True, eps: flo
 
 
 def token_logprobs(
-    model, input_ids: torch.Tensor, images, labels: torch.Tensor, image_embeds=None
+    model,
+    input_ids: torch.Tensor,
+    images,
+    labels: torch.Tensor,
+    image_embeds=None,
+    temperature: float = 1.0,
 ) -> torch.Tensor:
     """Log-probabilities of the label tokens, (B, T-1), zero where labels are IGNORE_INDEX.
 
     input_ids, labels: (B, T); the logits at position t score labels[t+1]. `image_embeds` (per row, as
-    `shared_image_embeds` gives) replaces running the vision encoder on `images`.
+    `shared_image_embeds` gives) replaces running the vision encoder on `images`. `temperature` is the one
+    the rollouts were sampled at: the policy whose ratio the clipped loss takes is the distribution that
+    produced them, softmax(logits / T), not softmax(logits) (the argmax, i.e. greedy output, is the same).
     """
     if image_embeds is None:
         out = model(input_ids, images=images)
@@ -58,7 +65,9 @@ def token_logprobs(
     targets = labels[:, 1:]  # (B, T-1)
     mask = targets != IGNORE_INDEX
     safe = targets.clamp_min(0)
-    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, safe[..., None]).squeeze(-1)  # (B, T-1)
+    logp = (
+        torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, safe[..., None]).squeeze(-1)
+    )  # (B, T-1)
     return logp * mask
 
 
@@ -269,12 +278,12 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
                 ref_logp = None
                 if ref is not None:
                     with torch.no_grad():
-                        ref_logp = token_logprobs(ref, ids, images, labels, embeds)
+                        ref_logp = token_logprobs(ref, ids, images, labels, embeds, cfg.grpo.temperature)
                 old_logp = None
                 for _ in range(max(1, cfg.grpo.epochs_per_batch)):
                     for group in optimizer.param_groups:
                         group["lr"] = cfg.optim.lr_at(step, cfg.max_steps)
-                    logp = token_logprobs(model, ids, images, labels, embeds)
+                    logp = token_logprobs(model, ids, images, labels, embeds, cfg.grpo.temperature)
                     if old_logp is None:
                         old_logp = logp.detach()
                     loss, stats = grpo_loss(
