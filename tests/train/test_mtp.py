@@ -134,3 +134,19 @@ def test_fit_without_kept_states_ends_at_the_same_head():
     assert any("verifier states of" in line for line in logs)
     for (n, a), (_, b) in zip(kept.mtp_module.named_parameters(), fresh.mtp_module.named_parameters()):
         assert torch.allclose(a, b, atol=1e-5), n
+
+
+def test_resumed_sequences_keep_their_page_images(tmp_path):
+    model = predictable_model()
+    cfg = model.config
+    size = cfg.vision.base_size
+    views = [
+        PageViews(torch.rand(3, size, size, generator=torch.Generator().manual_seed(2)) * 2 - 1, None, (1, 1))
+    ]
+    prompt = [0] + [cfg.image_token_id] * cfg.image_token_count() + [12]
+    base = dict(steps=0, batch_size=2, max_new_tokens=6, eval_with_engine=False, checkpoint_dir=str(tmp_path))
+    first = fit_mtp_head(model, [(prompt, views)] * 2, MTPFitConfig(**base), log=lambda *_: None)
+    logs = []
+    again = fit_mtp_head(model, [(prompt, views)] * 2, MTPFitConfig(**base), log=logs.append)
+    assert any("resumed 2 distilled sequences" in line for line in logs)
+    assert again["acceptance_tf"] == first["acceptance_tf"]

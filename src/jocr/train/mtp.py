@@ -213,7 +213,8 @@ def fit_mtp_head(model, prompts_with_images, cfg: MTPFitConfig | None = None, lo
     else:
         seqs = distill_sequences(model, list(prompts_with_images), cfg, log)
         if data_path is not None:
-            torch.save([asdict(s) for s in seqs], data_path)
+            # vars, not asdict: asdict would turn the PageViews of image prompts into plain dicts
+            torch.save([vars(s) for s in seqs], data_path)
     seqs = [s for s in seqs if len(s.ids) - s.prompt_len >= 2]
     if not seqs:
         raise ValueError("no prompt produced at least two tokens to learn from")
