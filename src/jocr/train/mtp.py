@@ -39,8 +39,8 @@ class MTPFitConfig:
     generate_batch_size: int = 16
     eval_fraction: float = 0.1  # sequences held out for the acceptance report
     # The verifier is frozen, so its states for the training sequences are computed once and kept when they
-    # fit in this many MiB; each step then runs the head only (on the bundled model the verifier's forward,
-    # page images included, was most of a step). Above it they are recomputed every step.
+    # fit in this many MiB; each step then runs the head only, not the whole model with its page images.
+    # Above it they are recomputed every step.
     state_cache_mb: float = 2048.0
     eval_with_engine: bool = True  # also measure acceptance and tau with the real speculative engine
     checkpoint_dir: str | None = None
@@ -242,7 +242,7 @@ def fit_mtp_head(model, prompts_with_images, cfg: MTPFitConfig | None = None, lo
     states = None
     d = model.config.decoder.hidden_size
     cache_mb = sum(len(s.ids) - 1 for s in train_seqs) * d * params[0].element_size() / 2**20
-    if cache_mb <= cfg.state_cache_mb:
+    if step < cfg.steps and cache_mb <= cfg.state_cache_mb:
         states = verifier_states(model, train_seqs, cfg.batch_size, pad_id)
         log(f"mtp: verifier states of {len(train_seqs)} sequences kept ({cache_mb:.0f} MiB)")
     try:
