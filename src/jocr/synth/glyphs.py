@@ -33,14 +33,18 @@ class GlyphMap:
 
     def __init__(self, size: tuple[int, int], glyphs=(), unread=()) -> None:
         self.size = size
-        self.unread: list[Box] = [tuple(float(v) for v in box) for box in unread]
+        self.unread: list[Box] = []
+        for box in unread:
+            self.add_unread(box)
         self._glyphs: list[Glyph] = list(glyphs)
-        self._lines: list[
-            tuple[float, float, str, object]
-        ] = []  # (x, baseline, text, font), not measured yet
+        # Printed lines not measured yet: (x, baseline, text, font).
+        self._lines: list[tuple[float, float, str, object]] = []
 
     def add_line(self, x: float, baseline: float, text: str, font) -> None:
         self._lines.append((x, baseline, text, font))
+
+    def add_unread(self, box: Box) -> None:
+        self.unread.append(tuple(float(v) for v in box))
 
     @property
     def glyphs(self) -> list[Glyph]:
@@ -87,7 +91,7 @@ class GlyphPen:
         self.map.add_line(float(xy[0]), float(xy[1]), text, font)
 
     def note_unread(self, box: Box) -> None:
-        self.map.unread.append(tuple(float(v) for v in box))
+        self.map.add_unread(box)
 
 
 def note_unread(pen, box: Box) -> None:
