@@ -115,6 +115,21 @@ def test_forward_splices_images_in_order():
     assert torch.allclose(out.normed_hidden_states, model.model.norm(out.hidden_states), atol=1e-6)
 
 
+def test_a_page_shared_by_rows_is_encoded_once(monkeypatch):
+    config = tiny()
+    model = OCRModel(config).init_weights(seed=3).eval()
+    shared, other = page(config, seed=7), page(config, seed=8)
+    ids = prompt(config, config.image_token_count((1, 1), False), 4, seed=9)[None].repeat(3, 1)
+    with torch.no_grad():
+        expected = model(ids, images=[[shared], [dataclasses.replace(shared)], [other]]).logits
+        calls = []
+        encode = model.encode_images
+        monkeypatch.setattr(model, "encode_images", lambda views: calls.append(len(views)) or encode(views))
+        out = model(ids, images=[[shared], [shared], [other]]).logits
+    assert calls == [2]  # the same PageViews object in two rows: two encodings, not three
+    assert torch.allclose(out, expected, atol=1e-5)
+
+
 def test_rows_without_images_and_padding():
     config = tiny()
     model = OCRModel(config).init_weights(seed=3).eval()

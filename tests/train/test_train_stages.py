@@ -96,3 +96,33 @@ def test_export_keeps_the_model_card(tmp_path, byte_tokenizer_path, tiny_model_c
     again = _model_dir(tmp_path, "models", tiny_model_cfg, byte_tokenizer_path, 1)
     assert (again / "README.md").read_text() == "# card\n"
     assert not (again / "stale.bin").exists() and (again / "model.safetensors").is_file()
+
+
+def test_greedy_in_group_puts_the_greedy_reading_first(
+    tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg
+):
+    from jocr.documents.preprocess import preprocess_image, views_token_count
+    from jocr.engine import Engine, EngineConfig, GenerationRequest
+    from jocr.model import OCRModel
+    from jocr.tokenizer import Tokenizer
+    from jocr.train.grpo import sample_rollouts
+
+    init = _model_dir(tmp_path, "init", tiny_model_cfg, byte_tokenizer_path, 3)
+    model, tok = OCRModel.from_pretrained(init).eval(), Tokenizer.from_dir(init)
+    cfg = _base(
+        tmp_path,
+        "grpo",
+        init=str(init),
+        grpo={"group_size": 3, "max_tokens": 8, "temperature": 1.5, "greedy_in_group": True},
+    )
+    pages = [fake_synth(s) for s in (11, 12)]
+    engine = Engine(model, EngineConfig())
+    groups = sample_rollouts(engine, tok, model.config.vision, pages, cfg, seed=0)
+    for page, group in zip(pages, groups):
+        assert [r.greedy for r in group] == [True, False, False]
+        views = preprocess_image(page.image, model.config.vision)
+        prompt = tok.build_prompt("OCR.", views_token_count(views, model.config.vision))
+        request = GenerationRequest(prompt, [views], max_tokens=8, stop_token_ids=[tok.eos_id])
+        (greedy,) = engine.generate([request])
+        assert group[0].completion_ids[: len(greedy.token_ids)] == [int(t) for t in greedy.token_ids]
+        assert any(r.completion_ids != group[0].completion_ids for r in group[1:])  # the others sample

@@ -202,9 +202,11 @@ class OCRModel(nn.Module):
         if images is not None:
             if len(images) != input_ids.shape[0]:
                 raise ValueError(f"images has {len(images)} rows for a batch of {input_ids.shape[0]}")
-            flat = [pv for row in images if row for pv in row]
-            encoded = iter(self.encode_images(flat))
-            image_embeds = [[next(encoded) for _ in row] if row else None for row in images]
+            # A page shared by several rows (G sampled readings of one page, n completions of one request)
+            # is the same PageViews object: it is encoded once.
+            unique = {id(pv): pv for row in images if row for pv in row}
+            encoded = dict(zip(unique, self.encode_images(list(unique.values()))))
+            image_embeds = [[encoded[id(pv)] for pv in row] if row else None for row in images]
         return self.decode(self.embed(input_ids, image_embeds), positions, cache, num_logits_to_keep)
 
     # FastMTP --------------------------------------------------------------------------------------------

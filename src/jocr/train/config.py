@@ -95,6 +95,9 @@ class GRPOConfig:
     epochs_per_batch: int = 1
     trainable: list[str] = field(default_factory=list)
     std_normalise: bool = True
+    # One completion of each group is the greedy one (temperature 0), the output that is evaluated: its
+    # advantage says directly whether a sampled reading beat it, and its reward is logged as reward_greedy.
+    greedy_in_group: bool = False
 
 
 @dataclass

@@ -119,6 +119,7 @@ class Rollout:
     reward: float
     text: str
     finish_reason: str
+    greedy: bool = False
 
 
 def page_reward(markdown: str, page) -> float:
@@ -129,7 +130,8 @@ def page_reward(markdown: str, page) -> float:
 
 
 def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: int) -> list[list[Rollout]]:
-    """G completions per page from the engine (temperature sampling); one group per page."""
+    """G completions per page from the engine (temperature sampling); one group per page. With
+    `greedy_in_group` the first completion of each group is the greedy one."""
     from jocr.documents.preprocess import preprocess_image, views_token_count
     from jocr.engine import GenerationRequest
     from jocr.tokenizer import DEFAULT_PROMPT
@@ -141,27 +143,28 @@ def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: in
         views = preprocess_image(page.image, vision)
         prompt_ids = tokenizer.build_prompt(prompt, views_token_count(views, vision))
         for k in range(g.group_size):
+            greedy = g.greedy_in_group and k == 0
             requests.append(
                 GenerationRequest(
                     prompt_ids=prompt_ids,
                     images=[views],
                     max_tokens=g.max_tokens,
-                    temperature=g.temperature,
+                    temperature=0.0 if greedy else g.temperature,
                     top_p=g.top_p,
                     seed=seed * 1000 + p_idx * g.group_size + k,
                     stop_token_ids=[tokenizer.eos_id],
                 )
             )
-            meta.append((p_idx, prompt_ids, views))
+            meta.append((p_idx, prompt_ids, views, greedy))
     results = engine.generate(requests)
     groups: list[list[Rollout]] = [[] for _ in pages]
-    for (p_idx, prompt_ids, views), res in zip(meta, results):
+    for (p_idx, prompt_ids, views, greedy), res in zip(meta, results):
         ids = [int(t) for t in res.token_ids]
         text = tokenizer.decode(ids)
         reward = page_reward(text, pages[p_idx])
         if res.finish_reason == "stop" and (not ids or ids[-1] != tokenizer.eos_id):
             ids = ids + [tokenizer.eos_id]  # the stop token is part of what the policy chose
-        groups[p_idx].append(Rollout(prompt_ids, ids, views, reward, text, res.finish_reason))
+        groups[p_idx].append(Rollout(prompt_ids, ids, views, reward, text, res.finish_reason, greedy))
     return groups
 
 
@@ -236,7 +239,8 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
     def checkpoint() -> None:
         state.update(step=step, optimizer=optimizer.state_dict(), rng=rng_state())
         save_checkpoint(run_dir, model, tokenizer, state)
-        plot_curves(runlog.path, run_dir / "curves.png", ["reward", "reward_max", "loss", "kl", "length"])
+        keys = ["reward", "reward_max", "reward_greedy", "loss", "kl", "length"]
+        plot_curves(runlog.path, run_dir / "curves.png", keys)
 
     with _StopFlag() as flag:
         while step < cfg.max_steps and not flag.stop:
@@ -270,6 +274,14 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
                 "loops": sum(r.finish_reason in ("length", "repetition") for g in groups for r in g),
                 "gen_s": t_gen,
             }
+            greedy_rewards = [r.reward for g in groups for r in g if r.greedy]
+            if greedy_rewards:
+                rec["reward_greedy"] = sum(greedy_rewards) / len(greedy_rewards)
+                # groups in which some sampled reading scored above the greedy one: where the signal that
+                # can change the evaluated output comes from
+                rec["greedy_beaten"] = sum(
+                    any(r.reward > g[0].reward + 1e-6 for r in g[1:]) for g in groups
+                ) / len(groups)
             if rollouts:
                 model.train()
                 ids, labels, images = rollout_batch(rollouts, tokenizer.pad_id)
@@ -297,8 +309,9 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
             step += 1
             rec["step_s"] = time.time() - t0
             runlog.write(**rec)
+            greedy = f" greedy {rec['reward_greedy']:.3f}" if greedy_rewards else ""
             log(
-                f"grpo step {step} reward {rec['reward']:.3f} (best-of-G {rec['reward_max']:.3f}) "
+                f"grpo step {step} reward {rec['reward']:.3f} (best-of-G {rec['reward_max']:.3f}{greedy}) "
                 f"len {rec['length']:.0f} informative {rec['informative_groups']}/{len(groups)} "
                 f"gen {t_gen:.1f}s step {rec['step_s']:.1f}s"
             )
