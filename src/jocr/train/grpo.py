@@ -309,9 +309,9 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
             step += 1
             rec["step_s"] = time.time() - t0
             runlog.write(**rec)
-            greedy = f" greedy {rec['reward_greedy']:.3f}" if greedy_rewards else ""
+            note = f" greedy {rec['reward_greedy']:.3f}" if greedy_rewards else ""
             log(
-                f"grpo step {step} reward {rec['reward']:.3f} (best-of-G {rec['reward_max']:.3f}{greedy}) "
+                f"grpo step {step} reward {rec['reward']:.3f} (best-of-G {rec['reward_max']:.3f}{note}) "
                 f"len {rec['length']:.0f} informative {rec['informative_groups']}/{len(groups)} "
                 f"gen {t_gen:.1f}s step {rec['step_s']:.1f}s"
             )
