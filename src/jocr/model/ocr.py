@@ -141,6 +141,14 @@ class OCRModel(nn.Module):
             out.append(torch.cat(parts, dim=0))
         return out
 
+    def encode_rows(self, images: list[list[PageViews] | None]) -> list[list[torch.Tensor] | None]:
+        """Per batch row, the embeddings of its images (None for a row without any), as `embed` takes them.
+        A page shared by several rows (G sampled readings of one page, n completions of one request) is the
+        same PageViews object: it is encoded once."""
+        unique = {id(pv): pv for row in images if row for pv in row}
+        encoded = dict(zip(unique, self.encode_images(list(unique.values()))))
+        return [[encoded[id(pv)] for pv in row] if row else None for row in images]
+
     # Text ---------------------------------------------------------------------------------------------
     def embed(
         self,
@@ -202,11 +210,7 @@ class OCRModel(nn.Module):
         if images is not None:
             if len(images) != input_ids.shape[0]:
                 raise ValueError(f"images has {len(images)} rows for a batch of {input_ids.shape[0]}")
-            # A page shared by several rows (G sampled readings of one page, n completions of one request)
-            # is the same PageViews object: it is encoded once.
-            unique = {id(pv): pv for row in images if row for pv in row}
-            encoded = dict(zip(unique, self.encode_images(list(unique.values()))))
-            image_embeds = [[encoded[id(pv)] for pv in row] if row else None for row in images]
+            image_embeds = self.encode_rows(images)
         return self.decode(self.embed(input_ids, image_embeds), positions, cache, num_logits_to_keep)
 
     # FastMTP --------------------------------------------------------------------------------------------
