@@ -126,3 +126,34 @@ def test_greedy_in_group_puts_the_greedy_reading_first(
         (greedy,) = engine.generate([request])
         assert group[0].completion_ids[: len(greedy.token_ids)] == [int(t) for t in greedy.token_ids]
         assert any(r.completion_ids != group[0].completion_ids for r in group[1:])  # the others sample
+
+
+def test_grpo_can_train_the_vision_encoder(tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg):
+    """With the vision encoder trainable the policy forward encodes pages with gradients (not the shared,
+    no-grad embeddings), so the encoder's weights move and the decoder-only parameters left out stay."""
+    from jocr.model import OCRModel
+    from jocr.train.grpo import train_grpo
+
+    init = _model_dir(tmp_path, "init", tiny_model_cfg, byte_tokenizer_path, 0)
+    cfg = _base(
+        tmp_path,
+        "grpo",
+        init=str(init),
+        max_steps=2,
+        optim={"lr": 1e-2, "warmup_steps": 0},
+        grpo={
+            "group_size": 3,
+            "pages_per_step": 2,
+            "max_tokens": 6,
+            "kl_coef": 0.0,
+            "trainable": ["model.sam_model", "model.vision_model", "model.projector"],
+        },
+    )
+    out = train_grpo(cfg, log=lambda *a: None)
+    recs = read_log(tmp_path / "run_grpo" / "log.jsonl")
+    assert any(r["informative_groups"] for r in recs)
+    before = OCRModel.from_pretrained(init).state_dict()
+    after = OCRModel.from_pretrained(out).state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before if k.startswith(("model.layers", "lm_head")))
+    assert any(not torch.equal(before[k], after[k]) for k in before if k.startswith("model.sam_model"))
+    assert any(not torch.equal(before[k], after[k]) for k in before if k.startswith("model.projector"))
