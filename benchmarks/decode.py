@@ -215,16 +215,22 @@ def profile(model: OCRModel, args) -> None:
     import pstats
 
     tok = tokenizer_for(args)
-    prompts = prompts_from(tok.encode(CORPUS), 1, 16, tok.bos_id, seed=101)
-    requests = [GenerationRequest(prompts[0], max_tokens=args.tokens, stop_token_ids=())]
+    # with --pages: the page the benchmark decodes first, so the profile sees the head's real acceptance
+    if args.pages:
+        requests = page_requests(model, tok, args.pages, 1, args.tokens, offset=0)
+    else:
+        prompts = prompts_from(tok.encode(CORPUS), 1, 16, tok.bos_id, seed=101)
+        requests = [GenerationRequest(prompts[0], max_tokens=args.tokens, stop_token_ids=())]
     for name, cfg in (("AR", dict(drafter="none")), ("k=3", dict(drafter="mtp", num_draft_tokens=3))):
         engine = Engine(model, EngineConfig(max_batch_size=1, **cfg))
         engine.generate(requests)
         prof = cProfile.Profile()
         prof.enable()
-        engine.generate(requests)
+        results = engine.generate(requests)
         prof.disable()
-        print(f"\n== {name}: {engine.stats.steps // 2} steps per generation ==")
+        steps = engine.stats.steps // 2
+        tokens = sum(len(r.token_ids) for r in results)
+        print(f"\n== {name}: {steps} steps for {tokens} tokens per generation ==")
         pstats.Stats(prof).sort_stats("tottime").print_stats(15)
 
 
