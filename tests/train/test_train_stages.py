@@ -30,26 +30,22 @@ def _base(tmp_path, kind, **kw):
     return TrainConfig.from_dict(data)
 
 
+def _grpo_cfg(tmp_path, init, trainable: list[str], kl_coef: float) -> TrainConfig:
+    """Two GRPO steps of 2 pages x 3 completions at a large lr, so that any trainable weight moves."""
+    grpo = {"group_size": 3, "pages_per_step": 2, "max_tokens": 6, "kl_coef": kl_coef, "trainable": trainable}
+    return _base(
+        tmp_path, "grpo", init=str(init), max_steps=2, optim={"lr": 1e-2, "warmup_steps": 0}, grpo=grpo
+    )
+
+
 def test_grpo_trains_only_the_selected_parameters(tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg):
     from jocr.model import OCRModel
     from jocr.train.grpo import train_grpo
 
     init = _model_dir(tmp_path, "init", tiny_model_cfg, byte_tokenizer_path, 0)
-    cfg = _base(
-        tmp_path,
-        "grpo",
-        init=str(init),
-        max_steps=2,
-        optim={"lr": 1e-2, "warmup_steps": 0},
-        grpo={
-            "group_size": 3,
-            "pages_per_step": 2,
-            "max_tokens": 6,
-            "kl_coef": 0.05,
-            "trainable": ["model.layers", "lm_head"],
-        },
+    out = train_grpo(
+        _grpo_cfg(tmp_path, init, ["model.layers", "lm_head"], kl_coef=0.05), log=lambda *a: None
     )
-    out = train_grpo(cfg, log=lambda *a: None)
     recs = read_log(tmp_path / "run_grpo" / "log.jsonl")
     assert [r["step"] for r in recs] == [1, 2]
     assert all(0.0 <= r["reward"] <= 1.0 for r in recs)
@@ -135,21 +131,8 @@ def test_grpo_can_train_the_vision_encoder(tmp_path, fake_synth, byte_tokenizer_
     from jocr.train.grpo import train_grpo
 
     init = _model_dir(tmp_path, "init", tiny_model_cfg, byte_tokenizer_path, 0)
-    cfg = _base(
-        tmp_path,
-        "grpo",
-        init=str(init),
-        max_steps=2,
-        optim={"lr": 1e-2, "warmup_steps": 0},
-        grpo={
-            "group_size": 3,
-            "pages_per_step": 2,
-            "max_tokens": 6,
-            "kl_coef": 0.0,
-            "trainable": ["model.sam_model", "model.vision_model", "model.projector"],
-        },
-    )
-    out = train_grpo(cfg, log=lambda *a: None)
+    vision = ["model.sam_model", "model.vision_model", "model.projector"]
+    out = train_grpo(_grpo_cfg(tmp_path, init, vision, kl_coef=0.0), log=lambda *a: None)
     recs = read_log(tmp_path / "run_grpo" / "log.jsonl")
     assert any(r["informative_groups"] for r in recs)
     before = OCRModel.from_pretrained(init).state_dict()
