@@ -81,6 +81,21 @@ def test_batched_equals_alone(cycle_model):
     assert [r.token_ids for r in together] == [r.token_ids for r in alone]
 
 
+def test_rows_finishing_at_prefill_leave_the_others_exact(cycle_model):
+    """A row whose one token comes from the prefill retires before any decode step; compacting the batch
+    then writes cache buffers first allocated inside inference mode, which must not raise."""
+    g = torch.Generator().manual_seed(21)
+    requests = [
+        GenerationRequest(prompt_ids=random_prompt(g), max_tokens=1 if i % 2 == 0 else 12) for i in range(6)
+    ]
+    refs = [naive_generate(cycle_model, r) for r in requests]
+    for drafter in ("mtp", "none"):
+        k = 3 if drafter == "mtp" else 0
+        _check(cycle_model, requests, refs, drafter=drafter, num_draft_tokens=k, max_batch_size=6)
+        with torch.no_grad():
+            _check(cycle_model, requests, refs, drafter=drafter, num_draft_tokens=k, max_batch_size=6)
+
+
 def test_images_prefill_and_spec(cycle_model):
     cfg = cycle_model.config
     n_img = cfg.image_token_count()

@@ -366,8 +366,13 @@ class DecodeBatch:
                 self.finished.append(r)
         self._retire()
 
+    @torch.inference_mode()
     def _retire(self) -> None:
-        """Remove finished rows, moving the last active row into each freed slot (rows stay contiguous)."""
+        """Remove finished rows, moving the last active row into each freed slot (rows stay contiguous).
+
+        In inference mode: the cache's buffers are allocated lazily inside the prefill and step (inference
+        mode), and rows that finish at prefill are retired from `admit`, outside it, where writing into
+        such tensors raises."""
         if not any(r.finish_reason is not None for r in self.rows):
             return
         slot = 0
