@@ -21,7 +21,7 @@ from typing import Any
 
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source, select_pages
 from jocr.documents.postprocess import PAGE_SPLIT, Box, join_pages, postprocess_page
-from jocr.documents.preprocess import preprocess_image, views_token_count
+from jocr.documents.preprocess import is_blank_page, preprocess_image, views_token_count
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 
 DEFAULT_MAX_TOKENS = 4096  # jina-ocr-v1's published default
@@ -245,11 +245,14 @@ def iter_documents(
     options: LoadOptions | None = None,
     names: Sequence[str] | None = None,
     on_page: Callable[[Document, PageResult], None] | None = None,
+    skip_blank: bool = True,
 ) -> Iterator[Document]:
     """Parse inputs in order, yielding each Document as soon as its last page is done.
 
     Inputs that fail to open, or pages that fail to render, are reported on the Document (`.error` /
-    page `.error`) instead of stopping the run; the other inputs still complete.
+    page `.error`) instead of stopping the run; the other inputs still complete. With `skip_blank` a page
+    without ink (`is_blank_page`) gets empty Markdown and finish_reason "blank" without running the model,
+    which would otherwise read something into the empty page.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, not {batch_size}")
@@ -301,6 +304,7 @@ def iter_documents(
                 entry.source = None
 
     def prepare(job: _Job, entry_source: PageSource) -> bool:
+        """Render and preprocess the page; False when there is nothing to generate (an error, blank page)."""
         result = job.doc.pages[job.slot]
         t0 = time.perf_counter()
         try:
@@ -310,6 +314,10 @@ def iter_documents(
             return False
         t1 = time.perf_counter()
         result.width, result.height = image.size
+        if skip_blank and is_blank_page(image):
+            result.finish_reason = "blank"
+            result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
+            return False
         try:
             job.views = preprocess_image(image, vision)
         except Exception as exc:  # e.g. a degenerate page size: this page fails, the run goes on
@@ -433,6 +441,7 @@ def parse(
     password: str | None = None,
     device: str = "cpu",
     raise_errors: bool = True,
+    skip_blank: bool = True,
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -441,7 +450,8 @@ def parse(
     ("ocr", "free", "grounding", "table", "formula", "caption") or free text; None is the default OCR prompt.
     dpi / longest_side: PDF rendering (144 dpi by default; longest_side renders to that many pixels).
     With raise_errors, an input that cannot be parsed raises `DocumentError`; otherwise it comes back as a
-    Document with `.error` set.
+    Document with `.error` set. skip_blank: pages without ink come back empty (finish_reason "blank")
+    without running the model.
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
@@ -459,6 +469,7 @@ def parse(
             batch_size=batch_size,
             prompt=prompt,
             options=options,
+            skip_blank=skip_blank,
         )
     )
     if raise_errors:

@@ -13,6 +13,7 @@ from jocr.documents.preprocess import (
     candidate_grids,
     choose_grid,
     image_tokens_for_size,
+    is_blank_page,
     preprocess_image,
     to_tensor,
     views_token_count,
@@ -167,3 +168,30 @@ def test_modes_are_converted_to_rgb():
     rgba = Image.new("RGBA", (10, 10), (0, 0, 0, 0))
     views = preprocess_image(rgba, VisionConfig(base_size=16, tile_size=16, crop_mode=False))
     assert torch.allclose(views.global_view, torch.ones_like(views.global_view))  # transparent -> white
+
+
+def _page(size=(1224, 1584), level=255, seed=0, speckle=0) -> Image.Image:
+    """A page of one grey level with optional Gaussian scanner noise (std `speckle`)."""
+    rng = np.random.default_rng(seed)
+    pixels = np.full((size[1], size[0]), float(level)) + rng.normal(0.0, speckle, (size[1], size[0]))
+    return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L")
+
+
+@pytest.mark.parametrize("level,speckle", [(255, 0), (236, 12), (30, 0), (128, 20)])
+def test_uniform_pages_are_blank_even_with_scanner_noise(level, speckle):
+    assert is_blank_page(_page(level=level, speckle=speckle).convert("RGB"))
+    assert is_blank_page(_page(level=level).convert("RGBA"))
+
+
+def test_a_lone_page_number_or_a_faint_line_is_not_blank():
+    from PIL import ImageDraw, ImageFont
+
+    number = _page(level=240, speckle=8)
+    ImageDraw.Draw(number).text((600, 1540), "7", fill=60, font=ImageFont.load_default(14))
+    assert not is_blank_page(number)
+    rule = _page()
+    ImageDraw.Draw(rule).line((100, 800, 1100, 800), fill=170, width=2)  # a light grey rule
+    assert not is_blank_page(rule)
+    tiny = _page(size=(40, 30))
+    tiny.putpixel((5, 5), 0)
+    assert not is_blank_page(tiny)

@@ -15,8 +15,11 @@ from jocr.parse import iter_documents, parse
 
 
 def _grey_pdf(levels: list[int]) -> bytes:
-    """One page per grey level, so the scripted engine's reply tells the pages apart."""
+    """One page per grey level, so the scripted engine's reply tells the pages apart, each with a mark in
+    its corner (in the opposite shade) so that it is not a blank page."""
     pages = [Image.new("L", (60, 80), v) for v in levels]
+    for page, v in zip(pages, levels):
+        page.paste(255 - v, (2, 2, 12, 8))
     buf = io.BytesIO()
     pages[0].save(buf, "PDF", save_all=True, append_images=pages[1:], resolution=72)
     return buf.getvalue()
@@ -71,7 +74,8 @@ def test_page_out_of_range_is_a_document_error():
 
 def test_grounding_boxes_and_truncation_close_tables():
     reply = lambda level: "<|ref|>title<|/ref|><|det|>[[0, 0, 999, 499]]<|/det|>\n# T\n<table><tr><td>1"  # noqa: E731
-    doc = parse(text_pdf(["x"], size=(100, 50)), model=scripted_model(reply))
+    # On a 100 x 50 pt page the text sits below the bottom edge: a blank page, read only when asked.
+    doc = parse(text_pdf(["x"], size=(100, 50)), model=scripted_model(reply), skip_blank=False)
     page = doc.pages[0]
     assert page.markdown == "# T\n<table><tr><td>1"
     assert [b.to_dict() for b in page.boxes] == [{"label": "title", "x1": 0, "y1": 0, "x2": 200, "y2": 49}]
@@ -106,6 +110,24 @@ def test_generation_failure_marks_pages_not_run():
     assert [d.ok for d in docs] == [False, True]
     assert docs[0].pages[0].error is None
     assert "page 2: generation failed (scripted failure)" in docs[0].pages[1].error
+
+
+def test_blank_pages_come_back_empty_without_running_the_model():
+    blank = Image.new("L", (60, 80), 250)
+    buf = io.BytesIO()
+    marked = Image.new("L", (60, 80), 0)
+    marked.paste(255, (2, 2, 12, 8))
+    marked.save(buf, "PDF", save_all=True, append_images=[blank, marked], resolution=72)
+    model = scripted_model()
+    doc = parse(buf.getvalue(), model=model)
+    assert model.scripted.submitted == 2 and doc.ok
+    page = doc.pages[1]
+    assert page.markdown == "" and page.finish_reason == "blank" and page.num_tokens == 0
+    assert (page.width, page.height) == (120, 160) and set(page.timings) == {"render_s", "preprocess_s"}
+    assert doc.pages[0].markdown == doc.pages[2].markdown == "# Page\n\nlevel -1.0"
+    model = scripted_model()
+    doc = parse(buf.getvalue(), model=model, skip_blank=False)
+    assert model.scripted.submitted == 3 and doc.pages[1].markdown == "# Page\n\nlevel 1.0"
 
 
 def test_json_shape():

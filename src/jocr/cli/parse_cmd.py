@@ -34,6 +34,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--skip-existing", action="store_true", help="skip inputs whose outputs exist")
     parser.add_argument("--password", help="password for encrypted PDFs")
     parser.add_argument("--no-page-marker", action="store_true", help="join pages with a blank line only")
+    parser.add_argument(
+        "--keep-blank-pages", action="store_true", help="also read pages without ink (default: empty)"
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -165,6 +168,7 @@ def run(args) -> int:
         options=options,
         names=names,
         on_page=on_page,
+        skip_blank=not args.keep_blank_pages,
     )
     try:
         # Documents come back in input order, so they pair with their stems.

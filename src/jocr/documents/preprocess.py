@@ -116,6 +116,23 @@ def to_rgb(image: Image.Image) -> Image.Image:
     return image.convert("RGB")
 
 
+# A page counts as blank when, averaged over cells of about 1/200 of its longest side (so that scanner
+# speckle and paper grain average out while a line of text or a lone page number does not), no cell differs
+# from the page's median shade by this many grey levels or more.
+BLANK_CELLS = 200
+BLANK_CONTRAST = 24
+
+
+def is_blank_page(image: Image.Image, contrast: int = BLANK_CONTRAST) -> bool:
+    """True when the page carries no ink: a uniform page of any shade (white, grey scan, dark frame)."""
+    grey = to_rgb(image).convert("L")
+    scale = max(1, max(grey.size) // BLANK_CELLS)
+    if scale > 1:
+        grey = grey.reduce(scale)  # box average over scale x scale cells
+    cells = np.asarray(grey, dtype=np.int16)
+    return int(np.abs(cells - int(np.median(cells))).max()) < contrast
+
+
 def global_view(image: Image.Image, size: int) -> Image.Image:
     """Letterbox onto a grey square, aspect kept (ImageOps.pad: bicubic, centred)."""
     return ImageOps.pad(image, (size, size), color=PAD_COLOR)
