@@ -59,7 +59,12 @@ def test_parse_pdfs_and_images_to_md_and_json(tmp_path, model_dir, capsys):
     assert (out / "report.md").read_text() == data["markdown"] + "\n"
     scan = json.loads((out / "scan.json").read_text())
     assert [(p["page"], p["width"]) for p in scan["pages"]] == [(1, 700), (3, 700)]
+    # The scan's frames are plain grey: blank pages, empty without running the model unless asked.
+    assert [(p["finish_reason"], p["tokens"], p["markdown"]) for p in scan["pages"]] == [("blank", 0, "")] * 2
     assert "2 of 2 input(s) parsed, 4 page(s)" in err and "pages/s" in err
+    code, err = _run(args + ["--keep-blank-pages"], capsys)
+    scan = json.loads((out / "scan.json").read_text())
+    assert code == 0 and [p["tokens"] for p in scan["pages"]] == [6, 6]
 
 
 BAD = {
