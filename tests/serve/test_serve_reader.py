@@ -49,6 +49,21 @@ def test_post_base64_pdf_and_image(api, files, reference):
     assert response.text == reference["image"].markdown
 
 
+def test_blank_pages_are_empty_as_in_the_pipeline(api, tiny_model, tokenizer, files):
+    from PIL import Image
+    from serve_helpers import pdf_bytes
+
+    document = pdf_bytes([files["pages"][0], Image.new("RGB", files["pages"][0].size, "white")])
+    loaded = LoadedModel(model=tiny_model, tokenizer=tokenizer)
+    expected = parse(document, model=loaded, max_tokens=MAX_TOKENS)
+    assert expected.pages[1].finish_reason == "blank"
+    body = {"pdf": base64.b64encode(document).decode()}
+    response = api.post("/", json=body, headers={"Accept": "application/json"})
+    assert response.status_code == 200, response.text
+    assert response.json()["content"] == expected.markdown
+    assert response.json()["usage"]["completion_tokens"] == expected.pages[0].num_tokens
+
+
 def test_post_url_and_model_name(api, files, reference):
     response = api.post(
         "/", json={"url": files["url"] + "/page.png"}, headers={"X-Respond-With": "jina-ocr-v1"}

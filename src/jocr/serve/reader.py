@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from jocr.documents.fetch import FetchError, decode_base64
 from jocr.documents.postprocess import join_pages
+from jocr.documents.preprocess import is_blank_page
 from jocr.serve.openai import ApiError, load_json_body
 from jocr.serve.service import OCRService, SamplingParams, Transcription
 from jocr.tokenizer import DEFAULT_PROMPT
@@ -175,11 +176,15 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
                 doc_title = doc.title
             finally:
                 await doc.close()
-            # The pipeline's defaults (jocr.parse): the OCR prompt, greedy decoding.
+            # The pipeline's defaults (jocr.parse): the OCR prompt, greedy decoding, blank pages left empty.
             params = SamplingParams(max_tokens=service.config.default_max_tokens)
-            results: list[Transcription] = await asyncio.gather(
-                *(service.transcribe_all([im], DEFAULT_PROMPT, params) for im in images)
-            )
+
+            async def read_page(image) -> Transcription:
+                if await service.run_blocking(is_blank_page, image):
+                    return Transcription("", "", 0, 0, "blank")
+                return await service.transcribe_all([image], DEFAULT_PROMPT, params)
+
+            results: list[Transcription] = await asyncio.gather(*(read_page(im) for im in images))
     except TimeoutError:
         raise ApiError(504, f"request timed out after {opts.timeout_s:g} s (X-Timeout)") from None
     finally:
