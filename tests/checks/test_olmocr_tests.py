@@ -1,8 +1,6 @@
 """olmOCR-Bench unit tests: the sample's official score, test-by-test agreement with the official scorer's
-recorded
-verdicts (tests/checks/data/olmocr_official_verdicts.json, made by benchmarks/olmocr_agreement.py), and the
-rules
-of each test type on small hand-made cases."""
+recorded verdicts (tests/checks/data/olmocr_official_verdicts.json, made by benchmarks/olmocr_agreement.py),
+and the rules of each test type on small hand-made cases."""
 
 from __future__ import annotations
 

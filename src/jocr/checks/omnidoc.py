@@ -99,8 +99,7 @@ class Block:
 # ------------------------------------------------------------------------------------------------ normalisers
 def _inline_letters(tex: str) -> str:
     """Inline math reduced to what survives OmniDocBench's LaTeX-to-Unicode step: Greek letters become
-    letters,
-    other commands vanish (their braces' contents stay)."""
+    letters, other commands vanish (their braces' contents stay)."""
     return _LATEX_CMD.sub(lambda m: _GREEK.get(m.group(0)[1:], ""), tex)
 
 
@@ -191,9 +190,8 @@ def _html_tables(text: str) -> list[tuple[int, int]]:
 
 def markdown_table_to_html(lines: list[str]) -> str:
     """A pipe table as OmniDocBench's converter writes it (`utils/table_utils.py`): one cell per line, every
-    cell
-    `<td colspan="1" rowspan="1">`, and any cell line containing ':' or '---' dropped (its Markdown-separator
-    filter also catches such cells), rows left without cells dropped."""
+    cell `<td colspan="1" rowspan="1">`, and any cell line containing ':' or '---' dropped (its
+    Markdown-separator filter also catches such cells), rows left without cells dropped."""
     out = ['<table border="1" >']
     for line in lines:
         cells = [c.strip() for c in line.strip().split("|")[1:-1]]
@@ -365,10 +363,9 @@ _GT_ORDER = TEXT_CATEGORIES[:16] + (
 
 def gt_blocks(page: dict) -> list[Block]:
     """Ground-truth blocks of one OmniDocBench page in upstream order: text and formula blocks grouped by
-    category
-    then stably sorted by reading order (a missing order counts as 0), then tables. Blocks whose text
-    normalises
-    to nothing stay in the list (upstream looks positions up in the unfiltered list; see `match_page`)."""
+    category then stably sorted by reading order (a missing order counts as 0), then tables. Blocks whose
+    text normalises to nothing stay in the list (upstream looks positions up in the unfiltered list; see
+    `match_page`)."""
     by_category: dict[str, list[dict]] = {}
     for det in _merge_truncated(page):
         by_category.setdefault(det.get("category_type", ""), []).append(det)

@@ -1,11 +1,10 @@
 """Repetition detection: the olmOCR-Bench baseline rule and a graded loop score for rewards.
 
 `tail_ngram_repeats` follows olmOCR's `RepeatDetector` (allenai/olmocr `olmocr/repeatdetect.py`): for each
-size n,
-how many times the last n characters repeat back to back at the end of the text (whitespace runs collapsed).
-`repetition_score` extends the idea to the loops a decoder really falls into (a sentence, a table row or a
-formula emitted again and again, at the end or in the middle) and grades them: 1.0 for ordinary text, 0.0 for
-a degenerate loop. It is the one reward term without a floor (see `reward.py`).
+size n, how many times the last n characters repeat back to back at the end of the text (whitespace runs
+collapsed). `repetition_score` extends the idea to the loops a decoder really falls into (a sentence, a table
+row or a formula emitted again and again, at the end or in the middle) and grades them: 1.0 for ordinary text,
+0.0 for a degenerate loop. It is the one reward term without a floor (see `reward.py`).
 """
 
 from __future__ import annotations
@@ -90,10 +89,8 @@ def repetition_score(text: str, config: RepetitionConfig = RepetitionConfig()) -
     """1.0 for text without loops, 0.0 for a degenerate loop, graded in between by the duplicate rate.
 
     A loop at the end (the usual failure when decoding runs to the token limit) scores 0 outright. Elsewhere
-    the
-    fraction u of distinct word 8-grams measures how much of the page is copied text: ordinary pages have u
-    near
-    1; the score falls linearly from 1 at u = 1 to 0 at u = `degenerate_unique_fraction`.
+    the fraction u of distinct word 8-grams measures how much of the page is copied text: ordinary pages have
+    u near 1; the score falls linearly from 1 at u = 1 to 0 at u = `degenerate_unique_fraction`.
     """
     if tail_loop(text, config) is not None:
         return 0.0

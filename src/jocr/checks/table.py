@@ -1,12 +1,11 @@
 """Tables in Markdown output as cell graphs: who is above, below, left and right of whom, and which cells
-head.
+are headings.
 
 Semantics follow olmOCR-Bench's `table_parsing.py` (allenai/olmocr, main branch): HTML tables are read with
 Python's `html.parser` through BeautifulSoup (so malformed markup is repaired the same way), rowspan/colspan
 are expanded on an occupancy grid (a rowspan may extend the table below its last row, `rowspan="0"` runs to
-the
-end), each cell's text is stored once at its top-left slot, and a neighbour in a direction is the first other
-cell met in that direction along every row/column the cell spans (so a spanning cell can have several).
+the end), each cell's text is stored once at its top-left slot, and a neighbour in a direction is the first
+other cell met in that direction along every row/column the cell spans (so a spanning cell can have several).
 Markdown pipe tables treat row 0 and column 0 as headings.
 """
 
@@ -36,8 +35,7 @@ class CellSpec:
 @dataclass
 class TableGraph:
     """A parsed table. `cells` maps each cell's top-left slot to its raw text; relations map a cell to the
-    set of
-    cells adjacent to it in each direction."""
+    set of cells adjacent to it in each direction."""
 
     cells: dict[Cell, str]
     headings: set[Cell]
@@ -63,8 +61,7 @@ class TableGraph:
         ends.
 
         Mirrors olmOCR's `_walk_heading_relations`: the start cell itself never counts, so a cell on the
-        table's
-        edge has no heading in that direction.
+        table's edge has no heading in that direction.
         """
         found_headings: set[Cell] = set()
         ends: set[Cell] = set()

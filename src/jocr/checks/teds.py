@@ -2,20 +2,17 @@
 
 TEDS (Zhong et al., "Image-based table recognition", PubTabNet; as used by OmniDocBench) is
 `1 - APTED(T_pred, T_gt) / max(|T_pred|, |T_gt|)` where trees are the `<table>` element with its `<tr>` rows
-and
-`<td>` cells, `|T|` counts the nodes below the root, insertions and deletions cost 1, renaming costs 1 unless
-both nodes are cells with equal colspan/rowspan, in which case it costs the normalised Levenshtein distance of
-their contents (0 for TEDS-S). Tables are normalised first: `<th>` -> `<td>`, `<thead>`/`<tbody>`/`<tfoot>`
-unwrapped, every attribute except colspan/rowspan dropped.
+and `<td>` cells, `|T|` counts the nodes below the root, insertions and deletions cost 1, renaming costs 1
+unless both nodes are cells with equal colspan/rowspan, in which case it costs the normalised Levenshtein
+distance of their contents (0 for TEDS-S). Tables are normalised first: `<th>` -> `<td>`,
+`<thead>`/`<tbody>`/`<tfoot>` unwrapped, every attribute except colspan/rowspan dropped.
 
 APTED is cubic in the worst case; beyond `TedsConfig.max_exact_nodes` nodes an alignment bound is used
-instead:
-rows are aligned on exact equality (Levenshtein opcodes over row signatures), differing stretches of rows are
-aligned by a small DP, and cells inside paired rows the same way. Every step is a valid edit script, so this
-is
-an upper bound on the tree edit distance (a lower bound on TEDS). It equals APTED's value for a single changed
-cell, inserted or deleted row or cell; with several edits it can be lower than TEDS, because APTED may also
-re-parent cells across deleted and inserted rows (tests/checks/test_teds.py measures both).
+instead: rows are aligned on exact equality (Levenshtein opcodes over row signatures), differing stretches of
+rows are aligned by a small DP, and cells inside paired rows the same way. Every step is a valid edit script,
+so this is an upper bound on the tree edit distance (a lower bound on TEDS). It equals APTED's value for a
+single changed cell, inserted or deleted row or cell; with several edits it can be lower than TEDS, because
+APTED may also re-parent cells across deleted and inserted rows (tests/checks/test_teds.py measures both).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Text normalisation and fuzzy text similarity shared by the checks.
 
 `normalize_text` follows olmOCR-Bench (allenai/olmocr `olmocr/bench/tests.py`, `normalize_text`), applied to
-both
-the test's strings and the candidate Markdown before any comparison, so that emphasis markers, `<br>` tags,
-whitespace runs, Unicode composition and typographic quotes or dashes never decide a verdict.
+both the test's strings and the candidate Markdown before any comparison, so that emphasis markers, `<br>`
+tags, whitespace runs, Unicode composition and typographic quotes or dashes never decide a verdict.
 """
 
 from __future__ import annotations
@@ -50,9 +49,8 @@ def normalize_text(text: str | None) -> str | None:
     folds.
 
     Memoised: a reward call normalises the same reference and candidate for several checks. The order of the
-    steps matters and matches the official scorer: bold markers go first (non-greedy, within
-    a
-    line because `.` does not cross newlines), then `<b>`/`<i>` tags, then paired italics, then whitespace.
+    steps matters and matches the official scorer: bold markers go first (non-greedy, within a line because
+    `.` does not cross newlines), then `<b>`/`<i>` tags, then paired italics, then whitespace.
     """
     if text is None:
         return None

@@ -2,10 +2,8 @@
 
 Each test is a dataclass loaded from one JSONL line (fields as in allenai/olmocr `olmocr/bench/tests.py`, main
 branch) whose `run(markdown)` returns a `CheckResult(passed, score, reason)`. `passed` is the official
-verdict;
-`score` in [0, 1] grades partial correctness for rewards (1.0 exactly when the test passes; below 1 it says
-how
-close a failing output came), and `reason` says why a test failed ("" when it passed).
+verdict; `score` in [0, 1] grades partial correctness for rewards (1.0 exactly when the test passes; below 1
+it says how close a failing output came), and `reason` says why a test failed ("" when it passed).
 """
 
 from __future__ import annotations

@@ -4,11 +4,9 @@
     jocr score --omnidocbench GT.json --predictions DIR [--json]
 
 Outputs follow the olmOCR-Bench layout `<pdf-stem>_pg<page>_repeat<N>.md` (sub-folders mirror the PDFs'). As
-in
-the official runner, a test passes when more than half of its repeats pass, a missing page fails, a baseline
-test
-is added for every PDF that has none, and the overall score is the mean of per-JSONL pass rates with a 95%
-bootstrap interval resampled within each JSONL file.
+in the official runner, a test passes when more than half of its repeats pass, a missing page fails, a
+baseline test is added for every PDF that has none, and the overall score is the mean of per-JSONL pass rates
+with a 95% bootstrap interval resampled within each JSONL file.
 """
 
 from __future__ import annotations
