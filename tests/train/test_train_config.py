@@ -30,3 +30,19 @@ def test_lr_schedule_warmup_then_cosine_to_floor():
     assert o.lr_at(55, 100) == pytest.approx(0.55)
     assert o.lr_at(100, 100) == pytest.approx(0.1)
     assert OptimConfig(lr=1.0, warmup_steps=0, schedule="constant").lr_at(50, 100) == 1.0
+
+
+def test_shipped_configs_load_and_name_their_stage(monkeypatch):
+    """Every stage config in configs/ parses (unknown keys are errors) and finds its model file, so a
+    documented command never fails on its config."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)  # configs name their model file relative to the repository root
+    stages = [p for p in sorted((root / "configs").glob("*.yaml")) if not p.name.startswith("model-")]
+    assert len(stages) >= 7
+    for path in stages:
+        cfg = TrainConfig.load(path)
+        assert cfg.kind in ("sft", "robust", "grpo", "merge", "mtp") and cfg.run_dir, path.name
+        if cfg.model_file:
+            assert {"vision", "decoder"} <= set(cfg.model_dict()), path.name
