@@ -32,7 +32,7 @@ def test_loss_is_minimised_by_informative_features():
             opt.zero_grad()
             loss.backward()
             opt.step()
-        losses[name] = float(loss)
+        losses[name] = loss.item()
     # the best a constant encoder can do is the cross-entropy to the mean bag
     mean_bag = torch.tensor([0, 0, 0, 0, 0, 1 / 3, 1 / 6, 1 / 6, 1 / 3, 0])
     floor = -sum(t * math.log(m) for t, m in zip([0] * 5 + [2 / 3, 1 / 3, 0, 0, 0], mean_bag) if t > 0) / 2
@@ -79,8 +79,8 @@ def test_grid_ctc_reads_the_page_in_raster_order():
     from jocr.train.vision_aux import grid_ctc_loss
 
     head = _spelling_head()
-    good = float(grid_ctc_loss(head, _grid("_a_b_b_a__", head), ["abba"]))
-    bad = float(grid_ctc_loss(head, _grid("_b_a_a_b__", head), ["abba"]))
+    good = grid_ctc_loss(head, _grid("_a_b_b_a__", head), ["abba"]).item()
+    bad = grid_ctc_loss(head, _grid("_b_a_a_b__", head), ["abba"]).item()
     assert good < 0.01
     assert bad > 5.0
 
@@ -91,5 +91,5 @@ def test_grid_ctc_skips_texts_it_cannot_spell():
     head = _spelling_head()
     feats = _grid("_a_b", head).expand(3, -1, -1)  # (3, 4, C)
     loss = grid_ctc_loss(head, feats, ["ab", "ababab", ""])  # too long for 4 steps: zero, not inf
-    assert math.isfinite(float(loss)) and float(loss) < 0.01
+    assert math.isfinite(loss.item()) and loss.item() < 0.01
     assert float(grid_ctc_loss(head, feats[2:], [""])) == 0.0
