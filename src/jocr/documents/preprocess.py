@@ -125,7 +125,8 @@ BLANK_CONTRAST = 24
 
 def is_blank_page(image: Image.Image, contrast: int = BLANK_CONTRAST) -> bool:
     """True when the page carries no ink: a uniform page of any shade (white, grey scan, dark frame)."""
-    grey = to_rgb(image).convert("L")
+    # A grey scan is already what is measured; other modes go through to_rgb (transparency over white).
+    grey = image if image.mode == "L" else to_rgb(image).convert("L")
     scale = max(1, max(grey.size) // BLANK_CELLS)
     if scale > 1:
         grey = grey.reduce(scale)  # box average over scale x scale cells
