@@ -30,13 +30,22 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
+from jocr.checks.omnidoc_split import (
+    NON_WORD,
+    Block,
+    clean_text,
+    inline_letters,
+    ned,
+    normalize_formula,
+    normalize_table_html,
+    split_markdown,
+)
 from jocr.checks.teds import TedsConfig, teds
 
 TEXT_CATEGORIES = (
@@ -50,225 +59,8 @@ IGNORE_CATEGORIES = (
     "code_algorithm_caption", "header", "footer", "page_footnote", "page_number", "equation_caption",
     "circuit_caption", "circuit_footnote",
 )  # fmt: skip
-FORMULA_FILTERS = (
-    "\\mathbf", "\\mathrm", "\\mathnormal", "\\mathit", "\\mathbb", "\\mathcal", "\\mathscr", "\\mathfrak",
-    "\\mathsf", "\\mathtt", "\\textbf", "\\text", "\\boldmath", "\\boldsymbol", "\\operatorname", "\\bm",
-    "\\symbfit", "\\mathbfcal", "\\symbf", "\\scriptscriptstyle", "\\notag", "\\setlength", "\\coloneqq",
-    "\\space", "\\thickspace", "\\thinspace", "\\medspace", "\\nobreakspace", "\\negmedspace", "\\quad",
-    "\\qquad",
-    "\\enspace", "\\substackw", " ", "$$", "\\left", "\\right", "\\displaystyle",
-)  # fmt: skip
 
 _NO_ORDER = 1e9  # position of a ground-truth block without a reading-order annotation
-_IMG = re.compile(r"!\[.*?\]\(.*?\)")
-_FENCES = [re.compile(p, re.M) for p in (r"^```markdown\n?", r"^```html\n?", r"^```latex\n?", r"```\n?$")]
-_DISPLAY = re.compile(r"\$\$(.*?)\$\$|\\\[(.*?)\\\]|\$(.*?)\$|\\\((.*?)\\\)", re.S)
-_HTML_TABLE_OPEN = re.compile(r"<table(?:[^>]*)>")
-_CODE = re.compile(r"```(\w+)\n(.*?)```", re.S)
-_INLINE = re.compile(r"\$(.*?)\$|\\\((.*?)\\\)")
-_LATEX_CMD = re.compile(r"\\[a-zA-Z]+")
-_NON_WORD = re.compile(r"[^\w\u4e00-\u9fff]")
-# Greek letter commands and the characters pylatexenc gives them (\phi is the closed form, as in LaTeX).
-_GREEK = {
-    name: chr(code)
-    for name, code in zip(
-        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
-        "varsigma sigma tau upsilon phi chi psi omega".split(),
-        range(0x3B1, 0x3CA),
-    )
-}
-_GREEK.update({n.capitalize(): c.upper() for n, c in _GREEK.items() if n not in ("varsigma",)})
-_GREEK.update(
-    {"phi": "\u03d5", "varphi": "\u03c6", "epsilon": "\u03f5", "varepsilon": "\u03b5", "vartheta": "\u03d1"}
-)
-
-
-@dataclass
-class Block:
-    """One predicted or ground-truth element. `kind` is text, formula or table; `inline` marks a formula found
-    inside text (offered for matching, never penalised when unmatched)."""
-
-    kind: str
-    content: str
-    position: float
-    category: str = ""
-    inline: bool = False
-    norm: str = ""
-
-
-# ------------------------------------------------------------------------------------------------ normalisers
-def _inline_letters(tex: str) -> str:
-    """Inline math reduced to what survives OmniDocBench's LaTeX-to-Unicode step: Greek letters become
-    letters, other commands vanish (their braces' contents stay)."""
-    return _LATEX_CMD.sub(lambda m: _GREEK.get(m.group(0)[1:], ""), tex)
-
-
-def clean_text(text: str) -> str:
-    """Word and CJK characters only, inline math turned into letters first (OmniDocBench `clean_string`)."""
-    text = _INLINE.sub(lambda m: _inline_letters(m.group(1) if m.group(1) is not None else m.group(2)), text)
-    for token in ("\\t", "\\n", "\t", "\n", "/t", "/n"):
-        text = text.replace(token, "")
-    return _NON_WORD.sub("", text)
-
-
-def normalize_formula(text: str) -> str:
-    """OmniDocBench `normalized_formula`: delimiters, tags, environments, fonts, spacing dropped, lowered."""
-    text = text.strip().strip("$").strip("\n")
-    m = re.search(r"\\\[(.+?)(?<!\\)\\\]", text)
-    if m:
-        text = m.group(1).strip()
-    for pattern in (
-        r"\\tag\{.*?\}",
-        r"\\hspace\{.*?\}",
-        r"\\begin\{.*?\}",
-        r"\\end\{.*?\}",
-        r"\\arraycolsep.*?\}",
-    ):
-        text = re.sub(pattern, "", text)
-    text = text.strip(".")
-    for token in FORMULA_FILTERS:
-        text = text.replace(token, "")
-    return text.lower()
-
-
-def normalize_table_html(text: str) -> str:
-    """Table HTML as OmniDocBench compares it by edit distance (`normalized_html_table`): `<th>` -> `<td>`,
-    `<thead>`/`<tbody>`/`<span>` unwrapped, MathML replaced by its alt text, entities decoded, NFKC, layout
-    attributes and sup/sub/div/p/colgroup markup dropped, whitespace collapsed, wrapped in a fixed shell."""
-    if "<table" not in text.replace(" ", "").replace("'", '"'):
-        return ""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(text, "html.parser")
-    for th in soup.find_all("th"):
-        th.name = "td"
-    for tag in soup.find_all(["thead", "span"]):
-        tag.unwrap()
-    for math in soup.find_all("math"):
-        math.replace_with(f"${math.get('alttext', '')}$")
-    out = html_lib.unescape(str(soup)).replace("\n", "")
-    out = unicodedata.normalize("NFKC", out).strip()
-    out = "".join(re.findall(r"<table\b[^>]*>(.*)</table>", out, re.S | re.I))
-    for attr in ("style", "height", "width", "align", "class"):
-        out = re.sub(f'( {attr}=".*?")', "", out)
-    out = re.sub(r"</?tbody>", "", out)
-    out = re.sub(r"\s+", " ", out)
-    out = '<html><body><table border="1" >' + out + "</table></body></html>"
-    for tag in ("sup", "sub", "span", "div", "p"):
-        out = out.replace(f"<{tag}>", "").replace(f"</{tag}>", "")
-    out = out.replace('<spandata-span-identity="">', "")
-    return re.sub(r"<colgroup>.*?</colgroup>", "", out)
-
-
-def _ned(a: str, b: str) -> float:
-    if not a and not b:
-        return 0.0
-    return Levenshtein.distance(a, b) / max(len(a), len(b))
-
-
-# ------------------------------------------------------------------------------------------- splitting a page
-def _blank(text: str, start: int, end: int) -> str:
-    return text[:start] + " " * (end - start) + text[end:]
-
-
-def _html_tables(text: str) -> list[tuple[int, int]]:
-    """Outermost `<table>...</table>` spans (nested tables stay inside their parent)."""
-    spans = []
-    depth, start = 0, 0
-    for m in re.finditer(r"<table(?:[^>]*)>|</table>", text):
-        if m.group(0).startswith("</"):
-            if depth > 0:
-                depth -= 1
-                if depth == 0:
-                    spans.append((start, m.end()))
-        else:
-            if depth == 0:
-                start = m.start()
-            depth += 1
-    return spans
-
-
-def markdown_table_to_html(lines: list[str]) -> str:
-    """A pipe table as OmniDocBench's converter writes it (`utils/table_utils.py`): one cell per line, every
-    cell `<td colspan="1" rowspan="1">`, and any cell line containing ':' or '---' dropped (its
-    Markdown-separator filter also catches such cells), rows left without cells dropped."""
-    out = ['<table border="1" >']
-    for line in lines:
-        cells = [c.strip() for c in line.strip().split("|")[1:-1]]
-        kept = [c for c in cells if ":" not in c and "---" not in c]
-        if kept:
-            out.append("    <tr>")
-            out.extend(f'      <td colspan="1" rowspan="1">{c}</td>' for c in kept)
-            out.append("    </tr>")
-    out.append("</table>")
-    return "\n".join(out)
-
-
-def split_markdown(markdown: str) -> list[Block]:
-    """Prediction blocks in page order (see module docstring)."""
-    content = _IMG.sub("", markdown)
-    for pattern in _FENCES:
-        content = pattern.sub("", content)
-    content = re.sub(r"_{4,}", "____", content)
-    content = re.sub(r" {4,}", "    ", content)
-    for tag in ("<html>", "</html>", "<body>", "</body>"):
-        content = content.replace(tag, "")
-    blocks: list[Block] = []
-    for start, end in _html_tables(content):
-        blocks.append(Block("table", content[start:end], start))
-        content = _blank(content, start, end)
-    for m in list(_DISPLAY.finditer(content)):
-        body = next(g for g in m.groups() if g is not None)
-        single = " ".join(m.group(0).strip().split("\n"))
-        if m.group(1) is not None or m.group(2) is not None:
-            blocks.append(Block("formula", single, m.start()))
-            content = _blank(content, m.start(), m.end())
-        elif body.strip():
-            blocks.append(Block("formula", f"\\[{body}\\]", m.start(), inline=True))
-    # Markdown pipe tables: runs of at least two lines that start and end with a pipe.
-    lines = content.split("\n")
-    offset, run = 0, []
-    offsets = []
-    for line in lines:
-        offsets.append(offset)
-        offset += len(line) + 1
-    i = 0
-    while i < len(lines):
-        j = i
-        while j < len(lines) and lines[j].strip().startswith("|") and lines[j].strip().endswith("|"):
-            j += 1
-        if j - i >= 2:
-            run = lines[i:j]
-            blocks.append(Block("table", markdown_table_to_html(run), offsets[i]))
-            for k in range(i, j):
-                lines[k] = " " * len(lines[k])
-            i = j
-        else:
-            i += 1
-    content = "\n".join(lines)
-    for m in list(_CODE.finditer(content)):
-        blocks.append(Block("text", m.group(2).strip(), m.start(), category="code"))
-        content = _blank(content, m.start(), m.end())
-    parts = content.split("\n\n")
-    if len(parts) == 1:
-        parts = content.split("\n")
-    pos = 0
-    for part in parts:
-        start = pos
-        pos += len(part) + 2
-        text = "\n".join(s.strip() for s in part.strip().split("\n") if s.strip())
-        if not text:
-            continue
-        if text.startswith("<table") and text.endswith("</table>"):
-            blocks.append(Block("table", text, start))
-        elif text.startswith("$") and text.endswith("$"):
-            if text.replace("$", "").strip():
-                blocks.append(Block("formula", text.strip(), start))
-        else:
-            text = re.sub(r"^#+\s*", "", text)
-            blocks.append(Block("text", text, start))
-    blocks.sort(key=lambda b: (b.inline, b.position))
-    return blocks
 
 
 # ------------------------------------------------------------------------------------------------- assignment
@@ -410,7 +202,7 @@ def match_page(gt: list[Block], pred: list[Block]) -> PageResult:
     pred_tables = [b for b in pred if b.kind == "table"]
     gt_norm = [normalize_table_html(b.content) for b in gt_tables]
     pred_norm = [normalize_table_html(b.content) for b in pred_tables]
-    pairs = assign([[_ned(g, p) for p in pred_norm] for g in gt_norm])
+    pairs = assign([[ned(g, p) for p in pred_norm] for g in gt_norm])
     matched_pred = {c for _, c in pairs}
     by_gt = dict(pairs)
     for i, g in enumerate(gt_tables):
@@ -442,7 +234,7 @@ def match_page(gt: list[Block], pred: list[Block]) -> PageResult:
         category = Counter(main or cats).most_common(1)[0][0]
         if category == "equation_isolated" and e.pred and pred_all[e.pred[0]].kind != "formula":
             # A display formula matched to plain text is scored as text (upstream converts the LaTeX to text).
-            e.gt_norm = _NON_WORD.sub("", _inline_letters(" ".join(gt_mixed[i].content for i in e.gt)))
+            e.gt_norm = NON_WORD.sub("", inline_letters(" ".join(gt_mixed[i].content for i in e.gt)))
             result.text.append((e, "equation_as_text"))
         elif category == "equation_isolated":
             result.formula.append((e, category))
@@ -495,8 +287,8 @@ def _truncated_runs(gt: list[Block], pred: list[Block], gts: list[int], preds: l
     looks like part of the block (window distance < 0.6) and joining does not hurt; overlapping runs keep the
     chain of disjoint runs with the lowest mean distance."""
     local = {j: k for k, j in enumerate(preds)}
-    masked_pred = {k for k, j in enumerate(preds) if any(_ned(gt[i].norm, pred[j].norm) < 0.25 for i in gts)}
-    masked_gt = {i for i in gts if any(_ned(gt[i].norm, pred[j].norm) < 0.25 for j in preds)}
+    masked_pred = {k for k, j in enumerate(preds) if any(ned(gt[i].norm, pred[j].norm) < 0.25 for i in gts)}
+    masked_gt = {i for i in gts if any(ned(gt[i].norm, pred[j].norm) < 0.25 for j in preds)}
     norms = [pred[j].norm for j in preds]
     candidates: list[tuple[list[int], float]] = []
     for i in gts:
@@ -511,7 +303,7 @@ def _truncated_runs(gt: list[Block], pred: list[Block], gts: list[int], preds: l
             while k + step < len(preds) and k + step not in masked_pred:
                 pieces = norms[k : k + step + 1]
                 cur, merged = " ".join(pieces[:-1]), " ".join(pieces)
-                if _ned(target, merged) > _ned(target, cur):
+                if ned(target, merged) > ned(target, cur):
                     break
                 if any(
                     len(x) > len(target) or _fuzzy_substring_distance(target, x) > 0.6 for x in pieces[:-1]
@@ -523,7 +315,7 @@ def _truncated_runs(gt: list[Block], pred: list[Block], gts: list[int], preds: l
                 if len(merged) > len(target):
                     break
             run = list(range(k, k + step))
-            d = _ned(target, " ".join(norms[x] for x in run))
+            d = ned(target, " ".join(norms[x] for x in run))
             if best is None or d < best[1]:
                 best = (run, d)
         if best is not None:
@@ -566,7 +358,7 @@ def _quick_match(gt: list[Block], pred: list[Block]) -> list[Entry]:
     ignore_idx = [i for i, b in enumerate(gt) if b.category in IGNORE_CATEGORIES]
     for i in ignore_idx:
         for j, p in enumerate(pred):
-            if j not in taken and _ned(gt[i].norm, p.norm) < 0.25:
+            if j not in taken and ned(gt[i].norm, p.norm) < 0.25:
                 claimed.setdefault(i, []).append(j)
                 taken.add(j)
     main_idx = [i for i in range(len(gt)) if i not in claimed and i not in ignore_idx]
@@ -577,7 +369,7 @@ def _quick_match(gt: list[Block], pred: list[Block]) -> list[Entry]:
     units = sorted([[j] for j in free if j not in in_runs] + merged_units, key=lambda u: u[0])
     unit_text = [" ".join(pred[j].norm for j in u) for u in units]
     # 3. Optimal assignment; matches worse than 0.7 are undone.
-    cost = [[_ned(gt[i].norm, t) for t in unit_text] for i in main_idx]
+    cost = [[ned(gt[i].norm, t) for t in unit_text] for i in main_idx]
     unit_of: dict[int, int] = {}
     for r, c in assign(cost):
         if cost[r][c] <= 0.7:
@@ -607,7 +399,7 @@ def _quick_match(gt: list[Block], pred: list[Block]) -> list[Entry]:
     left_units = [c for c in range(len(units)) if c not in sharing]
     paired: dict[int, int] = {}
     if unmatched and left_units:
-        cost = [[_ned(gt[i].norm, unit_text[c]) for c in left_units] for i in unmatched]
+        cost = [[ned(gt[i].norm, unit_text[c]) for c in left_units] for i in unmatched]
         paired = {unmatched[r]: left_units[c] for r, c in assign(cost)}
     entries.extend(
         Entry([i], units[paired[i]] if i in paired else [], gt[i].norm, "", miss=True) for i in unmatched
@@ -628,7 +420,7 @@ class Entry:
 
     @property
     def edit(self) -> float:
-        return 1.0 if self.miss or not self.pred else _ned(self.gt_norm, self.pred_norm)
+        return 1.0 if self.miss or not self.pred else ned(self.gt_norm, self.pred_norm)
 
 
 # ----------------------------------------------------------------------------------------------- whole
