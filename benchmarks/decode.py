@@ -246,6 +246,57 @@ def profile(model: OCRModel, args) -> None:
         pstats.Stats(prof).sort_stats("tottime").print_stats(15)
 
 
+def best_ms(fn, calls: int = 200, repeats: int = 5) -> float:
+    """The best of `repeats` means of `calls` calls, in ms (the one least disturbed by other jobs)."""
+    for _ in range(20):
+        fn()
+    means = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        means.append((time.perf_counter() - t0) / calls * 1e3)
+    return min(means)
+
+
+def breakdown(model: OCRModel, args) -> None:
+    """What a speculative step is made of at batch 1: a verifier pass over 1, 2 and 4 positions (k = 0, 1,
+    3) and one draft-head step, each timed alone on a cache of --context positions, and the c they imply
+    before any engine work: (verifier pass over k + 1 positions + k draft steps) / verifier pass over 1."""
+    from functools import partial
+
+    from jocr.engine.cache import KVCache
+
+    d = model.config.decoder.hidden_size
+    n = args.context
+    cache = KVCache(1, n + 8)
+    g = torch.Generator().manual_seed(0)
+    rows: list[tuple[str, float]] = []
+    with torch.inference_mode():
+        view = partial(cache.view, 0, 1)  # a fresh view per call, as the engine makes one per step
+        model.decode(torch.randn(1, n, d, generator=g), torch.arange(n)[None], view())
+        ids = torch.randint(4, model.config.decoder.vocab_size, (1, n), generator=g)
+        model.mtp_step(torch.randn(1, n, d, generator=g), ids, torch.arange(n)[None], view())
+        for t in (1, 2, 4):
+            x, pos = torch.randn(1, t, d, generator=g), torch.arange(n, n + t)[None]
+            rows.append(
+                (
+                    f"verifier pass, {t} position(s)",
+                    best_ms(lambda x=x, pos=pos: model.decode(x, pos, view())),
+                )
+            )
+        x, pos = torch.randn(1, 1, d, generator=g), torch.tensor([[n]])
+        rows.append(("draft-head step", best_ms(lambda: model.mtp_step(x, ids[:, :1], pos, view()))))
+    ar = rows[0][1]
+    print(f"\ntorch {torch.__version__}, {torch.get_num_threads()} thread(s), batch 1, {n} cached positions")
+    print(f"{'part':<34} {'ms':>7} {'x verifier(1)':>14}")
+    for name, ms in rows:
+        print(f"{name:<34} {ms:>7.3f} {ms / ar:>14.2f}")
+    draft = rows[-1][1]
+    for k, (_, verify) in ((1, rows[1]), (3, rows[2])):
+        print(f"c at k = {k}, model passes only: {(verify + k * draft) / ar:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", help="a saved model directory (default: build and teach a small one)")
@@ -270,12 +321,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--compile", action="store_true", help="also run with torch.compile'd decoder and head")
     p.add_argument("--profile", action="store_true", help="print a cProfile of batch-1 k=3 decoding and exit")
+    p.add_argument(
+        "--breakdown", action="store_true", help="time the parts of a batch-1 speculative step alone and exit"
+    )
+    p.add_argument("--context", type=int, default=300, help="cached positions for --breakdown")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = prepare(args)
     if args.profile:
         profile(model, args)
+        return 0
+    if args.breakdown:
+        breakdown(model, args)
         return 0
     print("\n== eager ==")
     bench(model, args)
