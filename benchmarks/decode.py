@@ -267,6 +267,8 @@ def breakdown(model: OCRModel, args) -> None:
 
     from jocr.engine.cache import KVCache
 
+    if model.mtp_module is None:
+        sys.exit("--breakdown needs a model with a FastMTP head (config.mtp.enabled)")
     d = model.config.decoder.hidden_size
     n = args.context
     cache = KVCache(1, n + 8)
