@@ -41,12 +41,12 @@ from jocr.checks.omnidoc_split import (
     Block,
     clean_text,
     inline_letters,
-    ned,
     normalize_formula,
     normalize_table_html,
     split_markdown,
 )
 from jocr.checks.teds import TedsConfig, teds
+from jocr.checks.text import normalized_edit_distance as ned
 
 TEXT_CATEGORIES = (
     "text_block", "title", "code_txt", "code_txt_caption", "reference", "equation_caption", "figure_caption",

@@ -10,8 +10,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from rapidfuzz.distance import Levenshtein
-
 FORMULA_FILTERS = (
     "\\mathbf", "\\mathrm", "\\mathnormal", "\\mathit", "\\mathbb", "\\mathcal", "\\mathscr", "\\mathfrak",
     "\\mathsf", "\\mathtt", "\\textbf", "\\text", "\\boldmath", "\\boldsymbol", "\\operatorname", "\\bm",
@@ -118,12 +116,6 @@ def normalize_table_html(text: str) -> str:
         out = out.replace(f"<{tag}>", "").replace(f"</{tag}>", "")
     out = out.replace('<spandata-span-identity="">', "")
     return re.sub(r"<colgroup>.*?</colgroup>", "", out)
-
-
-def ned(a: str, b: str) -> float:
-    if not a and not b:
-        return 0.0
-    return Levenshtein.distance(a, b) / max(len(a), len(b))
 
 
 # ------------------------------------------------------------------------------------------- splitting a page

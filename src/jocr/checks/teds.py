@@ -25,6 +25,8 @@ from apted import APTED, Config
 from lxml import html as lxml_html
 from rapidfuzz.distance import Levenshtein
 
+from jocr.checks.text import normalized_edit_distance
+
 
 @dataclass(frozen=True)
 class TedsConfig:
@@ -54,17 +56,11 @@ class _TedsApted(Config):
         if a.tag != b.tag or a.colspan != b.colspan or a.rowspan != b.rowspan:
             return 1.0
         if a.tag == "td" and not self.structure_only:
-            return _content_distance(a.content, b.content)
+            return normalized_edit_distance(a.content, b.content)
         return 0.0
 
     def children(self, node: Node) -> list[Node]:
         return node.children  # type: ignore[return-value]
-
-
-def _content_distance(a: str, b: str) -> float:
-    if not a and not b:
-        return 0.0
-    return Levenshtein.distance(a, b) / max(len(a), len(b))
 
 
 def _span(el, name: str) -> int:
