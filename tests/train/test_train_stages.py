@@ -163,3 +163,64 @@ def test_grpo_raises_its_reward_on_a_toy_task(
     rewards = [r["reward"] for r in read_log(tmp_path / "run_grpo" / "log.jsonl")]
     first, last = sum(rewards[:5]) / 5, sum(rewards[-5:]) / 5
     assert first < 0.3 and last > first + 0.25, (first, last)
+
+
+def test_grpo_page_pool_reads_the_same_pages_every_epoch(
+    tmp_path, monkeypatch, fake_synth, byte_tokenizer_path, tiny_model_cfg
+):
+    """With page_pool = 2 and 2 pages per step, every step reads the same two pages; without it each step
+    reads new ones."""
+    import jocr.synth
+    from jocr.train.grpo import train_grpo
+
+    seen: list[int] = []
+
+    def recording(seed, profile, degrade):
+        seen.append(seed)
+        return fake_synth(seed, profile, degrade)
+
+    monkeypatch.setattr(jocr.synth, "generate_page", recording)
+    init = _model_dir(tmp_path, "init", tiny_model_cfg, byte_tokenizer_path, 0)
+    cfg = _grpo_cfg(tmp_path, init, ["lm_head"], kl_coef=0.0)
+    cfg.max_steps, cfg.grpo.page_pool = 3, 2
+    train_grpo(cfg, log=lambda *a: None)
+    assert len(seen) == 6 and seen[:2] == seen[2:4] == seen[4:] and seen[0] != seen[1]
+    seen.clear()
+    cfg = _grpo_cfg(tmp_path / "fresh", init, ["lm_head"], kl_coef=0.0)
+    cfg.max_steps = 2
+    train_grpo(cfg, log=lambda *a: None)
+    assert len(set(seen)) == 4
+
+
+def test_grpo_hard_below_keeps_only_pages_the_greedy_reading_fails(
+    tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg
+):
+    """Screening reads more pages than it keeps, every kept page's greedy reading scores below the bound,
+    and a bound no page can meet is a clear error, not an endless screen."""
+    import pytest
+
+    from jocr.model import OCRModel
+    from jocr.tokenizer import Tokenizer
+    from jocr.train.evaluate import greedy_outputs
+    from jocr.train.grpo import draw_pages, page_reward
+
+    init = _model_dir(tmp_path, "init", tiny_model_cfg, byte_tokenizer_path, 0)
+    model, tok = OCRModel.from_pretrained(init).eval(), Tokenizer.from_dir(init)
+    cfg = _grpo_cfg(tmp_path, init, ["lm_head"], kl_coef=0.0)
+    state = {"next_index": 0}
+    rewards = []
+    for _ in range(3):
+        pages, _ = draw_pages(cfg, state, model, tok, fake_synth)
+        outs = greedy_outputs(model, tok, [p.image for p in pages], "OCR.", cfg.grpo.max_tokens, 4)
+        rewards += [page_reward(text, p) for p, (text, _, _) in zip(pages, outs)]
+    bound = sorted(rewards)[len(rewards) // 2] + 1e-9  # about half of these pages fall below it
+    cfg.grpo.hard_below = bound
+    state = {"next_index": 0}
+    pages, screened = draw_pages(cfg, state, model, tok, fake_synth)
+    outs = greedy_outputs(model, tok, [p.image for p in pages], "OCR.", cfg.grpo.max_tokens, 4)
+    assert len(pages) == cfg.grpo.pages_per_step and len(screened) > len(pages)
+    assert sum(r < bound for r in screened) >= len(pages)
+    assert all(page_reward(text, p) < bound for p, (text, _, _) in zip(pages, outs))
+    cfg.grpo.hard_below = 0.0
+    with pytest.raises(RuntimeError, match="hard_below"):
+        draw_pages(cfg, state, model, tok, fake_synth)

@@ -98,6 +98,13 @@ class GRPOConfig:
     # One completion of each group is the greedy one (temperature 0), the output that is evaluated: its
     # advantage says directly whether a sampled reading beat it, and its reward is logged as reward_greedy.
     greedy_in_group: bool = False
+    # > 0: the stage reads a fixed set of this many pages, over and over (epochs over a prompt set, as GRPO
+    # datasets are used), instead of new pages every step.
+    page_pool: int = 0
+    # Set: each step reads only pages whose greedy reading scores below this reward, screened by greedy
+    # decoding new pages (cheap next to a policy pass) until pages_per_step are found; the compute goes
+    # where the group can beat the greedy reading. None: every page.
+    hard_below: float | None = None
 
 
 @dataclass

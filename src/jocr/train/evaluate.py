@@ -184,6 +184,20 @@ def frozen_test_pages(name: str = "cpu-small", limit: int | None = None) -> list
     return eval_pages(n, spec["profile"], spec["split"], spec["degrade"], start=spec["seed"])
 
 
+def paired_difference(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> tuple[float, float]:
+    """Pass rate of b minus a over the same pages ((passed, total) per page) and its standard error, with
+    pages as the independent units (a page's tests are not independent of each other): the ratio
+    estimator's linearised variance, sqrt(n * var(d_i - delta * t_i)) / sum(t)."""
+    d = [pb - pa for (pa, _), (pb, _) in zip(a, b)]
+    t = [ta for _, ta in a]
+    total = sum(t)
+    delta = sum(d) / total
+    resid = [di - delta * ti for di, ti in zip(d, t)]
+    mean = sum(resid) / len(resid)
+    var = sum((r - mean) ** 2 for r in resid) / max(1, len(resid) - 1)
+    return delta, (len(resid) * var) ** 0.5 / total
+
+
 def merge_score(summary: dict[str, float]) -> float:
     """The merge search's objective: mean of unit-test pass rate and (1 - edit distance), as the recipe
     searches merge weights on unit-test and edit-distance scores."""

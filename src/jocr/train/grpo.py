@@ -29,6 +29,7 @@ from jocr.train.checkpoint import (
 from jocr.train.config import TrainConfig
 from jocr.train.curves import RunLog, plot_curves
 from jocr.train.data import IGNORE_INDEX, sample_plan
+from jocr.train.evaluate import greedy_outputs
 
 # GRPO pages come from their own seed range, apart from SFT's, so the policy is rewarded on unseen pages.
 GRPO_INDEX_OFFSET = 5_000_000
@@ -127,6 +128,37 @@ def page_reward(markdown: str, page) -> float:
     from jocr.checks.reward import page_reward as reward_fn
 
     return float(reward_fn(markdown, reference=page.markdown, tests=page.tests))
+
+
+def draw_pages(cfg: TrainConfig, state: dict, model, tokenizer, generate_page) -> tuple[list, list[float]]:
+    """The next step's pages, and the greedy rewards of every page screened to find them (empty without
+    screening). Page indices advance in state["next_index"]; `page_pool` cycles a fixed set; `hard_below`
+    keeps only pages whose greedy reading (batched, through the engine) scores below it. The screened
+    pages are new to the policy, so their greedy rewards are a held-out curve of the stage for free."""
+    g = cfg.grpo
+    pages: list = []
+    screened: list[float] = []
+    while len(pages) < g.pages_per_step:
+        want = g.pages_per_step - len(pages)
+        batch = []
+        for _ in range(want if g.hard_below is None else 2 * want):
+            index = state["next_index"] % g.page_pool if g.page_pool else state["next_index"]
+            profile, degrade, seed = sample_plan(cfg.data, GRPO_INDEX_OFFSET + index)
+            batch.append(generate_page(seed, profile, degrade))
+            state["next_index"] += 1
+        if g.hard_below is not None:
+            outs = greedy_outputs(
+                model, tokenizer, [p.image for p in batch], cfg.data.prompt, g.max_tokens, len(batch)
+            )
+            rewards = [page_reward(text, p) for p, (text, _, _) in zip(batch, outs)]
+            screened += rewards
+            batch = [p for p, r in zip(batch, rewards) if r < g.hard_below]
+        pages.extend(batch[:want])
+        if len(pages) < g.pages_per_step and len(screened) >= 50 * g.pages_per_step:
+            raise RuntimeError(
+                f"grpo.hard_below {g.hard_below}: {len(pages)} of {len(screened)} pages scored below it"
+            )
+    return pages, screened
 
 
 def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: int) -> list[list[Rollout]]:
@@ -235,7 +267,7 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
     def checkpoint() -> None:
         state.update(step=step, optimizer=optimizer.state_dict(), rng=rng_state())
         save_checkpoint(run_dir, model, tokenizer, state)
-        keys = ["reward", "reward_max", "reward_greedy", "loss", "kl", "length"]
+        keys = ["reward", "reward_max", "reward_greedy", "screen_reward", "loss", "kl", "length"]
         plot_curves(runlog.path, run_dir / "curves.png", keys)
 
     with _StopFlag() as flag:
@@ -244,12 +276,8 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
                 log(f"time limit of {cfg.time_limit_min} min reached at step {step}")
                 break
             t0 = time.time()
-            pages = []
-            for _ in range(cfg.grpo.pages_per_step):
-                profile, degrade, seed = sample_plan(cfg.data, GRPO_INDEX_OFFSET + state["next_index"])
-                pages.append(generate_page(seed, profile, degrade))
-                state["next_index"] += 1
             model.eval()
+            pages, screened = draw_pages(cfg, state, model, tokenizer, generate_page)
             engine = Engine(model, EngineConfig())
             with torch.no_grad():
                 groups = sample_rollouts(engine, tokenizer, model.config.vision, pages, cfg, seed=step)
@@ -269,7 +297,10 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
                 "informative_groups": int(informative.sum()),
                 "loops": sum(r.finish_reason in ("length", "repetition") for g in groups for r in g),
                 "gen_s": t_gen,
+                "screened": len(screened) or len(pages),
             }
+            if screened:
+                rec["screen_reward"] = sum(screened) / len(screened)
             greedy_rewards = [r.reward for g in groups for r in g if r.greedy]
             if greedy_rewards:
                 rec["reward_greedy"] = sum(greedy_rewards) / len(greedy_rewards)
