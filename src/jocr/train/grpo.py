@@ -7,6 +7,8 @@ a degenerate loop earns zero. Per page, advantages are A_i = (r_i - mean(r)) / (
 group (DeepSeekMath's GRPO); groups whose rewards are all equal carry no signal and are skipped. The loss is
 PPO's clipped surrogate per answer token, averaged over all answer tokens of the batch, plus
 kl_coef * KL(policy || reference) with the k3 estimator exp(ref - logp) - (ref - logp) - 1.
+Pages are new every step unless `page_pool` cycles a fixed set; `hard_below` keeps only pages whose greedy
+reading scores below it (`draw_pages`).
 """
 
 from __future__ import annotations
