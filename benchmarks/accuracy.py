@@ -25,6 +25,7 @@ import torch
 from jocr.train.evaluate import (
     frozen_test_pages,
     greedy_outputs,
+    heldout_test_pages,
     paired_difference,
     score_page,
     summarise,
@@ -48,15 +49,6 @@ def rapidocr_outputs(pages) -> list[tuple[str, int, str]]:
         lines = [r[1] for r in (result or [])]  # boxes come back in reading order, top to bottom
         outs.append(("\n".join(lines), 0, "stop"))
     return outs
-
-
-def heldout_pages(frozen: str, n: int) -> list:
-    """n pages of the frozen set's split and profile, right after its seed range (no stage reads them)."""
-    from jocr.synth import FROZEN_TEST_SETS
-    from jocr.train.evaluate import eval_pages
-
-    spec = FROZEN_TEST_SETS[frozen]
-    return eval_pages(n, spec["profile"], spec["split"], spec["degrade"], start=spec["seed"] + spec["pages"])
 
 
 BASELINES = {"tesseract": tesseract_outputs, "rapidocr": rapidocr_outputs}
@@ -115,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if not systems:
         ap.error("give at least one --model or --baseline")
     if args.heldout:
-        pages = heldout_pages(args.frozen, args.heldout)
+        pages = heldout_test_pages(args.frozen, args.heldout)
     else:
         pages = frozen_test_pages(args.frozen, args.pages)
     tok_path = Path(args.tokenizer)

@@ -25,3 +25,15 @@ def test_paired_difference_matches_a_bootstrap_over_pages():
     boot_se = (sum((x - mean) ** 2 for x in boot) / (len(boot) - 1)) ** 0.5
     assert abs(se - boot_se) < 0.1 * boot_se
     assert paired_difference(a, a) == (0.0, 0.0)
+
+
+def test_heldout_test_pages_follow_the_frozen_range():
+    from jocr.synth import FROZEN_TEST_SETS, global_seed
+    from jocr.train.evaluate import frozen_test_pages, heldout_test_pages
+
+    spec = FROZEN_TEST_SETS["cpu-small"]
+    first_after = global_seed(spec["split"], spec["seed"] + spec["pages"])
+    held = heldout_test_pages("cpu-small", 2)
+    assert [p.meta["name"] for p in held] == [f"cpu-small_{first_after + i}" for i in range(2)]
+    (last_frozen,) = frozen_test_pages("cpu-small")[-1:]
+    assert last_frozen.meta["name"] == f"cpu-small_{first_after - 1}"

@@ -184,6 +184,15 @@ def frozen_test_pages(name: str = "cpu-small", limit: int | None = None) -> list
     return eval_pages(n, spec["profile"], spec["split"], spec["degrade"], start=spec["seed"])
 
 
+def heldout_test_pages(name: str = "cpu-small", n: int = 1000) -> list:
+    """n pages of a frozen set's split and profile right after its seed range: held out like it (no stage
+    reads the test split) and n as large as a small difference between two models needs."""
+    from jocr.synth import FROZEN_TEST_SETS
+
+    spec = FROZEN_TEST_SETS[name]
+    return eval_pages(n, spec["profile"], spec["split"], spec["degrade"], start=spec["seed"] + spec["pages"])
+
+
 def paired_difference(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> tuple[float, float]:
     """Pass rate of b minus a over the same pages ((passed, total) per page) and its standard error, with
     pages as the independent units (a page's tests are not independent of each other): the ratio
