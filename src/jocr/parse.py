@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source, select_pages
-from jocr.documents.postprocess import PAGE_SPLIT, Box, join_pages, postprocess_page
-from jocr.documents.preprocess import is_blank_page, preprocess_image, views_token_count
-from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
+from jocr.documents.postprocess import PAGE_SPLIT, Box, join_pages
+from jocr.documents.preprocess import is_blank_page
+from jocr.documents.request import PageRequestBuilder
+from jocr.tokenizer import Tokenizer
 
 DEFAULT_MAX_TOKENS = 4096  # jina-ocr-v1's published default
 DEFAULT_BATCH_SIZE = 8
@@ -259,8 +260,7 @@ def iter_documents(
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
     options = options or LoadOptions()
-    prompt_text = DEFAULT_PROMPT if prompt is None else PROMPTS.get(prompt, prompt)
-    vision = model.vision
+    builder = PageRequestBuilder(model.tokenizer, model.vision, prompt)
     inputs = list(inputs)
     names = list(names) if names is not None else [_input_name(i) for i in inputs]
 
@@ -272,7 +272,12 @@ def iter_documents(
         item, name = inputs[next_input], names[next_input]
         next_input += 1
         doc = Document(source=name)
-        doc.metadata = {"source": name, "prompt": prompt_text, "model": model.path, "max_tokens": max_tokens}
+        doc.metadata = {
+            "source": name,
+            "prompt": builder.prompt,
+            "model": model.path,
+            "max_tokens": max_tokens,
+        }
         try:
             source = open_source(item, options, name=name)
         except DocumentError as exc:
@@ -319,13 +324,13 @@ def iter_documents(
             result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
             return False
         try:
-            job.views = preprocess_image(image, vision)
+            page_input = builder.page(image)
         except Exception as exc:  # e.g. a degenerate page size: this page fails, the run goes on
             result.error = f"{job.doc.source}: page {result.page}: cannot prepare the page ({_one_line(exc)})"
             return False
         del image
-        result.image_tokens = views_token_count(job.views, vision)
-        job.prompt_ids = model.tokenizer.build_prompt(prompt_text, [result.image_tokens])
+        job.views, job.prompt_ids = page_input.views, page_input.prompt_ids
+        result.image_tokens = page_input.image_tokens
         result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
         return True
 
@@ -351,8 +356,8 @@ def iter_documents(
             page.error = f"{job.doc.source}: page {page.page}: generation failed ({_one_line(exc)})"
             finish(job)
             return
-        page.raw = model.tokenizer.decode(res.token_ids)
-        page.markdown, page.boxes = postprocess_page(page.raw, page.width, page.height, res.finish_reason)
+        page.raw = builder.text(res.token_ids)
+        page.markdown, page.boxes = builder.markdown(page.raw, (page.width, page.height), res.finish_reason)
         page.num_tokens = len(res.token_ids)
         page.finish_reason = res.finish_reason
         page.timings["generate_s"] = latency

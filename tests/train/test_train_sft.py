@@ -30,7 +30,7 @@ def test_encode_example_masks_prompt_and_ends_with_eos():
     from jocr.tokenizer import Tokenizer
 
     tok = Tokenizer.byte_level()
-    ids, labels = encode_example(tok, "OCR.", 5, "hi")
+    ids, labels = encode_example(tok.build_prompt("OCR.", 5), tok, "hi")
     assert ids[0] == tok.bos_id and ids[1:6] == [tok.image_id] * 5
     n_prompt = len(tok.build_prompt("OCR.", 5))
     assert labels[:n_prompt] == [IGNORE_INDEX] * n_prompt

@@ -200,10 +200,11 @@ def vllm_sampling_params(
 
 def vllm_prompt(model: str | os.PathLike, image, prompt: str = DEFAULT_OCR_PROMPT) -> dict[str, Any]:
     """One generate() input: jocr's prompt ids (BOS, one `<image>` that vLLM expands, "\\n" + prompt)."""
+    from jocr.documents.request import PageRequestBuilder
     from jocr.tokenizer import Tokenizer
 
-    tokenizer = Tokenizer.from_dir(_model_dir(model))
-    return {"prompt_token_ids": tokenizer.build_prompt(prompt, [1]), "multi_modal_data": {"image": image}}
+    builder = PageRequestBuilder(Tokenizer.from_dir(_model_dir(model)), vision=None)
+    return {"prompt_token_ids": builder.prompt_ids([1], prompt), "multi_modal_data": {"image": image}}
 
 
 def spec_decode_metrics(llm, baseline: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -43,7 +43,8 @@ from vllm.multimodal.processing import (
 from vllm.sequence import IntermediateTensors
 
 from jocr.config import OCRConfig
-from jocr.documents.preprocess import candidate_grids, image_tokens_for_size, preprocess_image
+from jocr.documents.preprocess import candidate_grids, image_tokens_for_size
+from jocr.documents.request import PageRequestBuilder
 from jocr.integrations.vllm_config import ocr_config_from_hf, text_config_for
 from jocr.model.ocr import OCRModel
 from jocr.model.vision import ClipEncoder, Projector, SamEncoder
@@ -105,7 +106,8 @@ class JocrMultiModalProcessor(BaseMultiModalProcessor[JocrProcessingInfo]):
     ) -> BatchFeature:
         """jocr preprocessing in place of a Hugging Face processor: a global view per image, its tiles."""
         vision = self.info.ocr_config().vision
-        views = [preprocess_image(image, vision) for image in hf_data.get("images", [])]
+        builder = PageRequestBuilder(None, vision)
+        views = [builder.views(image)[0] for image in hf_data.get("images", [])]
         tile = vision.tile_size
         crops = [pv.tiles for pv in views if pv.tiles is not None]
         return BatchFeature(

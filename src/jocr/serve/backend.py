@@ -1,9 +1,8 @@
 """The model side of `OCRService`: the documents pipeline (preprocess, prompt, post-process) around the
 engine's thread-safe `Scheduler`, so every HTTP request joins the same continuous batch.
 
-The steps are the pipeline's own functions (`jocr.documents.preprocess.preprocess_image`,
-`Tokenizer.build_prompt`, `jocr.documents.postprocess.postprocess_page`), so the server returns what the
-pipeline returns for the same page and settings.
+The steps are the pipeline's own request builder (`jocr.documents.request.PageRequestBuilder`), so the
+server returns what `jocr parse` returns for the same page and settings.
 """
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from jocr.documents.postprocess import postprocess_page
-from jocr.documents.preprocess import preprocess_image, views_token_count
+from jocr.documents.request import PageRequestBuilder
 from jocr.engine import GenerationRequest, QueueFull, Scheduler
 from jocr.serve.openai import ApiError
 from jocr.tokenizer import Tokenizer
@@ -37,6 +35,7 @@ class EngineBackend:
         self.scheduler = scheduler
         self.model_id = model_id
         self.vision = model.config.vision
+        self.builder = PageRequestBuilder(tokenizer, self.vision)
 
     @classmethod
     def from_loaded(
@@ -73,11 +72,10 @@ class EngineBackend:
 
     # Generator protocol ---------------------------------------------------------------------------------
     def prepare(self, image: Image.Image) -> tuple[PageViews, int]:
-        views = preprocess_image(image, self.vision)
-        return views, views_token_count(views, self.vision)
+        return self.builder.views(image)
 
     def prompt_ids(self, prompt: str, image_token_counts: list[int]) -> list[int]:
-        return self.tokenizer.build_prompt(prompt, image_token_counts)
+        return self.builder.prompt_ids(image_token_counts, prompt)
 
     def submit(self, prompt_ids: list[int], views: list[PageViews], params):
         request = GenerationRequest(
@@ -109,10 +107,10 @@ class EngineBackend:
             handle.cancel()
 
     def decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids)
+        return self.builder.text(ids)
 
     def finish(self, raw: str, size: tuple[int, int], finish_reason: str | None) -> str:
-        return postprocess_page(raw, size[0], size[1], finish_reason)[0]
+        return self.builder.markdown(raw, size, finish_reason)[0]
 
     def queue_depth(self) -> int:
         return self.scheduler.queue_depth

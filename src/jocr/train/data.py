@@ -5,7 +5,8 @@ and page seed all derive from it, so a resumed run continues exactly where it st
 worker at the next unconsumed index. Rendering runs in its own process so it overlaps the trainer's
 forward/backward on the other core (DESIGN.md, "Training a reader on two CPU cores").
 
-Sequence layout (the plain template of `Tokenizer.build_prompt`): BOS, `<image>` x n, "\\n" + prompt,
+Sequence layout (the prompt of `jocr.documents.request.PageRequestBuilder`, as at inference): BOS,
+`<image>` x n, "\\n" + prompt,
 then the target Markdown and EOS. Loss is taken on the target and EOS only (labels -100 elsewhere).
 """
 
@@ -42,7 +43,7 @@ class DataConfig:
     stages: list[Stage] = field(default_factory=lambda: [Stage(samples=10**9)])
     seed: int = 0
     max_target_tokens: int = 300
-    prompt: str | None = None  # None: jocr.tokenizer.DEFAULT_PROMPT
+    prompt: str | None = None  # a task name or text, as `jocr parse --prompt`; None: the default OCR prompt
     queue_size: int = 64
     filters: FilterConfig = field(default_factory=FilterConfig)
     dedup: bool = True
@@ -102,9 +103,8 @@ class Sample:
     glyph_grid: torch.Tensor | None = None
 
 
-def encode_example(tokenizer, prompt: str, n_image_tokens: int, target: str) -> tuple[list[int], list[int]]:
-    """(input_ids, labels) for one page: loss only on the target tokens and the closing EOS."""
-    prompt_ids = tokenizer.build_prompt(prompt, n_image_tokens)
+def encode_example(prompt_ids: list[int], tokenizer, target: str) -> tuple[list[int], list[int]]:
+    """(input_ids, labels) for one page after its prompt: loss on the target tokens and closing EOS only."""
     target_ids = tokenizer.encode(target) + [tokenizer.eos_id]
     return prompt_ids + target_ids, [IGNORE_INDEX] * len(prompt_ids) + target_ids
 
@@ -113,16 +113,14 @@ class SampleMaker:
     """Renders and encodes samples by index, applying the data filters (used inside the worker)."""
 
     def __init__(self, cfg: DataConfig, tokenizer, vision) -> None:
-        from jocr.documents.preprocess import views_token_count  # noqa: F401  (fail early if absent)
-        from jocr.tokenizer import DEFAULT_PROMPT
+        from jocr.documents.request import PageRequestBuilder
 
         self.cfg, self.tokenizer, self.vision = cfg, tokenizer, vision
-        self.prompt = cfg.prompt or DEFAULT_PROMPT
+        self.builder = PageRequestBuilder(tokenizer, vision, cfg.prompt or None)
         self.dedup = DuplicateFilter() if cfg.dedup else None
         self.stats = FilterStats()
 
     def make(self, index: int) -> Sample | None:
-        from jocr.documents.preprocess import preprocess_image, views_token_count
         from jocr.synth import generate_page
 
         profile, degrade, seed = sample_plan(self.cfg, index)
@@ -141,10 +139,10 @@ class SampleMaker:
         if self.dedup is not None and not self.dedup.accept(text):
             self.stats.duplicate += 1
             return None
-        views = preprocess_image(page.image, self.vision)
-        ids, labels = encode_example(self.tokenizer, self.prompt, views_token_count(views, self.vision), text)
+        page_input = self.builder.page(page.image)
+        ids, labels = encode_example(page_input.prompt_ids, self.tokenizer, text)
         self.stats.kept += 1
-        sample = Sample(index=index, input_ids=ids, labels=labels, views=views, profile=profile)
+        sample = Sample(index=index, input_ids=ids, labels=labels, views=page_input.views, profile=profile)
         if self.cfg.vision_glyph_weight > 0:
             sample.glyph_fine, sample.glyph_grid = self._glyph_targets(page, degrade)
         return sample

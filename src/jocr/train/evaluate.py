@@ -122,20 +122,18 @@ def greedy_outputs(
     spec: bool = False,
 ) -> list[tuple[str, int, str]]:
     """(text, output tokens, finish reason) per PIL image, greedy, through the engine."""
-    from jocr.documents.preprocess import preprocess_image, views_token_count
+    from jocr.documents.request import PageRequestBuilder
     from jocr.engine import Engine, EngineConfig, GenerationRequest
-    from jocr.tokenizer import DEFAULT_PROMPT
 
-    vision = model.config.vision
+    builder = PageRequestBuilder(tokenizer, model.config.vision, prompt or None)
     engine = Engine(model, EngineConfig(max_batch_size=batch_size, drafter="mtp" if spec else "none"))
     requests = []
     for image in images:
-        views = preprocess_image(image, vision)
-        ids = tokenizer.build_prompt(prompt or DEFAULT_PROMPT, views_token_count(views, vision))
+        page = builder.page(image)
         requests.append(
             GenerationRequest(
-                prompt_ids=ids,
-                images=[views],
+                prompt_ids=page.prompt_ids,
+                images=[page.views],
                 max_tokens=max_tokens,
                 temperature=0.0,
                 stop_token_ids=(tokenizer.eos_id,),
@@ -146,7 +144,7 @@ def greedy_outputs(
         for i in range(0, len(requests), batch_size):
             for res in engine.generate(requests[i : i + batch_size]):
                 ids = [int(t) for t in res.token_ids if int(t) != tokenizer.eos_id]
-                out.append((tokenizer.decode(ids), len(res.token_ids), res.finish_reason))
+                out.append((builder.text(ids), len(res.token_ids), res.finish_reason))
     return out
 
 

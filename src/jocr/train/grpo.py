@@ -166,16 +166,15 @@ def draw_pages(cfg: TrainConfig, state: dict, model, tokenizer, generate_page) -
 def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: int) -> list[list[Rollout]]:
     """G completions per page from the engine (temperature sampling); one group per page. With
     `greedy_in_group` the first completion of each group is the greedy one."""
-    from jocr.documents.preprocess import preprocess_image, views_token_count
+    from jocr.documents.request import PageRequestBuilder
     from jocr.engine import GenerationRequest
-    from jocr.tokenizer import DEFAULT_PROMPT
 
     g = cfg.grpo
-    prompt = cfg.data.prompt or DEFAULT_PROMPT
+    builder = PageRequestBuilder(tokenizer, vision, cfg.data.prompt or None)
     requests, meta = [], []
     for p_idx, page in enumerate(pages):
-        views = preprocess_image(page.image, vision)
-        prompt_ids = tokenizer.build_prompt(prompt, views_token_count(views, vision))
+        page_input = builder.page(page.image)
+        views, prompt_ids = page_input.views, page_input.prompt_ids
         for k in range(g.group_size):
             greedy = g.greedy_in_group and k == 0
             requests.append(
@@ -194,7 +193,7 @@ def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: in
     groups: list[list[Rollout]] = [[] for _ in pages]
     for (p_idx, prompt_ids, views, greedy), res in zip(meta, results):
         ids = [int(t) for t in res.token_ids]
-        text = tokenizer.decode(ids)
+        text = builder.text(ids)
         reward = page_reward(text, pages[p_idx])
         if res.finish_reason == "stop" and (not ids or ids[-1] != tokenizer.eos_id):
             ids = ids + [tokenizer.eos_id]  # the stop token is part of what the policy chose

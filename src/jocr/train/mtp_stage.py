@@ -21,10 +21,10 @@ MTP_INDEX_OFFSET = 7_000_000
 
 
 def run_mtp_fit(cfg: TrainConfig, log=print) -> Path:
-    from jocr.documents.preprocess import preprocess_image, views_token_count
+    from jocr.documents.request import PageRequestBuilder
     from jocr.model import OCRModel
     from jocr.synth import generate_page
-    from jocr.tokenizer import DEFAULT_PROMPT, Tokenizer
+    from jocr.tokenizer import Tokenizer
     from jocr.train.mtp import MTPFitConfig, fit_mtp_head
 
     if not cfg.init:
@@ -34,13 +34,12 @@ def run_mtp_fit(cfg: TrainConfig, log=print) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = Tokenizer.from_dir(cfg.init)
     model = OCRModel.from_pretrained(cfg.init, dtype=torch.float32).eval()
-    vision = model.config.vision
-    prompt = cfg.data.prompt or DEFAULT_PROMPT
+    builder = PageRequestBuilder(tokenizer, model.config.vision, cfg.data.prompt or None)
     prompts = []
     for i in range(cfg.mtp.pages):
         profile, degrade, seed = sample_plan(cfg.data, MTP_INDEX_OFFSET + i)
-        views = preprocess_image(generate_page(seed, profile, degrade).image, vision)
-        prompts.append((tokenizer.build_prompt(prompt, views_token_count(views, vision)), [views]))
+        page = builder.page(generate_page(seed, profile, degrade).image)
+        prompts.append((page.prompt_ids, [page.views]))
     fit_cfg = MTPFitConfig(
         steps=cfg.mtp.steps,
         batch_size=cfg.mtp.batch_size,

@@ -1,0 +1,74 @@
+"""The one place a page becomes model input and model output becomes Markdown.
+
+    builder = PageRequestBuilder(tokenizer, vision, prompt="ocr")
+    page = builder.page(image)            # views + prompt ids (image placeholders first, then the prompt)
+    ... engine: GenerationRequest(prompt_ids=page.prompt_ids, images=[page.views], ...) ...
+    markdown, boxes = builder.markdown(token_ids, page.size, finish_reason)
+
+Parsing, the server, the Reader, training, evaluation and the vLLM processor all go through it, so a page
+reads the same everywhere. The layout of the prompt is `Tokenizer.build_prompt` (docs/architecture.md,
+"Tokenizer contract"); views are `preprocess_image` (docs/architecture.md, "Vision input").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PIL import Image
+
+from jocr.documents.postprocess import Box, postprocess_page
+from jocr.documents.preprocess import preprocess_image, views_token_count
+from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
+from jocr.types import PageViews
+
+
+def prompt_text(prompt: str | None) -> str:
+    """A task name from `PROMPTS` ("ocr", "free", "grounding", ...), free text, or None for the default."""
+    return DEFAULT_PROMPT if prompt is None else PROMPTS.get(prompt, prompt)
+
+
+@dataclass
+class PageInput:
+    """One page ready for the engine: its views, its prompt ids, and what post-processing needs."""
+
+    views: PageViews
+    prompt_ids: list[int]
+    image_tokens: int
+    size: tuple[int, int]  # (width, height) of the page image in pixels
+
+
+class PageRequestBuilder:
+    """Page image -> views + prompt ids; generated ids -> text -> Markdown, for one tokenizer, vision
+    config and prompt. Without a tokenizer only `views` works (vLLM tokenizes the prompt itself)."""
+
+    def __init__(self, tokenizer: Tokenizer | None, vision, prompt: str | None = None):
+        self.tokenizer = tokenizer
+        self.vision = vision
+        self.prompt = prompt_text(prompt)
+
+    def views(self, image: Image.Image) -> tuple[PageViews, int]:
+        """(views, their image token count) for one image."""
+        views = preprocess_image(image, self.vision)
+        return views, views_token_count(views, self.vision)
+
+    def prompt_ids(self, image_token_counts: int | Sequence[int], text: str | None = None) -> list[int]:
+        """BOS, `<image>` x n per image, then the prompt: this builder's, or `text` verbatim (a request's own
+        words, as the server receives them)."""
+        return self.tokenizer.build_prompt(self.prompt if text is None else text, image_token_counts)
+
+    def page(self, image: Image.Image) -> PageInput:
+        views, n = self.views(image)
+        return PageInput(views=views, prompt_ids=self.prompt_ids([n]), image_tokens=n, size=image.size)
+
+    def text(self, token_ids: Sequence[int]) -> str:
+        """Generated ids -> raw text (special control tokens such as EOS dropped)."""
+        return self.tokenizer.decode([int(t) for t in token_ids])
+
+    def markdown(
+        self, raw: str | Sequence[int], size: tuple[int, int], finish_reason: str | None = None
+    ) -> tuple[str, list[Box]]:
+        """Raw text (or generated ids) -> (Markdown, grounding boxes in pixels of a `size` page)."""
+        if not isinstance(raw, str):
+            raw = self.text(raw)
+        return postprocess_page(raw, size[0], size[1], finish_reason)
