@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import http.server
+import ipaddress
 import socket
 import threading
 import time
@@ -12,7 +13,14 @@ import time
 import pytest
 
 from jocr.documents import fetch as fetch_mod
-from jocr.documents.fetch import FetchError, FetchLimits, decode_base64, decode_data_url, fetch_url
+from jocr.documents.fetch import (
+    FetchError,
+    FetchLimits,
+    address_refusal,
+    decode_base64,
+    decode_data_url,
+    fetch_url,
+)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -135,6 +143,17 @@ def test_fetch_from_allowed_endpoint(server):
     assert got.data == b"\x89PNG fake"
     assert got.content_type == "image/png"
     assert got.final_url == f"http://127.0.0.1:{server}/doc.png"
+
+
+def test_allowed_host_every_port(server):
+    """Port 0 allows every port of one address (`jocr serve --allow-fetch-host 127.0.0.1`); other loopback
+    addresses and the metadata endpoints stay refused."""
+    limits = FetchLimits(allowed_endpoints=frozenset({("127.0.0.1", 0)}), timeout_s=5)
+    assert fetch_url(f"http://127.0.0.1:{server}/doc.png", limits).data == b"\x89PNG fake"
+    assert address_refusal(ipaddress.ip_address("127.0.0.1"), 1, limits) is None
+    assert "loopback" in address_refusal(ipaddress.ip_address("127.0.0.2"), server, limits)
+    metadata = FetchLimits(allowed_endpoints=frozenset({("169.254.169.254", 0)}))
+    assert "metadata" in address_refusal(ipaddress.ip_address("169.254.169.254"), 80, metadata)
 
 
 def test_loopback_refused_without_allowance(server):

@@ -182,7 +182,15 @@ def _cases():
             400,
             "exactly one",
         ),
-        ("reader: HTML page", "GET", "/{files}/page.html", None, {}, 400, "unsupported file type"),
+        (
+            "reader: base64 HTML (web pages are read by URL)",
+            "POST",
+            "/",
+            {"file": base64.b64encode(b"<!doctype html><p>hi</p>").decode()},
+            {},
+            400,
+            "unsupported file type",
+        ),
         (
             "reader: X-Page out of range",
             "GET",

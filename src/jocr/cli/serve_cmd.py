@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import logging
 import os
 
 from jocr.cli import CliError
@@ -31,6 +33,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="let the URL fetcher reach private and loopback addresses (never cloud metadata)",
     )
+    parser.add_argument(
+        "--allow-fetch-host",
+        action="append",
+        default=[],
+        metavar="IP[:PORT]",
+        help="for tests only: let the fetcher and the browser reach this private address (every port "
+        "without :PORT; [v6]:PORT for IPv6; repeatable; never cloud metadata)",
+    )
+    parser.add_argument(
+        "--chromium", metavar="PATH", help="Chromium for web pages (default: chromium on PATH, Debian's)"
+    )
+    parser.add_argument(
+        "--browser-contexts", type=int, default=4, help="web pages rendered at once (default 4); more get 429"
+    )
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     parser.add_argument(
         "--threads",
@@ -55,17 +71,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def parse_fetch_host(value: str) -> tuple[str, int]:
+    """`IP`, `IP:PORT`, `[IPv6]:PORT` or a bare IPv6 address -> (address, port); port 0 means every port."""
+    host, port = value.strip(), "0"
+    if host.startswith("["):
+        host, _, rest = host[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else (rest or "0")
+    elif host.count(":") == 1:
+        host, port = host.split(":")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        raise CliError(f"--allow-fetch-host {value!r}: not an IP address (names are not resolved)") from None
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise CliError(f"--allow-fetch-host {value!r}: bad port {port!r}")
+    return str(address), int(port)
+
+
 def build_config(args: argparse.Namespace):
+    from jocr.documents.browser import BrowserConfig
     from jocr.documents.fetch import FetchLimits
     from jocr.serve.config import ServeConfig
 
-    for name in ("max_batch", "max_queue", "max_image_pixels"):
+    for name in ("max_batch", "max_queue", "max_image_pixels", "browser_contexts"):
         if getattr(args, name) < 1:
             raise CliError(f"--{name.replace('_', '-')} must be >= 1")
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port {args.port} is not a port number")
     if args.timeout <= 0 or args.max_body_mb <= 0:
         raise CliError("--timeout and --max-body-mb must be positive")
+    allowed = frozenset(parse_fetch_host(v) for v in args.allow_fetch_host)
+    if allowed:
+        shown = ", ".join(f"{a}:{p or '*'}" for a, p in sorted(allowed))
+        logging.getLogger("jocr.serve").warning(
+            "--allow-fetch-host: the fetcher and the browser may reach %s (meant for tests only)", shown
+        )
     keys = [k for k in args.api_key if k]
     if os.environ.get("JOCR_API_KEY"):
         keys.append(os.environ["JOCR_API_KEY"])
@@ -79,7 +119,8 @@ def build_config(args: argparse.Namespace):
         max_image_pixels=args.max_image_pixels,
         max_body_bytes=int(args.max_body_mb * 1024 * 1024),
         request_timeout_s=args.timeout,
-        fetch=FetchLimits(allow_private=args.allow_private_fetch),
+        fetch=FetchLimits(allow_private=args.allow_private_fetch, allowed_endpoints=allowed),
+        browser=BrowserConfig(executable=args.chromium, max_contexts=args.browser_contexts),
     )
 
 

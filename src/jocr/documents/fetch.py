@@ -16,7 +16,8 @@ DNS rebinding). This module therefore:
 - ignores proxy environment variables (a proxy would connect somewhere we did not check).
 
 Tests that serve files from loopback name their server in `FetchLimits.allowed_endpoints`: only that exact
-(address, port) pair is let through, so a redirect from it to any other private address is still refused.
+(address, port) pair is let through (port 0: every port of that address, `jocr serve --allow-fetch-host`),
+so a redirect from it to any other private address is still refused.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class FetchLimits:
 
     max_bytes: cap on the decoded body. timeout_s: wall-clock budget for the whole fetch (DNS, connect,
     redirects, body). allow_private: allow every non-public address (never the metadata addresses).
-    allowed_endpoints: exact (ip, port) pairs allowed although private, e.g. a test server on loopback.
+    allowed_endpoints: exact (ip, port) pairs allowed although private, e.g. a test server on loopback;
+    port 0 allows every port of that address.
     """
 
     max_bytes: int = 50 * 1024 * 1024
@@ -110,7 +112,8 @@ def address_refusal(ip: _IPAddress, port: int, limits: FetchLimits) -> str | Non
     real = _effective_address(ip)
     if ip in METADATA_ADDRESSES or real in METADATA_ADDRESSES:
         return f"address {ip} is a cloud metadata endpoint"
-    if (str(ip), port) in limits.allowed_endpoints or (str(real), port) in limits.allowed_endpoints:
+    allowed = limits.allowed_endpoints
+    if any((str(a), p) in allowed for a in (ip, real) for p in (port, 0)):
         return None
     if real.is_global and not real.is_multicast and not ip.is_multicast:
         return None

@@ -366,7 +366,7 @@ async def _render_page(request: Request, service: OCRService) -> dict[str, Any]:
     if not isinstance(page, int) or isinstance(page, bool) or page < 1:
         raise ApiError(400, "page must be a positive integer (1-based)", param="page")
     deadline = time.monotonic() + service.config.fetch.timeout_s + 5
-    data, source_url = await read_input(request, service, None, deadline)
+    data, source_url, _content_type = await read_input(request, service, None, deadline)
     doc = await service.open_document(data, source_url or "document")
     try:
         if page > doc.num_pages:

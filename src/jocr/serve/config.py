@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jocr.documents.browser import BrowserConfig
 from jocr.documents.fetch import FetchLimits
 
 
@@ -21,7 +22,8 @@ class ServeConfig:
     max_tokens / default_max_tokens: hard cap and default for generated tokens per page.
     request_timeout_s: default and cap for X-Timeout (seconds) on Reader requests.
     fetch: limits of the URL fetcher (documents/fetch.py); `allow_private` there lets the server fetch from
-    private addresses (off by default).
+    private addresses (off by default). browser: the web page renderer (Chromium; documents/browser.py),
+    whose every request goes through the same fetcher and limits.
     """
 
     model_dir: str | None = None
@@ -41,3 +43,4 @@ class ServeConfig:
     preprocess_workers: int = 2
     retry_after_s: int = 1
     fetch: FetchLimits = field(default_factory=FetchLimits)
+    browser: BrowserConfig = field(default_factory=BrowserConfig)

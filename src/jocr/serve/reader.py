@@ -1,8 +1,10 @@
 """Reader endpoint (Jina Reader style): `GET /{url}` or `POST /` with `{"url"}` or a base64 `pdf` / `image`;
-fetch (through the one safe fetcher), render the PDF page(s) or image, transcribe, answer Markdown.
+fetch (through the one safe fetcher), render the PDF page(s) or image, transcribe, answer Markdown. A web page
+(HTML) is rendered in Chromium and printed to PDF first (documents/browser.py), then read like any PDF.
 
-Headers: `X-Respond-With` (alias `X-Return-Format`): a format (`markdown`, the default, or `text`) or a model
-name (the served model, `jina-ocr-v1`, `jocr`: Markdown from that model); `X-Page`: one 1-based page;
+Headers: `X-Respond-With` (alias `X-Return-Format`): a format (`markdown`, the default, or `text`), a model
+name (the served model, `jina-ocr-v1`, `jocr`: Markdown from that model), or `screenshot` / `pageshot`
+(the rendered image instead: a web page's first screen / whole page, a document's page); `X-Page`: one page;
 `X-Timeout`: seconds for the whole request (capped by the server); `Accept: application/json` answers
 `{url, title, content, usage}`.
 """
@@ -10,7 +12,9 @@ name (the served model, `jina-ocr-v1`, `jocr`: Markdown from that model); `X-Pag
 from __future__ import annotations
 
 import asyncio
+import base64
 import html
+import io
 import re
 import time
 import urllib.parse
@@ -20,6 +24,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from jocr.documents.browser import is_html
 from jocr.documents.fetch import FetchError, decode_base64
 from jocr.documents.postprocess import join_pages
 from jocr.documents.preprocess import is_blank_page
@@ -28,6 +33,7 @@ from jocr.serve.service import OCRService, SamplingParams, Transcription
 from jocr.tokenizer import DEFAULT_PROMPT
 
 FORMATS = ("markdown", "text")
+SHOTS = ("screenshot", "pageshot")
 MODEL_ALIASES = ("jina-ocr-v1", "jocr", "ocr")
 
 
@@ -44,10 +50,10 @@ def parse_options(request: Request, service: OCRService) -> ReaderOptions:
     respond = (request.headers.get("x-respond-with") or request.headers.get("x-return-format") or "").strip()
     respond = respond.lower() or "markdown"
     models = {service.model_id.lower(), *MODEL_ALIASES}
-    if respond not in FORMATS and respond not in models:
+    if respond not in FORMATS + SHOTS and respond not in models:
         raise ApiError(
             400,
-            f"X-Respond-With {respond!r} is not supported; use one of {', '.join(FORMATS)} "
+            f"X-Respond-With {respond!r} is not supported; use one of {', '.join(FORMATS + SHOTS)} "
             f"or the model {service.model_id!r}",
             param="X-Respond-With",
         )
@@ -71,7 +77,7 @@ def parse_options(request: Request, service: OCRService) -> ReaderOptions:
         timeout_s = min(timeout_s, cap)
     accept = request.headers.get("accept", "")
     return ReaderOptions(
-        respond if respond in FORMATS else "markdown", page, timeout_s, "application/json" in accept
+        respond if respond in FORMATS + SHOTS else "markdown", page, timeout_s, "application/json" in accept
     )
 
 
@@ -115,11 +121,12 @@ def markdown_to_text(markdown: str) -> str:
 
 
 async def read_input(request: Request, service: OCRService, url_path: str | None, deadline: float):
-    """(data, source_url) from a GET path URL or a POST body ({url} or base64 {pdf} / {image} / {file})."""
+    """(data, source_url, content_type) from a GET path URL or a POST body ({url} or base64 {pdf} / {image} /
+    {file}); content_type is the fetched media type, None for base64 input."""
     if url_path is not None:
         url = target_from_path(url_path, request.url.query)
-        data, _ctype, final = await service.fetch(url, deadline)
-        return data, final
+        data, content_type, final = await service.fetch(url, deadline)
+        return data, final, content_type
     payload = load_json_body(await request.body())
     if not isinstance(payload, dict):
         raise ApiError(400, "request body must be a JSON object with url, pdf or image")
@@ -131,8 +138,8 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
     if not isinstance(value, str):
         raise ApiError(400, f"{key} must be a string", param=key)
     if key == "url":
-        data, _ctype, final = await service.fetch(value.strip(), deadline)
-        return data, final
+        data, content_type, final = await service.fetch(value.strip(), deadline)
+        return data, final, content_type
     if value[:5].lower() == "data:":
         value = value.split(",", 1)[-1]
     if len(value) * 3 // 4 > service.config.max_body_bytes:
@@ -141,7 +148,7 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
         data = decode_base64(value)
     except FetchError as exc:
         raise ApiError(400, f"{key}: {exc}", param=key) from None
-    return data, payload.get("filename") or ""
+    return data, payload.get("filename") or "", None
 
 
 async def handle_reader(request: Request, service: OCRService, url_path: str | None) -> Response:
@@ -151,9 +158,18 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
     held = 1
     try:
         async with asyncio.timeout(opts.timeout_s):
-            data, source_url = await read_input(request, service, url_path, deadline)
+            data, source_url, content_type = await read_input(request, service, url_path, deadline)
+            web_title = ""
+            if content_type is not None and is_html(data, content_type):
+                mode = opts.respond_with if opts.respond_with in SHOTS else "pdf"
+                web = await service.render_web_page(data, source_url, content_type, mode, deadline)
+                if mode != "pdf":
+                    return image_response(web.data, opts, source_url, web.title)
+                data, web_title = web.data, web.title
             doc = await service.open_document(data, source_url or "document")
             try:
+                if opts.respond_with in SHOTS:
+                    return await page_image_response(doc, opts, service, source_url)
                 if opts.page is not None:
                     if opts.page > doc.num_pages:
                         raise ApiError(
@@ -173,7 +189,7 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
                     service.admission.acquire(len(indices) - 1)
                     held = len(indices)
                 images = [await doc.render(i) for i in indices]
-                doc_title = doc.title
+                doc_title = web_title or doc.title
             finally:
                 await doc.close()
             # The pipeline's defaults (jocr.parse): the OCR prompt, greedy decoding, blank pages left empty.
@@ -206,3 +222,27 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
     return PlainTextResponse(
         content, media_type=f"{media}; charset=utf-8", headers={"X-Pages": str(len(results))}
     )
+
+
+def image_response(png: bytes, opts: ReaderOptions, url: str, title: str) -> Response:
+    """`X-Respond-With: screenshot|pageshot`: the PNG itself, or with `Accept: application/json`
+    `{url, title, screenshotUrl|pageshotUrl}` (a data URL, named as Jina Reader names its image links)."""
+    if opts.as_json:
+        data_url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        return JSONResponse({"url": url, "title": title, f"{opts.respond_with}Url": data_url})
+    return Response(png, media_type="image/png")
+
+
+async def page_image_response(doc, opts: ReaderOptions, service: OCRService, url: str) -> Response:
+    """A document's page (X-Page, else the first) as rendered for the model, as a PNG."""
+    index = (opts.page or 1) - 1
+    if index >= doc.num_pages:
+        raise ApiError(400, f"X-Page {index + 1} is out of range: the document has {doc.num_pages} page(s)")
+    image = await doc.render(index)
+
+    def encode() -> bytes:
+        buf = io.BytesIO()
+        image.save(buf, format="PNG")
+        return buf.getvalue()
+
+    return image_response(await service.run_blocking(encode), opts, url, title_of("", doc.title, url))

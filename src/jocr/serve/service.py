@@ -22,6 +22,7 @@ from typing import Any
 
 from PIL import Image
 
+from jocr.documents.browser import BrowserError, RenderedPage, WebRenderer
 from jocr.documents.fetch import FetchError, decode_data_url, fetch_url
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source, sniff_type
 from jocr.serve.config import ServeConfig
@@ -157,6 +158,8 @@ class OCRService:
         self.load_options = LoadOptions(
             max_pixels=config.max_image_pixels, max_bytes=config.max_body_bytes, fetch_limits=config.fetch
         )
+        # Chromium starts on the first web page, not before (documents/browser.py).
+        self.web = WebRenderer(config.browser, config.fetch)
 
     async def run_blocking(self, fn: Callable, *args):
         loop = asyncio.get_running_loop()
@@ -197,6 +200,28 @@ class OCRService:
             return OpenDocument(source, title, self)
 
         return await self.run_blocking(_open)
+
+    async def render_web_page(
+        self, html: bytes, url: str, content_type: str, mode: str, deadline: float
+    ) -> RenderedPage:
+        """A fetched HTML page rendered in Chromium: a PDF (mode "pdf") or a PNG ("screenshot",
+        "pageshot"); BrowserError -> ApiError with the renderer's status and one-line message."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ApiError(504, "request timed out before rendering the page")
+        # Half a second less than the request has left, so a slow page gets the renderer's own message.
+        budget = max(0.1, remaining - 0.5)
+        future = self.web.submit(html, url, mode, content_type=content_type, timeout_s=budget)
+        try:
+            page = await asyncio.wrap_future(future)
+        except BrowserError as exc:
+            headers = {"Retry-After": str(self.config.retry_after_s)} if exc.status == 429 else None
+            raise ApiError(exc.status, str(exc), code="browser_error", headers=headers) from None
+        if page.blocked:
+            log.info(
+                "%s: %d request(s) refused: %s", url[:200], len(page.blocked), "; ".join(page.blocked[:5])
+            )
+        return page
 
     async def load_image(self, url: str, index: int, deadline: float | None = None) -> Image.Image:
         """The first page of an image or PDF given by URL (chat `image_url` parts)."""
@@ -307,6 +332,7 @@ class OCRService:
         close = getattr(self.generator, "close", None)
         if close is not None:
             close()
+        self.web.close()
         self._workers.shutdown(wait=False, cancel_futures=True)
         self._waiters.shutdown(wait=False, cancel_futures=True)
 

@@ -1,0 +1,178 @@
+"""The web page renderer (documents/browser.py) in Debian's Chromium: a page printed to PDF keeps its text
+and table in the text layer; every request the page makes goes through the safe fetcher (a canary server on
+another loopback port and the metadata address are never reached); budgets end a page with a clear error;
+contexts are closed after each page. Needs `playwright` and `chromium` (make setup installs both)."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+
+import pypdfium2
+import pytest
+
+from jocr.documents.browser import BrowserConfig, BrowserError, WebRenderer, is_html
+from jocr.documents.fetch import FetchLimits
+
+pytestmark = pytest.mark.browser
+
+ARTICLE = b"""<!doctype html><html><head><meta charset="utf-8"><title>Quarterly report</title></head>
+<body><h1>Quarterly report</h1><p>Revenue grew in every region of the caf\xc3\xa9 chain.</p>
+<table border="1"><tr><th>Region</th><th>Revenue</th></tr><tr><td>North</td><td>4217</td></tr>
+<tr><td>South</td><td>3390</td></tr></table></body></html>"""
+
+
+def _serve(handler_cls):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+    routes: dict[str, tuple[bytes, str]] = {}
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        type(self).hits.append(self.path)
+        if self.path == "/loop":
+            self.send_response(302)
+            self.send_header("Location", "/loop")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path == "/huge.png":  # endless, no Content-Length: only a cap while reading stops it
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"\0" * 65536)
+            except OSError:
+                return
+        body, ctype = self.routes.get(self.path, (b"missing", "text/plain"))
+        self.send_response(200 if self.path in self.routes else 404)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def site():
+    class Site(_Handler):
+        hits = []
+        routes = {"/style.css": (b"h1 { font-size: 30px }", "text/css")}
+
+    class Canary(_Handler):
+        hits = []
+        routes = {}
+
+    site, canary = _serve(Site), _serve(Canary)
+    yield {
+        "url": f"http://127.0.0.1:{site.server_address[1]}",
+        "port": site.server_address[1],
+        "canary": f"http://127.0.0.1:{canary.server_address[1]}",
+        "site_hits": Site.hits,
+        "canary_hits": Canary.hits,
+    }
+    for httpd in (site, canary):
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def renderer(site):
+    limits = FetchLimits(allowed_endpoints=frozenset({("127.0.0.1", site["port"])}), timeout_s=5)
+    # Generous time: the shared CPU may be busy; the tests that time out set their own, shorter budget.
+    config = BrowserConfig(timeout_s=60, settle_s=1, max_bytes=1024 * 1024, max_contexts=1, max_print_pages=3)
+    web = WebRenderer(config, limits)
+    web.render(b"<p>warm-up</p>", site["url"] + "/warm-up.html")  # starts Chromium
+    yield web
+    web.close()
+
+
+def _pdf_text(pdf: bytes) -> list[str]:
+    doc = pypdfium2.PdfDocument(pdf)
+    try:
+        return [doc[i].get_textpage().get_text_range() for i in range(len(doc))]
+    finally:
+        doc.close()
+
+
+def test_is_html():
+    assert is_html(b"<p>x</p>", "text/html")
+    assert is_html(b"\xef\xbb\xbf\n<!DOCTYPE html><p>x", "")
+    assert not is_html(b"%PDF-1.7 ...", "text/html")
+    assert not is_html(b"plain words", "text/plain")
+
+
+def test_article_prints_text_and_table(renderer, site):
+    page = renderer.render(ARTICLE, site["url"] + "/article.html")
+    assert page.mode == "pdf" and page.title == "Quarterly report"
+    (text,) = _pdf_text(page.data)  # one printed page, with its text layer
+    words = text.split()
+    assert "café" in words and "Revenue" in words
+    # Table cells in reading order: each row's cells together.
+    assert " ".join(words).count("North 4217 South 3390") == 1
+    assert renderer.open_contexts() == 0
+
+
+def test_long_page_prints_at_most_the_page_cap(renderer, site):
+    html = b"<title>Long</title>" + b"".join(b"<p>Paragraph %d of the long page.</p>" % i for i in range(400))
+    texts = _pdf_text(renderer.render(html, site["url"] + "/long.html").data)
+    assert len(texts) == 3  # max_print_pages; the page itself is longer
+    assert "Paragraph 0 " in texts[0] and "Paragraph 0 " not in texts[1]
+
+
+def test_hostile_requests_refused_and_never_reached(renderer, site):
+    canary = site["canary"]
+    html = f"""<title>Hostile</title><link rel="stylesheet" href="/style.css"><h1>Still here</h1>
+    <img src="{canary}/img.png"><img src="http://169.254.169.254/latest/meta-data/">
+    <iframe src="{canary}/frame.html"></iframe><iframe src="/loop"></iframe>
+    <iframe src="file:///etc/passwd"></iframe>
+    <script>
+      fetch("{canary}/xhr").catch(() => 0);
+      fetch("/style.css", {{method: "POST"}}).catch(() => 0);
+      try {{ new WebSocket("{canary.replace("http", "ws")}/ws"); }} catch (e) {{}}
+      window.open("{canary}/popup.html");
+      if (navigator.serviceWorker) navigator.serviceWorker.register("/sw.js").catch(() => 0);
+    </script>""".encode()
+    page = renderer.render(html, site["url"] + "/hostile.html")
+    assert "Still here" in _pdf_text(page.data)[0]
+    blocked = "\n".join(page.blocked)
+    assert site["canary_hits"] == []
+    assert f"{canary}/img.png: refused to fetch '127.0.0.1': address 127.0.0.1 is loopback" in blocked
+    assert f"{canary}/xhr: refused" in blocked and f"{canary}/frame.html: refused" in blocked
+    assert "169.254.169.254/latest/meta-data/: refused" in blocked and "metadata" in blocked
+    assert "/loop: too many redirects" in blocked
+    assert "/ws: WebSockets are not allowed" in blocked
+    assert "method POST is not allowed" in blocked
+    assert "popups are not allowed" in blocked
+    assert "/style.css" in site["site_hits"] and "/sw.js" not in site["site_hits"]
+    assert renderer.open_contexts() == 0
+
+
+def test_byte_budget(renderer, site):
+    with pytest.raises(BrowserError, match="over the 1048576-byte budget") as info:
+        renderer.render(b'<img src="/huge.png"><p>x</p>', site["url"] + "/huge.html", timeout_s=20)
+    assert info.value.status == 413
+
+
+def test_hanging_page_times_out_and_busy_is_refused(renderer, site):
+    hang = b"<title>Hang</title><p>x</p><script>setTimeout(() => { while (true) {} }, 50)</script>"
+    slow = renderer.submit(hang, site["url"] + "/hang.html", timeout_s=3)
+    time.sleep(0.5)
+    with pytest.raises(BrowserError, match="browser busy") as busy:  # max_contexts=1
+        renderer.render(ARTICLE, site["url"] + "/article.html")
+    assert busy.value.status == 429
+    with pytest.raises(BrowserError, match=r"did not \w+ within 3 s") as info:
+        slow.result(timeout=20)
+    assert info.value.status == 504
+    assert renderer.open_contexts() == 0
+    page = renderer.render(ARTICLE, site["url"] + "/article.html", "screenshot")  # the browser still works
+    assert page.data.startswith(b"\x89PNG")
