@@ -318,16 +318,22 @@ class WebRenderer:
             if session.bytes > self.config.max_bytes:
                 raise session.over_bytes(url)
             width, height = self.config.viewport
-            context = await browser.new_context(
-                viewport={"width": width, "height": height},
-                accept_downloads=False,
-                service_workers="block",
-                java_script_enabled=True,
-                ignore_https_errors=False,
-            )
             try:
-                await context.route("**/*", lambda route: self._on_route(session, route))
-                await context.route_web_socket("**/*", lambda ws: self._on_websocket(session, ws))
+                context = await browser.new_context(
+                    viewport={"width": width, "height": height},
+                    accept_downloads=False,
+                    service_workers="block",
+                    java_script_enabled=True,
+                    ignore_https_errors=False,
+                )
+            except PlaywrightError as exc:  # Chromium died: the next page starts a new one
+                raise BrowserError(f"the browser failed: {_first_line(exc)}") from None
+            try:
+                try:
+                    await context.route("**/*", lambda route: self._on_route(session, route))
+                    await context.route_web_socket("**/*", lambda ws: self._on_websocket(session, ws))
+                except PlaywrightError as exc:
+                    raise BrowserError(f"the browser failed: {_first_line(exc)}") from None
                 work = asyncio.ensure_future(self._load_and_capture(context, session, mode))
                 failed = asyncio.ensure_future(session.failed.wait())
                 try:
