@@ -111,12 +111,18 @@ _MODEL_CACHE: dict[tuple[str, str, str], LoadedModel] = {}
 
 
 def load_model(
-    path: str | os.PathLike | None = None, device: str = "cpu", dtype: Any = None, cache: bool = True
+    path: str | os.PathLike | None = None,
+    device: str = "cpu",
+    dtype: Any = "auto",
+    cache: bool = True,
+    quantize: str = "none",
 ) -> LoadedModel:
     """Load a model directory (config.json, model.safetensors, tokenizer.json).
 
-    path None: $JOCR_MODEL, else the bundled `models/`. dtype None: float32 on CPU, bfloat16 on CUDA.
-    Loaded models are cached per (path, device, dtype) so repeated `jocr.parse` calls do not reload.
+    path None: $JOCR_MODEL, else the bundled `models/`. dtype "auto" (or None): the fastest format that rounds
+    nothing (jocr.model.formats: bf16 on CUDA; on CPU fp32 compute over the stored bytes), "float32" or
+    "bfloat16"; quantize "int8" is the opt-in lossy CPU format. Loaded models are cached per (path, device,
+    dtype, quantize) so repeated `jocr.parse` calls do not reload.
     """
     import torch
 
@@ -132,13 +138,15 @@ def load_model(
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError("device cuda requested but CUDA is not available (use --device cpu)")
     if dtype is None:
-        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
-    key = (str(directory.resolve()), device, str(dtype))
+        dtype = "auto"
+    if isinstance(dtype, torch.dtype):
+        dtype = str(dtype).removeprefix("torch.")
+    key = (str(directory.resolve()), device, str(dtype), quantize)
     if cache and key in _MODEL_CACHE:
         return _MODEL_CACHE[key]
-    from jocr.model import OCRModel
+    from jocr.model.formats import load_formatted
 
-    model = OCRModel.from_pretrained(directory, dtype=dtype, device=device).eval()
+    model = load_formatted(directory, dtype=dtype, quantize=quantize, device=device).eval()
     loaded = LoadedModel(
         model=model, tokenizer=Tokenizer.from_dir(directory), path=str(directory), device=device
     )

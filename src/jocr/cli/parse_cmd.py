@@ -21,6 +21,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--format", choices=("md", "json"), default="md", help="json also writes <stem>.json")
     parser.add_argument("--model", help="model directory (default: $JOCR_MODEL or the bundled models/)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    add_format_arguments(parser)
     parser.add_argument("--max-tokens", type=int, default=4096, help="output tokens per page (default: 4096)")
     parser.add_argument("--spec", default="auto", help="speculative draft tokens: auto, 0 (off), 1, 2 or 3")
     parser.add_argument("--batch-size", type=int, default=8, help="pages decoded together (default: 8)")
@@ -38,6 +39,22 @@ def add_arguments(parser) -> None:
         "--keep-blank-pages", action="store_true", help="also read pages without ink (default: empty)"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def add_format_arguments(parser) -> None:
+    """--dtype / --quantize, shared by `jocr parse` and `jocr serve` (jocr.model.formats)."""
+    parser.add_argument(
+        "--dtype",
+        choices=("auto", "float32", "bfloat16"),
+        default="auto",
+        help="weight format (default auto: the fastest that rounds nothing; docs/model.md)",
+    )
+    parser.add_argument(
+        "--quantize",
+        choices=("none", "int8"),
+        default="none",
+        help="int8: weight-only int8 decoder on a CPU (lossy, opt-in; default none)",
+    )
 
 
 def output_stem(name: str) -> str:
@@ -131,8 +148,8 @@ def run(args) -> int:
         return 0
 
     try:
-        model = load_model(args.model, device=args.device)
-    except (ModelNotFoundError, ValueError) as exc:
+        model = load_model(args.model, device=args.device, dtype=args.dtype, quantize=args.quantize)
+    except (ModelNotFoundError, ValueError, MemoryError) as exc:
         raise CliError(str(exc)) from None
     except Exception as exc:  # a broken checkpoint: one line, not a traceback
         raise CliError(f"cannot load model: {' '.join(str(exc).split())[:300]}") from None

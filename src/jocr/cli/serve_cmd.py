@@ -8,6 +8,7 @@ import logging
 import os
 
 from jocr.cli import CliError
+from jocr.cli.parse_cmd import add_format_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--browser-contexts", type=int, default=4, help="web pages rendered at once (default 4); more get 429"
     )
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    add_format_arguments(parser)
     parser.add_argument(
         "--threads",
         type=int,
@@ -162,8 +164,15 @@ def run(args: argparse.Namespace) -> int:
     from jocr.serve.service import OCRService
 
     try:
-        backend = EngineBackend.from_dir(args.model, config.max_batch, config.max_queue, device=args.device)
-    except (OSError, ValueError, KeyError) as exc:
+        backend = EngineBackend.from_dir(
+            args.model,
+            config.max_batch,
+            config.max_queue,
+            device=args.device,
+            dtype=args.dtype,
+            quantize=args.quantize,
+        )
+    except (OSError, ValueError, KeyError, MemoryError) as exc:
         raise CliError(f"cannot load the model: {' '.join(str(exc).split())}") from None
     config.model_id = backend.model_id
     app = create_app(config, OCRService(backend, config))

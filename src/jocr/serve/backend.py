@@ -61,12 +61,18 @@ class EngineBackend:
 
     @classmethod
     def from_dir(
-        cls, model_dir: str | Path | None, max_batch: int = 8, max_queue: int = 64, device: str = "cpu"
+        cls,
+        model_dir: str | Path | None,
+        max_batch: int = 8,
+        max_queue: int = 64,
+        device: str = "cpu",
+        dtype: str = "auto",
+        quantize: str = "none",
     ) -> EngineBackend:
         """Load with `jocr.parse.load_model` (None: $JOCR_MODEL, else the bundled models/)."""
         from jocr.parse import load_model
 
-        loaded = load_model(model_dir, device=device)
+        loaded = load_model(model_dir, device=device, dtype=dtype, quantize=quantize)
         model_id = Path(loaded.path).resolve().name if loaded.path else "jocr"
         return cls.from_loaded(loaded, max_batch, max_queue, "auto", model_id or "jocr")
 

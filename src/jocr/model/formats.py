@@ -1,0 +1,201 @@
+"""Weight formats for inference: which dtype each layer type is kept and computed in, chosen by measurement.
+
+On CPUs without a bf16 matrix unit (AVX2; docs/model.md "Speed") torch's bf16 products run at a few GFLOP/s
+whatever the shape, while its fp32 products reach tens of GFLOP/s; decoding, on the other hand, is bound by
+the bytes of weights read per token. Hence:
+
+- `float32`: every weight upcast (twice the memory of a bf16 checkpoint).
+- `bfloat16`: every weight and product in bf16 (torch's own kernels; the plain path).
+- `auto` (default): nothing is rounded. On CUDA: bf16. On CPU: the vision encoder, embeddings, norms and
+  routers are upcast to fp32 (compute-bound, few bytes); the decoder's linear layers (attention, experts,
+  shared experts, dense MLP, lm_head, FastMTP head) keep the stored bf16 bytes and compute in fp32: decode
+  shapes (<= kernels.MAX_ROWS rows) through jocr's AVX2 kernel (model/kernels), larger ones through torch's
+  fp32 GEMM on the weight upcast per call. The residual stream is fp32, so `auto` computes what `float32`
+  computes (up to summation order) with the memory of bf16.
+- `quantize="int8"` (opt-in, lossy): the same decoder linears as int8 with one fp32 scale per output row
+  (symmetric, round to nearest), through the same kernel; half the bytes of bf16 per decoded token.
+  Its cost against fp32 logits is measured by benchmarks/fullsize.py and stated in docs/model.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from jocr.model import kernels
+
+DTYPES = ("auto", "float32", "bfloat16")
+QUANTIZE = ("none", "int8")
+_NON_DECODER = re.compile(r"^model\.(sam_model|vision_model|projector|image_newline|view_seperator)")
+
+
+class PackedLinear(nn.Module):
+    """Bias-free linear layer with bf16 (or int8 + per-row scale) weights and fp32 inputs and outputs.
+
+    `weight` keeps its published name and shape (N, K), so state_dict keys are unchanged."""
+
+    def __init__(self, weight: torch.Tensor, scale: torch.Tensor | None = None) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(weight.contiguous(), requires_grad=False)
+        self.register_buffer("scale", scale, persistent=False)
+        self.in_features, self.out_features = weight.shape[1], weight.shape[0]
+        self.fast = weight.device.type == "cpu" and self.in_features % 16 == 0 and kernels.available()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        x2 = x.reshape(-1, shape[-1]).float().contiguous()  # (M, K)
+        if self.fast and 0 < x2.shape[0] <= kernels.MAX_ROWS and not torch.is_grad_enabled():
+            y = kernels.linear(x2, self.weight, self.scale)  # (M, N)
+        else:
+            y = F.linear(x2, self.weight.float())
+            if self.scale is not None:
+                y = y * self.scale
+        return y.view(*shape[:-1], self.out_features)
+
+
+def quantize_int8(weight: torch.Tensor, rows: int = 8192) -> tuple[torch.Tensor, torch.Tensor]:
+    """Symmetric per-output-row int8: (N, K) -> int8 (N, K), fp32 scales (N,). Done in row chunks so a large
+    matrix (lm_head) never needs a whole fp32 copy."""
+    q = torch.empty(weight.shape, dtype=torch.int8)
+    scale = torch.empty(weight.shape[0], dtype=torch.float32)
+    for start in range(0, weight.shape[0], rows):
+        w = weight[start : start + rows].float()
+        s = w.abs().amax(dim=1).clamp_min(1e-12) / 127.0
+        q[start : start + rows] = torch.round(w / s[:, None]).clamp_(-127, 127).to(torch.int8)
+        scale[start : start + rows] = s
+    return q, scale
+
+
+def _decoder_linears(model: nn.Module) -> list[tuple[nn.Module, str, nn.Linear]]:
+    """(parent, attribute, layer) of every nn.Linear outside the vision encoder."""
+    found = []
+    for name, module in model.named_modules():
+        if _NON_DECODER.match(name):
+            continue
+        for attr, child in module.named_children():
+            if isinstance(child, nn.Linear) and child.bias is None:
+                found.append((module, attr, child))
+    return found
+
+
+def resolve(dtype: str, device: torch.device | str = "cpu") -> str:
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+    if dtype == "auto" and torch.device(device).type != "cpu":
+        return "bfloat16"
+    return dtype
+
+
+@torch.no_grad()
+def apply_format(model: nn.Module, dtype: str = "auto", quantize: str = "none") -> nn.Module:
+    """Convert a loaded model in place to a format (see the module docstring); returns it."""
+    if quantize not in QUANTIZE:
+        raise ValueError(f"unknown quantization {quantize!r}; choose from {', '.join(QUANTIZE)}")
+    device = next(model.parameters()).device
+    dtype = resolve(dtype, device)
+    if quantize == "int8" and (dtype == "bfloat16" or device.type != "cpu"):
+        raise ValueError("--quantize int8 computes in float32 on a CPU: use --dtype auto or float32")
+    if dtype == "float32":
+        model.float()
+    elif dtype == "bfloat16":
+        model.to(torch.bfloat16)
+    if dtype == "bfloat16" or device.type != "cpu":
+        return model
+    linears = _decoder_linears(model)
+    packed = {id(layer) for _, _, layer in linears}
+    for module in model.modules():  # everything but the decoder linears runs in fp32
+        if id(module) in packed:
+            continue
+        for name, param in list(module.named_parameters(recurse=False)):
+            if param.is_floating_point() and param.dtype != torch.float32:
+                setattr(module, name, nn.Parameter(param.float(), requires_grad=False))
+    done: dict[int, PackedLinear] = {}  # a layer shared by two parents (tied heads) is packed once
+    for parent, attr, layer in linears:
+        if id(layer) not in done:
+            w = layer.weight.detach()
+            if quantize == "int8":
+                done[id(layer)] = PackedLinear(*quantize_int8(w))
+            elif w.dtype == torch.bfloat16:
+                done[id(layer)] = PackedLinear(w)
+            else:
+                continue  # fp32 weights stay a plain nn.Linear
+        setattr(parent, attr, done[id(layer)])
+        layer.weight = None  # drop the reference so the original storage is freed
+    return model
+
+
+def format_bytes(model: nn.Module, dtype: str = "auto", quantize: str = "none", stored=torch.bfloat16) -> int:
+    """Bytes the weights will take in a format; `model` may live on the meta device."""
+    dtype = resolve(dtype)
+    total = 0
+    linear_ids = {id(layer.weight) for _, _, layer in _decoder_linears(model)}
+    for param in model.parameters():
+        n = param.numel()
+        if dtype == "float32" and quantize == "none":
+            total += 4 * n
+        elif dtype == "bfloat16":
+            total += 2 * n
+        elif id(param) in linear_ids:
+            total += n + 4 * param.shape[0] if quantize == "int8" else n * torch.finfo(stored).bits // 8
+        else:
+            total += 4 * n
+    return total
+
+
+def memory_available() -> int | None:
+    """MemAvailable from /proc/meminfo (bytes), or None where it cannot be read."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_fits(need: int, what: str, available: int | None = None) -> None:
+    """Raise MemoryError with both figures when `need` bytes will not fit in the memory available now."""
+    available = memory_available() if available is None else available
+    if available is not None and need > available:
+        raise MemoryError(
+            f"{what} needs {need / 1e9:.1f} GB of memory but only {available / 1e9:.1f} GB is available"
+        )
+
+
+def load_formatted(
+    path: str | Path, dtype: str = "auto", quantize: str = "none", device: str | torch.device = "cpu"
+) -> nn.Module:
+    """Load a checkpoint directory straight into a format, refusing up front (MemoryError naming the need
+    and the memory available) when its weights would not fit in RAM rather than meeting the OOM killer."""
+    from safetensors import safe_open
+
+    from jocr.config import OCRConfig
+    from jocr.model.ocr import OCRModel
+    from jocr.model.weights import CheckpointError, checkpoint_files, load_pretrained
+
+    path = Path(path)
+    if not path.is_dir():
+        raise CheckpointError(f"model directory {path} does not exist")
+    device = torch.device(device)
+    dtype = resolve(dtype, device)
+    files = checkpoint_files(path)
+    key = "model.embed_tokens.weight"
+    if key not in files:
+        raise CheckpointError(f"{path}: missing key(s): {key}")
+    with safe_open(str(files[key]), framework="pt", device="cpu") as f:
+        code = f.get_slice(key).get_dtype()
+    stored = {"BF16": torch.bfloat16, "F16": torch.float16}.get(code, torch.float32)
+    config = OCRConfig.load(path)
+    if device.type == "cpu":
+        with torch.device("meta"):
+            skeleton = OCRModel(config)
+        check_fits(format_bytes(skeleton, dtype, quantize, stored), f"{path} as {dtype}/{quantize}")
+    load_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}.get(dtype)
+    if dtype == "auto" and stored == torch.float16:
+        load_dtype = torch.float32  # no fp16 kernel here: upcast (exact)
+    model = load_pretrained(path, dtype=load_dtype, device=device)
+    return apply_format(model, dtype, quantize)

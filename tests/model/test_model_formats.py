@@ -1,0 +1,115 @@
+"""Weight formats (jocr.model.formats) and the decode kernels (jocr.model.kernels) on the tiny preset.
+
+The fast paths must give the reference's greedy tokens: `auto` (bf16 bytes, fp32 compute) against fp32
+compute of the same weights, and speculative verification against plain decoding in every format."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from jocr.engine import Engine, EngineConfig, GenerationRequest, naive_generate
+from jocr.model import kernels
+from jocr.model.formats import PackedLinear, apply_format, check_fits, load_formatted, quantize_int8
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
+from engine_models import build_cycle_model, random_prompt  # noqa: E402
+
+needs_kernel = pytest.mark.skipif(not kernels.available(), reason="no AVX2 CPU / C compiler")
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@needs_kernel
+@pytest.mark.parametrize("fmt", ["bf16", "int8"])
+def test_kernel_matches_fp32_product_and_is_identical_for_any_row_count(fmt):
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(37, 96, generator=g)
+    x = torch.randn(9, 96, generator=g)
+    if fmt == "bf16":
+        weight, scale = w.bfloat16(), None
+        ref = F.linear(x.double(), weight.double())
+    else:
+        weight, scale = quantize_int8(w)
+        ref = F.linear(x.double(), weight.double()) * scale.double()
+    for m in range(1, 10):
+        y = kernels.linear(x[:m].contiguous(), weight, scale)
+        assert (y.double() - ref[:m]).abs().max() < 1e-4
+        alone = torch.cat([kernels.linear(x[i : i + 1].contiguous(), weight, scale) for i in range(m)])
+        assert torch.equal(y, alone)  # a row's result does not depend on its neighbours
+
+
+def test_int8_quantisation_error_is_within_half_a_step():
+    w = torch.randn(64, 48, generator=torch.Generator().manual_seed(1))
+    q, s = quantize_int8(w)
+    assert q.dtype == torch.int8 and (q.float() * s[:, None] - w).abs().max() <= s.max() / 2 + 1e-7
+
+
+def _requests(seed: int, count: int = 4) -> list[GenerationRequest]:
+    g = torch.Generator().manual_seed(seed)
+    return [GenerationRequest(prompt_ids=random_prompt(g), max_tokens=20) for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def bf16_model():
+    return build_cycle_model(0, noise=60.0).to(torch.bfloat16)
+
+
+def test_auto_keeps_bf16_bytes_and_computes_fp32(bf16_model):
+    model = apply_format(copy.deepcopy(bf16_model), "auto")
+    assert isinstance(model.lm_head, PackedLinear) and model.lm_head.weight.dtype == torch.bfloat16
+    assert model.model.sam_model.patch_embed.proj.weight.dtype == torch.float32
+    assert model.model.embed_tokens.weight.dtype == torch.float32
+    ids = torch.randint(11, 200, (2, 9), generator=torch.Generator().manual_seed(2))
+    with torch.inference_mode():
+        ref = apply_format(copy.deepcopy(bf16_model), "float32")(ids).logits
+        out = model(ids).logits
+        steps = torch.cat([model(ids[:, : t + 1]).logits[:, -1:] for t in range(3)], dim=1)  # kernel rows
+    assert (out - ref).abs().max() < 1e-4
+    assert (steps - ref[:, :3]).abs().max() < 1e-4
+
+
+@pytest.mark.parametrize("fmt", [("auto", "none"), ("float32", "int8")])
+def test_fast_paths_give_the_reference_tokens(bf16_model, fmt):
+    """AR and FastMTP speculation (batch 1 and 3) reproduce naive greedy decoding of the same format."""
+    model = apply_format(copy.deepcopy(bf16_model), *fmt)
+    requests = _requests(3)
+    refs = [naive_generate(model, r) for r in requests]
+    if fmt[1] == "none":  # auto computes what float32 computes: the same tokens as the upcast model
+        full = apply_format(copy.deepcopy(bf16_model), "float32")
+        assert [naive_generate(full, r).token_ids for r in requests] == [r.token_ids for r in refs]
+    for cfg in (
+        dict(drafter="none", max_batch_size=1),
+        dict(drafter="mtp", num_draft_tokens=3, max_batch_size=1),
+        dict(drafter="mtp", num_draft_tokens=3, max_batch_size=3),
+    ):
+        results = Engine(model, EngineConfig(**cfg)).generate(requests)
+        assert [r.token_ids for r in results] == [r.token_ids for r in refs], cfg
+
+
+def test_bfloat16_with_int8_is_refused(bf16_model):
+    with pytest.raises(ValueError, match="int8"):
+        apply_format(copy.deepcopy(bf16_model), "bfloat16", "int8")
+
+
+def test_a_checkpoint_that_does_not_fit_is_refused_with_both_figures(bf16_model, tmp_path, monkeypatch):
+    with pytest.raises(MemoryError, match=r"needs 2\.0 GB of memory but only 1\.0 GB is available"):
+        check_fits(2_000_000_000, "model", available=1_000_000_000)
+    bf16_model.save_pretrained(tmp_path / "m")
+    monkeypatch.setattr("jocr.model.formats.memory_available", lambda: 1000)
+    with pytest.raises(MemoryError, match="GB is available"):
+        load_formatted(tmp_path / "m")
+    monkeypatch.undo()
+    model = load_formatted(tmp_path / "m", "auto")
+    assert isinstance(model.lm_head, PackedLinear)
