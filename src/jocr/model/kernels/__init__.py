@@ -21,6 +21,8 @@ import torch
 SOURCE = Path(__file__).with_name("linear.c")
 MAX_ROWS = 8  # above this many rows torch's fp32 GEMM on upcast weights is faster (measured, docs/model.md)
 
+PARALLEL_MIN = 1 << 18  # weights per call from which the work is split across torch's threads
+
 _lib: ctypes.CDLL | None = None
 _tried = False
 
@@ -77,7 +79,9 @@ def linear(x: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor | None = N
     m, k = x.shape
     n = weight.shape[0]
     y = torch.empty(m, n, dtype=torch.float32)
-    threads = torch.get_num_threads()
+    # One thread for small matrices: waking a second one costs more than it saves (and a descheduled worker
+    # on a busy machine stalls the whole call).
+    threads = torch.get_num_threads() if n * k >= PARALLEL_MIN else 1
     if weight.dtype == torch.bfloat16:
         _lib.linear_bf16(x.data_ptr(), weight.data_ptr(), None, y.data_ptr(), m, n, k, threads)
     else:

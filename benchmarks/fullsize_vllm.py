@@ -1,0 +1,71 @@
+"""vLLM's CPU backend on the checkpoint of benchmarks/fullsize.py (run by it with --vllm PYTHON).
+
+    PYTHON benchmarks/fullsize_vllm.py CHECKPOINT IMAGE PROMPT_IDS_JSON PAGE_TOKENS REPEATS
+
+CPU settings as in docs/vllm.md (eager, single process, 1 GiB KV cache), bf16 like the checkpoint, greedy,
+EOS ignored, no repetition guard and no speculation. Decode tokens/s at batch 1 and 8 is the difference of two
+generations of different lengths (so the prefill cancels); the page is one generation of PAGE_TOKENS tokens
+with the image. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def main() -> int:
+    path, image_path, prompt, page_tokens, repeats = sys.argv[1:6]
+    prompt, page_tokens, repeats = json.loads(prompt), int(page_tokens), int(repeats)
+    from PIL import Image
+    from vllm import LLM, SamplingParams
+
+    from jocr.integrations.vllm import register, vllm_llm_kwargs
+
+    register()
+    kwargs = vllm_llm_kwargs(
+        path,
+        num_speculative_tokens=0,
+        enforce_eager=True,
+        distributed_executor_backend="uni",
+        dtype="bfloat16",
+    )
+    kwargs.pop("logits_processors", None)  # no repetition guard: the same work as the jocr side
+    llm = LLM(**kwargs)
+
+    def params(n: int) -> SamplingParams:
+        return SamplingParams(temperature=0.0, max_tokens=n, ignore_eos=True, detokenize=False)
+
+    text = [[0] + [1000 + 37 * i + j for j in range(63)] for i in range(8)]
+
+    def run(inputs, n: int) -> float:
+        start = time.perf_counter()
+        llm.generate(inputs, params(n), use_tqdm=False)
+        return time.perf_counter() - start
+
+    out = {}
+    for b in (1, 8):
+        inputs = [{"prompt_token_ids": t} for t in text[:b]]
+        run(inputs, 2)  # warm-up
+        rates = []
+        for _ in range(repeats):
+            short, long_ = run(inputs, 4), run(inputs, 28)
+            rates.append(b * 24 / (long_ - short))
+        out[f"tok_s_b{b}"] = statistics.median(rates)
+    image = Image.open(image_path).convert("RGB")
+    page = {"prompt_token_ids": prompt, "multi_modal_data": {"image": image}}
+    out["page_s"] = run([page], page_tokens)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
