@@ -35,6 +35,7 @@ import gc
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,6 +82,11 @@ def machine(repeats: int) -> dict:
 
 
 def ensure_checkpoint(preset: str, cache: Path) -> Path:
+    """The random checkpoint, built once. vLLM loads a tokenizer from the directory: the bundled one is copied
+    (its ids are only used to detokenize; prompts are given as ids)."""
+    bundled = Path(__file__).parents[1] / "models" / "tokenizer.json"
+    if bundled.is_file() and cache.is_dir() and not (cache / "tokenizer.json").is_file():
+        shutil.copy(bundled, cache / "tokenizer.json")
     if (cache / "config.json").is_file() and (
         (cache / "model.safetensors.index.json").is_file() or (cache / "model.safetensors").is_file()
     ):
@@ -90,6 +96,8 @@ def ensure_checkpoint(preset: str, cache: Path) -> Path:
         model = OCRModel(OCRConfig.preset(preset))
     model = model.to(torch.bfloat16).to_empty(device="cpu").init_weights(seed=0)  # no fp32 copy
     model.save_pretrained(cache, dtype="bfloat16", max_shard_size="2GB")
+    if bundled.is_file():
+        shutil.copy(bundled, cache / "tokenizer.json")
     del model
     gc.collect()
     return cache
