@@ -63,7 +63,7 @@ class MTPDrafter:
             pos = torch.minimum(m_d[:, None] + steps, (n_d - 2).clamp(min=0)[:, None])  # (B, W)
             prev = cache.hidden[rows, pos]  # (B, W, D)
             ids = cache.tokens[rows, pos + 1]  # (B, W)
-            out = self.model.mtp_step(prev, ids, pos, view)
+            out = self.model.mtp_step(prev, ids, pos, view, num_logits_to_keep=1)  # only the newest drafts
             offset += width
         if k == 0:
             # Leave the newest pair uncovered: the next call recomputes it (same k/v) for draft 1's logits.

@@ -220,7 +220,10 @@ class OCRModel(nn.Module):
         next_ids: torch.Tensor,  # (B, T) the tokens that follow prev_hidden's positions
         positions: torch.Tensor,  # (B, T) positions for RoPE and the cache slots of layer num_hidden_layers
         cache: KVCache | None = None,
+        num_logits_to_keep: int | None = None,
     ) -> MTPOutput:
+        """One draft step; `num_logits_to_keep` computes logits for the last n positions only (a catch-up over
+        several committed positions needs the newest one: the lm_head is most of a draft step's bytes)."""
         if self.mtp_module is None:
             raise RuntimeError("this model has no MTP head (config.mtp.enabled is false)")
         head = self.mtp_module.heads[0]
@@ -232,7 +235,8 @@ class OCRModel(nn.Module):
         cos, sin = self.rotary(positions, token_embeds.dtype)
         h = head(token_embeds, prev_hidden, cos, sin, positions, cache)
         normed = norm(h)
-        return MTPOutput(lm_head(normed).float(), h, normed)
+        head_in = normed if num_logits_to_keep is None else normed[:, -num_logits_to_keep:]
+        return MTPOutput(lm_head(head_in).float(), h, normed)
 
     def mtp_feedback(self, output: ModelOutput | MTPOutput) -> torch.Tensor:
         """The state to feed to the next draft step, taken before or after the final norm per MTPConfig."""
