@@ -35,7 +35,6 @@ import gc
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -81,25 +80,42 @@ def machine(repeats: int) -> dict:
     return out
 
 
+def write_tokenizer(path: Path, vocab_size: int) -> None:
+    """vLLM loads a tokenizer from the checkpoint and checks prompt ids against its size: jocr's byte-level
+    tokenizer (special tokens, bytes) padded with filler tokens up to the model's vocabulary. Prompts are
+    given as ids and outputs are not detokenized, so the fillers are never read."""
+    from tokenizers import AddedToken, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer as HFTokenizer
+
+    from jocr.tokenizer import SPECIAL_TOKENS
+
+    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS)}
+    for ch in sorted(pre_tokenizers.ByteLevel.alphabet()):
+        vocab[ch] = len(vocab)
+    while len(vocab) < vocab_size:
+        vocab[f"<filler_{len(vocab)}>"] = len(vocab)
+    hf = HFTokenizer(models.BPE(vocab=vocab, merges=[]))
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = decoders.ByteLevel()
+    hf.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS])
+    hf.save(str(path))
+
+
 def ensure_checkpoint(preset: str, cache: Path) -> Path:
-    """The random checkpoint, built once. vLLM loads a tokenizer from the directory: the bundled one is copied
-    (its ids are only used to detokenize; prompts are given as ids)."""
-    bundled = Path(__file__).parents[1] / "models" / "tokenizer.json"
-    if bundled.is_file() and cache.is_dir() and not (cache / "tokenizer.json").is_file():
-        shutil.copy(bundled, cache / "tokenizer.json")
-    if (cache / "config.json").is_file() and (
-        (cache / "model.safetensors.index.json").is_file() or (cache / "model.safetensors").is_file()
+    """The random checkpoint (and a tokenizer of its vocabulary size), built once."""
+    if not (
+        (cache / "config.json").is_file()
+        and ((cache / "model.safetensors.index.json").is_file() or (cache / "model.safetensors").is_file())
     ):
-        return cache
-    print(f"building the random {preset} checkpoint in {cache} (once) ...", flush=True)
-    with torch.device("meta"):
-        model = OCRModel(OCRConfig.preset(preset))
-    model = model.to(torch.bfloat16).to_empty(device="cpu").init_weights(seed=0)  # no fp32 copy
-    model.save_pretrained(cache, dtype="bfloat16", max_shard_size="2GB")
-    if bundled.is_file():
-        shutil.copy(bundled, cache / "tokenizer.json")
-    del model
-    gc.collect()
+        print(f"building the random {preset} checkpoint in {cache} (once) ...", flush=True)
+        with torch.device("meta"):
+            model = OCRModel(OCRConfig.preset(preset))
+        model = model.to(torch.bfloat16).to_empty(device="cpu").init_weights(seed=0)  # no fp32 copy
+        model.save_pretrained(cache, dtype="bfloat16", max_shard_size="2GB")
+        del model
+        gc.collect()
+    if not (cache / "tokenizer.json").is_file():
+        write_tokenizer(cache / "tokenizer.json", OCRConfig.load(cache).decoder.vocab_size)
     return cache
 
 
@@ -211,10 +227,12 @@ def int8_error(path: Path, prompt: list[int], steps: int) -> dict:
     }
 
 
-def run_vllm(python: str, path: Path, prompt: list[int], image_path: Path, tokens: int, repeats: int) -> dict:
+def run_vllm(python: str, path: Path, payload: dict) -> dict:
     script = Path(__file__).with_name("fullsize_vllm.py")
+    payload_path = path / "vllm_payload.json"
+    payload_path.write_text(json.dumps(payload))
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "src"))
-    cmd = [python, str(script), str(path), str(image_path), json.dumps(prompt), str(tokens), str(repeats)]
+    cmd = [python, str(script), str(path), str(payload_path)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
     except subprocess.TimeoutExpired:
@@ -334,14 +352,14 @@ def main(argv: list[str] | None = None) -> int:
         image_path = cache / "page.png"
         image.save(image_path)
         try:
-            v = run_vllm(
-                args.vllm,
-                path,
-                prompt[:1] + [config.image_token_id] + prompt[-8:],
-                image_path,
-                args.page_tokens,
-                args.repeats,
-            )
+            payload = {
+                "image": str(image_path),
+                "page": prompt[:1] + [config.image_token_id] + prompt[-8:],  # vLLM expands the one <image>
+                "text": [text_ids(config, 32, 1000 + i) for i in range(8)],
+                "page_tokens": args.page_tokens,
+                "repeats": args.repeats,
+            }
+            v = run_vllm(args.vllm, path, payload)
             res.update({f"vllm_{k}": x for k, x in v.items()})
         except RuntimeError as exc:
             print(str(exc)[:2000], flush=True)

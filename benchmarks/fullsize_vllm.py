@@ -1,6 +1,6 @@
 """vLLM's CPU backend on the checkpoint of benchmarks/fullsize.py (run by it with --vllm PYTHON).
 
-    PYTHON benchmarks/fullsize_vllm.py CHECKPOINT IMAGE PROMPT_IDS_JSON PAGE_TOKENS REPEATS
+    PYTHON benchmarks/fullsize_vllm.py CHECKPOINT PAYLOAD_JSON   (image, page and text prompt ids, counts)
 
 CPU settings as in docs/vllm.md (eager, single process, 1 GiB KV cache), bf16 like the checkpoint, greedy,
 EOS ignored, no repetition guard and no speculation. Decode tokens/s at batch 1 and 8 is the difference of two
@@ -23,8 +23,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main() -> int:
-    path, image_path, prompt, page_tokens, repeats = sys.argv[1:6]
-    prompt, page_tokens, repeats = json.loads(prompt), int(page_tokens), int(repeats)
+    path = sys.argv[1]
+    with open(sys.argv[2]) as f:
+        payload = json.load(f)
+    page_tokens, repeats = int(payload["page_tokens"]), int(payload["repeats"])
     from PIL import Image
     from vllm import LLM, SamplingParams
 
@@ -44,7 +46,7 @@ def main() -> int:
     def params(n: int) -> SamplingParams:
         return SamplingParams(temperature=0.0, max_tokens=n, ignore_eos=True, detokenize=False)
 
-    text = [[0] + [1000 + 37 * i + j for j in range(63)] for i in range(8)]
+    text = payload["text"]
 
     def run(inputs, n: int) -> float:
         start = time.perf_counter()
@@ -60,8 +62,8 @@ def main() -> int:
             short, long_ = run(inputs, 4), run(inputs, 28)
             rates.append(b * 24 / (long_ - short))
         out[f"tok_s_b{b}"] = statistics.median(rates)
-    image = Image.open(image_path).convert("RGB")
-    page = {"prompt_token_ids": prompt, "multi_modal_data": {"image": image}}
+    image = Image.open(payload["image"]).convert("RGB")
+    page = {"prompt_token_ids": payload["page"], "multi_modal_data": {"image": image}}
     out["page_s"] = run([page], page_tokens)
     print(json.dumps(out))
     return 0
