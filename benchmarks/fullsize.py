@@ -227,16 +227,16 @@ def int8_error(path: Path, prompt: list[int], steps: int) -> dict:
     }
 
 
-def run_vllm(python: str, path: Path, payload: dict) -> dict:
+def run_vllm(python: str, path: Path, payload: dict, timeout: int) -> dict:
     script = Path(__file__).with_name("fullsize_vllm.py")
     payload_path = path / "vllm_payload.json"
     payload_path.write_text(json.dumps(payload))
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "src"))
     cmd = [python, str(script), str(path), str(payload_path)]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise RuntimeError("vLLM run failed: no result within 1200 s") from None
+        raise RuntimeError(f"vLLM run failed: no result within {timeout} s") from None
     lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
     if done.returncode != 0 or not lines:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
@@ -244,31 +244,8 @@ def run_vllm(python: str, path: Path, payload: dict) -> dict:
     return json.loads(lines[-1])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--preset", default="deepseek-ocr")
-    parser.add_argument(
-        "--cache", type=Path, help="checkpoint directory (default ~/.cache/jocr/fullsize-PRESET)"
-    )
-    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16"))
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=24, help="decode steps per decode/c measurement")
-    parser.add_argument("--page-tokens", type=int, default=1000)
-    parser.add_argument("--check-tokens", type=int, default=24)
-    parser.add_argument(
-        "--int8", action="store_true", help="also measure int8 weights (decode, logits error)"
-    )
-    parser.add_argument("--vllm", metavar="PYTHON", help="interpreter of a vLLM CPU environment")
-    parser.add_argument("--skip-page", action="store_true", help="no end-to-end page runs")
-    args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    cache = args.cache or Path.home() / ".cache" / "jocr" / f"fullsize-{args.preset}"
-    print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads, load {os.getloadavg()[0]:.2f}",
-        flush=True,
-    )
+def measure(args, cache: Path) -> dict:
+    """Every jocr figure (steps 1-8 of the module docstring)."""
     res: dict = {}
     res.update(machine(args.repeats))
     print(
@@ -347,7 +324,48 @@ def main(argv: list[str] | None = None) -> int:
             f"top-1 agreement {res['int8_top1_agree']:.1%}",
             flush=True,
         )
-        res["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+        res["peak_rss_gb_int8_phase"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", default="deepseek-ocr")
+    parser.add_argument(
+        "--cache", type=Path, help="checkpoint directory (default ~/.cache/jocr/fullsize-PRESET)"
+    )
+    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16"))
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=24, help="decode steps per decode/c measurement")
+    parser.add_argument("--page-tokens", type=int, default=1000)
+    parser.add_argument("--check-tokens", type=int, default=24)
+    parser.add_argument(
+        "--int8", action="store_true", help="also measure int8 weights (decode, logits error)"
+    )
+    parser.add_argument("--vllm", metavar="PYTHON", help="interpreter of a vLLM CPU environment")
+    parser.add_argument("--skip-page", action="store_true", help="no end-to-end page runs")
+    parser.add_argument("--save", type=Path, help="write the jocr figures to this JSON file")
+    parser.add_argument("--reuse", type=Path, help="take the jocr figures from --save's file (vLLM only)")
+    parser.add_argument("--vllm-timeout", type=int, default=1200, help="seconds for the vLLM run")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cache = args.cache or Path.home() / ".cache" / "jocr" / f"fullsize-{args.preset}"
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    if args.reuse:
+        res = json.loads(args.reuse.read_text())
+    else:
+        res = measure(args, cache)
+        if args.save:
+            args.save.write_text(json.dumps(res, indent=1) + "\n")
+    path = ensure_checkpoint(args.preset, cache)
+    config = OCRConfig.load(path)
+    image = page_image()
+    prompt = page_prompt(config, preprocess_image(image, config.vision))
     if args.vllm:
         image_path = cache / "page.png"
         image.save(image_path)
@@ -359,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
                 "page_tokens": args.page_tokens,
                 "repeats": args.repeats,
             }
-            v = run_vllm(args.vllm, path, payload)
+            v = run_vllm(args.vllm, path, payload, args.vllm_timeout)
             res.update({f"vllm_{k}": x for k, x in v.items()})
         except RuntimeError as exc:
             print(str(exc)[:2000], flush=True)
