@@ -5,7 +5,7 @@
 CPU settings as in docs/vllm.md (eager, single process, 1 GiB KV cache), bf16 like the checkpoint, greedy,
 EOS ignored, no repetition guard and no speculation. Decode tokens/s at batch 1 and 8 is the difference of two
 generations of different lengths (so the prefill cancels); the page is one generation of PAGE_TOKENS tokens
-with the image. Prints one JSON line.
+with the image. Prints a JSON line after each figure (the last one holds them all).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ def main() -> int:
             short, long_ = run(inputs, 4), run(inputs, 28)
             rates.append(b * 24 / (long_ - short))
         out[f"tok_s_b{b}"] = statistics.median(rates)
+        print(json.dumps(out), flush=True)  # partial results survive a time limit on the page run
     image = Image.open(payload["image"]).convert("RGB")
     page = {"prompt_token_ids": payload["page"], "multi_modal_data": {"image": image}}
     out["page_s"] = run([page], page_tokens)
