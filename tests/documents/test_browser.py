@@ -5,6 +5,7 @@ contexts are closed after each page. Needs `playwright` and `chromium` (make set
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import threading
 import time
@@ -176,3 +177,21 @@ def test_hanging_page_times_out_and_busy_is_refused(renderer, site):
     assert renderer.open_contexts() == 0
     page = renderer.render(ARTICLE, site["url"] + "/article.html", "screenshot")  # the browser still works
     assert page.data.startswith(b"\x89PNG")
+
+
+def test_chromium_that_died_is_started_again(renderer, site):
+    # Stands in for a crash: the browser goes away under the renderer, which notices at the next page.
+    old = renderer._browser
+    asyncio.run_coroutine_threadsafe(old.close(), renderer._loop).result(timeout=20)
+    page = renderer.render(ARTICLE, site["url"] + "/article.html")
+    assert page.title == "Quarterly report" and renderer._browser is not old
+
+
+def test_missing_chromium_is_a_clear_error():
+    web = WebRenderer(BrowserConfig(executable="/nonexistent/chromium"))
+    try:
+        with pytest.raises(BrowserError, match="needs Chromium") as info:
+            web.render(ARTICLE, "https://example.com/")
+        assert info.value.status == 501
+    finally:
+        web.close()

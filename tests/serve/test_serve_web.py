@@ -155,6 +155,14 @@ def test_article_is_read_like_its_printed_pdf(web, web_live, site, tiny_model, t
     assert answer["content"] == parse(printed.data, model=loaded, max_tokens=MAX_TOKENS).markdown
 
 
+def test_demo_page_image_of_a_web_page(web, site):
+    response = web.post("/v1/pages", json={"url": site["url"] + "/long.html", "page": 2})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["title"] == "Long" and answer["page"] == 2 and answer["num_pages"] >= 2
+    assert answer["image"].startswith("data:image/png;base64,")
+
+
 def test_long_page_x_page(web, site):
     url = site["url"] + "/long.html"
     response = web.get("/" + url, headers={"X-Page": "2", "Accept": "application/json"})

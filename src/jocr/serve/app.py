@@ -42,7 +42,7 @@ from jocr.serve.openai import (
     parse_chat_request,
     usage_dict,
 )
-from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input
+from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, web_page
 from jocr.serve.service import OCRService, SamplingParams, Submitted, Transcription
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
@@ -365,14 +365,15 @@ async def _render_page(request: Request, service: OCRService) -> dict[str, Any]:
     page = payload.get("page", 1) if isinstance(payload, dict) else 1
     if not isinstance(page, int) or isinstance(page, bool) or page < 1:
         raise ApiError(400, "page must be a positive integer (1-based)", param="page")
-    deadline = time.monotonic() + service.config.fetch.timeout_s + 5
-    data, source_url, _content_type = await read_input(request, service, None, deadline)
-    doc = await service.open_document(data, source_url or "document")
+    deadline = time.monotonic() + service.config.fetch.timeout_s + service.config.browser.timeout_s + 5
+    data, source_url, content_type = await read_input(request, service, None, deadline)
+    web = await web_page(service, data, source_url, content_type, "pdf", deadline)
+    doc = await service.open_document(web.data if web else data, source_url or "document")
     try:
         if page > doc.num_pages:
             raise ApiError(400, f"page {page} is out of range: the document has {doc.num_pages} page(s)")
         image = await doc.render(page - 1)
-        title = doc.title
+        title = web.title if web else doc.title
     finally:
         await doc.close()
 

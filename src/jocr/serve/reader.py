@@ -24,7 +24,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from jocr.documents.browser import is_html
+from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
 from jocr.documents.postprocess import join_pages
 from jocr.documents.preprocess import is_blank_page
@@ -151,6 +151,17 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
     return data, payload.get("filename") or "", None
 
 
+async def web_page(
+    service: OCRService, data: bytes, url: str, content_type: str | None, mode: str, deadline: float
+) -> RenderedPage | None:
+    """A fetched web page rendered in Chromium (its PDF, or a PNG for screenshot/pageshot); None for
+    anything else, which is read as it is. Base64 input (no content type) is never rendered: a page
+    needs its URL for its links and resources."""
+    if content_type is None or not is_html(data, content_type):
+        return None
+    return await service.render_web_page(data, url, content_type, mode, deadline)
+
+
 async def handle_reader(request: Request, service: OCRService, url_path: str | None) -> Response:
     opts = parse_options(request, service)
     deadline = time.monotonic() + opts.timeout_s
@@ -159,13 +170,11 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
     try:
         async with asyncio.timeout(opts.timeout_s):
             data, source_url, content_type = await read_input(request, service, url_path, deadline)
-            web_title = ""
-            if content_type is not None and is_html(data, content_type):
-                mode = opts.respond_with if opts.respond_with in SHOTS else "pdf"
-                web = await service.render_web_page(data, source_url, content_type, mode, deadline)
-                if mode != "pdf":
-                    return image_response(web.data, opts, source_url, web.title)
-                data, web_title = web.data, web.title
+            mode = opts.respond_with if opts.respond_with in SHOTS else "pdf"
+            web = await web_page(service, data, source_url, content_type, mode, deadline)
+            if web is not None and web.mode != "pdf":
+                return image_response(web.data, opts, source_url, web.title)
+            data, web_title = (web.data, web.title) if web else (data, "")
             doc = await service.open_document(data, source_url or "document")
             try:
                 if opts.respond_with in SHOTS:
