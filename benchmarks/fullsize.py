@@ -227,6 +227,16 @@ def int8_error(path: Path, prompt: list[int], steps: int) -> dict:
     }
 
 
+def baseline(path: Path, prompt: list[int], steps: int, repeats: int) -> dict:
+    """The plain torch path (--dtype bfloat16: bf16 weights and products) for comparison: decode batch 1 and
+    the cost of a FastMTP k=3 step."""
+    model = load_formatted(path, "bfloat16")
+    with torch.inference_mode():
+        plain = step_time(model, 0, prompt, steps, repeats)
+        spec = step_time(model, 3, prompt, steps, repeats)
+    return {"bf16_decode_tok_s_b1": 1.0 / plain, "bf16_c_k3": spec / plain}
+
+
 def run_vllm(python: str, path: Path, payload: dict, timeout: int) -> dict:
     script = Path(__file__).with_name("fullsize_vllm.py")
     payload_path = path / "vllm_payload.json"
@@ -330,6 +340,12 @@ def measure(args, cache: Path) -> dict:
             flush=True,
         )
         res["peak_rss_gb_int8_phase"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+    if args.baseline:
+        res.update(baseline(path, text_ids(config, 64, 7), args.steps, 1))  # one run: a reference point
+        print(
+            f"bf16 torch path: decode {res['bf16_decode_tok_s_b1']:.2f} tok/s, c(3) {res['bf16_c_k3']:.2f}",
+            flush=True,
+        )
     return res
 
 
@@ -347,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-tokens", type=int, default=24)
     parser.add_argument(
         "--int8", action="store_true", help="also measure int8 weights (decode, logits error)"
+    )
+    parser.add_argument(
+        "--baseline", action="store_true", help="also measure the plain bf16 torch path (decode, c(3))"
     )
     parser.add_argument("--vllm", metavar="PYTHON", help="interpreter of a vLLM CPU environment")
     parser.add_argument("--skip-page", action="store_true", help="no end-to-end page runs")
