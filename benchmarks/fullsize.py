@@ -184,6 +184,32 @@ def decode_rate(model, batch: int, config: OCRConfig, steps: int, repeats: int) 
     return statistics.median(rates)
 
 
+def breakdown(model, prompt: list[int], repeats: int) -> dict:
+    """A speculative step's parts in units of a plain step (batch 1): the verifier over 2 and 4 positions
+    and one FastMTP draft step, each timed alone on a cache holding the prompt."""
+    from jocr.engine.cache import KVCache
+
+    t = len(prompt)
+    cache = KVCache(1, t + 8, dtype=next(model.parameters()).dtype)
+    view = cache.view(0, 1)
+    out = model(torch.tensor([prompt]), positions=torch.arange(t)[None], cache=view, num_logits_to_keep=1)
+    state = model.mtp_feedback(out)[:, -1:]  # (1, 1, D)
+    ids = torch.tensor([prompt[-4:]])  # (1, 4): the tokens are irrelevant to the cost
+
+    def verify(n: int):
+        return lambda: model(ids[:, :n], positions=torch.arange(t, t + n)[None], cache=cache.view(0, 1))
+
+    times = {n: median_time(verify(n), repeats + 2)[0] for n in (1, 2, 4)}
+    draft, _ = median_time(
+        lambda: model.mtp_step(state, ids[:, :1], torch.tensor([[t]]), cache.view(0, 1)), repeats + 2
+    )
+    return {
+        "verify2_vs_step": times[2] / times[1],
+        "verify4_vs_step": times[4] / times[1],
+        "draft_step_vs_step": draft / times[1],
+    }
+
+
 def check_tokens(model, prompt: list[int], views, tokens: int) -> dict:
     """Greedy tokens of the fast paths (AR, FastMTP k=3) against the reference path (kernel off)."""
     packed = [m for m in model.modules() if isinstance(m, PackedLinear)]
@@ -322,6 +348,13 @@ def measure(args, cache: Path) -> dict:
             res[f"c_k{k}"] = step_time(model, k, text, args.steps, args.repeats) / plain
             print(f"c(k={k}) = {res[f'c_k{k}']:.2f}", flush=True)
         res["projected_speedup_tau"] = TAU / res["c_k3"]
+        res.update(breakdown(model, text, args.repeats))
+        print(
+            f"parts: verify over 2 / 4 positions {res['verify2_vs_step']:.2f} / "
+            f"{res['verify4_vs_step']:.2f}, "
+            f"one draft step {res['draft_step_vs_step']:.2f} plain steps",
+            flush=True,
+        )
         if not args.skip_page:
             for k, key in ((0, "page_s"), (3, "page_s_spec")):
                 run = page(model, prompt, tiled, args.page_tokens, k)
@@ -369,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--vllm", metavar="PYTHON", help="interpreter of a vLLM CPU environment")
     parser.add_argument("--skip-page", action="store_true", help="no end-to-end page runs")
-    parser.add_argument("--save", type=Path, help="write the jocr figures to this JSON file")
+    parser.add_argument("--save", type=Path, help="write the figures to this JSON file")
     parser.add_argument("--reuse", type=Path, help="take the jocr figures from --save's file (vLLM only)")
     parser.add_argument("--vllm-timeout", type=int, default=1200, help="seconds for the vLLM run")
     args = parser.parse_args(argv)
@@ -405,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
             res.update({f"vllm_{k}": x for k, x in v.items()})
         except RuntimeError as exc:
             print(str(exc)[:2000], flush=True)
+    if args.save and args.vllm:
+        args.save.write_text(json.dumps(res, indent=1) + "\n")
     report(res, args)
     return 0
 
