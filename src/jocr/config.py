@@ -17,6 +17,20 @@ from typing import Any
 
 from jocr.types import count_image_tokens, view_side_tokens
 
+# Keys Transformers writes into a config.json (an exported repository's, `jocr export hf`): bookkeeping, not
+# model settings, so jocr's own dialect skips them.
+HF_BOOKKEEPING_KEYS = frozenset(
+    {
+        "architectures",
+        "auto_map",
+        "torch_dtype",
+        "dtype",
+        "transformers_version",
+        "_name_or_path",
+        "tie_word_embeddings",
+    }
+)
+
 
 def from_known_keys(cls, data: dict[str, Any], where: str | None = None):
     """Build a dataclass from a dict, refusing unknown keys (a typo must not silently fall back); the error
@@ -63,6 +77,8 @@ class VisionConfig:
     tile_size: int = 640
     crop_mode: bool = True
     min_tiles: int = 2
+    # Tile-count limit: DeepSeek-OCR's Transformers code allows 2-9 tiles, its vLLM config and vLLM's
+    # processor 2-6 (a 1920x1080 page gets 4x2 tiles under 9, 2x1 under 6); `--max-tiles` overrides it.
     max_tiles: int = 9
     single_view_fit: str = "pad"  # "pad" (base/large modes) or "resize" (tiny/small modes)
 
@@ -93,7 +109,9 @@ class VisionConfig:
             if size % (self.patch_size * self.compress_factor):
                 raise ValueError(f"{name}={size} is not a multiple of patch_size * compress_factor")
         if not 1 <= self.min_tiles <= self.max_tiles:
-            raise ValueError("need 1 <= min_tiles <= max_tiles")
+            raise ValueError(
+                f"need 1 <= min_tiles <= max_tiles (min_tiles {self.min_tiles}, max_tiles {self.max_tiles})"
+            )
         if any(not 0 <= i < self.sam_depth for i in self.sam_global_attn_indexes):
             raise ValueError("sam_global_attn_indexes out of range")
 
@@ -202,7 +220,7 @@ class OCRConfig:
     def from_dict(cls, data: dict[str, Any]) -> OCRConfig:
         """Our own layout, or the published DeepSeek-OCR / jina-ocr-v1 `config.json` naming."""
         if data.get("model_type") == "jocr" or "decoder" in data:
-            data = {k: v for k, v in data.items() if k != "model_type"}
+            data = {k: v for k, v in data.items() if k != "model_type" and k not in HF_BOOKKEEPING_KEYS}
             return from_known_keys(cls, data).validate()
         return from_published_dict(data)
 
@@ -226,6 +244,12 @@ class OCRConfig:
             data = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: invalid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a JSON object")
+        if _published_without_image_id(data):
+            # The published DeepSeek-OCR config.json does not name the `<image>` id; like vLLM, take it from
+            # the tokenizer beside it rather than assume the published tokenizer's 128815.
+            data = {**data, "image_token_id": tokenizer_image_id(path.parent)}
         return cls.from_dict(data)
 
     @classmethod
@@ -233,6 +257,41 @@ class OCRConfig:
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
         return PRESETS[name]().validate()
+
+
+def _published_without_image_id(data: dict[str, Any]) -> bool:
+    if data.get("model_type") == "jocr" or "decoder" in data:
+        return False
+    lang = data.get("language_config") or {}
+    return data.get("image_token_id") is None and lang.get("image_token_id") is None
+
+
+def tokenizer_image_id(directory: str | Path) -> int:
+    """The id of `<image>` in `directory/tokenizer.json` (its added tokens, else its vocabulary)."""
+    directory = Path(directory)
+    path = directory / "tokenizer.json"
+    fix = (
+        f'add "image_token_id": <the id of <image> in the model\'s tokenizer> to '
+        f"{directory / 'config.json'}, or put the model's tokenizer.json in {directory}"
+    )
+    if not path.is_file():
+        raise ValueError(
+            f"{directory}: config.json does not name image_token_id and there is no tokenizer.json; {fix}"
+        )
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: invalid JSON ({exc}); {fix}") from None
+    for token in data.get("added_tokens") or []:
+        if isinstance(token, dict) and token.get("content") == "<image>" and isinstance(token.get("id"), int):
+            return token["id"]
+    vocab = (data.get("model") or {}).get("vocab")
+    if isinstance(vocab, dict) and isinstance(vocab.get("<image>"), int):
+        return vocab["<image>"]
+    raise ValueError(
+        f"{directory}: config.json does not name image_token_id and tokenizer.json has no <image> token; "
+        f"{fix}"
+    )
 
 
 def _vision_from_dict(data: dict[str, Any]) -> VisionConfig:

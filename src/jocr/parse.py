@@ -107,7 +107,7 @@ def normalise_spec(spec: str | int) -> str | int:
     return k
 
 
-_MODEL_CACHE: dict[tuple[str, str, str], LoadedModel] = {}
+_MODEL_CACHE: dict[tuple[str, str, str, str, int | None], LoadedModel] = {}
 
 
 def load_model(
@@ -116,13 +116,15 @@ def load_model(
     dtype: Any = "auto",
     cache: bool = True,
     quantize: str = "none",
+    max_tiles: int | None = None,
 ) -> LoadedModel:
     """Load a model directory (config.json, model.safetensors, tokenizer.json).
 
     path None: $JOCR_MODEL, else the bundled `models/`. dtype "auto" (or None): the fastest format that rounds
     nothing (jocr.model.formats: bf16 on CUDA; on CPU fp32 compute over the stored bytes), "float32" or
-    "bfloat16"; quantize "int8" is the opt-in lossy CPU format. Loaded models are cached per (path, device,
-    dtype, quantize) so repeated `jocr.parse` calls do not reload.
+    "bfloat16"; quantize "int8" is the opt-in lossy CPU format. max_tiles replaces the config's tile-count
+    limit (`VisionConfig.max_tiles`). Loaded models are cached per (path, device, dtype, quantize, max_tiles)
+    so repeated `jocr.parse` calls do not reload.
     """
     import torch
 
@@ -141,12 +143,15 @@ def load_model(
         dtype = "auto"
     if isinstance(dtype, torch.dtype):
         dtype = str(dtype).removeprefix("torch.")
-    key = (str(directory.resolve()), device, str(dtype), quantize)
+    key = (str(directory.resolve()), device, str(dtype), quantize, max_tiles)
     if cache and key in _MODEL_CACHE:
         return _MODEL_CACHE[key]
     from jocr.model.formats import load_formatted
 
     model = load_formatted(directory, dtype=dtype, quantize=quantize, device=device).eval()
+    if max_tiles is not None:
+        model.config.vision.max_tiles = int(max_tiles)
+        model.config.vision.validate()
     loaded = LoadedModel(
         model=model, tokenizer=Tokenizer.from_dir(directory), path=str(directory), device=device
     )
@@ -455,6 +460,7 @@ def parse(
     device: str = "cpu",
     raise_errors: bool = True,
     skip_blank: bool = True,
+    max_tiles: int | None = None,
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -464,11 +470,13 @@ def parse(
     dpi / longest_side: PDF rendering (144 dpi by default; longest_side renders to that many pixels).
     With raise_errors, an input that cannot be parsed raises `DocumentError`; otherwise it comes back as a
     Document with `.error` set. skip_blank: pages without ink come back empty (finish_reason "blank")
-    without running the model.
+    without running the model. max_tiles: the tile-count limit when `model` is loaded here (see `load_model`).
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
-    loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device)
+    if not isinstance(model, LoadedModel):
+        model = load_model(model, device=device, max_tiles=max_tiles)
+    loaded = model
     options = LoadOptions(password=password, longest_side=longest_side)
     if dpi is not None:
         options.dpi = float(dpi)

@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "train": "Train: sft, robust, grpo, merge, mtp",
     "serve": "Serve the OpenAI-compatible API, the Reader endpoint and the demo page",
     "model": "Inspect models (parameter counts)",
+    "export": "Export a model: hf (a self-contained Hugging Face repository)",
 }
 
 

@@ -51,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     add_format_arguments(parser)
     parser.add_argument(
+        "--max-tiles",
+        type=int,
+        help="tile-count limit per page (default: the model's; DeepSeek-OCR 9, vLLM 6)",
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=None,
@@ -171,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             dtype=args.dtype,
             quantize=args.quantize,
+            max_tiles=args.max_tiles,
         )
     except (OSError, ValueError, KeyError, MemoryError) as exc:
         raise CliError(f"cannot load the model: {' '.join(str(exc).split())}") from None

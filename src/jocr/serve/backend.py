@@ -68,11 +68,12 @@ class EngineBackend:
         device: str = "cpu",
         dtype: str = "auto",
         quantize: str = "none",
+        max_tiles: int | None = None,
     ) -> EngineBackend:
         """Load with `jocr.parse.load_model` (None: $JOCR_MODEL, else the bundled models/)."""
         from jocr.parse import load_model
 
-        loaded = load_model(model_dir, device=device, dtype=dtype, quantize=quantize)
+        loaded = load_model(model_dir, device=device, dtype=dtype, quantize=quantize, max_tiles=max_tiles)
         model_id = Path(loaded.path).resolve().name if loaded.path else "jocr"
         return cls.from_loaded(loaded, max_batch, max_queue, "auto", model_id or "jocr")
 

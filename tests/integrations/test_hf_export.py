@@ -1,0 +1,267 @@
+"""`jocr export hf`: the exported repository through Transformers' trust_remote_code, without jocr.
+
+- the bundled model: `infer` gives the jocr engine's greedy tokens and `jocr parse`'s Markdown, and the model
+  card's Transformers snippet, run as written in an interpreter where jocr cannot be imported, prints it;
+- a tiny checkpoint (sharded export): `model.generate` on a left-padded batch equals the engine row by row,
+  and `infer` applies the engine's repetition guard;
+- import: a published DeepSeek-OCR-layout checkpoint (no image_token_id in its config) re-exports with its
+  tensors bit-identical, twice over; errors name the directory and the fix;
+- the bundled code imports only the allowed packages.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from hf_helpers import MODELS, published_checkpoint, run_without_jocr, sample_page
+from safetensors import safe_open
+from vllm_fixtures import build_checkpoint, pages
+from vllm_fixtures import prompts as page_prompts
+
+from jocr.config import OCRConfig
+from jocr.documents.preprocess import preprocess_image, views_token_count
+from jocr.engine import GenerationRequest
+from jocr.engine.guard import GuardConfig
+from jocr.integrations.hf import bundle as hf_bundle
+from jocr.integrations.hf.card import snippets
+from jocr.integrations.hf.export import ExportError, export_hf
+from jocr.parse import DEFAULT_MAX_TOKENS, LoadedModel, load_model
+from jocr.tokenizer import DEFAULT_PROMPT, Tokenizer
+
+transformers = pytest.importorskip("transformers")
+NO_GUARD = GuardConfig(ngram_size=0, loop_detection=False)
+
+
+def _auto(path):
+    tok = transformers.AutoTokenizer.from_pretrained(path, trust_remote_code=True)
+    model = transformers.AutoModel.from_pretrained(path, trust_remote_code=True, use_safetensors=True)
+    return model.eval(), tok
+
+
+def _tensors(path) -> dict[str, torch.Tensor]:
+    out = {}
+    for file in sorted(path.glob("*.safetensors")):
+        with safe_open(str(file), framework="pt") as f:
+            out.update({k: f.get_tensor(k) for k in f.keys()})
+    return out
+
+
+# The bundled model ----------
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_bundled")
+    return export_hf(MODELS, root / "jocr-bundled"), sample_page(root / "page.png")
+
+
+@pytest.fixture(scope="module")
+def engine_page(bundled):
+    """jocr's own result for the page: `jocr parse` (its engine runs spec "auto") on it."""
+    import jocr
+
+    _, png = bundled
+    loaded = load_model(MODELS)
+    doc = jocr.parse(str(png), model=loaded)
+    return loaded, doc.pages[0]
+
+
+def test_infer_matches_engine_tokens_and_parse_markdown(bundled, engine_page):
+    out, png = bundled
+    loaded, page = engine_page
+    model, tok = _auto(out)
+    details = model.infer(
+        tok,
+        prompt="<image>\n" + DEFAULT_PROMPT,
+        image_file=str(png),
+        output_path=str(png.parent / "out"),
+        save_results=True,
+        eval_mode=True,
+        return_details=True,
+    )
+    vision = loaded.vision
+    from PIL import Image
+
+    views = preprocess_image(Image.open(png), vision)
+    ids = loaded.tokenizer.build_prompt(DEFAULT_PROMPT, [views_token_count(views, vision)])
+    request = GenerationRequest(prompt_ids=ids, images=[views], max_tokens=DEFAULT_MAX_TOKENS)
+    engine_tokens = loaded.engine("auto").generate([request])[0].token_ids
+    assert details["token_ids"] == engine_tokens
+    assert details["finish_reason"] == page.finish_reason == "stop"
+    assert details["text"] == page.markdown and page.markdown.strip()
+    assert (png.parent / "out" / "result.mmd").read_text() == page.markdown
+
+
+def test_model_card_snippet_runs_without_jocr(bundled, engine_page, tmp_path):
+    out, png = bundled
+    _, page = engine_page
+    code = snippets(OCRConfig.load(out), out.name)["transformers"]
+    assert code in (out / "README.md").read_text()
+    code = code.replace(f'model_path = "{out.name}"', f"model_path = {str(out)!r}")
+    (tmp_path / "page.png").write_bytes(png.read_bytes())
+    proc = run_without_jocr("import jocr\n", tmp_path, timeout=120)
+    assert proc.returncode != 0 and "No module named 'jocr'" in proc.stderr
+    proc = run_without_jocr(code, tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == page.markdown
+
+
+# A tiny checkpoint ----------
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_tiny")
+    ckpt = build_checkpoint(root / "ckpt")
+    out = export_hf(ckpt, root / "export", max_shard_size="1MB")
+    return ckpt, out
+
+
+def _engine_tokens(ckpt, images, texts, max_tokens, guard):
+    loaded = load_model(ckpt, cache=False)
+    requests = []
+    for image, text in zip(images, texts):
+        views = preprocess_image(image, loaded.vision)
+        ids = loaded.tokenizer.build_prompt(text, [views_token_count(views, loaded.vision)])
+        requests.append(GenerationRequest(prompt_ids=ids, images=[views], max_tokens=max_tokens, guard=guard))
+    engine = LoadedModel(loaded.model, loaded.tokenizer).engine(0, batch_size=len(requests))
+    return [r.token_ids for r in engine.generate(requests)]
+
+
+def test_sharded_export_generate_matches_engine_on_a_padded_batch(tiny):
+    ckpt, out = tiny
+    index = json.loads((out / "model.safetensors.index.json").read_text())
+    assert len(set(index["weight_map"].values())) > 1
+    model, _ = _auto(out)
+    sys.path.insert(0, str(out))
+    try:
+        from processing_jocr import JocrProcessor
+    finally:
+        sys.path.remove(str(out))
+    images, texts = pages(2), page_prompts(2)
+    inputs = JocrProcessor.from_pretrained(out)(images, texts)
+    assert (inputs["attention_mask"] == 0).any()  # the rows differ in length: left padding is exercised
+    generated = model.generate(**inputs, max_new_tokens=12, do_sample=False)
+    width = inputs["input_ids"].shape[1]
+    expected = _engine_tokens(ckpt, images, texts, 12, NO_GUARD)
+    assert [row[width:].tolist() for row in generated] == expected
+
+
+def test_generate_page_applies_the_engine_guard(tmp_path):
+    """A model that loops (tests/integrations/test_vllm_generation.py): the n-gram ban changes its output, and
+    the exported model commits the engine's guarded tokens."""
+    ckpt = build_checkpoint(tmp_path / "loop", noise=90.0, vision_gain=100.0)
+    out = export_hf(ckpt, tmp_path / "export")
+    model, tok = _auto(out)
+    images = pages(2)
+    guard = GuardConfig(ngram_size=4, window=24, whitelist_ids=tuple(Tokenizer.from_dir(ckpt).td_ids))
+    expected = _engine_tokens(ckpt, images, [DEFAULT_PROMPT] * 2, 32, guard)
+    free = _engine_tokens(ckpt, images, [DEFAULT_PROMPT] * 2, 32, NO_GUARD)
+    assert expected != free  # the ban changed the output, so the comparison checks the guard
+    processor = sys.modules[type(model).__module__.replace("modeling_jocr", "processing_jocr")]
+    prepare = processor.JocrProcessor.from_pretrained(out).page
+    got = []
+    for image in images:
+        ids, views, _ = prepare(image)
+        got.append(model.generate_page(ids, views, tok, 32, guard=guard)[0])
+    assert got == expected
+
+
+def test_infer_defaults(tiny):
+    """`infer` without view arguments uses the model's settings and the engine's default guard."""
+    import jocr.integrations.hf.modeling as modeling
+
+    ckpt, out = tiny
+    model, tok = _auto(out)
+    image = pages(1)[0]
+    details = model.infer(tok, image_file=image, max_new_tokens=24, eval_mode=True, return_details=True)
+    default = GuardConfig(whitelist_ids=tuple(Tokenizer.from_dir(ckpt).td_ids))
+    assert details["token_ids"] == _engine_tokens(ckpt, [image], [DEFAULT_PROMPT], 24, default)[0]
+    assert details["finish_reason"] == "length"
+    assert modeling.DEFAULT_MAX_NEW_TOKENS == DEFAULT_MAX_TOKENS
+
+
+# Import: a published layout ----------
+def test_published_layout_round_trip_is_bit_identical(tmp_path):
+    src = published_checkpoint(tmp_path / "published")
+    first = export_hf(src, tmp_path / "first")
+    second = export_hf(first, tmp_path / "second", max_shard_size="200KB")
+    assert OCRConfig.load(first).image_token_id == 3  # from the tokenizer, not 128815
+    original = _tensors(src)
+    del original["model.vision_model.embeddings.position_ids"]  # a buffer without learned values
+    for exported in (_tensors(first), _tensors(second)):
+        assert exported.keys() == original.keys()
+        for key, tensor in original.items():
+            assert exported[key].dtype == tensor.dtype, key
+            assert torch.equal(exported[key].view(torch.uint8), tensor.view(torch.uint8)), key
+    assert json.loads((first / "config.json").read_text()) == json.loads((second / "config.json").read_text())
+    assert len(list(second.glob("model-*-of-*.safetensors"))) > 1
+    model = OCRConfig.load(second)
+    assert model.decoder.hidden_size == 64 and model.mtp.enabled
+
+
+def test_missing_image_id_names_the_directory_and_the_fix(tmp_path):
+    src = published_checkpoint(tmp_path / "published")
+    (src / "tokenizer.json").unlink()
+    with pytest.raises(ValueError, match=r"image_token_id") as err:
+        OCRConfig.load(src)
+    assert str(src) in str(err.value) and "tokenizer.json" in str(err.value)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jocr", "export", "hf", str(src), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(src) in lines[0] and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_refuses_a_non_empty_output(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("x")
+    with pytest.raises(ExportError, match="not empty"):
+        export_hf(MODELS, tmp_path / "out")
+
+
+# The bundled code ----------
+def _top_level_imports(source: str) -> set[str]:
+    """Absolute imports outside `try` blocks: what Transformers' check_imports requires to be installed."""
+    found = set()
+
+    def visit(node):
+        if isinstance(node, ast.Try):
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(source))
+    return found
+
+
+def test_bundled_code_needs_only_the_allowed_packages():
+    files = hf_bundle.bundle()
+    names = {f.name for f in files}
+    assert {"configuration_jocr.py", "modeling_jocr.py", "processing_jocr.py", "deepseek_ocr_mtp.py"} <= names
+    assert "jocr_integrations_vllm_guard.py" in names  # named only in a "module:Class" string
+    stdlib = sys.stdlib_module_names
+    for f in files:
+        imports = _top_level_imports(f.source) - stdlib - {"__future__"}
+        allowed = hf_bundle.ALLOWED_PACKAGES | (
+            hf_bundle.VLLM_PACKAGES if f.module in hf_bundle.VLLM_ONLY else set()
+        )
+        assert imports <= allowed, (f.name, imports - allowed)
+        jocr_imports = [
+            node
+            for node in ast.walk(ast.parse(f.source))
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "jocr"
+        ]
+        assert not jocr_imports, f.name
+        assert '"jocr.integrations.vllm_guard:' not in f.source  # the string vLLM imports by
+    with pytest.raises(hf_bundle.BundleError, match="fastapi"):
+        hf_bundle._jocr_imports("jocr.integrations.hf.modeling", ast.parse("import fastapi"))
