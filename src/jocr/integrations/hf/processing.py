@@ -1,8 +1,7 @@
 """Page image + DeepSeek-OCR-style prompt -> model inputs, and model output -> Markdown (Transformers path).
 
-Exported as `processing_jocr.py`. It is jocr's own pipeline, not a copy: views come from
-`jocr.documents.preprocess.preprocess_image`, prompt ids from `jocr.tokenizer.Tokenizer.build_prompt`'s layout
-and the text from `jocr.documents.postprocess.postprocess_page`, exactly what `jocr parse` runs.
+Exported as `processing_jocr.py`. It is jocr's own pipeline, not a copy: views, prompt ids and Markdown come
+from `jocr.documents.request.PageRequestBuilder`, the request builder `jocr parse` runs.
 
 Prompts are written as DeepSeek-OCR's users write them: `"<image>\\n" + instruction`. The text around the one
 `<image>` marker is tokenized as is and the marker becomes the page's placeholder run, so `"<image>\\n" + p`
@@ -20,9 +19,8 @@ import torch
 from PIL import Image
 
 from jocr.config import OCRConfig, VisionConfig
-from jocr.documents.postprocess import postprocess_page
-from jocr.documents.preprocess import preprocess_image, views_token_count
-from jocr.tokenizer import DEFAULT_PROMPT, IMAGE_TOKEN, Tokenizer
+from jocr.documents.request import PageRequestBuilder
+from jocr.tokenizer import IMAGE_TOKEN, Tokenizer
 from jocr.types import PageViews
 
 
@@ -78,6 +76,7 @@ class JocrProcessor:
     def __init__(self, tokenizer: Any, vision: VisionConfig) -> None:
         self.tokenizer = jocr_tokenizer(tokenizer)
         self.vision = vision
+        self.builder = PageRequestBuilder(self.tokenizer, vision)
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **settings: Any) -> JocrProcessor:
@@ -88,12 +87,10 @@ class JocrProcessor:
     def prompt_ids(self, prompt: str | None, image_tokens: int) -> list[int]:
         """BOS, the text before `<image>`, the placeholders, the text after it."""
         tok = self.tokenizer
-        if not prompt:
-            prompt = DEFAULT_PROMPT
+        if not prompt or IMAGE_TOKEN not in prompt:
+            return self.builder.prompt_ids([image_tokens], prompt or None)
         if prompt.count(IMAGE_TOKEN) > 1:
             raise ValueError("one page per prompt: the prompt has more than one <image> marker")
-        if IMAGE_TOKEN not in prompt:
-            return tok.build_prompt(prompt, [image_tokens])
         before, after = prompt.split(IMAGE_TOKEN)
         ids = [tok.bos_id]
         if before:
@@ -104,8 +101,8 @@ class JocrProcessor:
     def page(self, image: Any, prompt: str | None = None) -> tuple[list[int], PageViews, tuple[int, int]]:
         """(prompt ids, views, (width, height)) for one page."""
         image = load_image(image)
-        views = preprocess_image(image, self.vision)
-        return self.prompt_ids(prompt, views_token_count(views, self.vision)), views, image.size
+        views, n = self.builder.views(image)
+        return self.prompt_ids(prompt, n), views, image.size
 
     def __call__(self, images: Any, text: str | list[str] | None = None) -> dict[str, Any]:
         """Batch inputs for `model.generate(**inputs)`: `input_ids` and `attention_mask` (B, T), left-padded,
@@ -127,8 +124,8 @@ class JocrProcessor:
     def decode(self, token_ids: Any) -> str:
         """Raw text of generated ids, as jocr decodes it (control tokens out; `<td>`, grounding tags kept)."""
         ids = token_ids.tolist() if isinstance(token_ids, torch.Tensor) else list(token_ids)
-        return self.tokenizer.decode(ids)
+        return self.builder.text(ids)
 
     def postprocess(self, token_ids: Any, size: tuple[int, int], finish_reason: str | None = None):
         """(Markdown, boxes in pixels) of generated ids, as `jocr parse` writes a page."""
-        return postprocess_page(self.decode(token_ids), size[0], size[1], finish_reason)
+        return self.builder.markdown(self.decode(token_ids), size, finish_reason)
