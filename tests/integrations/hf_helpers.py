@@ -44,7 +44,7 @@ def run_without_jocr(code: str, cwd: Path, python: str | None = None, timeout: i
     """Run `code` in a fresh interpreter where jocr cannot be imported; returns the CompletedProcess."""
     script = cwd / "snippet.py"
     script.write_text(BLOCK_JOCR + "\n" + code)
-    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("VLLM_")}
     environ.update({"HF_HOME": str(cwd / "hf_home"), "HF_HUB_OFFLINE": "1", **(env or {})})
     return subprocess.run(
         [python or sys.executable, str(script)],

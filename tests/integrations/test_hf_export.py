@@ -30,6 +30,7 @@ from jocr.engine.guard import GuardConfig
 from jocr.integrations.hf import bundle as hf_bundle
 from jocr.integrations.hf.card import snippets
 from jocr.integrations.hf.export import ExportError, export_hf
+from jocr.model.ocr import OCRModel
 from jocr.parse import DEFAULT_MAX_TOKENS, LoadedModel, load_model
 from jocr.tokenizer import DEFAULT_PROMPT, Tokenizer
 
@@ -197,8 +198,8 @@ def test_published_layout_round_trip_is_bit_identical(tmp_path):
             assert torch.equal(exported[key].view(torch.uint8), tensor.view(torch.uint8)), key
     assert json.loads((first / "config.json").read_text()) == json.loads((second / "config.json").read_text())
     assert len(list(second.glob("model-*-of-*.safetensors"))) > 1
-    model = OCRConfig.load(second)
-    assert model.decoder.hidden_size == 64 and model.mtp.enabled
+    model = OCRModel.from_pretrained(second)  # jocr reads its own exports back
+    assert model.config.image_token_id == 3 and model.mtp_module is not None
 
 
 def test_missing_image_id_names_the_directory_and_the_fix(tmp_path):

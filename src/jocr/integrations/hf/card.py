@@ -64,6 +64,7 @@ def model_card(config: OCRConfig, name: str, code_files: list[str]) -> str:
     counts = count_parameters(config)
     v, d = config.vision, config.decoder
     code = snippets(config, name)
+    files = "\n".join(f"- `{f}`" for f in code_files)
     mtp = (
         f"a FastMTP draft head ({config.mtp.num_steps} recursive steps)"
         if config.mtp.enabled
@@ -85,13 +86,14 @@ mixture-of-experts decoder ({d.num_hidden_layers} layers, {d.n_routed_experts} r
 
 Views: a {v.base_size}-pixel global view{
         f" plus {v.tile_size}-pixel tiles ({v.min_tiles} to {v.max_tiles})" if v.crop_mode else ""
-    }. It needs torch, transformers, safetensors, tokenizers and Pillow; vLLM for the second recipe. jocr
-need not be installed: the code files here ({", ".join(code_files)}) are jocr's own modules, bundled at
-export time.
+    }. It needs torch, transformers, safetensors, tokenizers and Pillow; vLLM for the second recipe.
+jocr need not be installed: these code files are jocr's own modules, bundled at export time:
+
+{files}
 
 ## Transformers
 
-Runs on CPU, Apple MPS or CUDA. `infer` decodes greedily with the MoE decoder alone (the FastMTP weights
+The code names no device: it runs where the model is moved (CPU, Apple MPS, CUDA). `infer` decodes greedily with the MoE decoder alone (the FastMTP weights
 are loaded but unused; speculation would not change the text) and post-processes the text the way
 `jocr parse` does. `model.generate(**inputs)` also works, with `inputs` from
 `processing_jocr.JocrProcessor.from_pretrained(model_path)(image, prompt)`.
