@@ -38,6 +38,16 @@ transformers = pytest.importorskip("transformers")
 NO_GUARD = GuardConfig(ngram_size=0, loop_detection=False)
 
 
+@pytest.fixture(autouse=True)
+def _single_thread():
+    """Tiny shapes: one intra-op thread is as fast and avoids OpenMP spin-waits on a loaded machine
+    (as tests/model/conftest.py)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
 def _auto(path):
     tok = transformers.AutoTokenizer.from_pretrained(path, trust_remote_code=True)
     model = transformers.AutoModel.from_pretrained(path, trust_remote_code=True, use_safetensors=True)
@@ -105,7 +115,7 @@ def test_model_card_snippet_runs_without_jocr(bundled, engine_page, tmp_path):
     (tmp_path / "page.png").write_bytes(png.read_bytes())
     proc = run_without_jocr("import jocr\n", tmp_path, timeout=120)
     assert proc.returncode != 0 and "No module named 'jocr'" in proc.stderr
-    proc = run_without_jocr(code, tmp_path, timeout=600)
+    proc = run_without_jocr(code, tmp_path, timeout=600, env={"OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == page.markdown
 
