@@ -30,8 +30,9 @@ def test_announcement_snippet_gives_jocr_parse_text(tmp_path):
     code = snippets(OCRConfig.load(out), out.name)["vllm"]
     assert code in (out / "README.md").read_text()
     code = code.replace(f'model_path = "{out.name}"', f"model_path = {str(out)!r}")
-    # vllm_llm_kwargs itself must add the CPU settings: run_without_jocr passes no VLLM_* variable.
-    proc = run_without_jocr(code, tmp_path, timeout=1200)
+    # vllm_llm_kwargs itself must add the CPU settings: run_without_jocr passes no VLLM_* variable but this
+    # one, which sends vLLM's log to stderr so that stdout holds only the snippet's output.
+    proc = run_without_jocr(code, tmp_path, timeout=1200, env={"VLLM_LOGGING_STREAM": "ext://sys.stderr"})
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "method': 'eagle'" in proc.stderr and "'num_speculative_tokens': 3" in proc.stderr
     assert proc.stdout.strip() == page.markdown and page.markdown
