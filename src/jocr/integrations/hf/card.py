@@ -95,8 +95,8 @@ jocr need not be installed: these code files are jocr's own modules, bundled at 
 
 The code names no device: it runs where the model is moved (CPU, Apple MPS, CUDA). `infer` decodes
 greedily with the MoE decoder alone (the FastMTP weights are loaded but unused; speculation would not change
-the text) and post-processes the text the way `jocr parse` does. `model.generate(**inputs)` also works, with `inputs` from
-`processing_jocr.JocrProcessor.from_pretrained(model_path)(image, prompt)`.
+the text) and post-processes the text the way `jocr parse` does. `model.generate(**inputs)` also works,
+with `inputs` from `processing_jocr.JocrProcessor.from_pretrained(model_path)(image, prompt)`.
 
 ```python
 {code["transformers"]}```
