@@ -66,7 +66,9 @@ class BrowserConfig:
     load event and then for the network to go idle (500 ms without requests); the page is captured as it
     stands when the wait ends. max_bytes / max_requests: budgets over all of a page's responses (the HTML
     included). max_print_pages: printed pages kept (the rest of a longer page is not printed).
-    viewport: CSS pixels, for layout and `screenshot`. max_pageshot_height: `pageshot` is cut there.
+    viewport: CSS pixels, for layout and `screenshot`. paper / margin: the printed page (Chromium's own
+    print dialog defaults to about 1 cm margins; Playwright's to none). max_pageshot_height: `pageshot` is cut
+    there.
     js_heap_mb: V8 old-space cap per renderer (a page over it crashes, answered 502). sandbox: Chromium's own
     sandbox (needs a non-root user and user namespaces; Chromium refuses to start as root with it).
     """
@@ -80,6 +82,7 @@ class BrowserConfig:
     max_print_pages: int = 50
     viewport: tuple[int, int] = (1280, 1024)
     paper: str = "A4"
+    margin: str = "1cm"
     max_pageshot_height: int = 16_384
     js_heap_mb: int = 512
     sandbox: bool = False
@@ -386,7 +389,10 @@ class WebRenderer:
         if mode == "pdf":
             session.stage = "print"
             data = await page.pdf(
-                format=config.paper, print_background=True, page_ranges=f"1-{config.max_print_pages}"
+                format=config.paper,
+                margin=dict.fromkeys(("top", "right", "bottom", "left"), config.margin),
+                print_background=True,
+                page_ranges=f"1-{config.max_print_pages}",
             )
         else:
             session.stage = "take a screenshot of"
