@@ -10,6 +10,7 @@ _LAZY = {
     "OCRModel": ("jocr.model", "OCRModel"),
     "OCRConfig": ("jocr.config", "OCRConfig"),
     "parse": ("jocr.parse", "parse"),
+    "batch": ("jocr.batch", "batch"),
     "load_model": ("jocr.parse", "load_model"),
     "Document": ("jocr.parse", "Document"),
 }

@@ -9,6 +9,7 @@ import sys
 
 SUBCOMMANDS = {
     "parse": "Parse PDFs, images or URLs into Markdown",
+    "batch": "Parse many documents with Ray Data, resumable (pip install 'jocr[batch]')",
     "score": "Score outputs with olmOCR-Bench unit tests or OmniDocBench metrics",
     "synth": "Generate synthetic pages with ground truth and unit tests",
     "train": "Train: sft, robust, grpo, merge, mtp",

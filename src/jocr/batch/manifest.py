@@ -1,0 +1,122 @@
+"""The job's Parquet manifest: one row per page (and one per document), the record resuming trusts.
+
+Layout: `OUTPUT/_manifest/part-<run>-<seq>.parquet`, one part per batch of results as they reach the
+driver, each written atomically (storage.Output.write), so a killed job loses only the pages still in
+flight. Any Parquet reader takes the folder as one table (`pandas.read_parquet("OUTPUT/_manifest")`).
+A finished run compacts its parts into one. Rows are keyed by (doc_id, page); the newest row of a key wins.
+
+Page rows (page >= 1): status is one of
+  ok        the greedy reading finished (finish reason "stop", or whatever it was with retries off)
+  retried   a retry at a higher temperature finished where the greedy reading did not
+  fallback  every attempt failed: the greedy reading is kept (what `jocr parse` would have written)
+  blank     no ink on the page: empty Markdown, the model not run
+  failed    the page could not be rendered or generated at all (error says why)
+Document rows (page 0): status "written" (all pages read, outputs written), "partial" (outputs written,
+some pages failed: a re-run retries those pages) or "failed" (nothing written; error says why).
+`config` is a hash of the settings that change outputs (model, prompt, pages, max tokens, rendering,
+retries): a re-run with other settings redoes everything instead of mixing results.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass
+
+from jocr.batch.storage import Output
+
+MANIFEST_DIR = "_manifest"
+PAGE_DONE = ("ok", "retried", "fallback", "blank")
+
+
+def schema():
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("doc_id", pa.string()),
+            ("name", pa.string()),
+            ("page", pa.int32()),
+            ("pages_total", pa.int32()),
+            ("status", pa.string()),
+            ("finish_reason", pa.string()),
+            ("tokens", pa.int32()),
+            ("attempts", pa.int32()),
+            ("temperature", pa.float32()),
+            ("seconds", pa.float64()),
+            ("render_seconds", pa.float64()),
+            ("error", pa.string()),
+            ("result", pa.string()),  # the page as `PageResult.to_dict()` JSON (rebuilds the outputs)
+            ("kind", pa.string()),
+            ("num_pages", pa.int32()),
+            ("config", pa.string()),
+            ("run", pa.string()),
+            ("time", pa.float64()),
+        ]
+    )
+
+
+@dataclass
+class Manifest:
+    output: Output
+    config: str
+    run: str
+    _seq: int = 0
+
+    def load(self) -> dict[tuple[str, int], dict]:
+        """The newest row per (doc_id, page) written under this config."""
+        import pyarrow.parquet as pq
+
+        rows: dict[tuple[str, int], dict] = {}
+        for part in self.output.list(MANIFEST_DIR, ".parquet"):
+            try:
+                table = pq.read_table(io.BytesIO(self.output.read(part)))
+            except Exception:  # noqa: S112 - a part is written atomically; an unreadable one is foreign
+                continue
+            for row in table.to_pylist():
+                if row.get("config") != self.config:
+                    continue
+                key = (row["doc_id"], row["page"])
+                if key not in rows or (row["time"] or 0) >= (rows[key]["time"] or 0):
+                    rows[key] = row
+        return rows
+
+    def append(self, rows: list[dict]) -> None:
+        if not rows:
+            return
+        now = time.time()
+        for row in rows:
+            row.setdefault("config", self.config)
+            row.setdefault("run", self.run)
+            row.setdefault("time", now)
+        self._seq += 1
+        self._write(f"{MANIFEST_DIR}/part-{self.run}-{self._seq:06d}.parquet", rows)
+
+    def _write(self, rel: str, rows: list[dict]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pylist(rows, schema=schema())
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        self.output.write(rel, buffer.getvalue())
+
+    def compact(self) -> None:
+        """Fold all parts into one (newest row per key, every config kept), then delete the old parts. A kill
+        in between leaves duplicates, which `load` resolves by time."""
+        import pyarrow.parquet as pq
+
+        parts = self.output.list(MANIFEST_DIR, ".parquet")
+        if len(parts) <= 1:
+            return
+        newest: dict[tuple, dict] = {}
+        for part in parts:
+            for row in pq.read_table(io.BytesIO(self.output.read(part))).to_pylist():
+                key = (row["config"], row["doc_id"], row["page"])
+                if key not in newest or (row["time"] or 0) >= (newest[key]["time"] or 0):
+                    newest[key] = row
+        ordered = sorted(newest.values(), key=lambda r: (r["doc_id"], r["page"]))
+        self._write(f"{MANIFEST_DIR}/part-{self.run}-compact.parquet", ordered)
+        for part in parts:
+            if not part.endswith(f"part-{self.run}-compact.parquet"):
+                self.output.delete(part)

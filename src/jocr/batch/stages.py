@@ -1,0 +1,416 @@
+"""The batch job's stages as plain functions over rows (dicts), so they run and test without Ray:
+
+    documents -> expand_documents -> page rows -> render_pages -> rows with RGB pixels
+              -> PageReader (one per inference actor: request building, batched generation with
+                 retries, post-processing) -> result rows -> document_from_rows -> Markdown / JSON
+
+Pages are opened with `jocr.documents.pages.open_source`, made into requests and Markdown with
+`jocr.documents.request.PageRequestBuilder`, and assembled with `jocr.parse.Document`: the same code as
+`jocr parse`, so a page reads the same either way.
+
+Retry policy (olmOCR's pipeline retries a page whose reading did not finish at rising temperatures, then
+falls back): a page fails an attempt when generation raised, hit max tokens ("length"), was stopped by the
+repetition guard ("repetition") or ran past the page timeout. The first attempt is greedy (what `jocr
+parse` reads); each retry samples at the next of `retry_temperatures` with a seed fixed by (document,
+page, attempt), so re-runs reproduce it. The first attempt that finishes ("stop") is kept (status
+"retried"); when none does, the greedy reading is kept (status "fallback"), never worse than `jocr parse`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+
+from jocr.batch.storage import read_uri, uri_scheme
+from jocr.documents.pages import DocumentError, LoadOptions, open_source, select_pages
+from jocr.documents.postprocess import Box
+from jocr.documents.preprocess import is_blank_page
+from jocr.parse import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
+
+RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
+RETRY_ON = ("length", "repetition", "timeout")
+
+
+@dataclass
+class PageSettings:
+    """What turns a page into Markdown (one per job, shipped to every task and actor)."""
+
+    model: str | None = None
+    device: str = "cpu"
+    prompt: str | None = None
+    pages: str | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    spec: str | int = "auto"
+    batch_size: int = DEFAULT_BATCH_SIZE
+    dpi: float = 144.0
+    longest_side: int | None = None
+    password: str | None = None
+    skip_blank: bool = True
+    retries: int = 2
+    retry_temperatures: tuple[float, ...] = RETRY_TEMPERATURES
+    page_timeout: float | None = None  # seconds of generation per attempt; None: no limit
+    max_doc_pages: int | None = None  # documents with more pages fail at once (a "huge document")
+    threads: int = 0  # torch threads per actor; 0 leaves torch's default
+    vllm_kwargs: dict = field(default_factory=dict)
+
+    def load_options(self) -> LoadOptions:
+        return LoadOptions(dpi=self.dpi, longest_side=self.longest_side, password=self.password)
+
+    def fingerprint(self) -> str:
+        """Hash of the settings that change outputs (the manifest's `config`)."""
+        fields = (
+            self.model,
+            self.prompt,
+            self.pages,
+            self.max_tokens,
+            self.dpi,
+            self.longest_side,
+            self.skip_blank,
+            self.retries,
+            self.retry_temperatures[: self.retries],
+        )
+        return hashlib.sha256(repr(fields).encode()).hexdigest()[:16]
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _open(row: dict, options: LoadOptions):
+    """Open a row's document: `location` is where to read it (an absolute path, a URL or a URI), `doc_id`
+    the input as given, which names it in messages and outputs."""
+    location, name = row.get("location") or row["doc_id"], row["doc_id"]
+    if uri_scheme(location) is not None:
+        return open_source(read_uri(location, options.max_bytes), options, name=name)
+    return open_source(location, options, name=name)
+
+
+def _page_row(doc_id: str, page: int, **values) -> dict:
+    row = {
+        "doc_id": doc_id,
+        "location": None,
+        "page": page,
+        "pages_total": 0,
+        "kind": None,
+        "num_pages": None,
+        "status": None,
+        "finish_reason": None,
+        "error": None,
+        "result": None,
+        "render_seconds": None,
+    }
+    row.update(values)
+    return row
+
+
+def expand_documents(docs: list[dict], settings: PageSettings) -> list[dict]:
+    """{doc_id, location, done_pages} -> one row per page still to read (page 1-based), or one row with
+    page 0 and status "failed" for a document that cannot be opened."""
+    options = settings.load_options()
+    rows: list[dict] = []
+    for doc in docs:
+        doc_id, done = doc["doc_id"], set(doc.get("done_pages") or ())
+        try:
+            with _open(doc, options) as source:
+                if settings.max_doc_pages and source.num_pages > settings.max_doc_pages:
+                    raise DocumentError(
+                        f"{doc_id}: {source.num_pages} pages, over the limit of {settings.max_doc_pages}"
+                    )
+                indices = select_pages(settings.pages, source.num_pages, doc_id)
+                kind, num_pages = source.kind, source.num_pages
+        except DocumentError as exc:
+            rows.append(_page_row(doc_id, 0, location=doc.get("location"), status="failed", error=str(exc)))
+            continue
+        except Exception as exc:  # anything else the reader raises stays this document's failure
+            error = f"{doc_id}: {_one_line(exc)}"
+            rows.append(_page_row(doc_id, 0, location=doc.get("location"), status="failed", error=error))
+            continue
+        for index in indices:
+            if index + 1 not in done:
+                rows.append(
+                    _page_row(
+                        doc_id,
+                        index + 1,
+                        location=doc.get("location"),
+                        pages_total=len(indices),
+                        kind=kind,
+                        num_pages=num_pages,
+                    )
+                )
+    return rows
+
+
+def _result_json(result: PageResult) -> str:
+    return json.dumps(result.to_dict(), ensure_ascii=False)
+
+
+def render_pages(rows: list[dict], settings: PageSettings):
+    """Page rows -> the same rows with `image` (RGB bytes), `width`, `height`; blank pages and pages that
+    fail to render come out finished (status "blank" / "failed", `result` set). Yields row by row so a long
+    document never holds more than one rendered page here."""
+    options = settings.load_options()
+    sources: dict[str, object] = {}
+    try:
+        for row in rows:
+            row = dict(row, image=None, width=0, height=0)
+            if row["status"] is not None:
+                yield row
+                continue
+            result = PageResult(page=row["page"])
+            t0 = time.perf_counter()
+            try:
+                if row["doc_id"] not in sources:
+                    for old in sources.values():
+                        old.close()
+                    sources.clear()
+                    sources[row["doc_id"]] = _open(row, options)
+                image = sources[row["doc_id"]].render(row["page"] - 1)
+            except Exception as exc:
+                error = str(exc) if isinstance(exc, DocumentError) else f"{row['doc_id']}: {_one_line(exc)}"
+                result.error = error
+                yield dict(row, status="failed", error=error, result=_result_json(result))
+                continue
+            t1 = time.perf_counter()
+            result.width, result.height = image.size
+            row.update(width=image.size[0], height=image.size[1], render_seconds=t1 - t0)
+            if settings.skip_blank and is_blank_page(image):
+                result.finish_reason = "blank"
+                result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
+                yield dict(row, status="blank", finish_reason="blank", result=_result_json(result))
+                continue
+            row["image"] = image.tobytes()  # RGB, as every PageSource renders
+            yield row
+    finally:
+        for source in sources.values():
+            source.close()
+
+
+@dataclass
+class Attempt:
+    token_ids: list[int] | None
+    finish_reason: str | None
+    error: str | None
+    seconds: float
+    temperature: float
+
+    @property
+    def finished(self) -> bool:
+        return self.error is None and self.finish_reason not in RETRY_ON
+
+
+@dataclass
+class PageJob:
+    row: dict
+    result: PageResult
+    views: object = None
+    prompt_ids: list[int] | None = None
+    image: object = None  # the PIL page (vLLM preprocesses it itself)
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+def retry_seed(doc_id: str, page: int, attempt: int) -> int:
+    digest = hashlib.sha256(f"{doc_id}\0{page}\0{attempt}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+class PageReader:
+    """Rendered rows -> result rows with one inference backend. Subclasses implement `load` and
+    `generate(jobs, temperature, attempt) -> list[Attempt]`; this class owns the retry policy."""
+
+    def __init__(self, settings: PageSettings):
+        self.settings = settings
+        self.builder = self.load()
+
+    def load(self):
+        """Load the model; return the `PageRequestBuilder` for its tokenizer and vision settings."""
+        raise NotImplementedError
+
+    def generate(self, jobs: list[PageJob], temperature: float, attempt: int) -> list[Attempt]:
+        raise NotImplementedError
+
+    def prepare(self, job: PageJob) -> None:
+        job.views = None
+        page = self.builder.page(job.image)
+        job.views, job.prompt_ids = page.views, page.prompt_ids
+        job.result.image_tokens = page.image_tokens
+
+    def __call__(self, rows: list[dict]) -> list[dict]:
+        from PIL import Image
+
+        out: list[dict] = []
+        jobs: list[PageJob] = []
+        for row in rows:
+            image_bytes = row.pop("image", None)
+            if row["status"] is not None or image_bytes is None:
+                out.append(row)
+                continue
+            result = PageResult(page=row["page"], width=row["width"], height=row["height"])
+            job = PageJob(row=row, result=result)
+            t0 = time.perf_counter()
+            try:
+                job.image = Image.frombytes("RGB", (row["width"], row["height"]), image_bytes)
+                self.prepare(job)
+            except Exception as exc:  # e.g. a degenerate page size: this page fails, the batch goes on
+                result.error = (
+                    f"{row['doc_id']}: page {row['page']}: cannot prepare the page ({_one_line(exc)})"
+                )
+                out.append(dict(row, status="failed", error=result.error, result=_result_json(result)))
+                continue
+            result.timings.update(
+                render_s=row["render_seconds"] or 0.0, preprocess_s=time.perf_counter() - t0
+            )
+            jobs.append(job)
+        self._attempts(jobs)
+        out.extend(self._finish(job) for job in jobs)
+        return out
+
+    def _attempts(self, jobs: list[PageJob]) -> None:
+        temperatures = (0.0,) + tuple(self.settings.retry_temperatures[: self.settings.retries])
+        pending = jobs
+        for attempt, temperature in enumerate(temperatures):
+            if not pending:
+                break
+            for job, outcome in zip(pending, self.generate(pending, temperature, attempt)):
+                job.attempts.append(outcome)
+            pending = [job for job in pending if not job.attempts[-1].finished]
+
+    def _finish(self, job: PageJob) -> dict:
+        row, result = job.row, job.result
+        job.views = job.image = None
+        greedy = job.attempts[0]
+        finished = [a for a in job.attempts if a.finished]
+        if finished:
+            chosen, status = finished[0], ("ok" if finished[0] is greedy else "retried")
+        elif greedy.error is None:
+            chosen, status = greedy, ("fallback" if len(job.attempts) > 1 else "ok")
+        else:
+            chosen, status = None, "failed"
+        if chosen is None:
+            result.error = job.attempts[-1].error
+        else:
+            raw = self.builder.text(chosen.token_ids)
+            finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
+            result.markdown, result.boxes = self.builder.markdown(raw, (result.width, result.height), finish)
+            result.raw = raw
+            result.num_tokens = len(chosen.token_ids)
+            result.finish_reason = chosen.finish_reason
+            result.timings["generate_s"] = chosen.seconds
+        return dict(
+            row,
+            status=status,
+            error=result.error,
+            finish_reason=result.finish_reason,
+            tokens=result.num_tokens,
+            attempts=len(job.attempts),
+            temperature=None if chosen is None else chosen.temperature,
+            seconds=sum(a.seconds for a in job.attempts),
+            result=_result_json(result),
+        )
+
+
+class JocrPageReader(PageReader):
+    """The jocr engine in this process: pages of one Ray batch decode together (continuous batching)."""
+
+    def load(self):
+        from jocr.documents.request import PageRequestBuilder
+        from jocr.parse import load_model
+
+        if self.settings.threads:
+            import torch
+
+            torch.set_num_threads(self.settings.threads)
+        self.model = load_model(self.settings.model, device=self.settings.device)
+        self.runner = self.model.runner(self.settings.spec, self.settings.batch_size)
+        return PageRequestBuilder(self.model.tokenizer, self.model.vision, self.settings.prompt)
+
+    def generate(self, jobs: list[PageJob], temperature: float, attempt: int) -> list[Attempt]:
+        from jocr.engine.requests import GenerationRequest
+
+        outcomes: list[Attempt | None] = [None] * len(jobs)
+        live: dict[int, tuple[object, float]] = {}
+        queue = list(range(len(jobs)))
+        timeout = self.settings.page_timeout
+        # Keep at most batch_size requests in the scheduler, so each page's clock starts when it runs.
+        while queue or live:
+            while queue and len(live) < self.settings.batch_size:
+                i = queue.pop(0)
+                job = jobs[i]
+                request = GenerationRequest(
+                    prompt_ids=job.prompt_ids,
+                    images=[job.views],
+                    max_tokens=self.settings.max_tokens,
+                    temperature=temperature,
+                    seed=retry_seed(job.row["doc_id"], job.row["page"], attempt) if temperature else None,
+                )
+                try:
+                    live[i] = (self.runner.submit(request), time.perf_counter())
+                except ValueError as exc:  # refused, e.g. prompt + max_tokens over the engine's limit
+                    error = f"{job.row['doc_id']}: page {job.row['page']}: {_one_line(exc)}"
+                    outcomes[i] = Attempt(None, None, error, 0.0, temperature)
+            for i, (handle, started) in list(live.items()):
+                elapsed = time.perf_counter() - started
+                if not handle.done:
+                    if timeout is not None and elapsed > timeout:
+                        handle.cancel()
+                    continue
+                del live[i]
+                job = jobs[i]
+                try:
+                    res = handle.result()
+                except Exception as exc:  # a failed decode step fails its pages, not the batch
+                    error = (
+                        f"{job.row['doc_id']}: page {job.row['page']}: generation failed ({_one_line(exc)})"
+                    )
+                    outcomes[i] = Attempt(None, None, error, elapsed, temperature)
+                    continue
+                reason = "timeout" if res.finish_reason == "cancelled" else res.finish_reason
+                outcomes[i] = Attempt(list(res.token_ids), reason, None, elapsed, temperature)
+            if live:
+                time.sleep(0.002)
+        return outcomes
+
+
+def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, page_marker: bool) -> Document:
+    """Page rows of one document (any order) -> the `Document` `jocr parse` would build."""
+    from jocr.documents.request import prompt_text
+
+    doc = Document(source=doc_id)
+    doc.metadata = {
+        "source": doc_id,
+        "prompt": prompt_text(settings.prompt),
+        "model": _model_path(settings.model),
+        "max_tokens": settings.max_tokens,
+    }
+    if not page_marker:
+        doc.page_marker = None
+    for row in sorted((r for r in rows if r["page"] >= 1), key=lambda r: r["page"]):
+        data = json.loads(row["result"])
+        doc.pages.append(
+            PageResult(
+                page=data["page"],
+                markdown=data["markdown"],
+                boxes=[Box(**b) for b in data["boxes"]],
+                num_tokens=data["tokens"],
+                finish_reason=data["finish_reason"],
+                width=data["width"],
+                height=data["height"],
+                image_tokens=data["image_tokens"],
+                timings=data["timings"],
+                error=data["error"],
+            )
+        )
+        doc.metadata.update({"kind": row["kind"], "num_pages": row["num_pages"], "dpi": settings.dpi})
+    failed = [p.error for p in doc.pages if p.error]
+    if failed:
+        doc.error = failed[0]
+    return doc
+
+
+def _model_path(model: str | None) -> str:
+    from pathlib import Path
+
+    from jocr.parse import default_model_dir
+
+    return str(Path(model)) if model is not None else str(default_model_dir())

@@ -1,0 +1,40 @@
+"""Fixtures for the batch tests: a tiny random checkpoint, PDF writers from tests/documents, and one local
+Ray instance (2 CPUs) shared by every test that needs it, because starting Ray costs seconds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "documents"))
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory):
+    from jocr.config import tiny_config
+    from jocr.model import OCRModel
+    from jocr.tokenizer import Tokenizer
+
+    path = tmp_path_factory.mktemp("tiny-model")
+    OCRModel(tiny_config()).init_weights(seed=0).save_pretrained(path)
+    Tokenizer.byte_level().save(path / "tokenizer.json")
+    return path
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    ray = pytest.importorskip("ray")  # the test extra installs it: a skip here is a broken setup
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=300 * 1024 * 1024,
+        logging_level="WARNING",
+    )
+    import ray.data
+
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
