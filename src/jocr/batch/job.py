@@ -43,7 +43,7 @@ class BatchConfig:
     cpus_per_actor: float = 1.0
     gpus_per_actor: float = 0.0
     render_cpus: float = 0.5  # CPUs reserved per render task
-    render_batch: int = 4  # pages per render task
+    render_batch: int | None = None  # pages per render task (None: min(4, batch size))
     formats: tuple[str, ...] = ("md",)  # ("md",) or ("md", "json")
     page_marker: bool = True
     limit: int | None = None  # only the first N documents of the inputs
@@ -202,7 +202,9 @@ def _build_dataset(config: BatchConfig, docs: list[dict]):
     ds = ds.map_batches(
         _render_fn,
         fn_kwargs={"settings": settings},
-        batch_size=config.render_batch,
+        # A render task's pages travel on as one block, and an actor call takes whole blocks: a block no
+        # larger than an actor batch keeps the pages in flight (lost if the job is killed) to one batch.
+        batch_size=config.render_batch or min(4, settings.batch_size),
         batch_format="pyarrow",
         num_cpus=config.render_cpus,
     )

@@ -23,6 +23,7 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--cpus-per-actor", type=float, default=1.0, help="CPUs per actor (default: 1)")
     parser.add_argument("--gpus-per-actor", type=float, default=0.0, help="GPUs per actor (default: 0)")
+    parser.add_argument("--render-cpus", type=float, default=0.5, help="CPUs per render task (default: 0.5)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads per actor (default: torch's)")
     parser.add_argument("--batch-size", type=int, default=8, help="pages decoded together per actor")
     parser.add_argument("--limit", type=int, help="only the first N documents (try a subset first)")
@@ -61,7 +62,10 @@ def run(args) -> int:
         (args.longest_side is not None and args.longest_side < 16, "--longest-side must be >= 16"),
         (args.retries < 0 or args.retries > 3, "--retries must be 0 to 3"),
         (args.page_timeout is not None and args.page_timeout <= 0, "--page-timeout must be > 0"),
-        (args.cpus_per_actor < 0 or args.gpus_per_actor < 0, "--cpus/--gpus-per-actor must be >= 0"),
+        (
+            min(args.cpus_per_actor, args.gpus_per_actor, args.render_cpus) < 0,
+            "CPU and GPU counts must be >= 0",
+        ),
     ]
     for bad, message in checks:
         if bad:
@@ -105,6 +109,7 @@ def run(args) -> int:
         actors=args.actors,
         cpus_per_actor=args.cpus_per_actor,
         gpus_per_actor=args.gpus_per_actor,
+        render_cpus=args.render_cpus,
         formats=("md", "json") if args.format == "json" else ("md",),
         page_marker=not args.no_page_marker,
         limit=args.limit,
