@@ -1,5 +1,5 @@
 """Fixtures for the batch tests: a tiny random checkpoint, PDF writers from tests/documents, and one local
-Ray instance (2 CPUs) shared by every test that needs it, because starting Ray costs seconds."""
+Ray instance (2 CPUs) shared by the tests of a module, because starting Ray costs seconds."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def model_dir(tmp_path_factory):
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_local():
     ray = pytest.importorskip("ray")  # the test extra installs it: a skip here is a broken setup
     ray.init(

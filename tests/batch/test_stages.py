@@ -146,6 +146,19 @@ def test_manifest_newest_row_wins_and_compaction_keeps_it(tmp_path):
     assert Manifest(output, config="c2", run="x").load()[("a", 1)]["status"] == "blank"
 
 
+def test_manifest_rolls_small_parts_into_one(tmp_path, monkeypatch):
+    from jocr.batch import manifest as manifest_module
+
+    monkeypatch.setattr(manifest_module, "ROLL_PARTS", 3)
+    output = Output(str(tmp_path))
+    output.make_dirs("_manifest")
+    manifest = Manifest(output, config="c", run="r")
+    for page in range(1, 8):
+        manifest.append([{"doc_id": "a", "page": page, "status": "ok"}])
+    assert len(output.list("_manifest", ".parquet")) == 3  # two rolled parts and the newest small one
+    assert sorted(p for _, p in manifest.load()) == list(range(1, 8))
+
+
 def test_inputs_list_files_folders_and_unique_names(tmp_path):
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "a.pdf").write_bytes(text_pdf(["a"]))

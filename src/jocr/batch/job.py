@@ -137,9 +137,15 @@ class _Render:
 
 
 class ReaderActor:
-    """One inference actor: a model replica that reads the pages of each Ray batch together."""
+    """One inference actor: a model replica that reads the pages of each Ray batch together. The job
+    subclasses it with its settings as class attributes (`_reader_class`): Ray would otherwise keep them as
+    constructor arguments in the object store, and warn that a restarted actor might not find them."""
 
-    def __init__(self, settings: PageSettings, engine: str):
+    settings: PageSettings
+    engine: str
+
+    def __init__(self):
+        settings, engine = self.settings, self.engine
         if engine == "vllm":
             from jocr.batch.vllm_stage import VllmPageReader
 
@@ -208,9 +214,9 @@ def _build_dataset(config: BatchConfig, docs: list[dict]):
         batch_format="pyarrow",
         num_cpus=config.render_cpus,
     )
+    reader = type("ReaderActor", (ReaderActor,), {"settings": settings, "engine": config.engine})
     return ds.map_batches(
-        ReaderActor,
-        fn_constructor_args=(settings, config.engine),
+        reader,
         batch_size=settings.batch_size,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=config.actors),
@@ -400,6 +406,8 @@ def run_batch(config: BatchConfig, on_result=None) -> BatchSummary:
                 import ray
 
                 ray.shutdown()
+        manifest.compact()
+    elif manifest.parts() > 1:
         manifest.compact()
     writer.summary.seconds = time.perf_counter() - started
     return writer.summary

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import io
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jocr.batch.storage import Output
 
 MANIFEST_DIR = "_manifest"
+ROLL_PARTS = 256  # small parts of a run merged into one as the run goes, so a long job keeps few files
 PAGE_DONE = ("ok", "retried", "fallback", "blank")
 
 
@@ -62,6 +63,8 @@ class Manifest:
     config: str
     run: str
     _seq: int = 0
+    _small: list = field(default_factory=list)
+    _rolled: int = 0
 
     def load(self) -> dict[tuple[str, int], dict]:
         """The newest row per (doc_id, page) written under this config."""
@@ -90,7 +93,27 @@ class Manifest:
             row.setdefault("run", self.run)
             row.setdefault("time", now)
         self._seq += 1
-        self._write(f"{MANIFEST_DIR}/part-{self.run}-{self._seq:06d}.parquet", rows)
+        rel = f"{MANIFEST_DIR}/part-{self.run}-{self._seq:06d}.parquet"
+        self._write(rel, rows)
+        self._small.append(rel)
+        if len(self._small) >= ROLL_PARTS:
+            self._roll()
+
+    def parts(self) -> int:
+        return len(self.output.list(MANIFEST_DIR, ".parquet"))
+
+    def _roll(self) -> None:
+        """Merge this run's small parts into one (written before the small ones go, so nothing is lost)."""
+        import pyarrow.parquet as pq
+
+        rows = []
+        for rel in self._small:
+            rows.extend(pq.read_table(io.BytesIO(self.output.read(rel))).to_pylist())
+        self._rolled += 1
+        self._write(f"{MANIFEST_DIR}/part-{self.run}-r{self._rolled:04d}.parquet", rows)
+        for rel in self._small:
+            self.output.delete(rel)
+        self._small = []
 
     def _write(self, rel: str, rows: list[dict]) -> None:
         import pyarrow as pa
