@@ -39,7 +39,10 @@ class VllmPageReader(PageReader):
         # "auto": the checkpoint's FastMTP head at k = 3 (vllm_llm_kwargs' default) when it has one.
         if spec == "auto":
             spec = 3 if OCRConfig.load(path).mtp.enabled else 0
-        kwargs = vllm_llm_kwargs(path, num_speculative_tokens=int(spec), **self.settings.vllm_kwargs)
+        overrides = dict(self.settings.vllm_kwargs)
+        if self.settings.device.startswith("cuda"):
+            overrides.setdefault("dtype", "bfloat16")  # vllm_llm_kwargs' float32 is for the CPU build
+        kwargs = vllm_llm_kwargs(path, num_speculative_tokens=int(spec), **overrides)
         self.llm = LLM(**kwargs)
         tokenizer = Tokenizer.from_dir(path)
         self.td_ids = tuple(tokenizer.td_ids)

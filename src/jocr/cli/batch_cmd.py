@@ -30,7 +30,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--pages", help="1-based pages of every input, e.g. 1-3,7 or 10-")
     parser.add_argument("--format", choices=("md", "json"), default="md", help="json also writes <stem>.json")
     parser.add_argument("--model", help="model directory (default: $JOCR_MODEL or the bundled models/)")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda, for --engine jocr (default: cpu)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    parser.add_argument(
+        "--vllm-kwargs", default="{}", help="JSON of extra vllm.LLM arguments, e.g. '{\"max_num_seqs\": 128}'"
+    )
     parser.add_argument("--max-tokens", type=int, default=4096, help="output tokens per page (default: 4096)")
     parser.add_argument("--spec", default="auto", help="speculative draft tokens: auto, 0 (off), 1, 2 or 3")
     parser.add_argument(
@@ -80,6 +83,15 @@ def run(args) -> int:
     except ValueError as exc:
         raise CliError(f"--spec: {exc}") from None
 
+    import json
+
+    try:
+        vllm_kwargs = json.loads(args.vllm_kwargs)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"--vllm-kwargs is not JSON ({exc})") from None
+    if not isinstance(vllm_kwargs, dict):
+        raise CliError("--vllm-kwargs must be a JSON object")
+
     from jocr.batch import BatchConfig, BatchError, PageSettings, run_batch
 
     settings = PageSettings(
@@ -98,6 +110,7 @@ def run(args) -> int:
         page_timeout=args.page_timeout,
         max_doc_pages=args.max_doc_pages,
         threads=args.threads,
+        vllm_kwargs=vllm_kwargs,
     )
     config = BatchConfig(
         inputs=args.inputs,
