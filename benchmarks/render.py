@@ -27,7 +27,7 @@ from jocr.config import OCRConfig, VisionConfig  # noqa: E402
 from jocr.documents.pages import LoadOptions, expand_inputs, open_source  # noqa: E402
 from jocr.documents.preprocess import preprocess_image  # noqa: E402
 
-BENCH_PDFS = Path("/work/shared/data/olmocr-bench-sample/pdfs")
+BENCH_PDFS = Path(__file__).resolve().parents[1] / "tests" / "data" / "olmocr-bench-sample" / "pdfs"
 
 
 def median_rate(fn, pages: int, repeats: int) -> float:

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 WORDS = (
     "the model reads each page and writes clean markdown with tables and formulas while keeping the natural "
     "reading order of columns headers footnotes and captions across scanned and born digital documents"
@@ -147,7 +148,7 @@ def _load() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sample", default="/work/shared/data/olmocr-bench-sample")
+    parser.add_argument("--sample", default=str(ROOT / "tests" / "data" / "olmocr-bench-sample"))
     parser.add_argument("--pages", type=int, default=400)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

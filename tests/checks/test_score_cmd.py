@@ -10,11 +10,11 @@ import pytest
 
 from jocr.cli import main
 
-SAMPLE = Path("/work/shared/data/olmocr-bench-sample")
-DEMO = Path("/work/shared/data/omnidocbench-demo")
+DATA = Path(__file__).resolve().parents[1] / "data"
+SAMPLE = DATA / "olmocr-bench-sample"
+DEMO = DATA / "omnidocbench-demo"
 
 
-@pytest.mark.skipif(not SAMPLE.is_dir(), reason="olmOCR-Bench sample not available")
 def test_score_sample_json(capsys):
     assert (
         main(["score", "--tests", str(SAMPLE), "--outputs", str(SAMPLE / "olmocr_pipeline"), "--json"]) == 0
@@ -28,7 +28,6 @@ def test_score_sample_json(capsys):
     assert summary["per_jsonl"]["baseline"] == pytest.approx(0.95)
 
 
-@pytest.mark.skipif(not SAMPLE.is_dir(), reason="olmOCR-Bench sample not available")
 def test_score_single_jsonl_table(capsys):
     assert (
         main(["score", "--tests", str(SAMPLE / "blanks.jsonl"), "--outputs", str(SAMPLE / "olmocr_pipeline")])
@@ -38,7 +37,6 @@ def test_score_single_jsonl_table(capsys):
     assert "Overall: 100.0%" in text and "| baseline |" in text
 
 
-@pytest.mark.skipif(not DEMO.is_dir(), reason="OmniDocBench demo not available")
 def test_score_omnidocbench_json(capsys):
     args = [
         "score",

@@ -1,0 +1,36 @@
+"""Suite-wide rule: a test that skips fails, unless it is marked `vllm` or `gpu` (the only things a CPU
+clone may lack). Data the tests need lives in tests/data; system packages come from scripts/setup.sh."""
+
+from __future__ import annotations
+
+import pytest
+
+ALLOWED_SKIP_MARKERS = ("vllm", "gpu")
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    if any(item.get_closest_marker(name) for name in ALLOWED_SKIP_MARKERS):
+        return
+    report.outcome = "failed"
+    report.longrepr = f"skipped without a vllm or gpu marker: {_skip_reason(report)}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped:  # e.g. a module-level importorskip: the whole file would vanish from the run
+        report.outcome = "failed"
+        report.longrepr = f"{collector.nodeid}: skipped at collection: {_skip_reason(report)}"
