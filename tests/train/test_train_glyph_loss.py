@@ -3,7 +3,8 @@ import torch
 from PIL import Image, ImageOps
 
 from jocr.synth.glyphs import Glyph, GlyphMap
-from jocr.train.data import IGNORE_INDEX, Sample, collate
+from jocr.train import IGNORE_INDEX
+from jocr.train.data import Sample, collate
 from jocr.train.glyph_loss import (
     CLASSES,
     EMPTY,

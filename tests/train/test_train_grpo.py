@@ -3,7 +3,7 @@ import torch
 
 from jocr.config import OCRConfig
 from jocr.model.ocr import OCRModel
-from jocr.train.data import IGNORE_INDEX
+from jocr.train import IGNORE_INDEX
 from jocr.train.grpo import (
     Rollout,
     group_advantages,

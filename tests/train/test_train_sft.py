@@ -1,9 +1,10 @@
 import torch
 import torch.nn.functional as F
 
+from jocr.train import IGNORE_INDEX
 from jocr.train.config import TrainConfig
 from jocr.train.curves import read_log
-from jocr.train.data import IGNORE_INDEX, DataConfig, Stage, encode_example, sample_plan
+from jocr.train.data import DataConfig, Stage, encode_example, sample_plan
 from jocr.train.sft import answer_loss, train_sft
 
 

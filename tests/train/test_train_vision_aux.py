@@ -2,7 +2,7 @@ import math
 
 import torch
 
-from jocr.train.data import IGNORE_INDEX
+from jocr.train import IGNORE_INDEX
 from jocr.train.vision_aux import BagOfTokensHead, bag_of_tokens_loss, bag_targets
 
 

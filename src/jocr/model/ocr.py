@@ -73,7 +73,7 @@ class OCRModel(nn.Module):
     ) -> OCRModel:
         from jocr.model.weights import load_pretrained
 
-        return load_pretrained(path, dtype=dtype, device=device)
+        return load_pretrained(cls, path, dtype=dtype, device=device)
 
     def save_pretrained(
         self, path: str | Path, dtype: torch.dtype | None = None, max_shard_size: int | str | None = None

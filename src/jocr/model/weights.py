@@ -145,14 +145,15 @@ def _describe(keys: list[str], limit: int = 8) -> str:
 
 
 def load_pretrained(
-    path: str | Path, dtype: torch.dtype | str | None = None, device: str | torch.device | None = None
+    model_class,
+    path: str | Path,
+    dtype: torch.dtype | str | None = None,
+    device: str | torch.device | None = None,
 ) -> nn.Module:
-    """Build the model on the meta device (no allocation) and fill it from the checkpoint.
+    """Build `model_class(config)` on the meta device (no allocation) and fill it from the checkpoint.
 
     dtype None uses the stored dtype of the token embedding for every floating tensor (a checkpoint that keeps
     a few tensors, e.g. router weights, in float32 still gives one dtype); device None means CPU."""
-    from jocr.model.ocr import OCRModel
-
     path = Path(path)
     if not path.is_dir():
         raise CheckpointError(f"model directory {path} does not exist")
@@ -161,7 +162,7 @@ def load_pretrained(
     device = torch.device(device or "cpu")
     files = checkpoint_files(path)
     with torch.device("meta"):
-        model = OCRModel(config)
+        model = model_class(config)
     expected = model.state_dict()
     present = {k for k in files if not IGNORED_KEYS.search(k)}
     missing = sorted(set(expected) - present)

@@ -20,10 +20,10 @@ from typing import Any
 
 import torch
 
+from jocr.train import IGNORE_INDEX
 from jocr.train.filters import DuplicateFilter, FilterConfig, FilterStats, is_degenerate
 from jocr.types import PageViews
 
-IGNORE_INDEX = -100
 # Page seeds of training samples start here; the synth frozen test/validation splits use small seeds, and the
 # BPE corpus uses 10_000_000+, so training never sees an evaluation page.
 TRAIN_SEED_BASE = 100_000_000

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from jocr.synth.glyphs import GlyphMap
-from jocr.train.data import IGNORE_INDEX
+from jocr.train import IGNORE_INDEX
 from jocr.train.vision_aux import ALPHABET, CHAR_INDEX
 
 UNKNOWN = len(ALPHABET)

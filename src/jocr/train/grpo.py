@@ -21,6 +21,7 @@ import torch
 
 from jocr.model.decoder import default_positions
 from jocr.model.params import VISION_PREFIXES
+from jocr.train import IGNORE_INDEX
 from jocr.train.checkpoint import (
     load_trainer_state,
     rng_state,
@@ -30,7 +31,7 @@ from jocr.train.checkpoint import (
 )
 from jocr.train.config import TrainConfig
 from jocr.train.curves import RunLog, plot_curves
-from jocr.train.data import IGNORE_INDEX, sample_plan
+from jocr.train.data import sample_plan
 from jocr.train.evaluate import greedy_outputs
 
 # GRPO pages come from their own seed range, apart from SFT's, so the policy is rewarded on unseen pages.

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from jocr.train import IGNORE_INDEX
 from jocr.train.checkpoint import (
     load_trainer_state,
     rng_state,
@@ -27,7 +28,7 @@ from jocr.train.checkpoint import (
 )
 from jocr.train.config import TrainConfig
 from jocr.train.curves import RunLog, plot_curves
-from jocr.train.data import IGNORE_INDEX, SampleStream, add_input_noise, collate
+from jocr.train.data import SampleStream, add_input_noise, collate
 
 
 def tokenizer_file(cfg: TrainConfig) -> Path:

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from jocr.train.data import IGNORE_INDEX
+from jocr.train import IGNORE_INDEX
 
 
 class BagOfTokensHead(nn.Module):
