@@ -84,7 +84,7 @@ def test_circles_are_found():
 def test_the_graph_sees_function_level_and_relative_imports():
     graph = import_graph()
     assert "jocr.model.weights" in graph["jocr.model.ocr"]  # imported inside from_pretrained
-    assert "jocr.documents.request" in graph["jocr.parse"]
+    assert "jocr.documents.request" in graph["jocr.pipeline.stream"]
 
 
 def test_no_import_circles():

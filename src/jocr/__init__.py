@@ -9,10 +9,10 @@ __version__ = "0.1.0"
 _LAZY = {
     "OCRModel": ("jocr.model", "OCRModel"),
     "OCRConfig": ("jocr.config", "OCRConfig"),
-    "parse": ("jocr.parse", "parse"),
+    "parse": ("jocr.pipeline", "parse"),
     "batch": ("jocr.batch", "batch"),
-    "load_model": ("jocr.parse", "load_model"),
-    "Document": ("jocr.parse", "Document"),
+    "load_model": ("jocr.pipeline", "load_model"),
+    "Document": ("jocr.pipeline", "Document"),
 }
 
 

@@ -16,7 +16,7 @@ from jocr.config import tiny_config
 from jocr.documents.preprocess import views_token_count
 from jocr.engine.requests import GenerationResult
 from jocr.engine.stats import RequestStats
-from jocr.parse import LoadedModel
+from jocr.pipeline import LoadedModel
 from jocr.tokenizer import Tokenizer
 
 
@@ -26,6 +26,7 @@ class ScriptedHandle:
         self._event = threading.Event()
         self._result = None
         self._error = None
+        self.on_done = None
 
     @property
     def done(self) -> bool:
@@ -48,9 +49,10 @@ class ScriptedRunner:
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
 
-    def submit(self, request) -> ScriptedHandle:
+    def submit(self, request, on_token=None, on_done=None) -> ScriptedHandle:
         self.owner.check(request)
         handle = ScriptedHandle(request)
+        handle.on_done = on_done
         with self.lock:
             self.waiting.append(handle)
             self.owner.submitted += 1
@@ -73,6 +75,8 @@ class ScriptedRunner:
                     handle._error = exc
                 self.owner.completed += 1
                 handle._event.set()
+                if handle.on_done is not None:
+                    handle.on_done(handle._result, handle._error)
 
     def close(self) -> None:
         self.closed = True

@@ -11,7 +11,7 @@ from PIL import Image
 
 from jocr.documents.pages import DocumentError
 from jocr.documents.postprocess import PAGE_SPLIT
-from jocr.parse import iter_documents, parse
+from jocr.pipeline import iter_documents, parse
 
 
 def _grey_pdf(levels: list[int]) -> bytes:
@@ -154,3 +154,38 @@ def test_stopping_early_closes_runner_and_sources(monkeypatch):
     assert first.source == "a" and first.ok
     gen.close()
     assert "a" in closed and "b" in closed
+
+
+def test_jocr_parse_is_a_plain_function():
+    import types
+
+    import jocr
+    import jocr.pipeline
+
+    assert isinstance(jocr.parse, types.FunctionType) and jocr.parse is jocr.pipeline.parse
+    doc = jocr.parse(image_bytes("PNG"), model=scripted_model())
+    assert doc.ok and doc.pages[0].markdown.startswith("# Page")
+
+
+def test_each_input_is_opened_once_and_announced(monkeypatch):
+    from jocr.pipeline import stream
+
+    opened: list[str] = []
+    original = stream.open_source
+
+    def spy(item, options, name=None):
+        opened.append(name)
+        return original(item, options, name=name)
+
+    monkeypatch.setattr(stream, "open_source", spy)
+    announced: list[tuple[str, int]] = []
+    docs = list(
+        iter_documents(
+            [_grey_pdf([0, 0]), b"not a document"],
+            scripted_model(),
+            names=["a", "b"],
+            on_open=lambda doc: announced.append((doc.source, len(doc.pages))),
+        )
+    )
+    assert opened == ["a", "b"] and announced == [("a", 2), ("b", 0)]
+    assert docs[0].ok and docs[1].error

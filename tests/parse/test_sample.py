@@ -30,7 +30,7 @@ def test_bundled_model_reads_the_sample_the_same_with_and_without_drafts():
     """The bundled checkpoint on the bundled sample: FastMTP speculation (verified greedily) gives exactly
     the tokens of plain greedy decoding, page by page."""
     import jocr
-    from jocr.parse import load_model
+    from jocr.pipeline import load_model
 
     model = load_model(SAMPLES.parent / "models")
     assert model.has_mtp

@@ -11,7 +11,7 @@ import uvicorn
 from PIL import Image, ImageDraw
 
 from jocr.documents.fetch import FetchLimits
-from jocr.parse import LoadedModel, parse
+from jocr.pipeline import LoadedModel, parse
 from jocr.serve.backend import EngineBackend
 from jocr.serve.config import ServeConfig
 from jocr.serve.service import OCRService

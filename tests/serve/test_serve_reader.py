@@ -7,7 +7,7 @@ import base64
 import pytest
 from serve_helpers import MAX_TOKENS, png_bytes
 
-from jocr.parse import LoadedModel, parse
+from jocr.pipeline import LoadedModel, parse
 
 
 @pytest.fixture(scope="module")

@@ -93,25 +93,9 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
 
 
-def _count_pages(items: list[str], names: list[str], pages, options) -> int:
-    """Pages the run will parse (for the progress bar); inputs that fail here fail again, reported, later."""
-    from jocr.documents.pages import DocumentError, open_source, select_pages
-
-    total = 0
-    for item, name in zip(items, names):
-        if item.lower().startswith(("http://", "https://")):
-            continue  # counted when fetched
-        try:
-            with open_source(item, options, name=name) as src:
-                total += len(select_pages(pages, src.num_pages, name))
-        except DocumentError:
-            pass
-    return total
-
-
 def run(args) -> int:
     from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs, parse_page_ranges
-    from jocr.parse import ModelNotFoundError, iter_documents, load_model, normalise_spec
+    from jocr.pipeline import ModelNotFoundError, iter_documents, load_model, normalise_spec
 
     if args.pages:
         try:
@@ -167,15 +151,17 @@ def run(args) -> int:
 
     options = LoadOptions(dpi=args.dpi, longest_side=args.longest_side, password=args.password)
     names = [item for item, _ in todo]
-    total_pages = _count_pages(names, names, args.pages, options)
 
     from tqdm import tqdm
 
-    bar = tqdm(total=total_pages, unit="page", disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
+    # Each input is opened once, by the pipeline: the bar's total grows by its pages as it is opened.
+    bar = tqdm(total=0, unit="page", disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
+
+    def on_open(doc) -> None:
+        bar.total += len(doc.pages)
+        bar.refresh()
 
     def on_page(doc, page) -> None:
-        if bar.total is not None and bar.n >= bar.total:
-            bar.total += 1  # URL inputs are counted once fetched
         bar.set_postfix_str(f"{Path(doc.source).name} p{page.page}", refresh=False)
         bar.update(1)
 
@@ -192,6 +178,7 @@ def run(args) -> int:
         options=options,
         names=names,
         on_page=on_page,
+        on_open=on_open,
         skip_blank=not args.keep_blank_pages,
     )
     try:

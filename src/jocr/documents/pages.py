@@ -207,7 +207,7 @@ class ImageSource(PageSource):
             raise DocumentError(f"{name}: image is over the pixel limit (decompression bomb?)") from None
         except Exception as exc:  # PIL raises many types for broken headers
             raise DocumentError(
-                f"{name}: cannot decode {image_type.upper()} image ({_one_line(exc)})"
+                f"{name}: cannot decode {image_type.upper()} image ({one_line(exc)})"
             ) from None
         width, height = self._image.size
         if width * height > options.max_pixels:
@@ -237,7 +237,7 @@ class ImageSource(PageSource):
         except Image.DecompressionBombError:
             raise DocumentError(f"{self.name}: image is over the pixel limit (decompression bomb?)") from None
         except Exception as exc:
-            raise DocumentError(f"{self.name}: cannot decode image ({_one_line(exc)})") from None
+            raise DocumentError(f"{self.name}: cannot decode image ({one_line(exc)})") from None
 
     def close(self) -> None:
         self._image.close()
@@ -264,7 +264,8 @@ class PILSource(PageSource):
         return to_rgb(ImageOps.exif_transpose(self._image))
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """An error as one short line (errors are shown one per line)."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:200]
 
@@ -290,7 +291,7 @@ def open_source(
         try:
             fetched = fetch_url(str(item), limits=options.fetch_limits or FetchLimits())
         except FetchError as exc:
-            raise DocumentError(f"{label}: {_one_line(exc)}") from None
+            raise DocumentError(f"{label}: {one_line(exc)}") from None
         if len(fetched.data) > options.max_bytes:
             raise DocumentError(f"{label}: download is over {options.max_bytes:,} bytes")
         if sniff_type(fetched.data[:1024]) is None and "html" in (fetched.content_type or "").lower():

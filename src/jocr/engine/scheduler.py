@@ -109,8 +109,16 @@ class Scheduler:
             self._thread.start()
 
     # Public API ---------------------------------------------------------------------------------------------
-    def submit(self, request: GenerationRequest) -> Handle:
-        """Validate and enqueue; raises ValueError for a bad request, QueueFull when the queue is full."""
+    def submit(
+        self,
+        request: GenerationRequest,
+        on_token: Callable[[list[int]], None] | None = None,
+        on_done: Callable[[GenerationResult | None, BaseException | None], None] | None = None,
+    ) -> Handle:
+        """Validate and enqueue; raises ValueError for a bad request, QueueFull when the queue is full.
+
+        `on_token(ids)` and `on_done(result, error)` are set before the request can start, so no token and
+        no ending is missed; both run on the decode thread (keep them short)."""
         self.engine.check(request)
         with self._lock:
             if self._closed:
@@ -118,6 +126,7 @@ class Scheduler:
             if len(self._waiting) >= self.max_queue:
                 raise QueueFull(f"queue full ({self.max_queue} requests waiting)")
             handle = Handle(next(self._tickets), request, self)
+            handle.on_token, handle.on_done = on_token, on_done
             self._waiting.append(handle)
             self._wake.notify()
         return handle

@@ -41,7 +41,7 @@ class EngineBackend:
     def from_loaded(
         cls, loaded, max_batch: int = 8, max_queue: int = 64, spec: str | int = "auto", model_id: str = "jocr"
     ) -> EngineBackend:
-        """Over a `jocr.parse.LoadedModel`: the same engine settings as `jocr.parse` (EOS/PAD from the
+        """Over a `jocr.pipeline.LoadedModel`: the same engine settings as `jocr.parse` (EOS/PAD from the
         tokenizer, the repetition guard with `<td>`/`</td>` exempt, FastMTP drafts when the checkpoint has a
         head), driven by a Scheduler shared by every request."""
         engine = loaded.engine(spec, max_batch)
@@ -53,7 +53,7 @@ class EngineBackend:
     def create(
         cls, model, tokenizer: Tokenizer, max_batch: int = 8, max_queue: int = 64, model_id: str = "jocr"
     ) -> EngineBackend:
-        from jocr.parse import LoadedModel
+        from jocr.pipeline import LoadedModel
 
         return cls.from_loaded(
             LoadedModel(model=model, tokenizer=tokenizer), max_batch, max_queue, "auto", model_id
@@ -70,8 +70,8 @@ class EngineBackend:
         quantize: str = "none",
         max_tiles: int | None = None,
     ) -> EngineBackend:
-        """Load with `jocr.parse.load_model` (None: $JOCR_MODEL, else the bundled models/)."""
-        from jocr.parse import load_model
+        """Load with `jocr.pipeline.load_model` (None: $JOCR_MODEL, else the bundled models/)."""
+        from jocr.pipeline import load_model
 
         loaded = load_model(model_dir, device=device, dtype=dtype, quantize=quantize, max_tiles=max_tiles)
         model_id = Path(loaded.path).resolve().name if loaded.path else "jocr"

@@ -1,0 +1,98 @@
+"""Documents -> engine -> Markdown: what the CLI, the Python API and the server call.
+
+    import jocr
+    doc = jocr.parse("paper.pdf", pages="1-3")
+    print(doc.markdown)
+
+`model.py` finds and loads a model, `stream.py` is the streaming pipeline (`iter_documents`), `results.py`
+the `Document` / `PageResult` it returns; `parse` below is the one-call API over them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from jocr.documents.pages import DocumentError, LoadOptions
+from jocr.pipeline.model import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MAX_TOKENS,
+    MODEL_ENV,
+    LoadedModel,
+    ModelNotFoundError,
+    default_model_dir,
+    load_model,
+    normalise_spec,
+)
+from jocr.pipeline.results import Document, PageResult
+from jocr.pipeline.stream import iter_documents
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_MAX_TOKENS",
+    "MODEL_ENV",
+    "Document",
+    "LoadedModel",
+    "ModelNotFoundError",
+    "PageResult",
+    "default_model_dir",
+    "iter_documents",
+    "load_model",
+    "normalise_spec",
+    "parse",
+]
+
+
+def parse(
+    inputs: Any,
+    pages: str | Sequence[int] | None = None,
+    model: LoadedModel | str | os.PathLike | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    spec: str | int = "auto",
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    prompt: str | None = None,
+    dpi: float | None = None,
+    longest_side: int | None = None,
+    password: str | None = None,
+    device: str = "cpu",
+    raise_errors: bool = True,
+    skip_blank: bool = True,
+    max_tiles: int | None = None,
+) -> Document | list[Document]:
+    """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
+
+    pages: 1-based selection ("1-3,7" or [1, 2]) applied to every input. model: a `LoadedModel`, a model
+    directory, or None for the default (`load_model()`). prompt: a task name from `jocr.tokenizer.PROMPTS`
+    ("ocr", "free", "grounding", "table", "formula", "caption") or free text; None is the default OCR prompt.
+    dpi / longest_side: PDF rendering (144 dpi by default; longest_side renders to that many pixels).
+    With raise_errors, an input that cannot be parsed raises `DocumentError`; otherwise it comes back as a
+    Document with `.error` set. skip_blank: pages without ink come back empty (finish_reason "blank")
+    without running the model. max_tiles: the tile-count limit when `model` is loaded here (see `load_model`).
+    """
+    single = not isinstance(inputs, list | tuple)
+    items = [inputs] if single else list(inputs)
+    if not isinstance(model, LoadedModel):
+        model = load_model(model, device=device, max_tiles=max_tiles)
+    loaded = model
+    options = LoadOptions(password=password, longest_side=longest_side)
+    if dpi is not None:
+        options.dpi = float(dpi)
+    docs = list(
+        iter_documents(
+            items,
+            loaded,
+            pages=pages,
+            max_tokens=max_tokens,
+            spec=spec,
+            batch_size=batch_size,
+            prompt=prompt,
+            options=options,
+            skip_blank=skip_blank,
+        )
+    )
+    if raise_errors:
+        for doc in docs:
+            if doc.error:
+                raise DocumentError(doc.error)
+    return docs[0] if single else docs

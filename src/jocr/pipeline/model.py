@@ -1,0 +1,144 @@
+"""Models to parse with: find a model directory, load it once, build engines per decoding setting."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jocr.tokenizer import Tokenizer
+
+DEFAULT_MAX_TOKENS = 4096  # jina-ocr-v1's published default
+DEFAULT_BATCH_SIZE = 8
+MODEL_ENV = "JOCR_MODEL"
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """No usable model directory; the message says where it looked and how to point at one."""
+
+
+def default_model_dir() -> Path:
+    """$JOCR_MODEL, else the bundled `models/` directory at the repository root (next to src/)."""
+    env = os.environ.get(MODEL_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "models"
+
+
+@dataclass
+class LoadedModel:
+    """A model ready to parse with: network, tokenizer, and engines built on demand per decoding setting."""
+
+    model: Any  # jocr.model.OCRModel
+    tokenizer: Tokenizer
+    path: str | None = None
+    device: str = "cpu"
+    _engines: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def vision(self):
+        return self.model.config.vision
+
+    @property
+    def has_mtp(self) -> bool:
+        return getattr(self.model, "mtp_module", None) is not None
+
+    def engine(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
+        """The engine for a speculative setting: "auto" (adaptive k with the FastMTP head when the checkpoint
+        has one), 0 (plain greedy decoding) or k >= 1 draft tokens per step. Greedy either way: speculation
+        never changes the output."""
+        from jocr.engine import Engine, EngineConfig
+        from jocr.engine.guard import GuardConfig
+
+        spec = normalise_spec(spec)
+        key = (spec, batch_size)
+        if key not in self._engines:
+            if spec == 0 or (spec == "auto" and not self.has_mtp):
+                drafter, k = "none", 0
+            elif not self.has_mtp:
+                raise ValueError(f"--spec {spec} needs a FastMTP head, which this model lacks (use --spec 0)")
+            else:
+                drafter, k = "mtp", spec
+            config = EngineConfig(
+                max_batch_size=batch_size,
+                drafter=drafter,
+                num_draft_tokens=k,
+                eos_token_id=self.tokenizer.eos_id,
+                pad_token_id=self.tokenizer.pad_id,
+                # `<td>`/`</td>` repeat legitimately in tables (DeepSeek-OCR's n-gram ban exempts them).
+                guard=GuardConfig(whitelist_ids=tuple(self.tokenizer.td_ids)),
+            )
+            self._engines[key] = Engine(self.model, config, tokenizer=self.tokenizer)
+        return self._engines[key]
+
+    def runner(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
+        """A `jocr.engine.Scheduler` over `engine(spec, batch_size)`: submit requests, poll handles, close."""
+        from jocr.engine import Scheduler
+
+        return Scheduler(self.engine(spec, batch_size), max_queue=4 * batch_size + 16)
+
+
+def normalise_spec(spec: str | int) -> str | int:
+    if isinstance(spec, str) and spec.strip().lower() == "auto":
+        return "auto"
+    try:
+        k = int(spec)
+    except (TypeError, ValueError):
+        raise ValueError(f"spec must be 'auto' or a number of draft tokens >= 0, not {spec!r}") from None
+    if k < 0:
+        raise ValueError(f"spec must be 'auto' or a number of draft tokens >= 0, not {spec!r}")
+    return k
+
+
+_MODEL_CACHE: dict[tuple[str, str, str, str, int | None], LoadedModel] = {}
+
+
+def load_model(
+    path: str | os.PathLike | None = None,
+    device: str = "cpu",
+    dtype: Any = "auto",
+    cache: bool = True,
+    quantize: str = "none",
+    max_tiles: int | None = None,
+) -> LoadedModel:
+    """Load a model directory (config.json, model.safetensors, tokenizer.json).
+
+    path None: $JOCR_MODEL, else the bundled `models/`. dtype "auto" (or None): the fastest format that rounds
+    nothing (jocr.model.formats: bf16 on CUDA; on CPU fp32 compute over the stored bytes), "float32" or
+    "bfloat16"; quantize "int8" is the opt-in lossy CPU format. max_tiles replaces the config's tile-count
+    limit (`VisionConfig.max_tiles`). Loaded models are cached per (path, device, dtype, quantize, max_tiles)
+    so repeated `jocr.parse` calls do not reload.
+    """
+    import torch
+
+    directory = Path(path) if path is not None else default_model_dir()
+    hint = f"pass a model directory (--model DIR / path=...) or set ${MODEL_ENV}"
+    if not directory.is_dir():
+        raise ModelNotFoundError(f"no model directory at {directory}; {hint}")
+    missing = [n for n in ("config.json", "tokenizer.json") if not (directory / n).is_file()]
+    if not any(directory.glob("*.safetensors")):
+        missing.append("*.safetensors")
+    if missing:
+        raise ModelNotFoundError(f"model directory {directory} lacks {', '.join(missing)}; {hint}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError("device cuda requested but CUDA is not available (use --device cpu)")
+    if dtype is None:
+        dtype = "auto"
+    if isinstance(dtype, torch.dtype):
+        dtype = str(dtype).removeprefix("torch.")
+    key = (str(directory.resolve()), device, str(dtype), quantize, max_tiles)
+    if cache and key in _MODEL_CACHE:
+        return _MODEL_CACHE[key]
+    from jocr.model.formats import load_formatted
+
+    model = load_formatted(directory, dtype=dtype, quantize=quantize, device=device).eval()
+    if max_tiles is not None:
+        model.config.vision.max_tiles = int(max_tiles)
+        model.config.vision.validate()
+    loaded = LoadedModel(
+        model=model, tokenizer=Tokenizer.from_dir(directory), path=str(directory), device=device
+    )
+    if cache:
+        _MODEL_CACHE[key] = loaded
+    return loaded

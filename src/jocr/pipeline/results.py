@@ -1,0 +1,67 @@
+"""What parsing gives back: one `PageResult` per page and a `Document` per input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jocr.documents.postprocess import PAGE_SPLIT, Box, join_pages
+
+
+@dataclass
+class PageResult:
+    """One parsed page. `page` is 1-based; boxes are in pixels of the rendered page image."""
+
+    page: int
+    markdown: str = ""
+    boxes: list[Box] = field(default_factory=list)
+    num_tokens: int = 0
+    finish_reason: str | None = None
+    width: int = 0
+    height: int = 0
+    image_tokens: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    raw: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "page": self.page,
+            "markdown": self.markdown,
+            "boxes": [b.to_dict() for b in self.boxes],
+            "tokens": self.num_tokens,
+            "image_tokens": self.image_tokens,
+            "finish_reason": self.finish_reason,
+            "width": self.width,
+            "height": self.height,
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "error": self.error,
+        }
+
+
+@dataclass
+class Document:
+    """A parsed input: its pages in the order asked for, joined Markdown, and metadata."""
+
+    source: str
+    pages: list[PageResult] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    page_marker: str | None = PAGE_SPLIT
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(p.error is None for p in self.pages)
+
+    @property
+    def markdown(self) -> str:
+        return join_pages([p.markdown for p in self.pages], self.page_marker)
+
+    def to_dict(self) -> dict:
+        return {
+            "source": self.source,
+            "metadata": self.metadata,
+            "error": self.error,
+            "markdown": self.markdown,
+            "pages": [p.to_dict() for p in self.pages],
+        }

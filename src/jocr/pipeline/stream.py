@@ -1,0 +1,253 @@
+"""The streaming pipeline: inputs -> page requests -> engine -> Documents, in input order.
+
+Pages of all inputs flow through one queue: each is rendered and preprocessed only when a batch slot needs
+it, and its image is dropped as soon as its views exist, so memory stays flat however long the PDFs are.
+Finished requests come back through the scheduler's done callback into a queue this loop blocks on.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
+from jocr.documents.preprocess import is_blank_page
+from jocr.documents.request import PageInput, PageRequestBuilder
+from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
+from jocr.pipeline.results import Document, PageResult
+
+
+@dataclass
+class _OpenDoc:
+    doc: Document
+    source: PageSource | None
+    indices: list[int]
+    pending: int  # selected pages not finished yet
+
+    def close(self) -> None:
+        if self.source is not None:
+            self.source.close()
+            self.source = None
+
+
+@dataclass
+class _Job:
+    entry: _OpenDoc
+    index: int  # 0-based page index in the source
+    slot: int  # position in doc.pages
+    page_input: PageInput | None = None
+
+    @property
+    def page(self) -> PageResult:
+        return self.entry.doc.pages[self.slot]
+
+
+def input_name(item: Any) -> str:
+    if isinstance(item, bytes | bytearray | memoryview):
+        return "<bytes>"
+    if hasattr(item, "size") and hasattr(item, "mode"):
+        return "<image>"
+    return str(item)
+
+
+class _Pages:
+    """The document side of one run: opens inputs one after another, renders and prepares their pages,
+    writes results back, and hands out Documents in input order once all their pages are done."""
+
+    def __init__(self, inputs, names, model: LoadedModel, pages, max_tokens, builder, options, skip_blank):
+        self.inputs, self.names, self.model = inputs, names, model
+        self.pages, self.max_tokens, self.builder = pages, max_tokens, builder
+        self.options, self.skip_blank = options, skip_blank
+        self.open_docs: list[_OpenDoc] = []  # in input order; finished ones leave from the front
+
+    def open(self, item: Any, name: str) -> _OpenDoc:
+        doc = Document(source=name)
+        doc.metadata = {
+            "source": name,
+            "prompt": self.builder.prompt,
+            "model": self.model.path,
+            "max_tokens": self.max_tokens,
+        }
+        try:
+            source = open_source(item, self.options, name=name)
+        except DocumentError as exc:
+            doc.error = str(exc)
+            return _OpenDoc(doc, None, [], 0)
+        try:
+            indices = select_pages(self.pages, source.num_pages, name)
+        except DocumentError as exc:
+            source.close()
+            doc.error = str(exc)
+            return _OpenDoc(doc, None, [], 0)
+        doc.metadata.update({"kind": source.kind, "num_pages": source.num_pages, "dpi": self.options.dpi})
+        doc.pages = [PageResult(page=i + 1) for i in indices]
+        entry = _OpenDoc(doc, source, indices, len(indices))
+        if not indices:
+            entry.close()
+        return entry
+
+    def jobs(self, on_open: Callable[[Document], None] | None) -> Iterator[_Job]:
+        for item, name in zip(self.inputs, self.names):
+            entry = self.open(item, name)
+            self.open_docs.append(entry)
+            if on_open is not None:
+                on_open(entry.doc)
+            for slot, index in enumerate(entry.indices):
+                yield _Job(entry, index, slot)
+            # Every page of this source has been rendered: release the file before opening the next one.
+            entry.close()
+
+    def prepare(self, job: _Job) -> bool:
+        """Render and preprocess the page; False when there is nothing to generate (an error, blank page)."""
+        result = job.page
+        t0 = time.perf_counter()
+        try:
+            image = job.entry.source.render(job.index)
+        except DocumentError as exc:
+            result.error = str(exc)
+            return False
+        t1 = time.perf_counter()
+        result.width, result.height = image.size
+        if self.skip_blank and is_blank_page(image):
+            result.finish_reason = "blank"
+            result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
+            return False
+        try:
+            job.page_input = self.builder.page(image)
+        except Exception as exc:  # e.g. a degenerate page size: this page fails, the run goes on
+            result.error = (
+                f"{job.entry.doc.source}: page {result.page}: cannot prepare the page ({one_line(exc)})"
+            )
+            return False
+        del image
+        result.image_tokens = job.page_input.image_tokens
+        result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
+        return True
+
+    def complete(self, job: _Job, result, error: BaseException | None, latency: float) -> None:
+        page = job.page
+        job.page_input = None
+        if error is not None:  # a failed decode step fails its pages, not the run
+            page.error = f"{job.entry.doc.source}: page {page.page}: generation failed ({one_line(error)})"
+            return
+        page.raw = self.builder.text(result.token_ids)
+        page.markdown, page.boxes = self.builder.markdown(
+            page.raw, (page.width, page.height), result.finish_reason
+        )
+        page.num_tokens = len(result.token_ids)
+        page.finish_reason = result.finish_reason
+        page.timings["generate_s"] = latency
+
+    def ready(self) -> Iterator[Document]:
+        # pending reaches 0 only after every selected page was handed out and finished.
+        while self.open_docs and self.open_docs[0].pending == 0:
+            entry = self.open_docs.pop(0)
+            entry.close()  # done, though the job generator may not have resumed to close it yet
+            doc = entry.doc
+            if doc.error is None:
+                failed = [p.error for p in doc.pages if p.error]
+                if failed:
+                    doc.error = failed[0]
+            yield doc
+
+    def close(self) -> None:
+        """Sources still open if the caller stopped early."""
+        for entry in self.open_docs:
+            entry.close()
+
+
+def iter_documents(
+    inputs: Iterable[Any],
+    model: LoadedModel,
+    pages: str | Sequence[int] | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    spec: str | int = "auto",
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    prompt: str | None = None,
+    options: LoadOptions | None = None,
+    names: Sequence[str] | None = None,
+    on_page: Callable[[Document, PageResult], None] | None = None,
+    skip_blank: bool = True,
+    on_open: Callable[[Document], None] | None = None,
+) -> Iterator[Document]:
+    """Parse inputs in order, yielding each Document as soon as its last page is done.
+
+    Inputs that fail to open, or pages that fail to render, are reported on the Document (`.error` /
+    page `.error`) instead of stopping the run; the other inputs still complete. With `skip_blank` a page
+    without ink (`is_blank_page`) gets empty Markdown and finish_reason "blank" without running the model,
+    which would otherwise read something into the empty page. `on_open(doc)` is called as each input is
+    opened (its `.pages` list the selected pages, or `.error` says why it could not be opened); `on_page`
+    as each page finishes.
+    """
+    from jocr.engine.requests import GenerationRequest
+
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, not {batch_size}")
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
+    inputs = list(inputs)
+    names = list(names) if names is not None else [input_name(i) for i in inputs]
+    builder = PageRequestBuilder(model.tokenizer, model.vision, prompt)
+    run = _Pages(inputs, names, model, pages, max_tokens, builder, options or LoadOptions(), skip_blank)
+
+    def finish(job: _Job) -> None:
+        job.entry.pending -= 1
+        if on_page is not None:
+            on_page(job.entry.doc, job.page)
+
+    # Requests waiting beyond the running batch, so a row that finishes is refilled at once (continuous
+    # batching in the scheduler) while the next pages render here, overlapping rendering with decoding.
+    capacity = batch_size + max(1, batch_size // 2)
+    finished: queue.SimpleQueue = queue.SimpleQueue()  # (job, result, error, latency) from the decode thread
+    inflight = 0
+    jobs = run.jobs(on_open)
+    exhausted = False
+    runner = model.runner(spec, batch_size)
+    try:
+        while True:
+            while not exhausted and inflight < capacity:
+                job = next(jobs, None)
+                if job is None:
+                    exhausted = True
+                    break
+                if not run.prepare(job):
+                    finish(job)
+                    continue
+                request = GenerationRequest(
+                    prompt_ids=job.page_input.prompt_ids, images=[job.page_input.views], max_tokens=max_tokens
+                )
+                submitted = time.perf_counter()
+
+                def done(result, error, job=job, submitted=submitted) -> None:
+                    finished.put((job, result, error, time.perf_counter() - submitted))
+
+                try:
+                    runner.submit(request, on_done=done)
+                except ValueError as exc:  # refused by the engine, e.g. prompt + max_tokens too long
+                    job.page.error = f"{job.entry.doc.source}: page {job.page.page}: {one_line(exc)}"
+                    job.page_input = None
+                    finish(job)
+                    continue
+                inflight += 1
+            yield from run.ready()
+            if not inflight:
+                if exhausted:
+                    break
+                continue
+            item = finished.get()  # blocks until a request finishes
+            while item is not None:
+                inflight -= 1
+                run.complete(*item)
+                finish(item[0])
+                try:
+                    item = finished.get_nowait()
+                except queue.Empty:
+                    item = None
+            yield from run.ready()
+    finally:
+        runner.close()
+        run.close()
+    yield from run.ready()
