@@ -12,9 +12,9 @@ load drift on a shared machine hits all modes alike; the table shows medians. Pe
 (tokens per speculative step, bonus included), per-position acceptance, c (speculative step time over
 plain step time at the same batch) and two speedups over AR: `speedup` from tokens/s over the whole
 request (wall clock, so vision encoding and prefill, which speculation cannot shorten, are included) and
-`decode` from the time of the decode steps alone (what speculative decoding accelerates; REFERENCE.md's
-c = tau / speedup is about this one). Output is the verifier's greedy text in every mode (checked here
-too).
+`decode` from the time of the decode steps alone (what speculative decoding accelerates; the
+c = tau / speedup of docs/engine.md is about this one). Output is the verifier's greedy text in every mode
+(checked here too).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def rss_mb() -> float:
 
 def child(pdf: str, model_dir: str, max_tokens: int, batch_size: int) -> None:
     import jocr
-    from jocr.parse import iter_documents
+    from jocr.pipeline import iter_documents
 
     model = jocr.load_model(model_dir)
     loaded = rss_mb()

@@ -4,7 +4,7 @@
 
 Prints two tables:
 1. scoring all 120 tests of the olmOCR-Bench sample, cold (fresh process state: KaTeX context created, caches
-   empty) and warm, against the 2 s goal; the official scorer took 11.5 s here with Chromium (REFERENCE.md 6);
+   empty) and warm, against the 2 s goal; the official scorer took 11.5 s here with Chromium;
 2. rewards per second (CPU and wall clock) on synthetic Markdown pages (paragraphs, an HTML table, display
    and inline formulas, a list) scored against their reference with five unit tests each (present, order,
    table, math, baseline), for exact, lightly and heavily corrupted candidates, against the 200 pages/s goal.

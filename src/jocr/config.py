@@ -46,7 +46,7 @@ def from_known_keys(cls, data: dict[str, Any], where: str | None = None):
 class VisionConfig:
     """DeepEncoder: SAM-style windowed ViT -> 16x conv compressor -> CLIP-style ViT -> projector.
 
-    Defaults are the published DeepSeek-OCR values (REFERENCE.md section 1, `deepencoder/` of DeepSeek-OCR).
+    Defaults are the published DeepSeek-OCR values (DeepSeek-OCR's `config.json` and `deepencoder/`).
     """
 
     # SAM-style ViT (build_sam_vit_b in DeepSeek-OCR's deepencoder/sam_vary_sdpa.py).
@@ -393,7 +393,7 @@ def from_published_dict(data: dict[str, Any]) -> OCRConfig:
 
 
 def deepseek_ocr_config() -> OCRConfig:
-    """The published model (REFERENCE.md section 1) with jina-ocr-v1's RoPE base 1e6 / 32768 positions."""
+    """The published DeepSeek-OCR model with jina-ocr-v1's RoPE base 1e6 / 32768 positions."""
     return OCRConfig()
 
 

@@ -41,7 +41,7 @@ def count_image_tokens(
     patch_size: int,
     compress_factor: int,
 ) -> int:
-    """Number of `<image>` placeholders for one image (REFERENCE.md section 1, sequence layout).
+    """Number of `<image>` placeholders for one image (DeepSeek-OCR's sequence layout, docs/architecture.md).
 
     Global view: q rows of q + 1 (image_newline after every row) plus one view separator.
     Tiles (when tiled): (rows * qt) rows of (cols * qt + 1).

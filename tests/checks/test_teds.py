@@ -20,7 +20,8 @@ GT = _table([["Year", "4.5%"], ["2024", "7"]])
 
 
 def test_reference_examples():
-    # REFERENCE.md section 3: one cell 4.5% -> 4.6% gives 0.9583; dropping one row gives 0.5.
+    # TEDS (Zhong et al., arXiv 1911.10683) on a small table: one cell 4.5% -> 4.6% gives 0.9583; dropping
+    # one row gives 0.5.
     assert teds(GT.replace("4.5%", "4.6%"), GT) == pytest.approx(0.9583, abs=1e-4)
     assert teds(_table([["Year", "4.5%"]]), GT) == pytest.approx(0.5)
     assert teds(GT.replace("4.5%", "4.6%"), GT, structure_only=True) == 1.0

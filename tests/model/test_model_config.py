@@ -9,7 +9,7 @@ import pytest
 
 from jocr.config import OCRConfig, VisionConfig, from_published_dict
 
-# jina-ocr-v1's config.json as REFERENCE.md describes it: DeepSeek-OCR's layout plus the MTP fields.
+# jina-ocr-v1's published config.json: DeepSeek-OCR's layout plus the MTP fields.
 JINA_LANG = {
     "bos_token_id": 0, "eos_token_id": 1, "pad_token_id": 2, "first_k_dense_replace": 1, "hidden_size": 1280,
     "intermediate_size": 6848, "kv_lora_rank": None, "lm_head": True, "max_position_embeddings": 32768,

@@ -3,7 +3,7 @@
 Each term is a score in [0, 1] that measures partial correctness; every term except repetition is lifted onto
 [floor, 1] (`floor + (1 - floor) * score`) so that one weak aspect does not erase the signal from the others,
 while a degenerate loop (repetition score 0) zeroes the reward whatever else the page gets right (the recipe
-in the jina-ocr-v1 report, REFERENCE.md section 1). Terms that do not apply (no tables in the reference, no
+in the jina-ocr-v1 report, post-training). Terms that do not apply (no tables in the reference, no
 tests) are 1.
 
 Terms: `text` (1 - normalised edit distance of the normalised page text), `table` (TEDS of optimally matched

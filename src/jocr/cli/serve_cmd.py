@@ -12,8 +12,12 @@ from jocr.cli.parse_cmd import add_format_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    from jocr.serve.config import ServeConfig as D  # the defaults live there, once
+
+    parser.add_argument("--host", default=D.host, help=f"address to listen on (default {D.host})")
+    parser.add_argument(
+        "--port", type=int, default=D.port, help=f"port (default {D.port}; 0 picks a free one)"
+    )
     parser.add_argument("--model", metavar="DIR", help="model directory (default: $JOCR_MODEL, else models/)")
     parser.add_argument(
         "--api-key",
@@ -22,13 +26,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY",
         help="require Authorization: Bearer KEY (repeatable; also JOCR_API_KEY)",
     )
-    parser.add_argument("--max-batch", type=int, default=8, help="rows decoded together (default 8)")
     parser.add_argument(
-        "--max-queue", type=int, default=64, help="requests waiting beyond the batch before 429 (default 64)"
+        "--max-batch", type=int, default=D.max_batch, help=f"rows decoded together (default {D.max_batch})"
     )
-    parser.add_argument("--max-image-pixels", type=int, default=40_000_000, help="per image or page")
-    parser.add_argument("--max-body-mb", type=float, default=64.0, help="request body limit in MiB")
-    parser.add_argument("--timeout", type=float, default=300.0, help="per-request time limit in seconds")
+    parser.add_argument(
+        "--max-queue",
+        type=int,
+        default=D.max_queue,
+        help=f"requests waiting beyond the batch before 429 (default {D.max_queue})",
+    )
+    parser.add_argument("--max-image-pixels", type=int, default=D.max_image_pixels, help="per image or page")
+    parser.add_argument(
+        "--max-body-mb", type=float, default=D.max_body_bytes / 2**20, help="request body limit in MiB"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=D.request_timeout_s, help="per-request time limit in seconds"
+    )
     parser.add_argument(
         "--allow-private-fetch",
         action="store_true",

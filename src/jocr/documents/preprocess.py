@@ -1,6 +1,6 @@
 """Page image -> `PageViews` (global view + tiles), exactly as DeepSeek-OCR prepares images.
 
-Rules (REFERENCE.md section 1; DeepSeek-OCR `process/image_process.py` and vLLM's DeepSeek-OCR processor):
+Rules (DeepSeek-OCR `process/image_process.py` and vLLM's DeepSeek-OCR processor):
 - Crop mode: an image wider or taller than `tile_size` is tiled. Candidate grids (cols, rows) with
   min_tiles <= cols*rows <= max_tiles are ordered by tile count; the grid with the closest aspect ratio wins,
   and on an exact tie a later candidate replaces the current one if the image area exceeds

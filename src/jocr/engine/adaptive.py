@@ -5,7 +5,8 @@ with P_i the probability that draft position i is accepted (all earlier ones acc
 drafts commits tau(k) = 1 + sum_{i<=k} P_i tokens and takes t(B, k) seconds at batch size B, so the best k
 maximises tau(k) / t(B, k) (k = 0 is plain decoding, tau = 1). On a GPU, small batches are memory bound and
 the verifier's k + 1 positions cost nearly one; large batches are compute bound and every drafted position
-costs real work, so k = 0 wins there (REFERENCE.md: on an L4 k = 3 is best eager, k = 1 with CUDA graphs).
+costs real work, so k = 0 wins there (the jina-ocr-v1 report: on an L4 k = 3 is best eager, k = 1 with
+CUDA graphs).
 
 t(B, k) is measured online per batch-size bucket (powers of two) as the median of recent step times: every
 k is tried a few times in a bucket, in increasing order, stopping early once k - 1 measured clearly slower

@@ -18,8 +18,8 @@ Loop detector, two tests, both incremental (O(max_period) numpy work per token):
 - near loops: the n-gram ban forbids exact short loops, so a degenerate model drifts into loops broken by a
   token every 30 or so; those are caught by diversity: the last `diversity_window` tokens holding at most
   `diversity_max` distinct `diversity_n`-grams (text and even dense tables hold several times more).
-Degenerate repetition is the failure OCR users report most (REFERENCE.md section 5); olmOCR-Bench's baseline
-test likewise fails pages ending in a short n-gram repeated more than 30 times.
+Degenerate repetition is the failure OCR users report most (DeepSeek-OCR's GitHub issues); olmOCR-Bench's
+baseline test likewise fails pages ending in a short n-gram repeated more than 30 times.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Decoding statistics: tau, per-position acceptance, c and tokens/s, per request and aggregated.
 
-Definitions (REFERENCE.md section 1, FastMTP; vLLM's spec-decode metrics):
+Definitions (FastMTP, arXiv 2509.18362; vLLM's spec-decode metrics):
 - a speculative step drafts k tokens and commits the accepted prefix plus one bonus token;
 - tau = tokens committed per speculative step, bonus included (vLLM's "mean acceptance length"
   = 1 + accepted / steps);

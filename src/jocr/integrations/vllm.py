@@ -22,16 +22,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from jocr.engine.guard import GuardConfig
 from jocr.tokenizer import DEFAULT_PROMPT
 
 DEFAULT_OCR_PROMPT = DEFAULT_PROMPT
 TARGET_ARCH = "JocrOCRForCausalLM"
 DRAFT_ARCH = "EagleJocrOCRForCausalLM"
 GUARD_PROCESSOR = "jocr.integrations.vllm_guard:NoRepeatNGramLogitsProcessor"
-# The engine's repetition guard (REFERENCE.md section 5; DeepSeek-OCR's vLLM recipe): ban any token that would
+# The engine's repetition guard (jocr.engine.guard; DeepSeek-OCR's vLLM recipe): ban any token that would
 # repeat a 30-gram seen in the last 90 generated tokens, table-cell tags exempt.
-NGRAM_SIZE = 30
-NGRAM_WINDOW = 90
+NGRAM_SIZE = GuardConfig.ngram_size
+NGRAM_WINDOW = GuardConfig.window
 PUBLISHED_TD_IDS = (128821, 128822)
 # Plain prompt template (DeepSeek-OCR `sft_format="plain"`): BOS, then the user turn as vLLM renders it with
 # the image placeholders first ("<image>\n" + text), so chat requests tokenize like `Tokenizer.build_prompt`.

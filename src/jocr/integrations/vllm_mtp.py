@@ -47,7 +47,7 @@ class _FastMTPHead(nn.Module):
         super().__init__()
         d = ocr_config.decoder
         text = text_config_for(ocr_config)
-        # The FastMTP block is dense (REFERENCE.md: "dense block", MLP width intermediate_size).
+        # The FastMTP block is dense (FastMTP, arXiv 2509.18362: a dense block, MLP width intermediate_size).
         text.first_k_dense_replace = d.num_hidden_layers + 1
         self.embed_tokens = VocabParallelEmbedding(
             d.vocab_size, d.hidden_size, prefix=f"{prefix}.embed_tokens"

@@ -4,7 +4,7 @@ Top-level parameter names are the published checkpoint's: `model.sam_model.*`, `
 `model.projector.layers.*`, `model.image_newline`, `model.view_seperator` (sic), `model.embed_tokens`,
 `model.layers.{i}.*`, `model.norm`, `lm_head`, `mtp_module.heads.0.*`.
 
-Image token layout per image (REFERENCE.md section 1; vLLM's deepseek_ocr): [tile grid, global view,
+Image token layout per image (DeepSeek-OCR, arXiv 2510.18234; vLLM's deepseek_ocr): [tile grid, global view,
 view_seperator], where the tile grid is stitched into (rows*qt) rows of cols*qt tokens and the global view is
 q rows of q tokens, and `image_newline` follows every row of both.
 """

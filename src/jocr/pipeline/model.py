@@ -49,7 +49,6 @@ class LoadedModel:
         has one), 0 (plain greedy decoding) or k >= 1 draft tokens per step. Greedy either way: speculation
         never changes the output."""
         from jocr.engine import Engine, EngineConfig
-        from jocr.engine.guard import GuardConfig
 
         spec = normalise_spec(spec)
         key = (spec, batch_size)
@@ -66,14 +65,13 @@ class LoadedModel:
                 num_draft_tokens=k,
                 eos_token_id=self.tokenizer.eos_id,
                 pad_token_id=self.tokenizer.pad_id,
-                # `<td>`/`</td>` repeat legitimately in tables (DeepSeek-OCR's n-gram ban exempts them).
-                guard=GuardConfig(whitelist_ids=tuple(self.tokenizer.td_ids)),
             )
+            # The engine exempts the tokenizer's `<td>`/`</td>` from the repetition guard itself.
             self._engines[key] = Engine(self.model, config, tokenizer=self.tokenizer)
         return self._engines[key]
 
     def runner(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
-        """A `jocr.engine.Scheduler` over `engine(spec, batch_size)`: submit requests, poll handles, close."""
+        """A `jocr.engine.Scheduler` over `engine(spec, batch_size)`: submit (with callbacks), close."""
         from jocr.engine import Scheduler
 
         return Scheduler(self.engine(spec, batch_size), max_queue=4 * batch_size + 16)

@@ -1,8 +1,8 @@
 """Training-data filters: drop degenerate repetition loops and duplicate targets.
 
 The jina-ocr-v1 report filters its training data for "degeneration loops and duplicates" before SFT and
-GRPO (REFERENCE.md section 1, post-training). A loop in a target teaches the reader the very failure users
-complain about most (REFERENCE.md section 5, item 1), and duplicates waste the small sample budget a CPU run
+GRPO (post-training section). A loop in a target teaches the reader the very failure users
+complain about most (DeepSeek-OCR's GitHub issues), and duplicates waste the small sample budget a CPU run
 has, so both are removed here before a sample reaches the trainer.
 """
 

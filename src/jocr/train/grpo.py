@@ -1,7 +1,7 @@
 """GRPO with verifiable rewards: G sampled completions per page, group-normalised advantages, clipped
 policy loss, optional KL to the reference model, and a configurable set of trainable parameters.
 
-Following the jina-ocr-v1 recipe (REFERENCE.md section 1, post-training) the reward is the product of graded
+Following the jina-ocr-v1 recipe (its report's post-training section) the reward is the product of graded
 checks against the page's reference (`jocr.checks.reward`), with floors on every term except repetition, so
 a degenerate loop earns zero. Per page, advantages are A_i = (r_i - mean(r)) / (std(r) + eps) over the
 group (DeepSeekMath's GRPO); groups whose rewards are all equal carry no signal and are skipped. The loss is

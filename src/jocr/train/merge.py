@@ -1,7 +1,7 @@
 """Merging candidate checkpoints: linear and SLERP merges, merge weights searched under an evaluation budget.
 
 The jina-ocr-v1 recipe merges each round's candidate checkpoints and searches the merge weights under a
-fixed evaluation budget on unit-test and edit-distance scores (REFERENCE.md section 1, post-training). Here a
+fixed evaluation budget on unit-test and edit-distance scores (the jina-ocr-v1 report, post-training). Here a
 merge is a pure function of state dicts; the search takes any `score_fn(state_dict) -> float` and spends at
 most `budget` calls of it, so the caller fixes the evaluation cost (pages x evaluations).
 """

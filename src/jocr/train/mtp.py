@@ -1,5 +1,5 @@
 """Fit the FastMTP draft head by self-distillation on the verifier's own greedy outputs (FastMTP, arXiv
-2509.18362; REFERENCE.md section 1): only the head trains, K = 3 recursive steps, step loss weights
+2509.18362): only the head trains, K = 3 recursive steps, step loss weights
 0.51 / 0.31 / 0.18. Called last in the training recipe (`jocr train mtp`), on the final verifier.
 
 Alignment (the convention engine/drafters.py drafts with): for a sequence x with verifier states h,
