@@ -4,19 +4,11 @@ Row state (per request): n = committed tokens (prompt + generated); the newest o
 it has been chosen but not yet run through the verifier, so the verifier cache holds positions < n - 1
 (`cache.lengths`). A step feeds [x_{n-1}, d_1 .. d_k] at positions n - 1 .. n - 1 + k.
 
-Verification (greedy rows): g_j = argmax of the verifier's logits at position n - 1 + j, after the repetition
-guard has banned tokens for the history x + d_1..d_j (exactly what plain decoding would see had it committed
-those drafts). The accepted length a is the longest prefix with d_{j+1} == g_j for j < a; the step commits
-g_0 .. g_a: the a accepted drafts (which equal g_0 .. g_{a-1}) plus the bonus token g_a, the verifier's own
-choice after them. Every committed token is therefore the verifier's greedy choice given the committed
-history: the output equals plain greedy decoding token for token, whatever the drafts were. Stop conditions
-are checked token by token, so a stop inside a committed run truncates it at the same token plain decoding
-would stop at. Rows with different a coexist: each row's length advances by its own count and the k/v
-written for its rejected positions stay past its length, invisible, until overwritten.
-
-Sampled rows (temperature > 0) fall back to plain decoding inside a speculative step: they commit one token
-sampled from the position-0 distribution and ignore their drafts, so their output distribution is exactly
-that of plain sampling.
+Which drafts a step keeps is engine/verify.py (accepted drafts + one bonus token, equal to plain greedy
+decoding). Stop conditions are checked token by token as a row commits, so a stop inside a committed run
+truncates it at the same token plain decoding would stop at. Rows with different accepted lengths coexist:
+each row's length advances by its own count and the k/v written for its rejected positions stay past its
+length, invisible, until overwritten.
 """
 
 from __future__ import annotations
@@ -29,6 +21,7 @@ from jocr.engine.cache import KVCache
 from jocr.engine.guard import GuardConfig, GuardState
 from jocr.engine.requests import GenerationRequest, GenerationResult
 from jocr.engine.stats import RequestStats
+from jocr.engine.verify import ban_repeats, verify
 
 
 def sample_token(logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator) -> int:
@@ -296,30 +289,11 @@ class DecodeBatch:
         logits = out.logits  # (B, k + 1, V)
         if eng.image_id is not None:  # a generated placeholder would have no image to fill it
             logits[:, :, eng.image_id] = float("-inf")
-        for i, r in enumerate(rows):
-            if r.ban_active:
-                for j in range(k + 1 if r.spec_ok else 1):
-                    banned = r.guard.banned(drafts_list[i][:j])
-                    if banned:
-                        logits[i, j, list(banned)] = float("-inf")
-        greedy = logits.argmax(-1).tolist()  # (B, k + 1)
-        events = []
-        accepted = []
-        for i, r in enumerate(rows):
-            if r.generator is not None:
-                choice = [r.choose(logits[i, 0])]
-                accepted.append(None)
-            elif k and r.spec_ok:
-                g, d = greedy[i], drafts_list[i]
-                a = 0
-                while a < k and d[a] == g[a]:
-                    a += 1
-                choice = g[: a + 1]
-                accepted.append(a)
-            else:
-                choice = greedy[i][:1]
-                accepted.append(None)
-            events.append((r, self._commit(i, r, choice, write=False)))
+        ban_repeats(rows, logits, drafts_list, k)
+        choices, accepted = verify(rows, logits, drafts_list, k)
+        events = [
+            (r, self._commit(i, r, choice, write=False)) for i, (r, choice) in enumerate(zip(rows, choices))
+        ]
         # One write for the whole batch: committed tokens at n_old .. (padded with the last one; the pads land
         # past each row's new length, where nothing reads them) and the new lengths.
         width = k + 1
