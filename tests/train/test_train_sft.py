@@ -144,7 +144,7 @@ def test_vision_only_stage_trains_the_encoder_and_hands_its_head_on(
 ):
     from safetensors.torch import load_file
 
-    from jocr.train.sft import CTC_HEAD_FILE
+    from jocr.train.heads import CTC_HEAD_FILE
 
     cfg = _cfg(tmp_path, byte_tokenizer_path, 6, tiny_model_cfg)
     cfg.data.answer_weight, cfg.data.vision_aux_weight, cfg.data.vision_ctc_weight = 0.0, 0.0, 1.0
@@ -177,7 +177,7 @@ def _assert_next_stage_keeps(tmp_path, tok_path, model_dir, head_file, state_key
 def test_glyph_stage_trains_the_encoder_and_hands_its_heads_on(
     tmp_path, fake_synth, byte_tokenizer_path, tiny_model_cfg
 ):
-    from jocr.train.sft import GLYPH_HEADS_FILE
+    from jocr.train.heads import GLYPH_HEADS_FILE
 
     cfg = _cfg(tmp_path, byte_tokenizer_path, 6, tiny_model_cfg)
     cfg.data.answer_weight, cfg.data.vision_aux_weight, cfg.data.vision_glyph_weight = 0.0, 0.0, 1.0
@@ -198,7 +198,7 @@ def test_init_vision_starts_a_new_decoder_and_vocabulary_on_a_trained_encoder(
     from jocr.model.params import VISION_PREFIXES
     from jocr.tokenizer import Tokenizer
     from jocr.train.bpe import train_bpe
-    from jocr.train.sft import GLYPH_HEADS_FILE
+    from jocr.train.heads import GLYPH_HEADS_FILE
 
     first = _cfg(tmp_path / "a", byte_tokenizer_path, 4, tiny_model_cfg)
     first.data.vision_glyph_weight = 1.0

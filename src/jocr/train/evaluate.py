@@ -10,8 +10,8 @@ in tokens next to the reference's own token count. The merge search and benchmar
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import torch
 
@@ -209,10 +209,3 @@ def merge_score(summary: dict[str, float]) -> float:
     """The merge search's objective: mean of unit-test pass rate and (1 - edit distance), as the recipe
     searches merge weights on unit-test and edit-distance scores."""
     return 0.5 * summary["pass_rate"] + 0.5 * (1.0 - summary["edit"])
-
-
-def page_scores_table(scores: Sequence[PageScore]) -> list[dict]:
-    return [asdict(s) | {"pass_rate": s.pass_rate} for s in scores]
-
-
-ScoreFn = Callable[[dict[str, torch.Tensor]], float]

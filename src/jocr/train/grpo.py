@@ -22,17 +22,10 @@ import torch
 from jocr.model.decoder import default_positions
 from jocr.model.params import VISION_PREFIXES
 from jocr.train import IGNORE_INDEX
-from jocr.train.checkpoint import (
-    load_trainer_state,
-    rng_state,
-    save_checkpoint,
-    save_model_dir,
-    set_rng_state,
-)
 from jocr.train.config import TrainConfig
-from jocr.train.curves import RunLog, plot_curves
 from jocr.train.data import sample_plan
 from jocr.train.evaluate import greedy_outputs
+from jocr.train.run import ResumableRun
 
 # GRPO pages come from their own seed range, apart from SFT's, so the policy is rewarded on unseen pages.
 GRPO_INDEX_OFFSET = 5_000_000
@@ -229,21 +222,18 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
     from jocr.model import OCRModel
     from jocr.synth import generate_page
     from jocr.tokenizer import Tokenizer
-    from jocr.train.sft import _StopFlag, make_optimizer
+    from jocr.train.sft import make_optimizer
 
-    torch.set_num_threads(max(1, cfg.threads))
-    run_dir = Path(cfg.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    runlog = RunLog(run_dir)
-    state = load_trainer_state(run_dir)
-    if state is not None:
-        model_dir = run_dir / "checkpoint"
-        log(f"resuming {run_dir} at step {state['step']}")
+    keys = ["reward", "reward_max", "reward_greedy", "screen_reward", "loss", "kl", "length"]
+    run = ResumableRun(cfg, log, curve_keys=keys)
+    if run.resumed:
+        model_dir = run.checkpoint_dir
+        log(f"resuming {run.dir} at step {run.state['step']}")
     else:
         if not cfg.init:
             raise ValueError("grpo needs `init`: the model directory to post-train")
         model_dir = Path(cfg.init)
-        state = {"step": 0, "next_index": 0}
+    state = run.begin({"step": 0, "next_index": 0})
     tokenizer = Tokenizer.from_dir(model_dir)
     model = OCRModel.from_pretrained(model_dir, dtype=torch.float32)
     ref = None
@@ -253,9 +243,7 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
             p.requires_grad_(False)
     params = select_trainable(model, cfg.grpo.trainable)
     optimizer = make_optimizer(model, cfg, params)
-    if "optimizer" in state:
-        optimizer.load_state_dict(state["optimizer"])
-        set_rng_state(state.get("rng", {}))
+    run.restore(optimizer)
     n_train = sum(p.numel() for p in params)
     trained = {n for n, p in model.named_parameters() if p.requires_grad}
     vision_frozen = not any(n.startswith(VISION_PREFIXES) for n in trained)
@@ -264,19 +252,8 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
         f"{cfg.grpo.pages_per_step} pages/step, max_steps {cfg.max_steps}"
     )
     step = state["step"]
-    t_start = last_ckpt = time.time()
-
-    def checkpoint() -> None:
-        state.update(step=step, optimizer=optimizer.state_dict(), rng=rng_state())
-        save_checkpoint(run_dir, model, tokenizer, state)
-        keys = ["reward", "reward_max", "reward_greedy", "screen_reward", "loss", "kl", "length"]
-        plot_curves(runlog.path, run_dir / "curves.png", keys)
-
-    with _StopFlag() as flag:
-        while step < cfg.max_steps and not flag.stop:
-            if cfg.time_limit_min is not None and time.time() - t_start > cfg.time_limit_min * 60:
-                log(f"time limit of {cfg.time_limit_min} min reached at step {step}")
-                break
+    with run.stop_flag():
+        while run.keep_going(step):
             t0 = time.time()
             model.eval()
             pages, screened = draw_pages(cfg, state, model, tokenizer, generate_page)
@@ -337,25 +314,13 @@ def train_grpo(cfg: TrainConfig, log=print) -> Path:
                 rec.update(loss=loss.item(), **stats)
             step += 1
             rec["step_s"] = time.time() - t0
-            runlog.write(**rec)
+            run.runlog.write(**rec)
             note = f" greedy {rec['reward_greedy']:.3f}" if greedy_rewards else ""
             log(
                 f"grpo step {step} reward {rec['reward']:.3f} (best-of-G {rec['reward_max']:.3f}{note}) "
                 f"len {rec['length']:.0f} informative {rec['informative_groups']}/{len(groups)} "
                 f"gen {t_gen:.1f}s step {rec['step_s']:.1f}s"
             )
-            if cfg.snapshot_every_steps and step % cfg.snapshot_every_steps == 0:
-                save_model_dir(model, tokenizer, run_dir / "snapshots" / f"step_{step:06d}")
-            if time.time() - last_ckpt > cfg.checkpoint_every_min * 60:
-                checkpoint()
-                last_ckpt = time.time()
-    checkpoint()
-    model.eval()
-    finished = step >= cfg.max_steps
-    out_dir = run_dir / "final" if finished else run_dir / "checkpoint"
-    if finished:
-        save_model_dir(model, tokenizer, out_dir)
-        if cfg.export_dir:
-            save_model_dir(model, tokenizer, cfg.export_dir)
-    log(f"grpo stopped at step {step}/{cfg.max_steps}; model in {out_dir}")
-    return out_dir
+            run.after_step(step, model, tokenizer, optimizer)
+    run.checkpoint(step, model, tokenizer, optimizer)
+    return run.finish(step, model, tokenizer)

@@ -17,25 +17,23 @@ import torch
 
 from jocr.train.checkpoint import save_model_dir
 from jocr.train.config import TrainConfig
-from jocr.train.curves import RunLog
 from jocr.train.evaluate import eval_pages, evaluate_model, merge_score
 from jocr.train.merge import MergeTrial, search_merge
+from jocr.train.run import ResumableRun
 
 
 def run_merge(cfg: TrainConfig, log=print) -> Path:
     from jocr.model import OCRModel
     from jocr.tokenizer import Tokenizer
 
-    torch.set_num_threads(max(1, cfg.threads))
+    run = ResumableRun(cfg, log)
     cands = [Path(c) for c in cfg.merge.candidates]
     if len(cands) < 1:
         raise ValueError("merge.candidates must list at least one model directory")
     for c in cands:
         if not (c / "config.json").is_file():
             raise FileNotFoundError(f"merge candidate {c} has no config.json")
-    run_dir = Path(cfg.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    runlog = RunLog(run_dir)
+    run_dir, runlog = run.dir, run.runlog
     tokenizer = Tokenizer.from_dir(cands[0])
     model = OCRModel.from_pretrained(cands[0], dtype=torch.float32).eval()
     states = [OCRModel.from_pretrained(c, dtype=torch.float32).state_dict() for c in cands]
@@ -80,7 +78,6 @@ def run_merge(cfg: TrainConfig, log=print) -> Path:
         "seconds": round(time.time() - t0, 1),
     }
     (run_dir / "merge.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if cfg.export_dir:
-        save_model_dir(model, tokenizer, cfg.export_dir)
+    run.export(model, tokenizer)
     log(f"merge: best weights {result.best.weights} score {result.best.score:.4f} -> {out}")
     return out

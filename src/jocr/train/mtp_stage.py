@@ -15,6 +15,7 @@ import torch
 from jocr.train.checkpoint import save_model_dir
 from jocr.train.config import TrainConfig
 from jocr.train.data import sample_plan
+from jocr.train.run import ResumableRun
 
 # The MTP head's pages come from their own part of the training split (SFT and GRPO use others).
 MTP_INDEX_OFFSET = 7_000_000
@@ -29,9 +30,8 @@ def run_mtp_fit(cfg: TrainConfig, log=print) -> Path:
 
     if not cfg.init:
         raise ValueError("mtp needs `init`: the final verifier's model directory")
-    torch.set_num_threads(max(1, cfg.threads))
-    run_dir = Path(cfg.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run = ResumableRun(cfg, log)
+    run_dir = run.dir
     tokenizer = Tokenizer.from_dir(cfg.init)
     model = OCRModel.from_pretrained(cfg.init, dtype=torch.float32).eval()
     builder = PageRequestBuilder(tokenizer, model.config.vision, cfg.data.prompt or None)
@@ -53,7 +53,5 @@ def run_mtp_fit(cfg: TrainConfig, log=print) -> Path:
     stats = fit_mtp_head(model, prompts, fit_cfg, log=log)
     out = save_model_dir(model, tokenizer, run_dir / "final")
     (run_dir / "mtp_stats.json").write_text(json.dumps(stats, indent=2, default=str) + "\n")
-    if cfg.export_dir:
-        save_model_dir(model, tokenizer, cfg.export_dir)
-        log(f"exported the model to {cfg.export_dir}")
+    run.export(model, tokenizer)
     return out

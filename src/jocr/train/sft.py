@@ -11,7 +11,6 @@ and redraws curves.png at every checkpoint.
 from __future__ import annotations
 
 import math
-import signal
 import time
 from pathlib import Path
 
@@ -19,16 +18,10 @@ import torch
 import torch.nn.functional as F
 
 from jocr.train import IGNORE_INDEX
-from jocr.train.checkpoint import (
-    load_trainer_state,
-    rng_state,
-    save_checkpoint,
-    save_model_dir,
-    set_rng_state,
-)
 from jocr.train.config import TrainConfig
-from jocr.train.curves import RunLog, plot_curves
 from jocr.train.data import SampleStream, add_input_noise, collate
+from jocr.train.heads import VisionHeads
+from jocr.train.run import ResumableRun
 
 
 def tokenizer_file(cfg: TrainConfig) -> Path:
@@ -112,8 +105,6 @@ def load_vision(model, model_dir: Path) -> None:
 
 # The reading head of a finished stage, saved beside its model so that a stage started from it (`init`)
 # keeps the head instead of starting a new one; the model loader ignores the file.
-CTC_HEAD_FILE = "ctc_head.pt"
-GLYPH_HEADS_FILE = "glyph_heads.pt"
 
 
 def answer_loss(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -178,29 +169,6 @@ def zero_mean_convs(model, names: list[str]) -> None:
             w.sub_(w.mean(dim=(2, 3), keepdim=True))
 
 
-class _StopFlag:
-    """Set by SIGTERM/SIGINT so the loop checkpoints and exits cleanly instead of dying mid-step."""
-
-    def __init__(self) -> None:
-        self.stop = False
-        self._old = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                self._old[sig] = signal.signal(sig, self._handle)
-            except ValueError:  # not the main thread (tests): no handler
-                pass
-        return self
-
-    def _handle(self, signum, frame) -> None:
-        self.stop = True
-
-    def __exit__(self, *exc) -> None:
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
-
-
 def _new_window() -> dict[str, float]:
     """Running sums of one log interval (reset after every log line)."""
     sums = dict.fromkeys(("loss", "aux", "ctc", "glyph", "fine_acc", "grid_acc", "wait"), 0.0)
@@ -210,68 +178,26 @@ def _new_window() -> dict[str, float]:
 
 def train_sft(cfg: TrainConfig, log=print) -> Path:
     """Run (or resume) an SFT / robustness stage; returns the model directory it finished with."""
-    torch.set_num_threads(max(1, cfg.threads))
-    run_dir = Path(cfg.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    runlog = RunLog(run_dir)
+    keys = ["loss", "token_acc", "vision_ctc", "glyph", "glyph_grid_acc", "lr", "samples_per_s"]
+    run = ResumableRun(cfg, log, curve_keys=keys)
     tokenizer = ensure_tokenizer(cfg, log)
-
-    state = load_trainer_state(run_dir)
-    if state is not None:
+    if run.resumed:
         from jocr.model import OCRModel
 
-        model = OCRModel.from_pretrained(run_dir / "checkpoint", dtype=torch.float32)
-        log(f"resuming {run_dir} at step {state['step']} (next sample {state['next_index']})")
+        model = OCRModel.from_pretrained(run.checkpoint_dir, dtype=torch.float32)
+        log(f"resuming {run.dir} at step {run.state['step']} (next sample {run.state['next_index']})")
     else:
         model = build_model(cfg, tokenizer)
-        state = {"step": 0, "next_index": 0, "samples": 0, "elapsed": 0.0}
+    state = run.begin({"step": 0, "next_index": 0, "samples": 0, "elapsed": 0.0})
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
-    aux_head, ctc_head, glyph_heads, tap, neck_tap = None, None, None, None, None
-    dim, vocab = model.config.vision.projector_dim, model.config.decoder.vocab_size
-    start_dir = cfg.init or cfg.init_vision
-
-    def resume_head(head, key: str, carried_file: str | None = None):
-        """The head's weights from the trainer state when resuming, else from the file its previous stage left
-        beside the model this run starts from (so a reading head goes on reading), else fresh."""
-        carried = Path(start_dir) / carried_file if start_dir and carried_file else None
-        if key in state:
-            head.load_state_dict(state[key])
-        elif carried is not None and carried.is_file():
-            head.load_state_dict(torch.load(carried, weights_only=True))
-        return head
-
-    if cfg.data.vision_aux_weight > 0:
-        from jocr.train.vision_aux import BagOfTokensHead
-
-        aux_head = resume_head(BagOfTokensHead(dim, vocab), "aux_head")
-    if cfg.data.vision_ctc_weight > 0:
-        from jocr.train.vision_aux import GridCTCHead
-
-        ctc_head = resume_head(GridCTCHead(dim), "ctc_head", CTC_HEAD_FILE)
-    if cfg.data.vision_glyph_weight > 0:
-        from jocr.train.glyph_loss import GlyphHeads
-        from jocr.train.vision_aux import OutputTap
-
-        glyph_heads = resume_head(
-            GlyphHeads(model.config.vision.sam_out_channels, dim), "glyph_heads", GLYPH_HEADS_FILE
-        )
-        neck_tap = OutputTap(model.model.sam_model.neck)
-    heads = [h for h in (aux_head, ctc_head, glyph_heads) if h is not None]
-    if heads:
-        from jocr.train.vision_aux import OutputTap
-
-        tap = OutputTap(model.model.projector)
+    heads = VisionHeads(model, cfg.data, state, cfg.init or cfg.init_vision)
     optimizer = make_optimizer(model, cfg)
-    for head in heads:
+    for head in heads.heads:
         optimizer.add_param_group({"params": list(head.parameters()), "weight_decay": 0.0})
     zero_mean_convs(model, cfg.optim.zero_mean_convs)
-    clip_params = list(model.parameters()) + [p for h in heads for p in h.parameters()]
-    if "optimizer" in state:
-        optimizer.load_state_dict(state["optimizer"])
-        set_rng_state(state.get("rng", {}))
-    else:
-        torch.manual_seed(cfg.seed + state["step"])
+    clip_params = list(model.parameters()) + heads.parameters()
+    run.restore(optimizer, seed=cfg.seed + state["step"])
     log(f"{cfg.kind}: {n_params / 1e6:.2f}M parameters, batch {cfg.batch_size}, max_steps {cfg.max_steps}")
 
     stream = SampleStream(
@@ -282,39 +208,10 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         workers=cfg.workers,
     )
     step = state["step"]
-    t_start = time.time()
-    elapsed0 = state["elapsed"]  # training seconds spent in earlier invocations
-    last_ckpt = t_start
     window = _new_window()
-
-    def checkpoint() -> None:
-        nonlocal last_ckpt
-        state.update(
-            step=step,
-            optimizer=optimizer.state_dict(),
-            rng=rng_state(),
-            elapsed=elapsed0 + (time.time() - t_start),
-        )
-        if aux_head is not None:
-            state["aux_head"] = aux_head.state_dict()
-        if ctc_head is not None:
-            state["ctc_head"] = ctc_head.state_dict()
-        if glyph_heads is not None:
-            state["glyph_heads"] = glyph_heads.state_dict()
-        save_checkpoint(run_dir, model, tokenizer, state)
-        plot_curves(
-            runlog.path,
-            run_dir / "curves.png",
-            ["loss", "token_acc", "vision_ctc", "glyph", "glyph_grid_acc", "lr", "samples_per_s"],
-        )
-        last_ckpt = time.time()
-
     try:
-        with _StopFlag() as flag:
-            while step < cfg.max_steps and not flag.stop:
-                if cfg.time_limit_min is not None and time.time() - t_start > cfg.time_limit_min * 60:
-                    log(f"time limit of {cfg.time_limit_min} min reached at step {step}")
-                    break
+        with run.stop_flag():
+            while run.keep_going(step):
                 t_wait = time.time()
                 samples = [next(stream) for _ in range(cfg.batch_size)]
                 window["wait"] += time.time() - t_wait
@@ -333,45 +230,11 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                     group["lr"] = lr
                 if cfg.data.answer_weight > 0:
                     loss, correct, n_tok = batch_loss(model, batch)
-                else:  # vision-only stage: the projector tap below sees the encoder's output
+                else:  # vision-only stage: the projector tap sees the encoder's output
                     model.encode_images([views for row in batch["images"] for views in row])
                     loss, correct, n_tok = torch.zeros(()), 0, 0
-                aux, ctc, glyph = None, None, None
-                if tap is not None:
-                    from jocr.train.vision_aux import bag_of_tokens_loss, grid_ctc_loss, visible_text
-
-                    feats = tap.take()  # (B, N, D) with one view per row
-                    # Taken every step, so that a skipped step never leaves its maps for the next one.
-                    neck = neck_tap.take() if neck_tap is not None else None  # (B, C, F, F)
-                    first = tokenizer.image_id + 1  # ids below are specials
-                    if feats is not None and feats.shape[0] == len(samples):
-                        if aux_head is not None:
-                            aux = bag_of_tokens_loss(aux_head, feats, batch["labels"], first)
-                        if ctc_head is not None:
-                            texts = [
-                                visible_text(tokenizer.decode(row[row >= first])) for row in batch["labels"]
-                            ]
-                            ctc = grid_ctc_loss(ctc_head, feats, texts)
-                        if (
-                            glyph_heads is not None
-                            and neck is not None
-                            and neck.shape[0] == len(samples)
-                            and "glyph_fine" in batch
-                        ):
-                            from jocr.train.glyph_loss import glyph_loss
-
-                            glyph, glyph_stats = glyph_loss(
-                                glyph_heads, neck, feats, batch["glyph_fine"], batch["glyph_grid"]
-                            )
-                            window["fine_acc"] += glyph_stats["fine_acc"]
-                            window["grid_acc"] += glyph_stats["grid_acc"]
-                total = cfg.data.answer_weight * loss
-                if aux is not None:
-                    total = total + cfg.data.vision_aux_weight * aux
-                if ctc is not None:
-                    total = total + cfg.data.vision_ctc_weight * ctc
-                if glyph is not None:
-                    total = total + cfg.data.vision_glyph_weight * glyph
+                parts = heads.losses(batch, len(samples), tokenizer, window)
+                total = heads.add_weighted(cfg.data.answer_weight * loss, parts)
                 optimizer.zero_grad(set_to_none=True)
                 total.backward()
                 grad_norm = torch.nn.utils.clip_grad_norm_(clip_params, cfg.optim.grad_clip)
@@ -383,63 +246,49 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                 state["next_index"] = samples[-1].index + 1
                 state["samples"] += len(samples)
                 window["loss"] += loss.item()
-                window["aux"] += 0.0 if aux is None else aux.item()
-                window["ctc"] += 0.0 if ctc is None else ctc.item()
-                window["glyph"] += 0.0 if glyph is None else glyph.item()
+                for key in ("aux", "ctc", "glyph"):
+                    window[key] += parts[key].item() if key in parts else 0.0
                 window["correct"] += int(correct)
                 window["tokens"] += n_tok
                 window["samples"] += len(samples)
                 window["steps"] += 1
                 if step % cfg.log_every == 0 or step == cfg.max_steps:
-                    dt = time.time() - window["t"]
-                    rec = {
-                        "step": step,
-                        "loss": window["loss"] / window["steps"],
-                        "token_acc": window["correct"] / max(1, window["tokens"]),
-                        "vision_aux": window["aux"] / window["steps"],
-                        "vision_ctc": window["ctc"] / window["steps"],
-                        "glyph": window["glyph"] / window["steps"],
-                        "glyph_fine_acc": window["fine_acc"] / window["steps"],
-                        "glyph_grid_acc": window["grid_acc"] / window["steps"],
-                        "lr": lr,
-                        "grad_norm": float(grad_norm),
-                        "samples": state["samples"],
-                        "samples_per_s": window["samples"] / dt,
-                        "data_wait_s": window["wait"],
-                        "answer_tokens_per_sample": window["tokens"] / max(1, window["samples"]),
-                        "filters": stream.filter_stats,
-                    }
-                    runlog.write(**rec)
-                    log(
-                        f"step {step} loss {rec['loss']:.4f} acc {rec['token_acc']:.3f} "
-                        f"aux {rec['vision_aux']:.3f} ctc {rec['vision_ctc']:.3f} glyph {rec['glyph']:.3f} "
-                        f"(acc {rec['glyph_fine_acc']:.3f}/{rec['glyph_grid_acc']:.3f}) lr {lr:.2e} "
-                        f"{rec['samples_per_s']:.2f} samples/s (data wait {window['wait']:.1f}s)"
-                    )
+                    _log_window(run, log, step, lr, grad_norm, state, window, stream)
                     window = _new_window()
-                if cfg.snapshot_every_steps and step % cfg.snapshot_every_steps == 0:
-                    save_model_dir(model, tokenizer, run_dir / "snapshots" / f"step_{step:06d}")
-                if time.time() - last_ckpt > cfg.checkpoint_every_min * 60:
-                    checkpoint()
+                run.after_step(step, model, tokenizer, optimizer, heads.save_state)
     finally:
         stream.close()
-        for t in (tap, neck_tap):
-            if t is not None:
-                t.close()
-    checkpoint()
+        heads.close()
+    run.checkpoint(step, model, tokenizer, optimizer, heads.save_state)
     if stream.errors:
         log(f"{len(stream.errors)} samples failed to render, e.g. {stream.errors[0]}")
-    finished = step >= cfg.max_steps
-    out_dir = run_dir / "final" if finished else run_dir / "checkpoint"
-    if finished:
-        model.eval()
-        save_model_dir(model, tokenizer, out_dir)
-        if ctc_head is not None:
-            torch.save(ctc_head.state_dict(), out_dir / CTC_HEAD_FILE)
-        if glyph_heads is not None:
-            torch.save(glyph_heads.state_dict(), out_dir / GLYPH_HEADS_FILE)
-        if cfg.export_dir:
-            save_model_dir(model, tokenizer, cfg.export_dir)
-            log(f"exported the model to {cfg.export_dir}")
-    log(f"{cfg.kind} stopped at step {step}/{cfg.max_steps}; model in {out_dir}")
-    return out_dir
+    return run.finish(step, model, tokenizer, heads.save_files)
+
+
+def _log_window(run: ResumableRun, log, step, lr, grad_norm, state, window, stream) -> None:
+    """One log.jsonl record and log line for the steps since the last one."""
+    dt = time.time() - window["t"]
+    rec = {
+        "step": step,
+        "loss": window["loss"] / window["steps"],
+        "token_acc": window["correct"] / max(1, window["tokens"]),
+        "vision_aux": window["aux"] / window["steps"],
+        "vision_ctc": window["ctc"] / window["steps"],
+        "glyph": window["glyph"] / window["steps"],
+        "glyph_fine_acc": window["fine_acc"] / window["steps"],
+        "glyph_grid_acc": window["grid_acc"] / window["steps"],
+        "lr": lr,
+        "grad_norm": float(grad_norm),
+        "samples": state["samples"],
+        "samples_per_s": window["samples"] / dt,
+        "data_wait_s": window["wait"],
+        "answer_tokens_per_sample": window["tokens"] / max(1, window["samples"]),
+        "filters": stream.filter_stats,
+    }
+    run.runlog.write(**rec)
+    log(
+        f"step {step} loss {rec['loss']:.4f} acc {rec['token_acc']:.3f} "
+        f"aux {rec['vision_aux']:.3f} ctc {rec['vision_ctc']:.3f} glyph {rec['glyph']:.3f} "
+        f"(acc {rec['glyph_fine_acc']:.3f}/{rec['glyph_grid_acc']:.3f}) lr {lr:.2e} "
+        f"{rec['samples_per_s']:.2f} samples/s (data wait {window['wait']:.1f}s)"
+    )
