@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from jocr.types import count_image_tokens, view_side_tokens
+from jocr.types import count_image_tokens
 
 # Keys Transformers writes into a config.json (an exported repository's, `jocr export hf`): bookkeeping, not
 # model settings, so jocr's own dialect skips them.
@@ -205,9 +205,6 @@ class OCRConfig:
         """`<image>` placeholders for one image: global view (+ tile grid when tiled)."""
         v = self.vision
         return count_image_tokens(grid, tiled, v.base_size, v.tile_size, v.patch_size, v.compress_factor)
-
-    def view_tokens_per_side(self, view_size: int) -> int:
-        return view_side_tokens(view_size, self.vision.patch_size, self.vision.compress_factor)
 
     # JSON IO --------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -11,7 +11,6 @@ the browser; `mathlayout.py` models that layout. Renders are cached per formula.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import threading
@@ -19,8 +18,6 @@ from collections import OrderedDict
 from importlib import resources
 
 from jocr.checks import mathlayout
-
-KATEX_VERSION = "0.16.21"
 
 # Candidate formula delimiters in olmOCR-Bench's order; each kind is removed from the text before the next is
 # searched, so `$$x$$` is not also read as two `$` formulas.
@@ -250,8 +247,3 @@ def formulas_match(reference: str, candidate: str) -> bool:
     if ref_glyphs is None or cand_glyphs is None:
         return False
     return mathlayout.layouts_match(ref_glyphs, cand_glyphs)
-
-
-def unescape_mathml_text(markup: str) -> str:
-    """Text content of MathML markup (tags dropped, entities decoded): handy for graded formula similarity."""
-    return html.unescape(re.sub(r"<[^>]+>", "", markup))

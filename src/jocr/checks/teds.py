@@ -108,10 +108,6 @@ def _size(node: Node) -> int:
     return sum(1 + _size(c) for c in node.children)
 
 
-def _row_key(row: Node, structure_only: bool) -> tuple:
-    return tuple((c.colspan, c.rowspan, "" if structure_only else c.content) for c in row.children)
-
-
 def _aligned_cost(a: list, b: list, keys_a: list, keys_b: list, pair_cost, max_dp: int = 2500) -> float:
     """Cost of turning sequence a into b: equal keys are aligned by rapidfuzz's Levenshtein opcodes (C speed);
     inside each differing stretch the items are aligned by a small edit-distance DP with `pair_cost` as the

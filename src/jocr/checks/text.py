@@ -82,8 +82,3 @@ def normalized_edit_distance(a: str, b: str) -> float:
     if longest == 0:
         return 0.0
     return Levenshtein.distance(a, b) / longest
-
-
-def text_similarity(prediction: str, reference: str) -> float:
-    """1 - normalised edit distance after olmOCR normalisation: a graded text term in [0, 1]."""
-    return 1.0 - normalized_edit_distance(normalize_text(prediction) or "", normalize_text(reference) or "")

@@ -139,19 +139,9 @@ def global_view(image: Image.Image, size: int) -> Image.Image:
     return ImageOps.pad(image, (size, size), color=PAD_COLOR)
 
 
-def cut_tiles(image: Image.Image, grid: tuple[int, int], tile_size: int) -> list[Image.Image]:
-    """Resize to (tile*cols, tile*rows), aspect not kept, then crop row-major."""
-    cols, rows = grid
-    resized = image.resize((tile_size * cols, tile_size * rows))
-    return [
-        resized.crop((c * tile_size, r * tile_size, (c + 1) * tile_size, (r + 1) * tile_size))
-        for r in range(rows)
-        for c in range(cols)
-    ]
-
-
 def tile_tensor(image: Image.Image, grid: tuple[int, int], tile_size: int) -> torch.Tensor:
-    """The tiles of `cut_tiles` as one normalised tensor (cols * rows, 3, tile, tile).
+    """The image resized to (tile*cols, tile*rows), aspect not kept, cut row-major into tiles: one normalised
+    tensor (cols * rows, 3, tile, tile).
 
     The tiles are cut by reordering bytes before normalising, so the float tensor is written only once."""
     cols, rows = grid

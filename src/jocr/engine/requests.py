@@ -8,8 +8,6 @@ from jocr.engine.guard import GuardConfig
 from jocr.engine.stats import RequestStats
 from jocr.types import PageViews
 
-FINISH_REASONS = ("stop", "length", "repetition", "cancelled")
-
 
 @dataclass
 class GenerationRequest:

@@ -148,7 +148,3 @@ def runs_markdown(runs: list[Run]) -> str:
 
 def page_markdown(blocks: list[Block]) -> str:
     return "\n\n".join(block.markdown() for block in blocks)
-
-
-def runs_plain_text(runs: list[Run]) -> str:
-    return " ".join(value for kind, value in runs if kind == "text")
