@@ -3,10 +3,13 @@
     .venv/bin/python benchmarks/memory.py                      # 20 vs 500 pages, a tiny random model
     .venv/bin/python benchmarks/memory.py --model models --pages 20 200 --max-tokens 64
     .venv/bin/python benchmarks/memory.py --page-size 306 396 --max-tokens 4   # quicker on a busy machine
+    .venv/bin/python benchmarks/memory.py --reader             # the same through the server's Reader endpoint
 
 Each size runs in a fresh Python process (`jocr.parse` on a generated US Letter PDF at 144 dpi, with the
 DeepSeek-OCR page views when the model uses them); the process reports its peak RSS (getrusage) and its RSS
-once the model is loaded. The goal: the longest document's peak within 1.5x of the shortest one's.
+once the model is loaded. With `--reader` the process serves the app in-process and POSTs the PDF (base64)
+to the Reader endpoint (`POST /`), which reads it on the same streaming pipeline. The goal: the longest
+document's peak within 1.5x of the shortest one's.
 """
 
 from __future__ import annotations
@@ -32,11 +35,14 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def child(pdf: str, model_dir: str, max_tokens: int, batch_size: int) -> None:
+def child(pdf: str, model_dir: str, max_tokens: int, batch_size: int, reader: bool) -> None:
     import jocr
-    from jocr.pipeline import iter_documents
 
     model = jocr.load_model(model_dir)
+    if reader:
+        return reader_child(pdf, model, max_tokens, batch_size)
+    from jocr.pipeline import iter_documents
+
     loaded = rss_mb()
     start = time.perf_counter()
     pages = 0
@@ -44,6 +50,43 @@ def child(pdf: str, model_dir: str, max_tokens: int, batch_size: int) -> None:
         assert doc.ok, doc.error
         pages += len(doc.pages)
     elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(json.dumps({"pages": pages, "loaded_mb": loaded, "peak_mb": peak, "seconds": elapsed}))
+
+
+def reader_child(pdf: str, model, max_tokens: int, batch_size: int) -> None:
+    """The whole PDF through `POST /` of the app, served in this process."""
+    import base64
+
+    from starlette.testclient import TestClient
+
+    from jocr.documents.pages import open_source
+    from jocr.serve.app import create_app
+    from jocr.serve.backend import EngineBackend
+    from jocr.serve.config import ServeConfig
+    from jocr.serve.service import OCRService
+
+    data = Path(pdf).read_bytes()
+    with open_source(pdf) as src:
+        pages = src.num_pages
+    # Admission counts every page of a Reader request: room for all of them, and no page limit.
+    config = ServeConfig(
+        max_batch=batch_size,
+        max_queue=pages,
+        max_pages=pages,
+        default_max_tokens=max_tokens,
+        request_timeout_s=3600.0,
+    )
+    backend = EngineBackend.from_loaded(model, config.max_batch, config.max_queue, model_id="jocr")
+    service = OCRService(backend, config)
+    body = {"pdf": base64.b64encode(data).decode()}
+    with TestClient(create_app(config, service)) as client:
+        loaded = rss_mb()
+        start = time.perf_counter()
+        response = client.post("/", json=body, headers={"Accept": "application/json"})
+        elapsed = time.perf_counter() - start
+    assert response.status_code == 200, response.text
+    pages = response.json()["usage"]["pages"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(json.dumps({"pages": pages, "loaded_mb": loaded, "peak_mb": peak, "seconds": elapsed}))
 
@@ -72,10 +115,11 @@ def main() -> int:
         metavar=("W", "H"),
         help="points (default Letter)",
     )
+    parser.add_argument("--reader", action="store_true", help="through the Reader endpoint (POST /)")
     parser.add_argument("--child", nargs=2, metavar=("PDF", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child[0], args.child[1], args.max_tokens, args.batch_size)
+        child(args.child[0], args.child[1], args.max_tokens, args.batch_size, args.reader)
         return 0
 
     from pdf_fixtures import text_pdf
@@ -98,13 +142,15 @@ def main() -> int:
                 str(args.max_tokens),
                 "--batch-size",
                 str(args.batch_size),
+                *(["--reader"] if args.reader else []),
             ]
             out = subprocess.run(cmd, check=True, capture_output=True, text=True)
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
 
     w, h = args.page_size
     print(
-        f"model: {args.model or 'tiny random'}; pages {w}x{h} pt at 144 dpi; "
+        f"{'Reader endpoint' if args.reader else 'jocr.parse'}; model: {args.model or 'tiny random'}; "
+        f"pages {w}x{h} pt at 144 dpi; "
         f"max_tokens {args.max_tokens}; batch {args.batch_size}"
     )
     header = ("pages", "RSS after load MB", "peak RSS MB", "growth MB", "s", "pages/s")

@@ -27,10 +27,14 @@ class ScriptedHandle:
         self._result = None
         self._error = None
         self.on_done = None
+        self.cancelled = False
 
     @property
     def done(self) -> bool:
         return self._event.is_set()
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
     def result(self, timeout=None):
         self._event.wait(timeout)
@@ -53,6 +57,7 @@ class ScriptedRunner:
         self.owner.check(request)
         handle = ScriptedHandle(request)
         handle.on_done = on_done
+        self.owner.handles.append(handle)
         with self.lock:
             self.waiting.append(handle)
             self.owner.submitted += 1
@@ -92,6 +97,7 @@ class ScriptedEngine:
         self.batches: list[int] = []
         self.submitted = self.completed = self.max_waiting = 0
         self.fail_levels: set[float] = set()
+        self.handles: list[ScriptedHandle] = []
 
     def check(self, req) -> None:
         (views,) = req.images

@@ -26,9 +26,10 @@ from jocr.pipeline.model import (
     normalise_spec,
 )
 from jocr.pipeline.results import Document, PageResult
-from jocr.pipeline.stream import iter_documents
+from jocr.pipeline.stream import Cancel, iter_documents
 
 __all__ = [
+    "Cancel",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TOKENS",
     "MODEL_ENV",

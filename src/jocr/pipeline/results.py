@@ -23,6 +23,8 @@ class PageResult:
     timings: dict[str, float] = field(default_factory=dict)
     raw: str = ""
     error: str | None = None
+    prompt_tokens: int = 0  # the request's prompt length (image placeholders included)
+    stats: Any = None  # the engine's RequestStats for the page (not serialised)
 
     def to_dict(self) -> dict:
         return {

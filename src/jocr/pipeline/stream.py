@@ -26,11 +26,26 @@ class _OpenDoc:
     source: PageSource | None
     indices: list[int]
     pending: int  # selected pages not finished yet
+    owned: bool = True  # opened here (closed here), not handed in already open by the caller
 
     def close(self) -> None:
-        if self.source is not None:
+        if self.source is not None and self.owned:
             self.source.close()
-            self.source = None
+        self.source = None
+
+
+class Cancel:
+    """Stops a running `iter_documents` from another thread: call it, and the run cancels its requests in
+    flight and ends without yielding the unfinished documents."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self._wake: Callable[[], None] | None = None
+
+    def __call__(self) -> None:
+        self.cancelled = True
+        if self._wake is not None:
+            self._wake()
 
 
 @dataclass
@@ -71,20 +86,21 @@ class _Pages:
             "model": self.model.path,
             "max_tokens": self.max_tokens,
         }
+        owned = not isinstance(item, PageSource)  # a source the caller opened stays the caller's to close
         try:
-            source = open_source(item, self.options, name=name)
+            source = open_source(item, self.options, name=name) if owned else item
         except DocumentError as exc:
             doc.error = str(exc)
             return _OpenDoc(doc, None, [], 0)
         try:
             indices = select_pages(self.pages, source.num_pages, name)
         except DocumentError as exc:
-            source.close()
+            _OpenDoc(doc, source, [], 0, owned).close()
             doc.error = str(exc)
             return _OpenDoc(doc, None, [], 0)
         doc.metadata.update({"kind": source.kind, "num_pages": source.num_pages, "dpi": self.options.dpi})
         doc.pages = [PageResult(page=i + 1) for i in indices]
-        entry = _OpenDoc(doc, source, indices, len(indices))
+        entry = _OpenDoc(doc, source, indices, len(indices), owned)
         if not indices:
             entry.close()
         return entry
@@ -124,6 +140,7 @@ class _Pages:
             return False
         del image
         result.image_tokens = job.page_input.image_tokens
+        result.prompt_tokens = len(job.page_input.prompt_ids)
         result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
         return True
 
@@ -139,6 +156,7 @@ class _Pages:
         )
         page.num_tokens = len(result.token_ids)
         page.finish_reason = result.finish_reason
+        page.stats = result.stats
         page.timings["generate_s"] = latency
 
     def ready(self) -> Iterator[Document]:
@@ -172,6 +190,8 @@ def iter_documents(
     on_page: Callable[[Document, PageResult], None] | None = None,
     skip_blank: bool = True,
     on_open: Callable[[Document], None] | None = None,
+    runner: Any = None,
+    cancel: Cancel | None = None,
 ) -> Iterator[Document]:
     """Parse inputs in order, yielding each Document as soon as its last page is done.
 
@@ -180,7 +200,11 @@ def iter_documents(
     without ink (`is_blank_page`) gets empty Markdown and finish_reason "blank" without running the model,
     which would otherwise read something into the empty page. `on_open(doc)` is called as each input is
     opened (its `.pages` list the selected pages, or `.error` says why it could not be opened); `on_page`
-    as each page finishes.
+    as each page finishes. An input may be a `PageSource` already open (it is not closed here).
+
+    runner: a `jocr.engine.Scheduler` shared with other callers (the server's), used instead of one of
+    this run's own; it is left open, and this run's requests in it are cancelled if the run stops early.
+    cancel: a `Cancel` another thread may call to stop the run.
     """
     from jocr.engine.requests import GenerationRequest
 
@@ -202,13 +226,19 @@ def iter_documents(
     # batching in the scheduler) while the next pages render here, overlapping rendering with decoding.
     capacity = batch_size + max(1, batch_size // 2)
     finished: queue.SimpleQueue = queue.SimpleQueue()  # (job, result, error, latency) from the decode thread
-    inflight = 0
+    handles: dict[int, Any] = {}  # id(job) -> handle, for the requests in flight
     jobs = run.jobs(on_open)
     exhausted = False
-    runner = model.runner(spec, batch_size)
+    own_runner = runner is None
+    if own_runner:
+        runner = model.runner(spec, batch_size)
+    if cancel is not None:
+        cancel._wake = lambda: finished.put(None)
+        if cancel.cancelled:
+            finished.put(None)
     try:
         while True:
-            while not exhausted and inflight < capacity:
+            while not exhausted and len(handles) < capacity:
                 job = next(jobs, None)
                 if job is None:
                     exhausted = True
@@ -225,29 +255,34 @@ def iter_documents(
                     finished.put((job, result, error, time.perf_counter() - submitted))
 
                 try:
-                    runner.submit(request, on_done=done)
+                    handles[id(job)] = runner.submit(request, on_done=done)
                 except ValueError as exc:  # refused by the engine, e.g. prompt + max_tokens too long
                     job.page.error = f"{job.entry.doc.source}: page {job.page.page}: {one_line(exc)}"
                     job.page_input = None
                     finish(job)
                     continue
-                inflight += 1
             yield from run.ready()
-            if not inflight:
+            if not handles:
                 if exhausted:
                     break
                 continue
-            item = finished.get()  # blocks until a request finishes
+            item = finished.get()  # blocks until a request finishes (or the run is cancelled: None)
             while item is not None:
-                inflight -= 1
+                handles.pop(id(item[0]), None)
                 run.complete(*item)
                 finish(item[0])
                 try:
                     item = finished.get_nowait()
                 except queue.Empty:
-                    item = None
+                    break
+            if item is None:
+                return
             yield from run.ready()
     finally:
-        runner.close()
+        if own_runner:
+            runner.close()
+        else:
+            for handle in handles.values():
+                handle.cancel()
         run.close()
     yield from run.ready()

@@ -1,5 +1,7 @@
 """Reader endpoint (Jina Reader style): `GET /{url}` or `POST /` with `{"url"}` or a base64 `pdf` / `image`;
-fetch (through the one safe fetcher), render the PDF page(s) or image, transcribe, answer Markdown. A web page
+fetch (through the one safe fetcher), then read the document with `jocr.pipeline.iter_documents`, the
+streaming pipeline `jocr parse` runs (pages rendered one at a time as decode slots free up, blank pages
+left empty, pages joined the same way), on the server's shared scheduler; answer Markdown. A web page
 (HTML) is rendered in Chromium and printed to PDF first (documents/browser.py), then read like any PDF.
 
 Headers: `X-Respond-With` (alias `X-Return-Format`): a format (`markdown`, the default, or `text`), a model
@@ -26,11 +28,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
-from jocr.documents.postprocess import join_pages
-from jocr.documents.preprocess import is_blank_page
+from jocr.pipeline import Cancel, Document, LoadedModel, iter_documents
 from jocr.serve.openai import ApiError, load_json_body
-from jocr.serve.service import OCRService, SamplingParams, Transcription
-from jocr.tokenizer import DEFAULT_PROMPT
+from jocr.serve.service import OCRService
 
 FORMATS = ("markdown", "text")
 SHOTS = ("screenshot", "pageshot")
@@ -162,6 +162,56 @@ async def web_page(
     return await service.render_web_page(data, url, content_type, mode, deadline)
 
 
+async def read_pages(service: OCRService, source, indices: list[int], name: str) -> Document:
+    """The selected pages (0-based) of an open document through the streaming pipeline, with the pipeline's
+    defaults (the OCR prompt, greedy decoding, blank pages left empty) and the server's token default.
+
+    The pipeline runs on a thread of its own and submits to the server's shared scheduler, so the pages
+    join the continuous batch with every other request; a cancelled request (timeout, client gone) stops
+    it and cancels its pages in flight before the document is closed."""
+    backend = service.generator
+    loaded = LoadedModel(model=backend.model, tokenizer=backend.tokenizer, path=backend.path)
+    cancel = Cancel()
+
+    def count(_doc, page) -> None:
+        if page.error is None and page.finish_reason != "blank":
+            stats = page.stats
+            service.metrics.observe_generation(
+                page.prompt_tokens,
+                page.num_tokens,
+                int(getattr(stats, "spec_steps", 0) or 0),
+                int(getattr(stats, "spec_tokens", 0) or 0),
+            )
+
+    def run() -> Document | None:
+        documents = iter_documents(
+            [source],
+            loaded,
+            pages=[i + 1 for i in indices],
+            max_tokens=service.config.default_max_tokens,
+            batch_size=service.config.max_batch,
+            names=[name],
+            on_page=count,
+            runner=backend.scheduler,
+            cancel=cancel,
+        )
+        return next(documents, None)
+
+    task = asyncio.ensure_future(asyncio.to_thread(run))
+    try:
+        parsed = await asyncio.shield(task)
+    except BaseException:
+        cancel()
+        await asyncio.wait([task])  # the pipeline thread stops before the caller closes the document
+        raise
+    for page in parsed.pages:
+        if page.error is not None:
+            # A page that did not render is the document's fault; one that rendered failed in the engine.
+            rendered = page.width > 0
+            raise ApiError(500 if rendered else 400, page.error, code=None if rendered else "bad_document")
+    return parsed
+
+
 async def handle_reader(request: Request, service: OCRService, url_path: str | None) -> Response:
     opts = parse_options(request, service)
     deadline = time.monotonic() + opts.timeout_s
@@ -197,31 +247,22 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
                 if len(indices) > 1:
                     service.admission.acquire(len(indices) - 1)
                     held = len(indices)
-                images = [await doc.render(i) for i in indices]
                 doc_title = web_title or doc.title
+                parsed = await read_pages(service, doc.source, indices, source_url or "document")
             finally:
                 await doc.close()
-            # The pipeline's defaults (jocr.parse): the OCR prompt, greedy decoding, blank pages left empty.
-            params = SamplingParams(max_tokens=service.config.default_max_tokens)
-
-            async def read_page(image) -> Transcription:
-                if await service.run_blocking(is_blank_page, image):
-                    return Transcription("", "", 0, 0, "blank")
-                return await service.transcribe_all([image], DEFAULT_PROMPT, params)
-
-            results: list[Transcription] = await asyncio.gather(*(read_page(im) for im in images))
     except TimeoutError:
         raise ApiError(504, f"request timed out after {opts.timeout_s:g} s (X-Timeout)") from None
     finally:
         service.admission.release(held)
-    # Pages are joined as `jocr.parse` joins them (DeepSeek-OCR's page-split marker between pages).
-    content = join_pages([r.text for r in results])
+    results = parsed.pages
+    content = parsed.markdown  # joined as `jocr parse` joins pages (DeepSeek-OCR's page-split marker)
     if opts.respond_with == "text":
         content = markdown_to_text(content)
     usage: dict[str, Any] = {
-        "tokens": sum(r.completion_tokens for r in results),
-        "prompt_tokens": sum(r.prompt_tokens for r in results),
-        "completion_tokens": sum(r.completion_tokens for r in results),
+        "tokens": sum(p.num_tokens for p in results),
+        "prompt_tokens": sum(p.prompt_tokens for p in results),
+        "completion_tokens": sum(p.num_tokens for p in results),
         "pages": len(results),
     }
     title = title_of(content, doc_title, source_url)
