@@ -22,7 +22,7 @@ from serve_helpers import MAX_TOKENS, LiveServer, make_service
 from jocr.cli import CliError, serve_cmd
 from jocr.documents.browser import BrowserConfig
 from jocr.documents.fetch import FetchLimits
-from jocr.parse import LoadedModel, parse
+from jocr.pipeline import LoadedModel, parse
 from jocr.serve.app import create_app
 
 pytestmark = pytest.mark.browser
