@@ -197,5 +197,5 @@ def load_formatted(
     load_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}.get(dtype)
     if dtype == "auto" and stored == torch.float16:
         load_dtype = torch.float32  # no fp16 kernel here: upcast (exact)
-    model = load_pretrained(path, dtype=load_dtype, device=device)
+    model = load_pretrained(OCRModel, path, dtype=load_dtype, device=device)
     return apply_format(model, dtype, quantize)
