@@ -9,7 +9,7 @@ import pytest
 from jocr.cli import main
 from jocr.config import OCRConfig
 from jocr.documents.preprocess import page_grid
-from jocr.parse import load_model
+from jocr.pipeline import load_model
 from jocr.serve.backend import EngineBackend
 
 MODELS = Path(__file__).resolve().parents[2] / "models"

@@ -31,7 +31,7 @@ from jocr.integrations.hf import bundle as hf_bundle
 from jocr.integrations.hf.card import snippets
 from jocr.integrations.hf.export import ExportError, export_hf
 from jocr.model.ocr import OCRModel
-from jocr.parse import DEFAULT_MAX_TOKENS, LoadedModel, load_model
+from jocr.pipeline import DEFAULT_MAX_TOKENS, LoadedModel, load_model
 from jocr.tokenizer import DEFAULT_PROMPT, Tokenizer
 
 transformers = pytest.importorskip("transformers")
