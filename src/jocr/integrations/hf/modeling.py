@@ -33,7 +33,7 @@ from jocr.integrations.hf.configuration import JocrConfig
 from jocr.integrations.hf.processing import JocrProcessor, jocr_tokenizer, vision_settings
 from jocr.model.ocr import OCRModel
 
-# `jocr parse`'s default token budget (jocr.parse.DEFAULT_MAX_TOKENS, jina-ocr-v1's published default).
+# `jocr parse`'s default token budget (jocr.pipeline.DEFAULT_MAX_TOKENS, jina-ocr-v1's published default).
 DEFAULT_MAX_NEW_TOKENS = 4096
 _HAS_CACHE_FIELD = "cache" in CausalLMOutputWithPast.__dataclass_fields__
 
