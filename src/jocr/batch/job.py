@@ -161,7 +161,7 @@ class ReaderActor:
 
 
 def _check_model(config: BatchConfig) -> None:
-    from jocr.parse import default_model_dir
+    from jocr.pipeline import default_model_dir
 
     model = Path(config.settings.model) if config.settings.model else default_model_dir()
     if uri_scheme(str(model)) is None and not (model / "config.json").is_file():

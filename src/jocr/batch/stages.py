@@ -5,7 +5,7 @@
                  retries, post-processing) -> result rows -> document_from_rows -> Markdown / JSON
 
 Pages are opened with `jocr.documents.pages.open_source`, made into requests and Markdown with
-`jocr.documents.request.PageRequestBuilder`, and assembled with `jocr.parse.Document`: the same code as
+`jocr.documents.request.PageRequestBuilder`, and assembled with `jocr.pipeline.Document`: the same code as
 `jocr parse`, so a page reads the same either way.
 
 Retry policy (olmOCR's pipeline retries a page whose reading did not finish at rising temperatures, then
@@ -27,7 +27,7 @@ from jocr.batch.storage import read_uri, uri_scheme
 from jocr.documents.pages import DocumentError, LoadOptions, open_source, select_pages
 from jocr.documents.postprocess import Box
 from jocr.documents.preprocess import is_blank_page
-from jocr.parse import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
+from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
 
 RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
 RETRY_ON = ("length", "repetition", "timeout")
@@ -315,7 +315,7 @@ class JocrPageReader(PageReader):
 
     def load(self):
         from jocr.documents.request import PageRequestBuilder
-        from jocr.parse import load_model
+        from jocr.pipeline import load_model
 
         if self.settings.threads:
             import torch
@@ -411,6 +411,6 @@ def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, pa
 def _model_path(model: str | None) -> str:
     from pathlib import Path
 
-    from jocr.parse import default_model_dir
+    from jocr.pipeline import default_model_dir
 
     return str(Path(model)) if model is not None else str(default_model_dir())

@@ -23,7 +23,7 @@ class VllmPageReader(PageReader):
         from jocr.config import OCRConfig
         from jocr.documents.request import PageRequestBuilder
         from jocr.integrations.vllm import CPU_ENV, register, vllm_llm_kwargs
-        from jocr.parse import default_model_dir
+        from jocr.pipeline import default_model_dir
         from jocr.tokenizer import Tokenizer
 
         if not self.settings.device.startswith("cuda"):

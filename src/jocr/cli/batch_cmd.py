@@ -54,7 +54,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from jocr.documents.pages import parse_page_ranges
-    from jocr.parse import normalise_spec
+    from jocr.pipeline import normalise_spec
 
     checks = [
         (args.max_tokens < 1, "--max-tokens must be >= 1"),
