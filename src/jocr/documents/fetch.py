@@ -7,8 +7,9 @@ DNS rebinding). This module therefore:
 
 - allows only `http` and `https`;
 - resolves the host itself, refuses the request if any resolved address is not a public unicast address
-  (private, loopback, link-local, unspecified, multicast, reserved, shared, IPv4-mapped forms of those) or
-  is a known cloud-metadata address, and then connects to exactly the address it checked (the original
+  (private, loopback, link-local, unspecified, multicast, reserved, shared) or is a known cloud-metadata
+  address, judging an IPv6 address that carries an IPv4 one (mapped, compatible, translated, NAT64, 6to4,
+  Teredo: `embedded_ipv4`) by the IPv4 address it reaches, and then connects to exactly the address it checked (the original
   host name still goes in the `Host` header and the TLS SNI / certificate check, so HTTPS verifies as usual);
 - follows redirects by hand, re-checking scheme and address on every hop, up to `max_redirects`;
 - caps the decoded body at `max_bytes` (checked against Content-Length first, then while streaming, so a
@@ -95,34 +96,69 @@ class Fetched:
     final_url: str
 
 
-def _effective_address(ip: _IPAddress) -> _IPAddress:
-    """The IPv4 address behind IPv4-mapped / 6to4 / NAT64-style IPv6 forms, which reach IPv4 hosts."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return ip.ipv4_mapped
-        if ip.sixtofour is not None:
-            return ip.sixtofour
-        if ip in ipaddress.ip_network("64:ff9b::/96"):
-            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return ip
+# IPv6 ranges whose packets reach an IPv4 host, and where each carries that host's address.
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d (RFC 4291 2.5.5.1)
+_IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # SIIT ::ffff:0:a.b.c.d (RFC 2765)
+_NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052
+_NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215: the operator picks the prefix length
+# RFC 6052 section 2.2: where the 32 IPv4 bits sit (byte offsets) for each NAT64 prefix length at or above
+# /48, skipping the reserved "u" octet (byte 8).
+_RFC6052_BYTES = {48: (6, 7, 9, 10), 56: (7, 9, 10, 11), 64: (9, 10, 11, 12), 96: (12, 13, 14, 15)}
+
+
+def embedded_ipv4(ip: _IPAddress) -> list[ipaddress.IPv4Address]:
+    """The IPv4 address(es) an IPv6 address carries when its packets reach an IPv4 host: IPv4-mapped,
+    IPv4-compatible, IPv4-translated, NAT64 well-known, 6to4 and Teredo (server and client) forms give one
+    or two; NAT64 local-use gives the candidate for every RFC 6052 prefix length (the operator's choice is
+    unknown, so each must pass). Empty for IPv4 addresses and native IPv6."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip in _IPV4_TRANSLATED or ip in _NAT64_WELL_KNOWN:
+        return [low]
+    if ip in _IPV4_COMPATIBLE:
+        return [] if int(ip) <= 1 else [low]  # :: and ::1 are IPv6's own unspecified and loopback
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    if ip in _NAT64_LOCAL_USE:
+        packed = ip.packed
+        return [ipaddress.IPv4Address(bytes(packed[i] for i in at)) for at in _RFC6052_BYTES.values()]
+    return []
+
+
+def _refusal_of(ip: _IPAddress, limits: FetchLimits) -> str | None:
+    if ip.is_global and not ip.is_multicast:
+        return None
+    if limits.allow_private and not (ip.is_multicast or ip.is_unspecified):
+        return None
+    for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
+        if getattr(ip, f"is_{kind}"):
+            return f"is {kind.replace('_', '-')}"
+    return "is not a public address"
 
 
 def address_refusal(ip: _IPAddress, port: int, limits: FetchLimits) -> str | None:
-    """Why connecting to `ip:port` is refused, or None when it is allowed."""
-    real = _effective_address(ip)
-    if ip in METADATA_ADDRESSES or real in METADATA_ADDRESSES:
-        return f"address {ip} is a cloud metadata endpoint"
+    """Why connecting to `ip:port` is refused, or None when it is allowed.
+
+    An IPv6 address that carries an IPv4 address (`embedded_ipv4`) is judged by the IPv4 address(es) it
+    reaches, so `::ffff:169.254.169.254`, `::169.254.169.254`, `64:ff9b::a9fe:a9fe` and the like are refused
+    exactly as 169.254.169.254 is."""
+    carried = embedded_ipv4(ip)
+    shown = f"{ip}" if not carried else f"{ip} (IPv4 {', '.join(map(str, carried))})"
+    if ip in METADATA_ADDRESSES or any(c in METADATA_ADDRESSES for c in carried):
+        return f"address {shown} is a cloud metadata endpoint"
     allowed = limits.allowed_endpoints
-    if any((str(a), p) in allowed for a in (ip, real) for p in (port, 0)):
+    if any((str(a), p) in allowed for a in (ip, *carried) for p in (port, 0)):
         return None
-    if real.is_global and not real.is_multicast and not ip.is_multicast:
-        return None
-    if limits.allow_private and not (real.is_multicast or real.is_unspecified):
-        return None
-    for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
-        if getattr(real, f"is_{kind}"):
-            return f"address {ip} is {kind.replace('_', '-')}"
-    return f"address {ip} is not a public address"
+    for a in carried or [ip]:
+        reason = _refusal_of(a, limits)
+        if reason is not None:
+            return f"address {shown} {reason}"
+    return None
 
 
 def _resolve(host: str, port: int, deadline: float) -> list[_IPAddress]:
