@@ -9,8 +9,9 @@ DNS rebinding). This module therefore:
 - resolves the host itself, refuses the request if any resolved address is not a public unicast address
   (private, loopback, link-local, unspecified, multicast, reserved, shared) or is a known cloud-metadata
   address, judging an IPv6 address that carries an IPv4 one (mapped, compatible, translated, NAT64, 6to4,
-  Teredo: `embedded_ipv4`) by the IPv4 address it reaches, and then connects to exactly the address it checked (the original
-  host name still goes in the `Host` header and the TLS SNI / certificate check, so HTTPS verifies as usual);
+  Teredo: `embedded_ipv4`) by the IPv4 address it reaches, and then connects to exactly the address it
+  checked (the original host name still goes in the `Host` header and the TLS SNI / certificate check, so
+  HTTPS verifies as usual);
 - follows redirects by hand, re-checking scheme and address on every hop, up to `max_redirects`;
 - caps the decoded body at `max_bytes` (checked against Content-Length first, then while streaming, so a
   compressed "zip bomb" stops at the cap) and the whole fetch, DNS included, at `timeout_s`;
