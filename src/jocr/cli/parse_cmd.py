@@ -22,11 +22,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--model", help="model directory (default: $JOCR_MODEL or the bundled models/)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_format_arguments(parser)
-    parser.add_argument(
-        "--max-tiles",
-        type=int,
-        help="tile-count limit per page (default: the model's; DeepSeek-OCR 9, vLLM 6)",
-    )
     parser.add_argument("--max-tokens", type=int, default=4096, help="output tokens per page (default: 4096)")
     parser.add_argument("--spec", default="auto", help="speculative draft tokens: auto, 0 (off), 1, 2 or 3")
     parser.add_argument("--batch-size", type=int, default=8, help="pages decoded together (default: 8)")
@@ -71,15 +66,32 @@ def output_stem(name: str) -> str:
     return Path(name).stem
 
 
-def _unique_stems(names: list[str]) -> list[str]:
-    """Stems made unique (inputs from different folders may share a name): a.pdf, a-2, a-3, ..."""
-    seen: dict[str, int] = {}
-    stems = []
-    for name in names:
-        stem = output_stem(name)
-        seen[stem] = seen.get(stem, 0) + 1
-        stems.append(stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
-    return stems
+def output_stems(names: list[str]) -> list[str]:
+    """Output stems that never collide (docs/parsing.md): an input's stem (`a.pdf` -> `a`) when no other
+    input of the run has it; its whole file name (`a.pdf` -> `a.pdf`, `a.png` -> `a.png`) when stems clash;
+    and `-2`, `-3`... after that when whole names clash too (one name in two folders). Compared without
+    case, as case-insensitive file systems would."""
+    stems = [output_stem(n) for n in names]
+    count: dict[str, int] = {}
+    for stem in stems:
+        count[stem.lower()] = count.get(stem.lower(), 0) + 1
+    wanted = []
+    for name, stem in zip(names, stems):
+        if count[stem.lower()] > 1:
+            full = urlparse(name).path if name.lower().startswith(("http://", "https://")) else name
+            stem = Path(full).name or stem
+        wanted.append(stem)
+    taken = {w.lower() for w in wanted}
+    seen: set[str] = set()
+    out = []
+    for stem in wanted:
+        final, i = stem, 1
+        while final.lower() in seen or (final != stem and final.lower() in taken):
+            i += 1
+            final = f"{stem}-{i}"
+        seen.add(final.lower())
+        out.append(final)
+    return out
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -124,7 +136,7 @@ def run(args) -> int:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
-    stems = _unique_stems(items)
+    stems = output_stems(items)
     suffixes = (".md", ".json") if args.format == "json" else (".md",)
     todo = [
         (item, stem)
@@ -137,9 +149,7 @@ def run(args) -> int:
         return 0
 
     try:
-        model = load_model(
-            args.model, device=args.device, dtype=args.dtype, quantize=args.quantize, max_tiles=args.max_tiles
-        )
+        model = load_model(args.model, device=args.device, dtype=args.dtype, quantize=args.quantize)
     except (ModelNotFoundError, ValueError, MemoryError) as exc:
         raise CliError(str(exc)) from None
     except Exception as exc:  # a broken checkpoint: one line, not a traceback
@@ -164,6 +174,18 @@ def run(args) -> int:
     def on_page(doc, page) -> None:
         bar.set_postfix_str(f"{Path(doc.source).name} p{page.page}", refresh=False)
         bar.update(1)
+
+    def write_outputs(doc, stem: str) -> str | None:
+        """Write one document's files; a failure is that document's alone (one line), never the run's."""
+        try:
+            write_atomic(out_dir / f"{stem}.md", doc.markdown + "\n")
+            if args.format == "json":
+                write_atomic(
+                    out_dir / f"{stem}.json", json.dumps(doc.to_dict(), ensure_ascii=False, indent=1)
+                )
+        except OSError as exc:
+            return f"cannot write {exc.filename or out_dir / stem}: {exc.strerror or exc}"
+        return None
 
     started = time.perf_counter()
     done_docs = failed_docs = done_pages = out_tokens = 0
@@ -190,11 +212,11 @@ def run(args) -> int:
                 failed_docs += 1
                 bar.write(f"jocr parse: {doc.error}", file=sys.stderr)
                 continue
-            write_atomic(out_dir / f"{stem}.md", doc.markdown + "\n")
-            if args.format == "json":
-                write_atomic(
-                    out_dir / f"{stem}.json", json.dumps(doc.to_dict(), ensure_ascii=False, indent=1)
-                )
+            failure = write_outputs(doc, stem)
+            if failure is not None:
+                failed_docs += 1
+                bar.write(f"jocr parse: {doc.source}: {failure}", file=sys.stderr)
+                continue
             good = [p for p in doc.pages if p.error is None]
             done_pages += len(good)
             out_tokens += sum(p.num_tokens for p in good)
