@@ -8,6 +8,13 @@ from jocr.engine.guard import GuardConfig
 from jocr.engine.stats import RequestStats
 from jocr.types import PageViews
 
+# Sampling ranges that are safe end to end: softmax(logits / temperature) stays finite (no NaN reaching
+# torch.multinomial), the nucleus is never empty, a seed fits the generator's 64-bit state.
+MIN_TEMPERATURE = 1e-3
+MAX_TEMPERATURE = 100.0
+MIN_TOP_P = 1e-6
+MAX_SEED = 2**63 - 1
+
 
 @dataclass
 class GenerationRequest:
@@ -35,10 +42,14 @@ class GenerationRequest:
             raise ValueError("request has an empty prompt")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, not {self.max_tokens}")
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0, not {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], not {self.top_p}")
+        if not (self.temperature == 0 or MIN_TEMPERATURE <= self.temperature <= MAX_TEMPERATURE):
+            raise ValueError(
+                f"temperature must be 0 or in [{MIN_TEMPERATURE}, {MAX_TEMPERATURE}], not {self.temperature}"
+            )
+        if not MIN_TOP_P <= self.top_p <= 1:
+            raise ValueError(f"top_p must be in [{MIN_TOP_P}, 1], not {self.top_p}")
+        if self.seed is not None and not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed must be in [0, 2**63 - 1], not {self.seed}")
         if any(not s for s in self.stop_strings):
             raise ValueError("stop strings must be non-empty")
         return self
