@@ -97,6 +97,11 @@ class PageSource:
         """The document's own title (PDF metadata), or "" when it has none."""
         return ""
 
+    def text_layer(self, index: int):
+        """The page's `jocr.documents.textlayer.TextLayer` (never raises: problems are its verdict), or
+        None for inputs that have no text layer (images)."""
+        return None
+
     def close(self) -> None:
         pass
 
@@ -176,6 +181,19 @@ class PdfSource(PageSource):
         except pdfium.PdfiumError as exc:
             raise DocumentError(f"{self.name}: cannot render page {index + 1} ({exc})") from None
         return image
+
+    def text_layer(self, index: int):
+        from jocr.documents.textlayer import ERROR, empty_layer, read_page
+
+        with _PDFIUM_LOCK:
+            try:
+                page = self._doc[index]
+            except Exception as exc:  # the renderer reports the page's own error; here it is just no layer
+                return empty_layer(ERROR, f"cannot open page {index + 1} ({exc})")
+            try:
+                return read_page(page)
+            finally:
+                page.close()
 
     @property
     def title(self) -> str:
