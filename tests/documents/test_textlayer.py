@@ -113,7 +113,8 @@ def test_huge_run_is_cut_and_bounded():
     layer = layer_of(F.huge_run_pdf(50_000), limits)
     assert time.perf_counter() - start < 10
     assert all(len(ln.text) <= limits.max_line_chars for ln in layer.lines)
-    assert layer.stats["dropped"] > 0 or layer.verdict != OK
+    # Cut at max_line_chars, or (on a loaded machine) stopped by the time limit: bounded either way.
+    assert layer.stats.get("dropped", 0) > 0 or layer.verdict != OK
 
 
 def test_millions_of_glyphs_refused_before_the_text_page():
