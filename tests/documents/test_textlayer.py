@@ -111,7 +111,7 @@ def test_huge_run_is_cut_and_bounded():
     limits = TextLayerLimits()
     start = time.perf_counter()
     layer = layer_of(F.huge_run_pdf(50_000), limits)
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < 60  # ~1 s on an idle machine; 60 s allows a loaded one
     assert all(len(ln.text) <= limits.max_line_chars for ln in layer.lines)
     # Cut at max_line_chars, or (on a loaded machine) stopped by the time limit: bounded either way.
     assert layer.stats.get("dropped", 0) > 0 or layer.verdict != OK
@@ -124,11 +124,10 @@ def test_millions_of_glyphs_refused_before_the_text_page():
     assert estimate_glyphs(page) > 4 * TextLayerLimits().max_chars
     page.close()
     doc.close()
-    start = time.perf_counter()
     layer = layer_of(data)
-    # Building PDFium's text page for these 2M glyphs takes ~6 s and 200 MB; the estimate refuses it first.
-    assert time.perf_counter() - start < 2
-    assert layer.verdict == TOO_LARGE and "exceed" in layer.note
+    # Building PDFium's text page for these 2M glyphs takes ~6 s and 200 MB; the estimate refuses the page
+    # first ("about N glyphs"; a text page that was built would report its exact character count).
+    assert layer.verdict == TOO_LARGE and layer.note.startswith("about ") and "exceed" in layer.note
 
 
 def test_character_limit():

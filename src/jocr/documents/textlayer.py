@@ -48,7 +48,9 @@ class TextLayerLimits:
     """Bounds on what one page's text layer may cost; beyond them the verdict is "too_large"."""
 
     max_chars: int = 60_000  # a dense two-column page holds ~10k characters
-    max_seconds: float = 3.0
+    # A last resort only: the limits above bound the work, and a time limit would make a page's anchor depend
+    # on the machine's load (a dense page reads in 20-300 ms).
+    max_seconds: float = 30.0
     max_line_chars: int = 2_000  # a longer run is cut (the anchor cuts lines far shorter anyway)
     # Fractions of glyphs that make a layer unusable.
     invisible_share: float = 0.5
