@@ -22,6 +22,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--model", help="model directory (default: $JOCR_MODEL or the bundled models/)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_format_arguments(parser)
+    parser.add_argument(
+        "--max-tiles",
+        type=int,
+        help="tile-count limit per page (default: the model's; DeepSeek-OCR 9, vLLM 6)",
+    )
     parser.add_argument("--max-tokens", type=int, default=4096, help="output tokens per page (default: 4096)")
     parser.add_argument("--spec", default="auto", help="speculative draft tokens: auto, 0 (off), 1, 2 or 3")
     parser.add_argument("--batch-size", type=int, default=8, help="pages decoded together (default: 8)")
@@ -149,7 +154,9 @@ def run(args) -> int:
         return 0
 
     try:
-        model = load_model(args.model, device=args.device, dtype=args.dtype, quantize=args.quantize)
+        model = load_model(
+            args.model, device=args.device, dtype=args.dtype, quantize=args.quantize, max_tiles=args.max_tiles
+        )
     except (ModelNotFoundError, ValueError, MemoryError) as exc:
         raise CliError(str(exc)) from None
     except Exception as exc:  # a broken checkpoint: one line, not a traceback
