@@ -243,17 +243,24 @@ class OCRConfig:
             raise ValueError(f"{path}: invalid JSON ({exc})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a JSON object")
-        if _published_without_image_id(data):
-            # The published DeepSeek-OCR config.json does not name the `<image>` id; like vLLM, take it from
-            # the tokenizer beside it rather than assume the published tokenizer's 128815.
-            data = {**data, "image_token_id": tokenizer_image_id(path.parent)}
-        return cls.from_dict(data)
+        return cls.from_dict(with_tokenizer_image_id(data, path.parent))
 
     @classmethod
     def preset(cls, name: str) -> OCRConfig:
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
         return PRESETS[name]().validate()
+
+
+def with_tokenizer_image_id(data: dict[str, Any], directory: str | Path) -> dict[str, Any]:
+    """`data` (a config.json's contents from `directory`) with the `<image>` id filled in where it lacks one.
+
+    The published DeepSeek-OCR config.json does not name the `<image>` id; like vLLM, take it from the
+    tokenizer beside it rather than assume the published tokenizer's 128815 (jocr's own configs name it).
+    """
+    if not _published_without_image_id(data):
+        return data
+    return {**data, "image_token_id": tokenizer_image_id(directory)}
 
 
 def _published_without_image_id(data: dict[str, Any]) -> bool:

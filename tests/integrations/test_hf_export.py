@@ -229,6 +229,23 @@ def test_missing_image_id_names_the_directory_and_the_fix(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_vllm_config_takes_the_image_id_from_the_checkpoint_tokenizer(tmp_path):
+    # vLLM builds the published config with the checkpoint directory as its name_or_path (as
+    # vllm/transformers_utils/config.py does); the `<image>` id must come from that directory's tokenizer.
+    from transformers import PretrainedConfig
+
+    from jocr.integrations.vllm_config import ocr_config_from_hf
+
+    src = published_checkpoint(tmp_path / "published")
+    data = json.loads((src / "config.json").read_text())
+    assert "image_token_id" not in data
+    assert ocr_config_from_hf(PretrainedConfig(name_or_path=str(src), **data)).image_token_id == 3
+    (src / "tokenizer.json").unlink()
+    with pytest.raises(ValueError, match="tokenizer.json") as err:
+        ocr_config_from_hf(PretrainedConfig(name_or_path=str(src), **data))
+    assert str(src) in str(err.value)
+
+
 def test_export_refuses_a_non_empty_output(tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("x")

@@ -16,7 +16,7 @@ from typing import Any
 
 from transformers import DeepseekV2Config, PretrainedConfig
 
-from jocr.config import OCRConfig, from_published_dict
+from jocr.config import OCRConfig, from_published_dict, with_tokenizer_image_id
 
 TARGET_ARCH = "JocrOCRForCausalLM"
 # vLLM names an EAGLE draft "Eagle" + the target architecture (vllm/transformers_utils/configs/eagle.py).
@@ -88,6 +88,11 @@ def ocr_config_from_hf(hf_config: Any) -> OCRConfig:
     data = hf_config.to_dict()
     if "language_config" not in data and hasattr(hf_config, "text_config"):
         data["language_config"] = hf_config.text_config.to_dict()
+    # vLLM loads the config with the checkpoint directory as its name_or_path; the tokenizer there names
+    # `<image>` where the published config.json does not.
+    directory = getattr(hf_config, "name_or_path", None)
+    if directory:
+        data = with_tokenizer_image_id(data, directory)
     return from_published_dict(data)
 
 
