@@ -41,3 +41,18 @@ def test_verify_commits_accepted_drafts_and_the_bonus_token():
 def test_plain_step_commits_the_argmax():
     choices, accepted = verify([_row()], _logits([[4]]), [[]], k=0)
     assert choices == [[4]] and accepted == [None]
+
+
+def test_a_sampled_row_whose_choice_raises_is_failed_alone():
+    def refuse(logits):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+
+    failed = []
+    sampled = SimpleNamespace(
+        spec_ok=False, generator=object(), ban_active=False, choose=refuse, fail=failed.append
+    )
+    logits = _logits([[1, 2], [3, 4], [5, 6]])
+    choices, accepted = verify([_row(), sampled, _row()], logits, [[1], [], [0]], k=1)
+    assert choices == [[1, 2], [], [5]]  # the others' choices stand; the failed row commits nothing
+    assert accepted == [1, None, 0]
+    assert len(failed) == 1 and "nan" in str(failed[0])

@@ -9,6 +9,10 @@ decoding). Stop conditions are checked token by token as a row commits, so a sto
 truncates it at the same token plain decoding would stop at. Rows with different accepted lengths coexist:
 each row's length advances by its own count and the k/v written for its rejected positions stay past its
 length, invisible, until overwritten.
+
+Row isolation: an error raised by one row's own work (seeding its generator, choosing or committing its
+tokens) finishes that row alone with finish reason "error" and the exception in `row.error`; the batch drops
+the row and the other rows go on. Only an error in the shared forward pass fails the whole batch.
 """
 
 from __future__ import annotations
@@ -26,11 +30,17 @@ from jocr.engine.verify import ban_repeats, verify
 
 def sample_token(logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator) -> int:
     """Sample from softmax(logits / temperature) restricted to the top-p nucleus; logits: (V,)."""
-    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    logits = logits.float()
+    # Shifted so the largest is 0 before dividing: a tiny temperature then gives -inf or 0, never inf - inf
+    # (NaN), and the distribution tends to greedy as it should.
+    probs = torch.softmax((logits - logits.max()) / temperature, dim=-1)
     if top_p < 1.0:
         sorted_probs, order = probs.sort(descending=True)
         before = sorted_probs.cumsum(0) - sorted_probs  # mass strictly before each token
-        sorted_probs = torch.where(before < top_p, sorted_probs, torch.zeros_like(sorted_probs))
+        # The most likely token always stays, so a top_p below float32's resolution cannot empty the nucleus.
+        keep = before < top_p
+        keep[0] = True
+        sorted_probs = torch.where(keep, sorted_probs, torch.zeros_like(sorted_probs))
         probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
     return int(torch.multinomial(probs, 1, generator=generator))
 
@@ -56,15 +66,24 @@ class Row:
         self.finish_reason: str | None = None
         self.stop_string: str | None = None
         self.spec_ok = req.greedy and req.spec is not False
+        self.stats = RequestStats(prompt_tokens=self.prompt_len)
+        self.cancelled = False
+        self.error: BaseException | None = None
         self.generator = None
         if not req.greedy:
             self.generator = torch.Generator(device=device)
-            if req.seed is None:
-                self.generator.seed()
-            else:
-                self.generator.manual_seed(req.seed)
-        self.stats = RequestStats(prompt_tokens=self.prompt_len)
-        self.cancelled = False
+            try:
+                if req.seed is None:
+                    self.generator.seed()
+                else:
+                    self.generator.manual_seed(req.seed)
+            except (RuntimeError, ValueError, OverflowError) as exc:  # e.g. a seed out of range
+                self.fail(exc)
+
+    def fail(self, exc: BaseException) -> None:
+        """Finish this row alone because of its own error (see the module docstring)."""
+        self.error = exc
+        self.finish_reason = "error"
 
     def choose(self, logits: torch.Tensor) -> int:
         """Plain decoding's choice from one position's logits (V,), the ban already applied."""
@@ -101,6 +120,7 @@ class Row:
             stats=self.stats,
             request_id=self.req.request_id,
             stop_string=self.stop_string,
+            error=self.error,
         )
 
 
@@ -183,7 +203,15 @@ class DecodeBatch:
         t0 = time.perf_counter()
         eng = self.engine
         start = len(self.rows)
-        rows = [Row(i, r, self.config.guard, eng.eos_id, eng.tokenizer, eng.device) for i, r in group]
+        rows = []
+        for i, r in group:
+            row = Row(i, r, self.config.guard, eng.eos_id, eng.tokenizer, eng.device)
+            if row.error is None:
+                rows.append(row)
+            else:  # failed before its prefill (its seed): it never takes a cache row
+                self.finished.append(row)
+        if not rows:
+            return []
         lens = [r.prompt_len for r in rows]
         width = max(lens)
         # Right padding at the following positions: pad k/v land past each row's length, never visible.
@@ -216,8 +244,12 @@ class DecodeBatch:
         for i, r in enumerate(rows):
             self.rows.append(r)
             self.cache.lengths[start + i] = r.prompt_len
-            token = r.choose(self._ban(r, logits[i], ()))
-            events.append((r, self._commit(start + i, r, [token])))
+            try:
+                tokens = [r.choose(self._ban(r, logits[i], ()))]
+            except Exception as exc:  # this row's own failure: it finishes alone (module docstring)
+                r.fail(exc)
+                tokens = []
+            events.append((r, self._commit_isolated(start + i, r, tokens)))
         if self.drafter is not None and self.drafter.needs_hidden and eng.max_k > 0:
             n = torch.tensor([r.n for r in rows], dtype=torch.long)
             mtp_len = torch.zeros(len(rows), dtype=torch.long)
@@ -259,6 +291,18 @@ class DecodeBatch:
             self.finished.append(row)
         return taken
 
+    def _commit_isolated(self, slot: int, row: Row, tokens: list[int], write: bool = True) -> list[int]:
+        """`_commit` for one row whose own error (already failed by its choice, or raised committing) finishes
+        that row alone: it commits nothing and moves to `finished` (module docstring)."""
+        if row.error is None:
+            try:
+                return self._commit(slot, row, tokens, write)
+            except Exception as exc:
+                row.fail(exc)
+        if row not in self.finished:
+            self.finished.append(row)
+        return []
+
     @torch.inference_mode()
     def step(self) -> list[tuple[Row, list[int]]]:
         """One decode step for every active row; finished rows move to `self.finished`."""
@@ -292,7 +336,8 @@ class DecodeBatch:
         ban_repeats(rows, logits, drafts_list, k)
         choices, accepted = verify(rows, logits, drafts_list, k)
         events = [
-            (r, self._commit(i, r, choice, write=False)) for i, (r, choice) in enumerate(zip(rows, choices))
+            (r, self._commit_isolated(i, r, choice, write=False))
+            for i, (r, choice) in enumerate(zip(rows, choices))
         ]
         # One write for the whole batch: committed tokens at n_old .. (padded with the last one; the pads land
         # past each row's new length, where nothing reads them) and the new lengths.

@@ -62,10 +62,12 @@ class GenerationRequest:
 @dataclass
 class GenerationResult:
     token_ids: list[int]
-    finish_reason: str  # stop | length | repetition (| cancelled for a request cancelled through a handle)
+    # stop | length | repetition (| cancelled for a request cancelled through a handle | error, see `error`)
+    finish_reason: str
     stats: RequestStats
     request_id: str | None = None
     stop_string: str | None = None  # the stop string that ended the generation, if any
+    error: BaseException | None = None  # set with finish_reason "error": this request's own failure
 
 
 @dataclass

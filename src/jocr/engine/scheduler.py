@@ -194,8 +194,12 @@ class Scheduler:
                 for row in batch.pop_finished():
                     with self._lock:
                         handle = self._active.pop(row.index)
-                    handle._finish(row.result())
-            except Exception as exc:  # a failed step fails every request in flight, the loop goes on
+                    # A row that failed on its own (batch.py: row isolation) fails its request alone.
+                    if row.error is not None:
+                        handle._finish(None, row.error)
+                    else:
+                        handle._finish(row.result())
+            except Exception as exc:  # a failed shared step fails every request in flight, the loop goes on
                 failed = list(self._active.values())
                 with self._lock:
                     self._active.clear()

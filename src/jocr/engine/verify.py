@@ -15,6 +15,9 @@ truncates it at the same token plain decoding would stop at.)
 Sampled rows (temperature > 0) fall back to plain decoding inside a speculative step: they commit one token
 sampled from the position-0 distribution and ignore their drafts, so their output distribution is exactly
 that of plain sampling. Rows that do not speculate (`spec_ok` false) commit g_0 only.
+
+A row whose own choice raises (sampling from a distribution torch.multinomial refuses) is failed alone
+(`row.fail`, engine/batch.py's row isolation): it commits nothing and the other rows' choices stand.
 """
 
 from __future__ import annotations
@@ -52,7 +55,11 @@ def verify(
     accepted: list[int | None] = []
     for i, r in enumerate(rows):
         if r.generator is not None:  # sampled row
-            choices.append([r.choose(logits[i, 0])])
+            try:
+                choices.append([r.choose(logits[i, 0])])
+            except Exception as exc:  # this row's own failure, not the batch's
+                r.fail(exc)
+                choices.append([])
             accepted.append(None)
         elif k and r.spec_ok:
             a = accepted_length(drafts[i], greedy[i])
