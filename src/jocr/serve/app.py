@@ -21,6 +21,7 @@ import hmac
 import importlib.resources
 import io
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from jocr.serve.config import ServeConfig
@@ -47,6 +49,14 @@ from jocr.serve.service import OCRService, SamplingParams, Submitted, Transcript
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")
+log = logging.getLogger("jocr.serve")
+# Not a real status (nginx's "client closed request"): recorded in the metrics for requests whose client
+# went away, which are neither the server's fault (5xx) nor answered.
+CLIENT_GONE = 499
+
+
+class ClientGone(Exception):
+    """The client disconnected before its answer: the work was cancelled and the slot released."""
 
 
 def _error_response(exc: ApiError) -> JSONResponse:
@@ -68,7 +78,7 @@ class BodyLimitMiddleware:
         )
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
-                if not value.isdigit():
+                if not value.isdigit() or len(value) > 19:  # bytes.isdigit is ASCII-only
                     return await _error_response(ApiError(400, "invalid Content-Length"))(
                         scope, receive, send
                     )
@@ -147,6 +157,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
 
     def check_auth(request: Request) -> None:
         if not keys:
+            _check_same_origin(request)
             return
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
@@ -170,6 +181,12 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError):
         return _error_response(ApiError(400, "invalid request"))
+
+    @app.exception_handler(ClientDisconnect)
+    @app.exception_handler(ClientGone)
+    async def _client_gone(request: Request, exc: Exception):
+        log.info("%s %s: client disconnected; request abandoned", request.method, request.url.path[:100])
+        return Response(status_code=CLIENT_GONE)
 
     @app.exception_handler(Exception)
     async def _internal_error(request: Request, exc: Exception):
@@ -203,11 +220,11 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request):
         check_auth(request)
-        task = parse_chat_request(
-            load_json_body(await request.body()),
-            config.max_tokens,
-            config.default_max_tokens,
-            config.max_images,
+        raw = await _read_body(request, config.request_timeout_s)
+        task = await service.run_blocking(
+            lambda: parse_chat_request(
+                load_json_body(raw), config.max_tokens, config.default_max_tokens, config.max_images
+            )
         )
         if task.model and task.model not in served_models:
             raise ApiError(
@@ -247,7 +264,9 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 )
             try:
                 async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
-                    result = await service.transcribe_all(list(images), task.prompt, params)
+                    result = await until_disconnected(
+                        request, service.transcribe_all(list(images), task.prompt, params)
+                    )
             except TimeoutError:
                 raise ApiError(504, f"generation timed out after {config.request_timeout_s:g} s") from None
             return chat_completion(
@@ -265,7 +284,16 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     @app.post("/v1/pages")
     async def pages(request: Request):
         check_auth(request)
-        return await _render_page(request, service)
+        timeout_s = config.request_timeout_s
+        await _read_body(request, timeout_s)  # read (and cached) before the disconnect watcher listens
+        service.admission.acquire()
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await until_disconnected(request, _render_page(request, service))
+        except TimeoutError:
+            raise ApiError(504, f"rendering the page timed out after {timeout_s:g} s") from None
+        finally:
+            service.admission.release()
 
     @app.get("/", response_class=HTMLResponse)
     async def demo():
@@ -294,16 +322,72 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     @app.post("/")
     async def reader_post(request: Request):
         check_auth(request)
-        return await handle_reader(request, service, None)
+        await _read_body(request, config.request_timeout_s)  # cached for the reader, before the watcher
+        return await until_disconnected(request, handle_reader(request, service, None))
 
     @app.get("/{url:path}")
     async def reader_get(request: Request, url: str):
         check_auth(request)
         # The raw path keeps what URL decoding would mangle (%2F, a doubled slash after the scheme).
         raw = request.scope.get("raw_path", b"").decode("latin-1") or "/" + url
-        return await handle_reader(request, service, raw)
+        return await until_disconnected(request, handle_reader(request, service, raw))
 
     return app
+
+
+def _check_same_origin(request: Request) -> None:
+    """Without API keys a browser on another site could POST work to this server (CSRF: a form or a
+    `text/plain` fetch needs no CORS preflight). Browsers send `Origin` with every cross-site POST, so a POST
+    whose Origin is not this server's own is refused; clients that are not browsers send no Origin."""
+    if request.method != "POST":
+        return
+    origin = request.headers.get("origin")
+    if origin is None:
+        return
+    host = request.headers.get("host", "")
+    scheme, _, rest = origin.partition("://")
+    if origin == "null" or scheme not in ("http", "https") or rest.rstrip("/").lower() != host.lower():
+        raise ApiError(
+            403,
+            f"cross-site request refused (Origin {origin[:100]!r}); start the server with an API key "
+            "to accept requests from other sites",
+            code="cross_origin",
+        )
+
+
+async def _read_body(request: Request, timeout_s: float) -> bytes:
+    """The request body, read under the request timeout (a slow upload does not hold a connection forever)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await request.body()
+    except TimeoutError:
+        raise ApiError(408, f"request body not received within {timeout_s:g} s") from None
+
+
+async def until_disconnected(request: Request, work):
+    """Run `work` (a coroutine) unless the client disconnects first: then it is cancelled at once (which
+    cancels its generation and lets the caller release its admission slot) and ClientGone is raised."""
+    task = asyncio.ensure_future(work)
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            return task.result()
+        task.cancel()
+        try:
+            await task
+        except BaseException:  # its cancellation; the client is gone, nobody reads the outcome
+            pass
+        raise ClientGone()
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
 
 
 class _ReleasingStream(StreamingResponse):
@@ -361,7 +445,7 @@ async def _sse(
 
 async def _render_page(request: Request, service: OCRService) -> dict[str, Any]:
     """The page image the model sees (downscaled for the browser), for the demo page."""
-    payload = load_json_body(await request.body())
+    payload = await service.run_blocking(load_json_body, await request.body())
     page = payload.get("page", 1) if isinstance(payload, dict) else 1
     if not isinstance(page, int) or isinstance(page, bool) or page < 1:
         raise ApiError(400, "page must be a positive integer (1-based)", param="page")

@@ -15,7 +15,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from jocr.engine.requests import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, MIN_TOP_P
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS
+
+# Size limits of every field (docs/serving.md "Limits"). Strings are bounded in characters, lists in items;
+# the whole body is bounded by ServeConfig.max_body_bytes and `MAX_JSON_VALUES` below.
+MAX_JSON_VALUES = 20_000  # separators and containers in one body: 3.3 million metadata keys never parse
+MAX_PROMPT_CHARS = 8192  # the text parts of a request, joined
+MAX_NAME_CHARS = 256  # model, user, name, filename, stop strings
+MAX_URL_CHARS = 8192  # an http(s) image URL (data: URLs are bounded by the body limit)
+MAX_MESSAGES = 16
+MAX_METADATA_KEYS = 16  # OpenAI's own limits on `metadata`: 16 pairs, keys <= 64, values <= 512 characters
 
 
 class ApiError(Exception):
@@ -52,22 +62,22 @@ class ApiError(Exception):
 
 class ImageURL(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    url: str
+    url: str  # http(s) URLs are capped at MAX_URL_CHARS in parse_chat_request; data: URLs by the body limit
     detail: Literal["auto", "low", "high"] | None = None
 
 
 class ContentPart(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["text", "image_url"]
-    text: str | None = None
+    text: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
     image_url: ImageURL | None = None
 
 
 class Message(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[ContentPart] | None = None
-    name: str | None = None
+    content: str | list[ContentPart] | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
+    name: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
 
 
 class StreamOptions(BaseModel):
@@ -81,26 +91,27 @@ class ChatCompletionRequest(BaseModel):
     `parse_chat_request`). Anything else is an unsupported option and gets a 400."""
 
     model_config = ConfigDict(extra="allow")
-    model: str | None = None
-    messages: list[Message] = Field(min_length=1)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_completion_tokens: int | None = Field(default=None, ge=1)
-    stop: str | list[str] | None = None
+    model: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
+    # OpenAI's range is [0, 2]; a positive temperature below MIN_TEMPERATURE would only round to greedy.
+    temperature: float | None = Field(default=None, ge=0.0, le=min(2.0, MAX_TEMPERATURE))
+    top_p: float | None = Field(default=None, ge=MIN_TOP_P, le=1.0)
+    max_tokens: int | None = Field(default=None, ge=1, le=2**31)
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=2**31)
+    stop: str | list[str] | None = Field(default=None, max_length=MAX_NAME_CHARS)
     stream: bool = False
     stream_options: StreamOptions | None = None
-    seed: int | None = None
-    user: str | None = None
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    user: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     n: int | None = None
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     logprobs: bool | None = None
     top_logprobs: int | None = None
-    response_format: dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = Field(default=None, max_length=4)
     store: bool | None = None
-    metadata: dict[str, str] | None = None
-    service_tier: str | None = None
+    metadata: dict[str, str] | None = Field(default=None, max_length=MAX_METADATA_KEYS)
+    service_tier: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
 
 
 @dataclass
@@ -127,13 +138,24 @@ def _validation_message(exc: ValidationError) -> tuple[str, str | None]:
 
 
 def load_json_body(raw: bytes) -> Any:
-    """Parse a JSON body or raise a 400 naming the position of the first error."""
+    """Parse a JSON body or raise a 400 naming the position of the first error.
+
+    CPU work proportional to the body: call it off the event loop (`OCRService.run_blocking`). Bodies with
+    more than MAX_JSON_VALUES separators or containers are refused before parsing (counted with C-speed
+    `bytes.count`), which bounds both the parse time of millions of tiny values and the nesting depth."""
     if not raw.strip():
         raise ApiError(400, "request body is empty; expected JSON")
+    values = sum(raw.count(c) for c in (b",", b":", b"[", b"{"))
+    if values > MAX_JSON_VALUES:
+        raise ApiError(
+            400, f"request body has too many JSON values or too deep nesting (limit {MAX_JSON_VALUES})"
+        )
     try:
         return json.loads(raw)
     except UnicodeDecodeError:
         raise ApiError(400, "request body is not valid UTF-8 JSON") from None
+    except RecursionError:
+        raise ApiError(400, "request body is nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise ApiError(
             400, f"malformed JSON in request body: {exc.msg} at line {exc.lineno} column {exc.colno}"
@@ -157,6 +179,8 @@ def parse_chat_request(
         raise ApiError(400, "request body must be a JSON object")
     try:
         req = ChatCompletionRequest.model_validate(payload)
+    except RecursionError:
+        raise ApiError(400, "request body is nested too deeply") from None
     except ValidationError as exc:
         message, param = _validation_message(exc)
         raise ApiError(400, message, param=param) from None
@@ -199,6 +223,10 @@ def parse_chat_request(
                 )
             else:
                 url = part.image_url.url.strip()
+                if len(url) > MAX_URL_CHARS and not url[:5].lower() == "data:":
+                    raise ApiError(
+                        400, f"messages.{i}.content.{j}: image URL over {MAX_URL_CHARS} characters"
+                    )
                 if not url.lower().startswith(("http://", "https://", "data:")):
                     scheme = url.split(":", 1)[0] if ":" in url else ""
                     raise ApiError(
@@ -219,13 +247,28 @@ def parse_chat_request(
             400, f"max_tokens {max_tokens} is over the limit of {max_tokens_cap}", param="max_tokens"
         )
     stop = [req.stop] if isinstance(req.stop, str) else list(req.stop or [])
-    if len(stop) > 4 or any(not s for s in stop):
-        raise ApiError(400, "stop: up to 4 non-empty strings", param="stop")
+    if len(stop) > 4 or any(not s or len(s) > MAX_NAME_CHARS for s in stop):
+        raise ApiError(
+            400, f"stop: up to 4 non-empty strings of up to {MAX_NAME_CHARS} characters", param="stop"
+        )
+    for key, value in (req.metadata or {}).items():
+        if len(key) > 64 or len(value) > 512:
+            raise ApiError(400, "metadata: keys up to 64 and values up to 512 characters", param="metadata")
+    prompt = "\n".join(texts)
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise ApiError(400, f"prompt text over {MAX_PROMPT_CHARS} characters", param="messages")
+    temperature = 0.0 if req.temperature is None else req.temperature
+    if 0 < temperature < MIN_TEMPERATURE:
+        raise ApiError(
+            400,
+            f"temperature must be 0 or at least {MIN_TEMPERATURE}, not {temperature}",
+            param="temperature",
+        )
     return ChatTask(
         image_urls=images,
-        prompt=resolve_prompt("\n".join(texts)),
+        prompt=resolve_prompt(prompt),
         max_tokens=max_tokens,
-        temperature=0.0 if req.temperature is None else req.temperature,
+        temperature=temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
         seed=req.seed,
         stop=stop,

@@ -60,7 +60,8 @@ def parse_options(request: Request, service: OCRService) -> ReaderOptions:
     page = None
     raw_page = request.headers.get("x-page")
     if raw_page is not None and raw_page.strip():
-        if not raw_page.strip().isdigit() or int(raw_page) < 1:
+        # ASCII digits only (str.isdigit takes "²"), and few enough for int() (5,000 digits raise there).
+        if not re.fullmatch(r"[0-9]{1,9}", raw_page.strip()) or int(raw_page) < 1:
             raise ApiError(400, f"X-Page must be a page number (1-based), got {raw_page!r}", param="X-Page")
         page = int(raw_page)
     timeout_s = cap
@@ -82,15 +83,22 @@ def parse_options(request: Request, service: OCRService) -> ReaderOptions:
 
 
 def target_from_path(path: str, query: str) -> str:
-    """The URL in `GET /{url}`: keep the target's query string; repair `https:/host` (a collapsed `//`) and
-    assume https for a bare `host/path` as Jina Reader does."""
+    """The URL in `GET /{url}`: keep the target's query string; repair `https:/host` (a collapsed `//`).
+
+    A URL is taken only with a scheme (`/https://host/...`) or in an explicit host form: a dotted host name
+    or IPv4 address followed by `/` or `:port` (`/example.com/`, `/example.com/doc.pdf`,
+    `/example.com:8080`), or a bracketed IPv6 address; that form is read as https, as Jina Reader does. A
+    bare `/robots.txt` or `/openapi.json` is this server's own (missing) path: 404, never an outside fetch."""
     url = urllib.parse.unquote(path.lstrip("/")) if "%3A" in path[:12].upper() else path.lstrip("/")
     m = re.match(r"^([a-zA-Z][a-zA-Z0-9+.-]*):/*", url)
-    if m:
+    explicit_host = re.match(
+        r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+\.?)(:[0-9]{1,5})?(/|$)", url
+    )
+    if m and not (explicit_host and explicit_host.group(3)):
         scheme = m.group(1).lower()
         if scheme in ("http", "https"):
             url = f"{scheme}://{url[m.end() :]}"
-    elif "." in url.split("/", 1)[0]:
+    elif explicit_host and (explicit_host.group(3) or explicit_host.group(4) == "/" or url.startswith("[")):
         url = "https://" + url
     else:
         raise ApiError(404, f"not found: /{path.lstrip('/')[:100]} (GET /https://... to read a URL)")
@@ -127,7 +135,7 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
         url = target_from_path(url_path, request.url.query)
         data, content_type, final = await service.fetch(url, deadline)
         return data, final, content_type
-    payload = load_json_body(await request.body())
+    payload = await service.run_blocking(load_json_body, await request.body())
     if not isinstance(payload, dict):
         raise ApiError(400, "request body must be a JSON object with url, pdf or image")
     given = [k for k in ("url", "pdf", "image", "file") if payload.get(k)]
@@ -144,11 +152,14 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
         value = value.split(",", 1)[-1]
     if len(value) * 3 // 4 > service.config.max_body_bytes:
         raise ApiError(413, "document too large")
+    filename = payload.get("filename") or ""
+    if not isinstance(filename, str) or len(filename) > 255:
+        raise ApiError(400, "filename must be a string of up to 255 characters", param="filename")
     try:
-        data = decode_base64(value)
+        data = await service.run_blocking(decode_base64, value)
     except FetchError as exc:
         raise ApiError(400, f"{key}: {exc}", param=key) from None
-    return data, payload.get("filename") or "", None
+    return data, filename, None
 
 
 async def web_page(

@@ -238,11 +238,25 @@ class OCRService:
     async def submit(self, images: list[Image.Image], prompt: str, params: SamplingParams) -> Submitted:
         """Preprocess the images and hand the request to the engine; a bad request (e.g. too long for the
         model) raises ApiError here, before any response is started."""
-        prepared = await self.run_blocking(lambda: [self.generator.prepare(im) for im in images])
-        views = [v for v, _n in prepared]
-        prompt_ids = self.generator.prompt_ids(prompt, [n for _v, n in prepared])
-        handle = self.generator.submit(prompt_ids, views, params)
-        return Submitted(handle, len(prompt_ids), images[0].size)
+
+        def prepare_and_submit() -> Submitted:
+            # Preprocessing, tokenising and the engine's checks are CPU work: off the event loop.
+            prepared = [self.generator.prepare(im) for im in images]
+            prompt_ids = self.generator.prompt_ids(prompt, [n for _v, n in prepared])
+            handle = self.generator.submit(prompt_ids, [v for v, _n in prepared], params)
+            return Submitted(handle, len(prompt_ids), images[0].size)
+
+        future = self._workers.submit(prepare_and_submit)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:  # the client went away: cancel the generation once it is submitted
+
+            def cancel(done: concurrent.futures.Future) -> None:
+                if not done.cancelled() and done.exception() is None:
+                    self.generator.cancel(done.result().handle)
+
+            future.add_done_callback(cancel)
+            raise
 
     def cancel(self, submitted: Submitted) -> None:
         self.generator.cancel(submitted.handle)
