@@ -8,11 +8,17 @@ tiny random model saved to a temporary directory), then:
      With a bounded queue (max_batch + max_queue < C) the server refuses the excess with 429 + Retry-After;
      the client honours Retry-After up to --retries times.
 
+  3. with --hostile: the hostile mix, the same good requests interleaved with as many hostile ones
+     (`HOSTILE`: bodies that once froze, crashed or bloated the server, SSRF forms, bad headers) at the same
+     concurrency. Every good request must succeed (200, 429 retried) and every hostile one must get its
+     4xx; prints the server's peak RSS (VmHWM) before and after the mix.
+
 Every response must be 200 or 429: any 5xx, other status or transport error fails the run (exit 1). Prints
 a table with pages/s, latency percentiles and the batching gain (concurrent pages/s / sequential pages/s).
 
     .venv/bin/python benchmarks/load.py                       # defaults: 200 requests at concurrency 32
     .venv/bin/python benchmarks/load.py --requests 50 --concurrency 8 --max-tokens 32
+    .venv/bin/python benchmarks/load.py --hostile --requests 64 --sequential 4
 """
 
 from __future__ import annotations
@@ -44,6 +50,84 @@ def page_png(i: int) -> bytes:
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     return buf.getvalue()
+
+
+def _png(size: tuple[int, int]) -> bytes:
+    buf = io.BytesIO()
+    Image.new("L", size, 255).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _poster_pdf(pages: int) -> bytes:
+    """Pages of 14,400 x 14,400 pt (a 200 px image at 1 dpi): each renders at the server's pixel cap."""
+    buf = io.BytesIO()
+    frames = [Image.new("L", (200, 200), 255) for _ in range(pages)]
+    frames[0].save(buf, format="PDF", save_all=True, append_images=frames[1:], resolution=1.0)
+    return buf.getvalue()
+
+
+def hostile_cases() -> list[tuple[str, str, str, bytes, dict[str, str], int]]:
+    """(name, method, path, body, headers, expected status): the hostile inputs of docs/serving.md."""
+    import json
+
+    def chat(url: str, **extra) -> dict:
+        parts = [{"type": "image_url", "image_url": {"url": url}}]
+        return {"messages": [{"role": "user", "content": parts}], **extra}
+
+    def data_url(data: bytes) -> str:
+        return "data:image/png;base64," + base64.b64encode(data).decode()
+
+    small = data_url(page_png(0))
+    big = data_url(_png((6000, 6000)))  # 36 Mpx, a few kB
+    pdf = base64.b64encode(_poster_pdf(20)).decode()
+    page_pdf = base64.b64encode(_poster_pdf(1)).decode()
+    j = lambda obj: json.dumps(obj).encode()  # noqa: E731
+    metadata = (
+        b'{"messages": [], "metadata": {' + b",".join(b'"k%d": "v"' % i for i in range(3_300_000)) + b"}}"
+    )
+    eight = {
+        "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": big}}] * 8}]
+    }
+    chat_path = "/v1/chat/completions"
+    return [
+        ("JSON nested 100,000 deep", "POST", chat_path, b"[" * 100_000, {}, 400),
+        ("3.3 million metadata keys", "POST", chat_path, metadata, {}, 400),
+        (
+            "10 MB prompt",
+            "POST",
+            chat_path,
+            j({"messages": [{"role": "user", "content": "x" * 10_000_000}]}),
+            {},
+            400,
+        ),
+        ("temperature 1e-40", "POST", chat_path, j(chat(small, temperature=1e-40)), {}, 400),
+        ("seed 2**63", "POST", chat_path, j(chat(small, seed=2**63, temperature=0.5)), {}, 400),
+        ("8 PNGs of 36 Mpx", "POST", chat_path, j(eight), {}, 413),
+        ("Reader: 20 pages of 14,400 pt", "POST", "/", j({"pdf": pdf}), {}, 413),
+        ("Reader: X-Page superscript", "POST", "/", j({"pdf": page_pdf}), {"X-Page": "\u00b2".encode()}, 400),
+        ("Reader: X-Page 5,000 digits", "POST", "/", j({"pdf": page_pdf}), {"X-Page": "9" * 5000}, 400),
+        ("Reader: filename not a string", "POST", "/", j({"pdf": page_pdf, "filename": 5}), {}, 400),
+        ("Reader: /robots.txt", "GET", "/robots.txt", b"", {}, 404),
+        (
+            "SSRF ::ffff:0:169.254.169.254",
+            "POST",
+            chat_path,
+            j(chat("http://[::ffff:0:169.254.169.254]/")),
+            {},
+            400,
+        ),
+        ("SSRF 64:ff9b:1::a9fe:a9fe", "POST", chat_path, j(chat("http://[64:ff9b:1::a9fe:a9fe]/")), {}, 400),
+        ("cross-site POST", "POST", chat_path, j(chat(small)), {"Origin": "https://evil.example"}, 403),
+    ]
+
+
+def peak_rss_mb(pid: int) -> tuple[float, float]:
+    """(current, peak) resident set size of a process in MiB, from /proc (Linux)."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
 def prepare_model(model: str | None, workdir: Path) -> tuple[Path, str]:
@@ -123,8 +207,13 @@ class Phase:
         ]  # fmt: skip
 
 
-async def run_phase(url: str, name: str, n: int, concurrency: int, args, images: list[str]) -> Phase:
+async def run_phase(
+    url: str, name: str, n: int, concurrency: int, args, images: list[str], hostile: list | None = None
+) -> Phase:
+    """n good requests at `concurrency`; with `hostile`, n hostile ones interleaved (request 2i+1 is
+    hostile case i mod len(hostile)), each of which must get its expected status (else an error)."""
     phase = Phase(name)
+    phase.hostile = {}  # case name -> statuses seen
     sem = asyncio.Semaphore(concurrency)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
@@ -158,9 +247,27 @@ async def run_phase(url: str, name: str, n: int, concurrency: int, args, images:
                     phase.errors.append(f"HTTP {response.status_code}: {response.text[:200]}")
                 return
 
+    async def bad(i: int, client: httpx.AsyncClient) -> None:
+        name, method, path, body, headers, want = hostile[i % len(hostile)]
+        async with sem:
+            try:
+                response = await client.request(method, url + path, content=body or None, headers=headers)
+            except httpx.HTTPError as exc:
+                phase.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                return
+        phase.hostile.setdefault(name, []).append(response.status_code)
+        if response.status_code != want:
+            phase.errors.append(
+                f"{name}: HTTP {response.status_code} (expected {want}): {response.text[:200]}"
+            )
+
     start = time.perf_counter()
     async with httpx.AsyncClient(timeout=args.request_timeout, limits=limits) as client:
-        tasks = [asyncio.create_task(one(i, client)) for i in range(n)]
+        tasks = []
+        for i in range(n):
+            tasks.append(asyncio.create_task(one(i, client)))
+            if hostile:
+                tasks.append(asyncio.create_task(bad(i, client)))
         _done, pending = await asyncio.wait(tasks, timeout=args.phase_timeout)
         for task in pending:
             task.cancel()
@@ -188,6 +295,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=0, help="server torch threads (0: torch's default)")
     parser.add_argument("--request-timeout", type=float, default=120.0)
     parser.add_argument("--phase-timeout", type=float, default=600.0)
+    parser.add_argument("--hostile", action="store_true", help="add the hostile mix phase (see above)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -206,6 +314,15 @@ def main() -> int:
             seq = asyncio.run(run_phase(url, "sequential", args.sequential, 1, args, images))
             name = f"concurrency {args.concurrency}"
             conc = asyncio.run(run_phase(url, name, args.requests, args.concurrency, args, images))
+            rss_before = peak_rss_mb(proc.pid)
+            mixed = None
+            if args.hostile:
+                name = f"hostile mix, concurrency {args.concurrency}"
+                cases = hostile_cases()
+                mixed = asyncio.run(
+                    run_phase(url, name, args.requests, args.concurrency, args, images, cases)
+                )
+                rss_after = peak_rss_mb(proc.pid)
             health = httpx.get(url + "/health").json()
         finally:
             proc.terminate()
@@ -219,17 +336,24 @@ def main() -> int:
     header = ["phase", "requests", "200", "429 first try", "429 final", "errors", "wall s", "pages/s",
               "tokens/s", "p50 s", "p95 s", "gain"]  # fmt: skip
     seq_pps = seq.statuses.get(200, 0) / seq.elapsed if seq.elapsed else None
-    rows = [header, seq.row(None), conc.row(seq_pps)]
+    rows = [header, seq.row(None), conc.row(seq_pps)] + ([mixed.row(seq_pps)] if mixed else [])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for k, r in enumerate(rows):
         print(" | ".join(c.rjust(w) for c, w in zip(r, widths)))
         if k == 0:
             print("-+-".join("-" * w for w in widths))
     print(f"health after the run: {health}")
-    failures = seq.errors + conc.errors
+    print(f"server RSS after the normal phases: {rss_before[0]:.0f} MiB (peak {rss_before[1]:.0f} MiB)")
+    if mixed:
+        for case, statuses in mixed.hostile.items():
+            print(f"  hostile: {case}: {sorted(set(statuses))} x{len(statuses)}")
+        print(f"server RSS after the hostile mix: {rss_after[0]:.0f} MiB (peak {rss_after[1]:.0f} MiB)")
+    failures = seq.errors + conc.errors + (mixed.errors if mixed else [])
     for e in failures[:10]:
         print("error:", e)
     unanswered = args.requests - sum(conc.statuses.values())
+    if mixed:
+        unanswered += args.requests - sum(mixed.statuses.values())
     ok = not failures and unanswered == 0 and health.get("status") == "ok" and health.get("in_flight") == 0
     print("result:", "PASS (every request answered 200 or refused 429; no 5xx)" if ok else "FAIL")
     return 0 if ok else 1

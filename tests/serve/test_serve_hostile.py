@@ -35,6 +35,9 @@ SSRF_TARGETS = [
     ("http://10.0.0.1/doc.pdf", "private"),
     ("http://localhost:{live_port}/", "loopback"),
     ("file:///etc/passwd", "scheme"),
+    ("http://[::169.254.169.254]/latest/meta-data/", "metadata"),  # IPv4-compatible
+    ("http://[::ffff:0:169.254.169.254]/", "metadata"),  # IPv4-translated
+    ("http://[64:ff9b:1::a9fe:a9fe]/", "metadata"),  # NAT64 local-use
 ]
 REDIRECT_TARGETS = [
     ("http://127.0.0.1:{live_port}/health", "loopback"),
@@ -200,6 +203,162 @@ def _cases():
             400,
             "out of range",
         ),
+    ]
+    ok = _chat(_data_url(b"x"))  # a valid request shape (the image is never reached)
+    pdf = base64.b64encode(b"%PDF-1.4 not really").decode()
+    cases += [
+        # Bodies whose parsing alone was the attack: refused before json.loads builds anything.
+        ("JSON nested 100,000 deep", "POST", "/v1/chat/completions", b"[" * 100_000, {}, 400, "too deep"),
+        (
+            "JSON nested 5,000 deep",
+            "POST",
+            "/v1/chat/completions",
+            b"[" * 5000 + b"]" * 5000,
+            {},
+            400,
+            "deep",
+        ),
+        (
+            "30,000 metadata keys",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "metadata": {f"k{i}": "v" for i in range(30_000)}},
+            {},
+            400,
+            "too many JSON values",
+        ),
+        (
+            "17 metadata keys",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "metadata": {f"k{i}": "v" for i in range(17)}},
+            {},
+            400,
+            "metadata",
+        ),
+        (
+            "metadata value of 513 characters",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "metadata": {"k": "v" * 513}},
+            {},
+            400,
+            "metadata",
+        ),
+        (
+            "100 kB prompt",
+            "POST",
+            "/v1/chat/completions",
+            {"messages": [{"role": "user", "content": "x" * 100_000}]},
+            {},
+            400,
+            "messages.0.content",
+        ),
+        (
+            "prompt over the limit across parts",
+            "POST",
+            "/v1/chat/completions",
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "y" * 5000}] * 2
+                        + [{"type": "image_url", "image_url": {"url": _data_url(b"x")}}],
+                    },
+                ]
+            },
+            {},
+            400,
+            "prompt text over",
+        ),
+        (
+            "user of 1,000 characters",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "user": "u" * 1000},
+            {},
+            400,
+            "user",
+        ),
+        (
+            "stop of 300 characters",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "stop": "s" * 300},
+            {},
+            400,
+            "stop",
+        ),
+        (
+            "http image URL of 9,000 characters",
+            "POST",
+            "/v1/chat/completions",
+            _chat("https://example.com/" + "a" * 9000),
+            {},
+            400,
+            "over 8192 characters",
+        ),
+        # Sampling values that passed validation once and broke the shared decode loop.
+        (
+            "temperature 1e-40",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "temperature": 1e-40},
+            {},
+            400,
+            "temperature",
+        ),
+        (
+            "temperature NaN",
+            "POST",
+            "/v1/chat/completions",
+            json.dumps(ok)[:-1].encode() + b', "temperature": NaN}',
+            {},
+            400,
+            "temperature",
+        ),
+        ("top_p 1e-300", "POST", "/v1/chat/completions", {**ok, "top_p": 1e-300}, {}, 400, "top_p"),
+        ("seed 2**63", "POST", "/v1/chat/completions", {**ok, "seed": 2**63}, {}, 400, "seed"),
+        ("seed -1", "POST", "/v1/chat/completions", {**ok, "seed": -1}, {}, 400, "seed"),
+        (
+            "max_tokens 2**70",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "max_tokens": 2**70},
+            {},
+            400,
+            "max_tokens",
+        ),
+        # Headers and Reader inputs.
+        (
+            "reader: X-Page superscript two",
+            "POST",
+            "/",
+            {"pdf": pdf},
+            {"X-Page": "\u00b2".encode()},
+            400,
+            "X-Page",
+        ),
+        ("reader: X-Page of 5,000 digits", "POST", "/", {"pdf": pdf}, {"X-Page": "9" * 5000}, 400, "X-Page"),
+        ("reader: X-Timeout nan", "POST", "/", {"pdf": pdf}, {"X-Timeout": "nan"}, 400, "X-Timeout"),
+        ("reader: filename not a string", "POST", "/", {"pdf": pdf, "filename": 5}, {}, 400, "filename"),
+        ("reader: filename too long", "POST", "/", {"pdf": pdf, "filename": "f" * 300}, {}, 400, "filename"),
+        ("reader: /robots.txt is not a host", "GET", "/robots.txt", None, {}, 404, "not found"),
+        ("reader: /openapi.json is not a host", "GET", "/openapi.json", None, {}, 404, "not found"),
+        ("reader: bare host without slash", "GET", "/example.com", None, {}, 404, "not found"),
+        ("pages: nested JSON", "POST", "/v1/pages", b"{" * 50_000, {}, 400, "too deep"),
+        ("pages: bad page", "POST", "/v1/pages", {"pdf": pdf, "page": "2"}, {}, 400, "page"),
+        # Cross-site POSTs without an API key (a form or text/plain fetch from another site).
+        (
+            "cross-site chat POST",
+            "POST",
+            "/v1/chat/completions",
+            ok,
+            {"Origin": "https://evil.example"},
+            403,
+            "cross-site",
+        ),
+        ("cross-site reader POST", "POST", "/", {"pdf": pdf}, {"Origin": "null"}, 403, "cross-site"),
     ]
     for target, message in SSRF_TARGETS:
         cases.append(

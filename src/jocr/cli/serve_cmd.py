@@ -199,7 +199,15 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"jocr serve: model {backend.model_id} from {backend.path}; {auth}; http://{config.host}:{config.port}/"
     )
+    from jocr.serve.connections import header_timeout_protocol
+
     uvicorn.run(
-        app, host=config.host, port=config.port, log_level=args.log_level, timeout_graceful_shutdown=5
+        app,
+        host=config.host,
+        port=config.port,
+        log_level=args.log_level,
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=config.keep_alive_s,
+        http=header_timeout_protocol(config.header_timeout_s),
     )
     return 0

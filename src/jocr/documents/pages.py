@@ -92,6 +92,11 @@ class PageSource:
     def render(self, index: int) -> Image.Image:
         raise NotImplementedError
 
+    def page_pixels(self, index: int) -> int:
+        """Pixels `render(index)` will decode, known before rendering (a server's memory budget); sources
+        that cannot tell answer their pixel limit."""
+        return getattr(self, "options", LoadOptions()).max_pixels
+
     @property
     def title(self) -> str:
         """The document's own title (PDF metadata), or "" when it has none."""
@@ -162,6 +167,18 @@ class PdfSource(PageSource):
             while math.ceil(width_pt * scale) * math.ceil(height_pt * scale) > self.options.max_pixels:
                 scale *= 0.995
         return scale
+
+    def page_pixels(self, index: int) -> int:
+        with _PDFIUM_LOCK:
+            page = self._doc[index]
+            try:
+                width_pt, height_pt = page.get_size()
+            finally:
+                page.close()
+        if width_pt <= 0 or height_pt <= 0:
+            return 0
+        scale = self.page_scale(width_pt, height_pt)
+        return math.ceil(width_pt * scale) * math.ceil(height_pt * scale)
 
     def render(self, index: int) -> Image.Image:
         import pypdfium2 as pdfium
@@ -237,6 +254,12 @@ class ImageSource(PageSource):
         # Only TIFF frames are pages; the frames of an animated GIF/WebP are not.
         self.num_pages = int(getattr(self._image, "n_frames", 1)) if image_type == "tiff" else 1
 
+    def page_pixels(self, index: int) -> int:
+        if index == 0 or self.num_pages == 1:
+            width, height = self._image.size
+            return width * height
+        return self.options.max_pixels  # a later TIFF frame's size is known only once seeked to
+
     def render(self, index: int) -> Image.Image:
         try:
             with warnings.catch_warnings():
@@ -280,6 +303,10 @@ class PILSource(PageSource):
 
     def render(self, index: int) -> Image.Image:
         return to_rgb(ImageOps.exif_transpose(self._image))
+
+    def page_pixels(self, index: int) -> int:
+        width, height = self._image.size
+        return width * height
 
 
 def one_line(exc: BaseException) -> str:

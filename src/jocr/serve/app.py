@@ -45,7 +45,7 @@ from jocr.serve.openai import (
     usage_dict,
 )
 from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, web_page
-from jocr.serve.service import OCRService, SamplingParams, Submitted, Transcription
+from jocr.serve.service import OCRService, PixelHold, SamplingParams, Submitted, Transcription
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")
@@ -64,11 +64,16 @@ def _error_response(exc: ApiError) -> JSONResponse:
 
 
 class BodyLimitMiddleware:
-    """Refuses request bodies over `max_bytes` with 413: at once from Content-Length, else while streaming."""
+    """Refuses request bodies over `max_bytes` with 413: at once from Content-Length, else while streaming;
+    and bodies that would take the bytes buffered by all requests past `max_server_bytes` with 429 (a
+    request holds its declared or received bytes until it ends)."""
 
-    def __init__(self, app, max_bytes: int):
+    def __init__(self, app, max_bytes: int, max_server_bytes: int | None = None, retry_after_s: int = 1):
         self.app = app
         self.max_bytes = max_bytes
+        self.max_server_bytes = max_server_bytes
+        self.retry_after_s = retry_after_s
+        self.buffered = 0  # the event loop's own counter: no lock needed
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -76,26 +81,47 @@ class BodyLimitMiddleware:
         too_large = ApiError(
             413, f"request body too large (limit {self.max_bytes} bytes)", code="body_too_large"
         )
+        busy = ApiError(
+            429,
+            f"server busy: request bodies in flight are at the limit of {self.max_server_bytes} bytes; "
+            f"retry after {self.retry_after_s} s",
+            code="queue_full",
+            headers={"Retry-After": str(self.retry_after_s)},
+        )
+        declared = 0
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
                 if not value.isdigit() or len(value) > 19:  # bytes.isdigit is ASCII-only
                     return await _error_response(ApiError(400, "invalid Content-Length"))(
                         scope, receive, send
                     )
-                if int(value) > self.max_bytes:
+                declared = int(value)
+                if declared > self.max_bytes:
                     return await _error_response(too_large)(scope, receive, send)
+        if self.max_server_bytes is not None and self.buffered + declared > self.max_server_bytes:
+            return await _error_response(busy)(scope, receive, send)
+        self.buffered += declared
+        held = declared
         seen = 0
 
         async def limited_receive():
-            nonlocal seen
+            nonlocal seen, held
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
                     raise too_large
+                if seen > held:  # no (or a wrong) Content-Length: count what arrives
+                    self.buffered += seen - held
+                    held = seen
+                    if self.max_server_bytes is not None and self.buffered > self.max_server_bytes:
+                        raise busy
             return message
 
-        return await self.app(scope, limited_receive, send)
+        try:
+            return await self.app(scope, limited_receive, send)
+        finally:
+            self.buffered -= held
 
 
 class MetricsMiddleware:
@@ -150,7 +176,12 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     )
     app.state.service = service
     app.state.config = config
-    app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=config.max_body_bytes,
+        max_server_bytes=config.max_server_bytes,
+        retry_after_s=config.retry_after_s,
+    )
     app.add_middleware(MetricsMiddleware, metrics=service.metrics)  # outermost: counts refusals too
     keys = tuple(k.encode() for k in config.api_keys)
     served_models = {service.model_id, *MODEL_ALIASES}
@@ -234,13 +265,14 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 code="model_not_found",
             )
         service.admission.acquire()
+        hold = PixelHold(service.admission)
         streaming = False
         try:
             deadline = time.monotonic() + config.request_timeout_s
             try:
                 async with asyncio.timeout(config.request_timeout_s):
                     images = await asyncio.gather(
-                        *(service.load_image(url, i, deadline) for i, url in enumerate(task.image_urls))
+                        *(service.load_image(url, i, deadline, hold) for i, url in enumerate(task.image_urls))
                     )
             except TimeoutError:
                 raise ApiError(
@@ -254,6 +286,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
 
                 def on_close() -> None:
                     service.cancel(submitted)  # a no-op when the generation finished
+                    hold.release()
                     service.admission.release()
 
                 return _ReleasingStream(
@@ -279,6 +312,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             )
         finally:
             if not streaming:
+                hold.release()
                 service.admission.release()
 
     @app.post("/v1/pages")

@@ -18,9 +18,16 @@ class ServeConfig:
     max_body_bytes: request-body cap (base64 images and PDFs arrive in the body).
     max_image_pixels: cap on any decoded image or rendered page (width * height), checked from the image
     header before decoding, so a decompression bomb is refused without being decoded.
+    max_request_pixels: decoded pixels (all images and pages together) one request may hold; more is a 413.
+    max_server_pixels: decoded pixels all requests together may hold; past it a request gets 429. With
+    max_server_bytes (request bodies buffered at once, likewise 429) this bounds memory by cost, whatever
+    the bodies hold, where max_batch + max_queue only counts requests.
     max_images: images in one chat request. max_pages: pages in one Reader request without X-Page.
     max_tokens / default_max_tokens: hard cap and default for generated tokens per page.
-    request_timeout_s: default and cap for X-Timeout (seconds) on Reader requests.
+    request_timeout_s: default and cap for X-Timeout (seconds) on Reader requests; the time limit of every
+    other request too (its body, fetches, rendering and generation).
+    header_timeout_s: a connection must send a complete request head within this many seconds of opening
+    (or of its previous response); idle keep-alive connections close after keep_alive_s.
     fetch: limits of the URL fetcher (documents/fetch.py); `allow_private` there lets the server fetch from
     private addresses (off by default). browser: the web page renderer (Chromium; documents/browser.py),
     whose every request goes through the same fetcher and limits.
@@ -35,11 +42,16 @@ class ServeConfig:
     max_queue: int = 64
     max_body_bytes: int = 64 * 1024 * 1024
     max_image_pixels: int = 40_000_000
+    max_request_pixels: int = 80_000_000
+    max_server_pixels: int = 240_000_000
+    max_server_bytes: int = 256 * 1024 * 1024
     max_images: int = 8
     max_pages: int = 20
     max_tokens: int = 8192
     default_max_tokens: int = 4096
     request_timeout_s: float = 300.0
+    header_timeout_s: float = 10.0
+    keep_alive_s: int = 5
     preprocess_workers: int = 2
     retry_after_s: int = 1
     fetch: FetchLimits = field(default_factory=FetchLimits)

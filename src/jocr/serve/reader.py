@@ -30,7 +30,7 @@ from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
 from jocr.pipeline import Cancel, Document, LoadedModel, iter_documents
 from jocr.serve.openai import ApiError, load_json_body
-from jocr.serve.service import OCRService
+from jocr.serve.service import OCRService, PixelHold
 
 FORMATS = ("markdown", "text")
 SHOTS = ("screenshot", "pageshot")
@@ -228,6 +228,7 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
     deadline = time.monotonic() + opts.timeout_s
     service.admission.acquire(1)
     held = 1
+    pixels = PixelHold(service.admission)
     try:
         async with asyncio.timeout(opts.timeout_s):
             data, source_url, content_type = await read_input(request, service, url_path, deadline)
@@ -255,6 +256,10 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
                     )
                 else:
                     indices = list(range(doc.num_pages))
+                # Reserved before any page is rendered (docs/serving.md, Limits): every selected page, an upper
+                # bound of what the pipeline, which renders them one at a time, can hold.
+                for i in indices:
+                    pixels.add(await doc.page_pixels(i))
                 if len(indices) > 1:
                     service.admission.acquire(len(indices) - 1)
                     held = len(indices)
@@ -265,6 +270,7 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
     except TimeoutError:
         raise ApiError(504, f"request timed out after {opts.timeout_s:g} s (X-Timeout)") from None
     finally:
+        pixels.release()
         service.admission.release(held)
     results = parsed.pages
     content = parsed.markdown  # joined as `jocr parse` joins pages (DeepSeek-OCR's page-split marker)

@@ -79,15 +79,37 @@ class Submitted:
 
 
 class Admission:
-    """Counts requests in flight; refuses (429) past `max_batch + max_queue` instead of queueing forever."""
+    """Counts requests in flight; refuses (429) past `max_batch + max_queue` instead of queueing forever.
+    Also admits by cost: decoded pixels per request (`max_request_pixels`, 413 past it) and for the server
+    (`max_server_pixels`, 429 past it), reserved from the image header or page box before decoding."""
 
     def __init__(self, config: ServeConfig, metrics: Metrics):
         self.capacity = config.max_batch + config.max_queue
         self.max_batch = config.max_batch
         self.retry_after_s = config.retry_after_s
+        self.max_request_pixels = config.max_request_pixels
+        self.max_server_pixels = config.max_server_pixels
         self.metrics = metrics
         self._lock = threading.Lock()
         self.in_flight = 0
+        self.pixels = 0  # decoded pixels reserved by all requests
+
+    def reserve_pixels(self, n: int) -> None:
+        with self._lock:
+            if self.pixels + n > self.max_server_pixels:
+                self.metrics.add_rejected()
+                raise ApiError(
+                    429,
+                    f"server busy: {self.pixels:,} decoded pixels in flight "
+                    f"(budget {self.max_server_pixels:,}); retry after {self.retry_after_s} s",
+                    code="queue_full",
+                    headers={"Retry-After": str(self.retry_after_s)},
+                )
+            self.pixels += n
+
+    def release_pixels(self, n: int) -> None:
+        with self._lock:
+            self.pixels = max(0, self.pixels - n)
 
     def acquire(self, n: int = 1) -> None:
         with self._lock:
@@ -106,6 +128,30 @@ class Admission:
         self.metrics.set_load(max(0, self.in_flight - self.max_batch), self.in_flight)
 
 
+class PixelHold:
+    """One request's decoded-pixel reservation (see Admission); `release()` when the request ends."""
+
+    def __init__(self, admission: Admission):
+        self.admission = admission
+        self.held = 0
+
+    def add(self, n: int) -> None:
+        limit = self.admission.max_request_pixels
+        if self.held + n > limit:
+            raise ApiError(
+                413,
+                f"request decodes {self.held + n:,} pixels, over the per-request limit of {limit:,} "
+                "(fewer or smaller images; one page at a time with X-Page)",
+                code="too_many_pixels",
+            )
+        self.admission.reserve_pixels(n)
+        self.held += n
+
+    def release(self) -> None:
+        held, self.held = self.held, 0
+        self.admission.release_pixels(held)
+
+
 class OpenDocument:
     """An opened document (PDF or image) whose pages render on the worker pool."""
 
@@ -118,6 +164,9 @@ class OpenDocument:
 
     async def render(self, index: int) -> Image.Image:
         return await self._service.run_blocking(self._render, index)
+
+    async def page_pixels(self, index: int) -> int:
+        return await self._service.run_blocking(self.source.page_pixels, index)
 
     def _render(self, index: int) -> Image.Image:
         with _PDFIUM_LOCK if self.kind == "pdf" else contextlib.nullcontext():
@@ -179,7 +228,7 @@ class OCRService:
             limits = dataclasses.replace(limits, timeout_s=min(limits.timeout_s, remaining))
         try:
             if allow_data and url[:5].lower() == "data:":
-                got = decode_data_url(url, max_bytes=self.config.max_body_bytes)
+                got = await self.run_blocking(decode_data_url, url, self.config.max_body_bytes)
             else:
                 loop = asyncio.get_running_loop()
                 # Fetches wait on the network, not the CPU: the waiter pool, not the preprocessing pool.
@@ -223,11 +272,16 @@ class OCRService:
             )
         return page
 
-    async def load_image(self, url: str, index: int, deadline: float | None = None) -> Image.Image:
-        """The first page of an image or PDF given by URL (chat `image_url` parts)."""
+    async def load_image(
+        self, url: str, index: int, deadline: float | None = None, hold: PixelHold | None = None
+    ) -> Image.Image:
+        """The first page of an image or PDF given by URL (chat `image_url` parts); its pixels are reserved
+        on `hold` before it is decoded."""
         data, _ctype, _final = await self.fetch(url, deadline, allow_data=True)
         doc = await self.open_document(data, f"image {index + 1}")
         try:
+            if hold is not None:
+                hold.add(await doc.page_pixels(0))
             return await doc.render(0)
         except DocumentError as exc:
             raise ApiError(400, str(exc), code="bad_document") from None
