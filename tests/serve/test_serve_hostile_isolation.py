@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import logging
 import socket
 import threading
 import time
@@ -79,9 +80,10 @@ def test_health_answers_within_100_ms_while_worst_case_requests_are_admitted(liv
     assert api.get("/health").json()["in_flight"] == 0
 
 
-def test_client_disconnect_releases_the_slot_at_once(live, api, files):
+def test_client_disconnect_releases_the_slot_at_once(live, api, files, caplog):
     """A non-streaming request whose client goes away is cancelled and its slot freed without waiting for
-    the generation (or the timeout)."""
+    the generation (or the timeout), with one log line."""
+    caplog.set_level(logging.INFO, logger="jocr.serve")
     body = json.dumps(_chat(files["url"] + "/page.png", max_tokens=256, temperature=0.7, seed=1)).encode()
     head = (
         f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{live.port}\r\n"
@@ -115,6 +117,8 @@ def test_client_disconnect_releases_the_slot_at_once(live, api, files):
     assert released_after < 1.0, released_after
     assert cancelled, "the generation was not cancelled"
     assert 'status="499"' in api.get("/metrics").text
+    gone = [r for r in caplog.records if "client disconnected" in r.getMessage()]
+    assert len(gone) == 1 and "\n" not in gone[0].getMessage() and gone[0].exc_info is None
 
 
 def test_pages_route_is_behind_admission(live, api, files):

@@ -285,6 +285,10 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 streaming = True
 
                 def on_close() -> None:
+                    if not getattr(submitted.handle, "done", True):
+                        log.info(
+                            "POST /v1/chat/completions: client disconnected mid-stream; generation cancelled"
+                        )
                     service.cancel(submitted)  # a no-op when the generation finished
                     hold.release()
                     service.admission.release()
