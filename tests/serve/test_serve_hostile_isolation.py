@@ -150,14 +150,16 @@ def _poster_pdf(pages: int) -> bytes:
 
 
 def test_pixels_are_budgeted_per_request_before_decoding(live, api):
-    """Three 36-megapixel PNGs (a small body) are over the 80-megapixel request budget: 413, and nothing
+    """Eight 36-megapixel PNGs (a small body) are over the 80-megapixel request budget: 413, and nothing
     stays reserved. A 20-page poster PDF (3.9 kB-class body) likewise, before any page is rendered."""
     service = live.server.config.app.state.service
     url = "data:image/png;base64," + base64.b64encode(_big_png(36_000_000)).decode()
-    body = {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}] * 3}]}
+    body = {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}] * 8}]}
     response = api.post("/v1/chat/completions", json=body)
     assert response.status_code == 413, response.text
     assert "per-request limit" in response.json()["error"]["message"]
+    time.sleep(1.0)  # the other images' tasks were cancelled: none reserves anything afterwards
+    assert service.admission.pixels == 0
     pdf = base64.b64encode(_poster_pdf(20)).decode()
     response = api.post("/", json={"pdf": pdf})
     assert response.status_code == 413, response.text

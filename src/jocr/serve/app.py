@@ -271,8 +271,8 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             deadline = time.monotonic() + config.request_timeout_s
             try:
                 async with asyncio.timeout(config.request_timeout_s):
-                    images = await asyncio.gather(
-                        *(service.load_image(url, i, deadline, hold) for i, url in enumerate(task.image_urls))
+                    images = await _all_or_none(
+                        service.load_image(url, i, deadline, hold) for i, url in enumerate(task.image_urls)
                     )
             except TimeoutError:
                 raise ApiError(
@@ -371,6 +371,19 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
         return await until_disconnected(request, handle_reader(request, service, raw))
 
     return app
+
+
+async def _all_or_none(coroutines) -> list:
+    """Run the coroutines together; when one fails, cancel the others before raising (a plain gather would
+    leave them decoding images, and reserving pixels, for a request that has already been answered)."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _check_same_origin(request: Request) -> None:

@@ -134,8 +134,11 @@ class PixelHold:
     def __init__(self, admission: Admission):
         self.admission = admission
         self.held = 0
+        self.closed = False
 
     def add(self, n: int) -> None:
+        if self.closed:  # the request has ended: nothing more may be reserved for it
+            raise ApiError(499, "request already finished")
         limit = self.admission.max_request_pixels
         if self.held + n > limit:
             raise ApiError(
@@ -148,6 +151,7 @@ class PixelHold:
         self.held += n
 
     def release(self) -> None:
+        self.closed = True
         held, self.held = self.held, 0
         self.admission.release_pixels(held)
 
