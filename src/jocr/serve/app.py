@@ -285,13 +285,15 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 streaming = True
 
                 def on_close() -> None:
-                    if not getattr(submitted.handle, "done", True):
-                        log.info(
-                            "POST /v1/chat/completions: client disconnected mid-stream; generation cancelled"
-                        )
+                    unfinished = not getattr(submitted.handle, "done", True)
+                    # The slot and the pixels first: nothing after this (logging included) can keep them.
                     service.cancel(submitted)  # a no-op when the generation finished
                     hold.release()
                     service.admission.release()
+                    if unfinished:
+                        log.info(
+                            "POST /v1/chat/completions: client disconnected mid-stream; generation cancelled"
+                        )
 
                 return _ReleasingStream(
                     _sse(service, list(images), task.prompt, params, task.include_usage, submitted),

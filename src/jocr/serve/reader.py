@@ -256,8 +256,8 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
                     )
                 else:
                     indices = list(range(doc.num_pages))
-                # Reserved before any page is rendered (docs/serving.md, Limits): every selected page, an upper
-                # bound of what the pipeline, which renders them one at a time, can hold.
+                # Reserved before any page is rendered (docs/serving.md, Limits): every selected page, an
+                # upper bound of what the pipeline, which renders them one at a time, can hold.
                 for i in indices:
                     pixels.add(await doc.page_pixels(i))
                 if len(indices) > 1:
