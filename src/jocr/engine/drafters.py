@@ -130,6 +130,51 @@ class NGramDrafter:
         return torch.from_numpy(out).to(cache.device)
 
 
+class MTPNGramDrafter:
+    """FastMTP and prompt lookup together, for prompts that hold the page's text (an anchor: docs/parsing.md).
+
+    Both propose for every row; a row takes the n-gram draft when the lookup matched at least `min_match`
+    tokens and its first token agrees with the head's first draft (two independent predictors agreeing
+    means the copied span is on track, and a copy runs on for many tokens where the head's recursion
+    drifts), and the head's draft otherwise. The head drafts at most `mtp_max` tokens (its recursion gets
+    costly and weak beyond its training depth); the rest of a head draft repeats its last token, which the
+    verifier simply rejects. Drafts only affect speed: the verifier keeps the output greedy.
+    """
+
+    name = "mtp+ngram"
+    needs_hidden = True
+
+    def __init__(
+        self, model, never_ids: tuple[int, ...] = (), max_n: int = 4, min_match: int = 2, mtp_max: int = 3
+    ):
+        self.mtp = MTPDrafter(model, never_ids)
+        self.ngram = NGramDrafter(max_n, min(min_match, max_n), never_ids)
+        self.min_match = min_match
+        self.mtp_max = mtp_max
+
+    def propose(
+        self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int, start: int = 0
+    ) -> torch.Tensor | None:
+        head = self.mtp.propose(cache, n, mtp_len, min(k, self.mtp_max), start=start)
+        if k == 0:
+            return None
+        b = n.shape[0]
+        out = head.cpu().numpy()  # (B, min(k, mtp_max))
+        if out.shape[1] < k:
+            out = np.concatenate([out, np.repeat(out[:, -1:], k - out.shape[1], axis=1)], axis=1)  # (B, k)
+        tokens = cache.tokens[start : start + b].cpu().numpy()  # (B, S)
+        lengths = n.tolist()
+        for r in range(b):
+            history = tokens[r, : lengths[r]]
+            if self.ngram.skip_ids:
+                history = history[~np.isin(history, self.ngram.skip_ids)]
+            copy = self.ngram.propose_row(history, k)
+            if len(copy) and copy[0] == out[r, 0]:
+                out[r, : len(copy)] = copy
+                out[r, len(copy) :] = copy[-1]
+        return torch.from_numpy(out).to(cache.device)
+
+
 def make_drafter(name: str, model, ngram_max: int = 4, ngram_min: int = 1, skip_ids: tuple[int, ...] = ()):
     if name == "mtp":
         if not hasattr(model, "mtp_step"):
@@ -141,6 +186,10 @@ def make_drafter(name: str, model, ngram_max: int = 4, ngram_min: int = 1, skip_
         return MTPDrafter(model, skip_ids)
     if name == "ngram":
         return NGramDrafter(ngram_max, ngram_min, skip_ids)
+    if name == "mtp+ngram":
+        if getattr(model, "mtp_module", True) is None or not hasattr(model, "mtp_step"):
+            return NGramDrafter(ngram_max, ngram_min, skip_ids)  # no head: prompt lookup alone
+        return MTPNGramDrafter(model, skip_ids, max_n=ngram_max, min_match=max(2, ngram_min))
     if name == "none":
         return None
-    raise ValueError(f"unknown drafter {name!r}; choose mtp, ngram or none")
+    raise ValueError(f"unknown drafter {name!r}; choose mtp, ngram, mtp+ngram or none")
