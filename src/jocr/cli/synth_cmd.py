@@ -52,7 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--split", choices=sorted(SPLIT_BASE), default="train", help="seed range (default train)"
     )
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="cpu-small", help="page profile")
+    parser.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default="cpu-small",
+        help="page profile; vector: real PDFs with text layers typeset by Chromium (always --format pdf)",
+    )
     parser.add_argument(
         "--degrade",
         nargs="?",
@@ -68,9 +73,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="page_format",
         choices=("png", "pdf"),
         default="png",
-        help="page files: PNG images (default) or one-page PDFs holding the image at 144 dpi",
+        help="page files: PNG images (default) or one-page PDFs holding the image at 144 dpi (the vector "
+        "profile always writes vector PDFs with text layers)",
     )
     parser.add_argument("--workers", type=_positive, default=1, help="processes (default 1)")
+    parser.add_argument(
+        "--vector-blocks",
+        type=_positive,
+        default=60,
+        help="vector profile: at most this many content blocks per page (default 60, a full page; a few "
+        "give short pages whose Markdown fits a training sequence)",
+    )
     parser.add_argument(
         "--frozen",
         choices=sorted(FROZEN_TEST_SETS),
@@ -93,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         recipe = FROZEN_TEST_SETS[args.frozen]
         pages, seed, split = recipe["pages"], recipe["seed"], recipe["split"]
         profile, degrade = recipe["profile"], recipe["degrade"]
+    if profile == "vector":
+        return _run_vector(outdir, pages, seed, split, args)
     try:
         check_fonts(cjk=profile in ("page", "dense"))
         start = time.perf_counter()
@@ -117,5 +132,33 @@ def run(args: argparse.Namespace) -> int:
         f"wrote {summary.pages} {profile} pages ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
         f"{elapsed:.1f} s; {summary.tests} unit tests in {summary.jsonl.name}, "
         f"{summary.tests_dropped} dropped (failed on their own ground truth)"
+    )
+    return 0
+
+
+def _run_vector(outdir: Path, pages: int, seed: int, split: str, args) -> int:
+    from jocr.synth.vector import write_vector_dataset
+
+    if args.degrade is not False:
+        raise CliError("--degrade does not apply to the vector profile (its pages are PDFs, not images)")
+    if args.workers > 1:
+        raise CliError("the vector profile renders with one browser: use --workers 1")
+    start = time.perf_counter()
+    try:
+        manifest = write_vector_dataset(
+            outdir, pages=pages, seed=seed, split=split, max_blocks=args.vector_blocks
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write to {outdir}: {exc.strerror or exc}") from None
+    except Exception as exc:  # the browser could not start (playwright or chromium missing)
+        raise CliError(
+            f"cannot typeset vector pages with Chromium: {' '.join(str(exc).split())[:200]}"
+        ) from None
+    print(
+        f"wrote {pages} vector PDF pages ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
+        f"{time.perf_counter() - start:.1f} s; {manifest['tests']} unit tests in vector_{split}.jsonl, "
+        f"{manifest['tests_dropped']} dropped (failed on their own ground truth)"
     )
     return 0

@@ -135,7 +135,7 @@ class _Char:
 
 class _Builder:
     """Groups characters (in PDFium's text order) into runs: a new run starts at a line break, when the
-    baseline moves, or across a horizontal gap wider than 1.5 em (table cells, columns side by side)."""
+    baseline moves, or across a horizontal gap wider than 1 em (table cells, columns side by side)."""
 
     def __init__(self, max_line_chars: int):
         self.max_line_chars = max_line_chars
@@ -163,7 +163,7 @@ class _Builder:
             em = max(last.size, c.size, height)
             # Distance between the boxes in either direction: right-to-left scripts advance leftwards.
             gap = max(c.x0 - last.x1, last.x0 - c.x1)
-            if overlap < 0.3 * height or gap > 1.5 * em:
+            if overlap < 0.3 * height or gap > 1.0 * em:
                 self.flush()
                 cur = self.current
         if len(cur) >= self.max_line_chars:

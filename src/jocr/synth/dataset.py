@@ -35,6 +35,8 @@ SPLIT_BASE = {"train": 0, "val": SPLIT_SIZE, "test": 2 * SPLIT_SIZE}
 FROZEN_TEST_SETS: dict[str, dict[str, Any]] = {
     "cpu-small": {"profile": "cpu-small", "split": "test", "seed": 0, "pages": 200, "degrade": False},
     "page": {"profile": "page", "split": "test", "seed": 0, "pages": 50, "degrade": False},
+    # Vector PDFs (jocr.synth.vector), committed as written: data/frozen-test/vector/.
+    "vector": {"profile": "vector", "split": "test", "seed": 0, "pages": 8, "degrade": False},
 }
 
 

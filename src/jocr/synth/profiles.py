@@ -110,6 +110,10 @@ PROFILES: dict[str, SynthProfile] = {
 }
 
 
+# Vector pages (jocr.synth.vector): the `page` profile's content, typeset by Chromium into real PDFs.
+PROFILES["vector"] = SynthProfile(**{**PROFILES["page"].__dict__, "name": "vector", "caption_p": 0.6})
+
+
 def get_profile(name: str) -> SynthProfile:
     try:
         return PROFILES[name]
