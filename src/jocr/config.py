@@ -171,10 +171,29 @@ class MTPConfig:
 
 
 @dataclass
+class AnchorConfig:
+    """Document anchoring (docs/parsing.md): the page's text layer in the prompt beside the image.
+
+    `version` is the anchor format the model was trained with (jocr.documents.anchor.ANCHOR_VERSION); 0 means
+    trained on images alone, so `--anchor auto` never gives it one. `max_tokens` is the anchor's token budget.
+    """
+
+    version: int = 0
+    max_tokens: int = 1024
+
+    def validate(self) -> None:
+        if self.version < 0:
+            raise ValueError("anchor.version must be >= 0")
+        if self.max_tokens < 1:
+            raise ValueError("anchor.max_tokens must be >= 1")
+
+
+@dataclass
 class OCRConfig:
     vision: VisionConfig = field(default_factory=VisionConfig)
     decoder: DecoderConfig = field(default_factory=DecoderConfig)
     mtp: MTPConfig = field(default_factory=MTPConfig)
+    anchor: AnchorConfig = field(default_factory=AnchorConfig)
     bos_token_id: int = 0
     eos_token_id: int = 1
     pad_token_id: int = 2
@@ -188,11 +207,14 @@ class OCRConfig:
             self.decoder = from_known_keys(DecoderConfig, self.decoder)
         if isinstance(self.mtp, dict):
             self.mtp = from_known_keys(MTPConfig, self.mtp)
+        if isinstance(self.anchor, dict):
+            self.anchor = from_known_keys(AnchorConfig, self.anchor)
 
     def validate(self) -> OCRConfig:
         self.vision.validate()
         self.decoder.validate()
         self.mtp.validate()
+        self.anchor.validate()
         if self.vision.projector_dim != self.decoder.hidden_size:
             raise ValueError("vision.projector_dim must equal decoder.hidden_size")
         for name in ("bos_token_id", "eos_token_id", "pad_token_id", "image_token_id"):

@@ -63,6 +63,12 @@ PROMPTS: dict[str, str] = {
 }
 
 
+# Document anchoring (docs/parsing.md): the anchor (jocr.documents.anchor) follows the prompt text between
+# these plain-text delimiters (olmOCR wraps its anchor in RAW_TEXT_START / RAW_TEXT_END the same way).
+ANCHOR_OPEN = "\n<anchor>\n"
+ANCHOR_CLOSE = "\n</anchor>"
+
+
 class Tokenizer:
     """Wrapper over `tokenizers.Tokenizer` exposing the ids the model, engine and trainers need."""
 
@@ -135,10 +141,16 @@ class Tokenizer:
             ids = [i for i in ids if i not in self._control_ids]
         return self.hf.decode(ids, skip_special_tokens=False)
 
-    def build_prompt(self, prompt_text: str, image_token_counts: int | Sequence[int]) -> list[int]:
+    def build_prompt(
+        self, prompt_text: str, image_token_counts: int | Sequence[int], anchor: str | None = None
+    ) -> list[int]:
         """The plain template (DeepSeek-OCR `sft_format="plain"`): BOS, `<image>` x n for each image, then
         "\\n" + prompt. The image placeholders come first, exactly as `"<image>\\n" + prompt` tokenizes in the
-        reference processor (empty text before the image, BOS added by the tokenizer)."""
+        reference processor (empty text before the image, BOS added by the tokenizer).
+
+        With `anchor` (jocr.documents.anchor.build_anchor's text), the prompt text is followed by
+        ANCHOR_OPEN + anchor + ANCHOR_CLOSE: the one prompt format of anchored models, in training and
+        inference."""
         counts = [image_token_counts] if isinstance(image_token_counts, int) else list(image_token_counts)
         ids = [self.bos_id]
         for n in counts:
@@ -146,6 +158,8 @@ class Tokenizer:
                 raise ValueError(f"negative image token count {n}")
             ids.extend([self.image_id] * n)
         ids.extend(self.encode("\n" + prompt_text))
+        if anchor is not None:
+            ids.extend(self.encode(ANCHOR_OPEN + anchor + ANCHOR_CLOSE))
         return ids
 
 

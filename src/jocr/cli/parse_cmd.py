@@ -43,6 +43,13 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--keep-blank-pages", action="store_true", help="also read pages without ink (default: empty)"
     )
+    parser.add_argument(
+        "--anchor",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="put a PDF page's text layer in the prompt: auto (when the model was trained with anchors and "
+        "the layer is usable; default), on, off",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -209,6 +216,7 @@ def run(args) -> int:
         on_page=on_page,
         on_open=on_open,
         skip_blank=not args.keep_blank_pages,
+        anchor=args.anchor,
     )
     try:
         # Documents come back in input order, so they pair with their stems.

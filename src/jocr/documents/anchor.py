@@ -111,3 +111,65 @@ def build_anchor(layer: TextLayer, tokenizer, max_tokens: int = 1024, max_line_c
         text = "\n".join(lines[:kept] + [CUT_MARK])
         tokens = len(tokenizer.encode(text))
     return Anchor(text=text, lines=max(kept - 1, 0), lines_total=total, tokens=tokens)
+
+
+ANCHOR_MODES = ("auto", "on", "off")
+
+
+def normalise_anchor_mode(mode: str | bool | None) -> str:
+    """ "auto" (default), "on" or "off"; True/False mean on/off. One-line ValueError otherwise."""
+    if mode is None:
+        return "auto"
+    if isinstance(mode, bool):
+        return "on" if mode else "off"
+    value = str(mode).strip().lower()
+    if value not in ANCHOR_MODES:
+        raise ValueError(f"anchor must be auto, on or off, not {mode!r}")
+    return value
+
+
+@dataclass
+class PageAnchor:
+    """The anchoring decision for one page: `anchored` pages carry `anchor` in their prompt; `verdict` is
+    the text layer's (None when it was not read) and `note` says in one line why a page was not anchored,
+    or what to know about one that was."""
+
+    anchored: bool = False
+    anchor: Anchor | None = None
+    verdict: str | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        out = {"anchored": self.anchored, "verdict": self.verdict, "note": self.note or None}
+        if self.anchor is not None:
+            out.update(self.anchor.to_dict())
+        return out
+
+
+def page_anchor(
+    source, index: int, mode: str, trained_version: int, tokenizer, max_tokens: int
+) -> PageAnchor:
+    """Decide and build a page's anchor: the one rule the CLI, `jocr.parse`, the server and training share.
+
+    mode "off": never (the text layer is not read). "auto": only for a model trained with anchors of this
+    format (`trained_version == ANCHOR_VERSION`, from its config) and a page whose text layer is usable, so
+    a model trained on images alone behaves exactly as without this feature. "on": every page with a
+    usable layer, even for a model not trained with anchors (noted). A page without a usable layer falls
+    back to the image alone, with the layer's verdict and note."""
+    mode = normalise_anchor_mode(mode)
+    if mode == "off" or (mode == "auto" and trained_version == 0):
+        return PageAnchor()
+    if trained_version not in (0, ANCHOR_VERSION):
+        return PageAnchor(
+            note=f"the model reads anchor version {trained_version}; this build writes {ANCHOR_VERSION}"
+        )
+    layer = source.text_layer(index)
+    if layer is None:
+        return PageAnchor(note="the input has no text layer (an image)" if mode == "on" else "")
+    if not layer.usable:
+        return PageAnchor(verdict=layer.verdict, note=layer.note)
+    if not layer.lines:
+        return PageAnchor(verdict=layer.verdict, note="the text layer holds no runs")
+    anchor = build_anchor(layer, tokenizer, max_tokens)
+    note = "" if trained_version else "the model was not trained with anchors"
+    return PageAnchor(anchored=True, anchor=anchor, verdict=layer.verdict, note=note)

@@ -52,14 +52,18 @@ class PageRequestBuilder:
         views = preprocess_image(image, self.vision)
         return views, views_token_count(views, self.vision)
 
-    def prompt_ids(self, image_token_counts: int | Sequence[int], text: str | None = None) -> list[int]:
+    def prompt_ids(
+        self, image_token_counts: int | Sequence[int], text: str | None = None, anchor: str | None = None
+    ) -> list[int]:
         """BOS, `<image>` x n per image, then the prompt: this builder's, or `text` verbatim (a request's own
-        words, as the server receives them)."""
-        return self.tokenizer.build_prompt(self.prompt if text is None else text, image_token_counts)
+        words, as the server receives them); then the page's anchor when given (`jocr.documents.anchor`)."""
+        prompt = self.prompt if text is None else text
+        return self.tokenizer.build_prompt(prompt, image_token_counts, anchor=anchor)
 
-    def page(self, image: Image.Image) -> PageInput:
+    def page(self, image: Image.Image, anchor: str | None = None) -> PageInput:
         views, n = self.views(image)
-        return PageInput(views=views, prompt_ids=self.prompt_ids([n]), image_tokens=n, size=image.size)
+        ids = self.prompt_ids([n], anchor=anchor)
+        return PageInput(views=views, prompt_ids=ids, image_tokens=n, size=image.size)
 
     def text(self, token_ids: Sequence[int]) -> str:
         """Generated ids -> raw text (special control tokens such as EOS dropped)."""

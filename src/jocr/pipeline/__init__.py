@@ -60,6 +60,7 @@ def parse(
     raise_errors: bool = True,
     skip_blank: bool = True,
     max_tiles: int | None = None,
+    anchor: str = "auto",
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -70,6 +71,8 @@ def parse(
     With raise_errors, an input that cannot be parsed raises `DocumentError`; otherwise it comes back as a
     Document with `.error` set. skip_blank: pages without ink come back empty (finish_reason "blank")
     without running the model. max_tiles: the tile-count limit when `model` is loaded here (see `load_model`).
+    anchor: "auto" (the page's text layer goes into the prompt when the model was trained with anchors and
+    the layer is usable), "on" or "off"; each page's `anchor` says what happened (docs/parsing.md).
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
@@ -90,6 +93,7 @@ def parse(
             prompt=prompt,
             options=options,
             skip_blank=skip_blank,
+            anchor=anchor,
         )
     )
     if raise_errors:

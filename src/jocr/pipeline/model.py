@@ -44,6 +44,13 @@ class LoadedModel:
     def has_mtp(self) -> bool:
         return getattr(self.model, "mtp_module", None) is not None
 
+    @property
+    def anchor_config(self):
+        """The model's `jocr.config.AnchorConfig` (version 0: trained without anchors)."""
+        from jocr.config import AnchorConfig
+
+        return getattr(self.model.config, "anchor", None) or AnchorConfig()
+
     def engine(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
         """The engine for a speculative setting: "auto" (adaptive k with the FastMTP head when the checkpoint
         has one), 0 (plain greedy decoding) or k >= 1 draft tokens per step. Greedy either way: speculation
@@ -59,6 +66,9 @@ class LoadedModel:
                 raise ValueError(f"--spec {spec} needs a FastMTP head, which this model lacks (use --spec 0)")
             else:
                 drafter, k = "mtp", spec
+            if drafter == "mtp" and self.anchor_config.version > 0:
+                # Anchored prompts hold the page's text: prompt lookup drafts copied spans beside the head.
+                drafter = "mtp+ngram"
             config = EngineConfig(
                 max_batch_size=batch_size,
                 drafter=drafter,

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jocr.documents.anchor import PageAnchor
 from jocr.documents.postprocess import PAGE_SPLIT, Box, join_pages
+
+_NO_ANCHOR = PageAnchor()  # a page whose layer was not read (an image, --anchor off, an image-only model)
 
 
 @dataclass
@@ -25,6 +28,7 @@ class PageResult:
     error: str | None = None
     prompt_tokens: int = 0  # the request's prompt length (image placeholders included)
     stats: Any = None  # the engine's RequestStats for the page (not serialised)
+    anchor: PageAnchor | None = None  # whether the prompt carried the page's text layer, and why (not)
 
     def to_dict(self) -> dict:
         return {
@@ -37,6 +41,7 @@ class PageResult:
             "width": self.width,
             "height": self.height,
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "anchor": (self.anchor or _NO_ANCHOR).to_dict(),
             "error": self.error,
         }
 

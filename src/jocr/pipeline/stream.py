@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jocr.documents.anchor import PageAnchor, normalise_anchor_mode, page_anchor
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
 from jocr.documents.request import PageInput, PageRequestBuilder
@@ -72,10 +73,13 @@ class _Pages:
     """The document side of one run: opens inputs one after another, renders and prepares their pages,
     writes results back, and hands out Documents in input order once all their pages are done."""
 
-    def __init__(self, inputs, names, model: LoadedModel, pages, max_tokens, builder, options, skip_blank):
+    def __init__(
+        self, inputs, names, model: LoadedModel, pages, max_tokens, builder, options, skip_blank, anchor
+    ):
         self.inputs, self.names, self.model = inputs, names, model
         self.pages, self.max_tokens, self.builder = pages, max_tokens, builder
         self.options, self.skip_blank = options, skip_blank
+        self.anchor_mode, self.anchor_config = normalise_anchor_mode(anchor), model.anchor_config
         self.open_docs: list[_OpenDoc] = []  # in input order; finished ones leave from the front
 
     def open(self, item: Any, name: str) -> _OpenDoc:
@@ -131,8 +135,12 @@ class _Pages:
             result.finish_reason = "blank"
             result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
             return False
+        t2 = time.perf_counter()
+        result.anchor = self.anchor(job)
+        t3 = time.perf_counter()
+        anchor = result.anchor.anchor.text if result.anchor.anchored else None
         try:
-            job.page_input = self.builder.page(image)
+            job.page_input = self.builder.page(image, anchor=anchor)
         except Exception as exc:  # e.g. a degenerate page size: this page fails, the run goes on
             result.error = (
                 f"{job.entry.doc.source}: page {result.page}: cannot prepare the page ({one_line(exc)})"
@@ -141,8 +149,25 @@ class _Pages:
         del image
         result.image_tokens = job.page_input.image_tokens
         result.prompt_tokens = len(job.page_input.prompt_ids)
-        result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
+        result.timings.update(render_s=t1 - t0, preprocess_s=(t2 - t1) + (time.perf_counter() - t3))
+        if result.anchor.verdict is not None:  # the text layer was read
+            result.timings["anchor_s"] = t3 - t2
         return True
+
+    def anchor(self, job: _Job) -> PageAnchor:
+        """The page's anchoring decision. A text layer that cannot be used, for whatever reason, sends the
+        page down the image-only path with a note; it never fails the page."""
+        try:
+            return page_anchor(
+                job.entry.source,
+                job.index,
+                self.anchor_mode,
+                self.anchor_config.version,
+                self.model.tokenizer,
+                self.anchor_config.max_tokens,
+            )
+        except Exception as exc:
+            return PageAnchor(note=f"text layer not used ({one_line(exc)})")
 
     def complete(self, job: _Job, result, error: BaseException | None, latency: float) -> None:
         page = job.page
@@ -192,6 +217,7 @@ def iter_documents(
     on_open: Callable[[Document], None] | None = None,
     runner: Any = None,
     cancel: Cancel | None = None,
+    anchor: str = "auto",
 ) -> Iterator[Document]:
     """Parse inputs in order, yielding each Document as soon as its last page is done.
 
@@ -205,6 +231,8 @@ def iter_documents(
     runner: a `jocr.engine.Scheduler` shared with other callers (the server's), used instead of one of
     this run's own; it is left open, and this run's requests in it are cancelled if the run stops early.
     cancel: a `Cancel` another thread may call to stop the run.
+    anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt
+    (`jocr.documents.anchor.page_anchor`, docs/parsing.md); each page's `.anchor` says what happened.
     """
     from jocr.engine.requests import GenerationRequest
 
@@ -215,7 +243,8 @@ def iter_documents(
     inputs = list(inputs)
     names = list(names) if names is not None else [input_name(i) for i in inputs]
     builder = PageRequestBuilder(model.tokenizer, model.vision, prompt)
-    run = _Pages(inputs, names, model, pages, max_tokens, builder, options or LoadOptions(), skip_blank)
+    options = options or LoadOptions()
+    run = _Pages(inputs, names, model, pages, max_tokens, builder, options, skip_blank, anchor)
 
     def finish(job: _Job) -> None:
         job.entry.pending -= 1

@@ -1,0 +1,136 @@
+"""`anchor` in the pipeline: auto follows the model's config and the page's text layer, on/off override it,
+each page reports what happened, and the prompt is the tokenizer's one anchored format."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fake_engine import scripted_model
+from layer_fixtures import invisible_pdf, plain_pdf
+from pdf_fixtures import image_bytes
+
+from jocr.documents.anchor import ANCHOR_VERSION, build_anchor
+from jocr.documents.pages import LoadOptions, open_source
+from jocr.pipeline import parse
+from jocr.tokenizer import ANCHOR_OPEN, DEFAULT_PROMPT
+
+
+def recording_model(version: int):
+    model = scripted_model()
+    model.model.config.anchor.version = version
+    prompts = []
+    check = model.scripted.check
+
+    def record(req):
+        check(req)
+        prompts.append(list(req.prompt_ids))
+
+    model.scripted.check = record
+    return model, prompts
+
+
+def test_auto_on_a_model_trained_without_anchors_changes_nothing():
+    model, prompts = recording_model(0)
+    doc = parse(plain_pdf(), model=model)
+    page = doc.pages[0]
+    assert not page.anchor.anchored and page.anchor.verdict is None  # the layer is not even read
+    assert "anchor_s" not in page.timings
+    assert page.to_dict()["anchor"] == {"anchored": False, "verdict": None, "note": None}
+    assert prompts[0] == model.tokenizer.build_prompt(DEFAULT_PROMPT, [page.image_tokens])
+    assert ANCHOR_OPEN.strip() not in model.tokenizer.decode(prompts[0])
+
+
+def test_auto_on_an_anchored_model_uses_a_usable_layer():
+    model, prompts = recording_model(ANCHOR_VERSION)
+    doc = parse(plain_pdf(), model=model)
+    page = doc.pages[0]
+    assert page.anchor.anchored and page.anchor.verdict == "ok" and page.anchor.note == ""
+    with open_source(plain_pdf(), LoadOptions()) as source:
+        expected = build_anchor(source.text_layer(0), model.tokenizer, model.anchor_config.max_tokens)
+    assert page.anchor.anchor.text == expected.text
+    assert prompts[0] == model.tokenizer.build_prompt(
+        DEFAULT_PROMPT, [page.image_tokens], anchor=expected.text
+    )
+    text = model.tokenizer.decode(prompts[0])
+    assert text.endswith("<anchor>\n" + expected.text + "\n</anchor>")
+    assert "The quick brown fox jumps over the lazy dog." in text
+    info = json.loads(json.dumps(page.to_dict()))["anchor"]
+    assert (
+        info["anchored"] is True and info["version"] == ANCHOR_VERSION and info["tokens"] == expected.tokens
+    )
+    assert "anchor_s" in page.timings
+
+
+@pytest.mark.parametrize(
+    "data, verdict, note",
+    [
+        (invisible_pdf(), "invisible", "invisible (an OCR layer)"),
+        (image_bytes("png", (200, 300)), None, ""),
+    ],
+)
+def test_pages_without_a_usable_layer_fall_back_with_a_note(data, verdict, note):
+    model, prompts = recording_model(ANCHOR_VERSION)
+    page = parse(data, model=model, skip_blank=False).pages[0]
+    assert not page.anchor.anchored and page.anchor.verdict == verdict and note in page.anchor.note
+    assert page.error is None and page.markdown
+    assert prompts[0] == model.tokenizer.build_prompt(DEFAULT_PROMPT, [page.image_tokens])
+
+
+def test_an_anchor_that_fails_falls_back_to_the_image(monkeypatch):
+    import jocr.pipeline.stream as stream
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("broken layer\nsecond line")
+
+    monkeypatch.setattr(stream, "page_anchor", broken)
+    model, prompts = recording_model(ANCHOR_VERSION)
+    page = parse(plain_pdf(), model=model).pages[0]
+    assert page.error is None and not page.anchor.anchored
+    assert page.anchor.note.startswith("text layer not used (broken layer") and "\n" not in page.anchor.note
+    assert prompts[0] == model.tokenizer.build_prompt(DEFAULT_PROMPT, [page.image_tokens])
+
+
+def test_on_and_off_override_the_config():
+    model, _ = recording_model(0)
+    page = parse(plain_pdf(), model=model, anchor="on").pages[0]
+    assert page.anchor.anchored and page.anchor.note == "the model was not trained with anchors"
+    model, prompts = recording_model(ANCHOR_VERSION)
+    page = parse(plain_pdf(), model=model, anchor="off").pages[0]
+    assert not page.anchor.anchored
+    assert prompts[0] == model.tokenizer.build_prompt(DEFAULT_PROMPT, [page.image_tokens])
+    page = parse(image_bytes("png", (200, 300)), model=model, anchor="on", skip_blank=False).pages[0]
+    assert not page.anchor.anchored and "no text layer" in page.anchor.note
+
+
+def test_bad_anchor_mode_and_other_versions():
+    model, _ = recording_model(0)
+    with pytest.raises(ValueError, match="anchor must be auto, on or off"):
+        parse(plain_pdf(), model=model, anchor="sometimes")
+    model, _ = recording_model(ANCHOR_VERSION + 1)
+    page = parse(plain_pdf(), model=model).pages[0]
+    assert not page.anchor.anchored and "anchor version" in page.anchor.note
+
+
+def test_cli_anchor_flag_and_json(tmp_path, capsys):
+    from jocr.cli import main
+    from jocr.config import tiny_config
+    from jocr.model import OCRModel
+    from jocr.tokenizer import Tokenizer
+
+    model_dir = tmp_path / "model"
+    config = tiny_config()
+    config.anchor.version = ANCHOR_VERSION
+    OCRModel(config).init_weights(seed=0).save_pretrained(model_dir)
+    Tokenizer.byte_level().save(model_dir / "tokenizer.json")
+    (tmp_path / "doc.pdf").write_bytes(plain_pdf())
+    for mode, anchored in (("auto", True), ("off", False)):
+        out = tmp_path / mode
+        args = ["parse", "-q", "--max-tokens", "4", str(tmp_path / "doc.pdf"), "-o", str(out)]
+        code = main([*args, "--format", "json", "--model", str(model_dir), "--anchor", mode])
+        assert code == 0, capsys.readouterr().err
+        data = json.loads((out / "doc.json").read_text())
+        assert data["pages"][0]["anchor"]["anchored"] is anchored
+    with pytest.raises(SystemExit) as exc:  # argparse's own usage error
+        main(["parse", "-q", str(tmp_path / "doc.pdf"), "--anchor", "maybe"])
+    assert exc.value.code == 2 and "--anchor" in capsys.readouterr().err
