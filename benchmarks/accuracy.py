@@ -1,5 +1,8 @@
 """Accuracy on the frozen synthetic test set: jocr checkpoints side by side with Tesseract and RapidOCR.
 
+With `--bench DIR` it scores real PDFs in the olmOCR-Bench layout instead (benchmarks/accuracy_pdf.py):
+each model with and without the anchor, the plain text layer (`--baseline textlayer`), Tesseract, RapidOCR.
+
     .venv/bin/python benchmarks/accuracy.py --model sft=runs/sft/final --model grpo=runs/grpo/final \
         --model merged=models --baseline tesseract --baseline rapidocr --pages 200
 
@@ -73,7 +76,12 @@ def run_system(name: str, source: str, pages, args) -> tuple[list[tuple[str, int
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", action="append", default=[], metavar="NAME=DIR", help="a jocr model directory")
-    ap.add_argument("--baseline", action="append", default=[], choices=sorted(BASELINES))
+    ap.add_argument("--baseline", action="append", default=[], choices=sorted(BASELINES) + ["textlayer"])
+    ap.add_argument(
+        "--bench",
+        metavar="DIR",
+        help="real PDFs in the olmOCR-Bench layout (pdfs/, *.jsonl) instead of synth",
+    )
     ap.add_argument("--frozen", default="cpu-small", help="frozen synthetic test set (jocr.synth)")
     ap.add_argument("--pages", type=int, default=200)
     ap.add_argument(
@@ -99,6 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true", help="rescore cached outputs instead of decoding again")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.bench:
+        import accuracy_pdf
+
+        if args.out == "runs/accuracy":
+            args.out = "runs/accuracy-pdf"
+        return accuracy_pdf.run(args)
+    if "textlayer" in args.baseline:
+        ap.error("--baseline textlayer needs --bench (synthetic pages have no text layer)")
 
     from jocr.tokenizer import Tokenizer
 

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/decode.py                      # builds, teaches and fits a small model first
     .venv/bin/python benchmarks/decode.py --model models/NAME  # a saved model (text-only prompts)
     .venv/bin/python benchmarks/decode.py --model models --pages cpu-small  # page images, as in parsing
+    .venv/bin/python benchmarks/decode.py --model models --pages vector     # anchored PDF pages
 
 Without --model it builds a small model (the `tiny` preset with a 12-layer decoder, like the published
 one), teaches it a few paragraphs of text (memorised, so its greedy output is predictable like OCR
@@ -168,12 +169,35 @@ def page_requests(model: OCRModel, tok: Tokenizer, profile: str, count: int, max
     return requests
 
 
+def vector_requests(model: OCRModel, tok: Tokenizer, count: int, max_tokens: int, vector_dir: str):
+    """Anchored requests on vector PDF pages (`jocr synth --profile vector`), built as `jocr parse --anchor
+    on` builds them: render, text layer, anchor (the model's budget), one prompt builder."""
+    from jocr.documents.anchor import ANCHOR_VERSION, page_anchor
+    from jocr.documents.pages import LoadOptions, open_source
+    from jocr.documents.request import PageRequestBuilder
+
+    builder = PageRequestBuilder(tok, model.config.vision)
+    budget = model.config.anchor.max_tokens
+    requests = []
+    pdfs = sorted((Path(vector_dir) / "pdfs").glob("*.pdf"))
+    for pdf in (pdfs * count)[:count]:
+        with open_source(str(pdf), LoadOptions()) as source:
+            image = source.render(0)
+            decision = page_anchor(source, 0, "on", ANCHOR_VERSION, tok, budget)
+        page = builder.page(image, anchor=decision.anchor.text if decision.anchored else None)
+        requests.append(GenerationRequest(page.prompt_ids, images=[page.views], max_tokens=max_tokens))
+    return requests
+
+
 def bench(model: OCRModel, args) -> None:
     tok = tokenizer_for(args)
     ids = tok.encode(CORPUS)
     modes: list[tuple[str, dict]] = [("AR", dict(drafter="none"))]
     for k in args.ks:
         modes.append((f"k={k}", dict(drafter="mtp", num_draft_tokens=k if k == "auto" else int(k))))
+    if args.pages == "vector":  # anchored prompts: also the FastMTP + n-gram drafter (copies from the anchor)
+        for k in args.ks + ["8"]:
+            modes.append((f"a{k}", dict(drafter="mtp+ngram", num_draft_tokens=k if k == "auto" else int(k))))
     threads = torch.get_num_threads()
     source = f"{args.pages} page images, up to" if args.pages else "text prompts,"
     print(f"\ntorch {torch.__version__}, {threads} thread(s), {source} {args.tokens} tokens per request")
@@ -184,7 +208,9 @@ def bench(model: OCRModel, args) -> None:
     for batch in args.batches:
         # At least --min-requests requests per regime (run `batch` at a time): one prompt alone says little.
         count = max(batch, args.min_requests)
-        if args.pages:
+        if args.pages == "vector":
+            requests = vector_requests(model, tok, count, args.tokens, args.vector_dir)
+        elif args.pages:
             requests = page_requests(model, tok, args.pages, count, args.tokens, offset=100 * batch)
         else:
             prompts = prompts_from(ids, count, 16, tok.bos_id, seed=100 + batch)
@@ -319,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--pages",
         metavar="PROFILE",
-        help="with --model: OCR requests on held-out synthetic pages of this synth profile (e.g. cpu-small)",
+        help="with --model: OCR requests on held-out synthetic pages of this synth profile (e.g. cpu-small); "
+        "vector: anchored PDF pages from --vector-dir, with the FastMTP + n-gram drafter as modes a<k>",
     )
     p.add_argument("--compile", action="store_true", help="also run with torch.compile'd decoder and head")
     p.add_argument("--profile", action="store_true", help="print a cProfile of batch-1 k=3 decoding and exit")
@@ -327,6 +354,11 @@ def main(argv: list[str] | None = None) -> int:
         "--breakdown", action="store_true", help="time the parts of a batch-1 speculative step alone and exit"
     )
     p.add_argument("--context", type=int, default=300, help="cached positions for --breakdown")
+    p.add_argument(
+        "--vector-dir",
+        default=str(Path(__file__).resolve().parents[1] / "data" / "frozen-test" / "vector"),
+        help="vector PDF pages for --pages vector (default: the frozen vector set)",
+    )
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

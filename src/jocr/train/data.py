@@ -57,9 +57,22 @@ class DataConfig:
     # Weight of the glyph reading loss (train/glyph_loss.py: each feature cell names the characters printed in
     # it, from the renderer's glyph boxes); 0 turns it off.
     vision_glyph_weight: float = 0.0
+    # Anchored pages (docs/training.md, "Anchored model"): the stages' profile "vector" draws pages from this
+    # folder, written by `jocr synth DIR --profile vector`, and reads each through the user's path (render,
+    # text layer, `page_anchor`), so the anchor in training is the anchor at inference. anchor_dropout: the
+    # share of those pages trained on the image alone (the image-only path stays alive); anchor_max_tokens:
+    # the anchor's token budget, saved into the model's config as `anchor.max_tokens`.
+    vector_dir: str | None = None
+    anchor_dropout: float = 0.0
+    anchor_max_tokens: int = 1024
     # Weight of the decoder's answer cross-entropy. 0 makes a vision-only stage: the decoder is not run and
     # only the encoder (and the auxiliary heads) learn, from the auxiliary losses.
     answer_weight: float = 1.0
+
+    @property
+    def anchored(self) -> bool:
+        """Whether a stage draws anchored vector pages (profile "vector")."""
+        return any("vector" in s.profiles for s in self.stages)
 
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
@@ -67,6 +80,12 @@ class DataConfig:
             self.filters = FilterConfig(**self.filters)
         if not self.stages:
             raise ValueError("data.stages must list at least one stage")
+        if not 0.0 <= self.anchor_dropout <= 1.0:
+            raise ValueError("data.anchor_dropout must be in [0, 1]")
+        if self.anchored and not self.vector_dir:
+            raise ValueError(
+                "the profile 'vector' needs data.vector_dir (a folder from jocr synth --profile vector)"
+            )
         aux = (self.vision_aux_weight, self.vision_ctc_weight, self.vision_glyph_weight)
         if self.answer_weight <= 0 and max(aux) <= 0:
             raise ValueError(
@@ -98,6 +117,7 @@ class Sample:
     labels: list[int]
     views: PageViews
     profile: str
+    anchored: bool = False
     # Glyph reading targets (train/glyph_loss.py): fine (F*F,) and grid (G*G, slots); None when not asked for.
     glyph_fine: torch.Tensor | None = None
     glyph_grid: torch.Tensor | None = None
@@ -124,17 +144,11 @@ class SampleMaker:
         from jocr.synth import generate_page
 
         profile, degrade, seed = sample_plan(self.cfg, index)
+        if profile == "vector":
+            return self._make_vector(index, seed)
         page = generate_page(seed, profile, degrade)
         text = page.markdown.strip()
-        if not text:
-            self.stats.empty += 1
-            return None
-        target_ids = self.tokenizer.encode(text)
-        if len(target_ids) + 1 > self.cfg.max_target_tokens:
-            self.stats.too_long += 1
-            return None
-        if is_degenerate(text, target_ids, self.cfg.filters):
-            self.stats.degenerate += 1
+        if not self._accept(text):
             return None
         if self.dedup is not None and not self.dedup.accept(text):
             self.stats.duplicate += 1
@@ -146,6 +160,57 @@ class SampleMaker:
         if self.cfg.vision_glyph_weight > 0:
             sample.glyph_fine, sample.glyph_grid = self._glyph_targets(page, degrade)
         return sample
+
+    def _accept(self, text: str) -> bool:
+        """The target filters (empty, too long, degenerate), counted in `stats`."""
+        if not text:
+            self.stats.empty += 1
+            return False
+        target_ids = self.tokenizer.encode(text)
+        if len(target_ids) + 1 > self.cfg.max_target_tokens:
+            self.stats.too_long += 1
+            return False
+        if is_degenerate(text, target_ids, self.cfg.filters):
+            self.stats.degenerate += 1
+            return False
+        return True
+
+    def _make_vector(self, index: int, seed: int) -> Sample | None:
+        """A vector page from `vector_dir`, read exactly as `jocr parse --anchor on` reads a user's PDF."""
+        from pathlib import Path
+
+        from jocr.documents.anchor import ANCHOR_VERSION, page_anchor
+        from jocr.documents.pages import LoadOptions, open_source
+
+        root = Path(self.cfg.vector_dir)
+        if not hasattr(self, "_vector_pdfs"):
+            self._vector_pdfs = sorted((root / "pdfs").glob("*.pdf"))
+            if not self._vector_pdfs:
+                raise ValueError(f"data.vector_dir {root} holds no pdfs/*.pdf")
+        pdf = self._vector_pdfs[seed % len(self._vector_pdfs)]
+        text = (root / "gt" / f"{pdf.stem}_pg1_repeat1.md").read_text(encoding="utf-8").strip()
+        if not self._accept(text):
+            return None
+        drop = random.Random(f"anchor-dropout/{self.cfg.seed}/{index}").random() < self.cfg.anchor_dropout
+        with open_source(str(pdf), LoadOptions()) as source:
+            image = source.render(0)
+            anchor = None
+            if not drop:
+                decision = page_anchor(
+                    source, 0, "on", ANCHOR_VERSION, self.tokenizer, self.cfg.anchor_max_tokens
+                )
+                anchor = decision.anchor.text if decision.anchored else None
+        page_input = self.builder.page(image, anchor=anchor)
+        ids, labels = encode_example(page_input.prompt_ids, self.tokenizer, text)
+        self.stats.kept += 1
+        return Sample(
+            index=index,
+            input_ids=ids,
+            labels=labels,
+            views=page_input.views,
+            profile="vector",
+            anchored=anchor is not None,
+        )
 
     def _glyph_targets(self, page, degraded: bool) -> tuple[torch.Tensor, torch.Tensor]:
         from jocr.train.glyph_loss import glyph_targets, ignored_targets

@@ -189,6 +189,12 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
     else:
         model = build_model(cfg, tokenizer)
     state = run.begin({"step": 0, "next_index": 0, "samples": 0, "elapsed": 0.0})
+    if cfg.data.anchored:
+        # The model is trained with anchors: its config says so, so `--anchor auto` gives it them.
+        from jocr.config import AnchorConfig
+        from jocr.documents.anchor import ANCHOR_VERSION
+
+        model.config.anchor = AnchorConfig(version=ANCHOR_VERSION, max_tokens=cfg.data.anchor_max_tokens)
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     heads = VisionHeads(model, cfg.data, state, cfg.init or cfg.init_vision)

@@ -1,0 +1,70 @@
+"""Anchored training data: vector pages read through the user's path, anchor dropout, and a short SFT run
+whose model comes out marked as trained with anchors (config `anchor.version`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jocr.documents.anchor import ANCHOR_VERSION
+from jocr.tokenizer import ANCHOR_OPEN, Tokenizer
+from jocr.train.config import TrainConfig
+from jocr.train.data import DataConfig, SampleMaker
+from jocr.train.sft import build_model, train_sft
+
+VECTOR_DIR = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "vector"
+
+
+def _data(dropout: float) -> DataConfig:
+    return DataConfig(
+        stages=[{"samples": 100, "profiles": {"vector": 1.0}}],
+        vector_dir=str(VECTOR_DIR),
+        anchor_dropout=dropout,
+        anchor_max_tokens=200,
+        max_target_tokens=20_000,
+        dedup=False,
+    )
+
+
+def test_vector_samples_carry_the_anchor_unless_dropped(tiny_model_cfg, byte_tokenizer_path):
+    tok = Tokenizer.from_file(byte_tokenizer_path)
+    cfg = TrainConfig.from_dict({"model": tiny_model_cfg, "tokenizer": {"path": str(byte_tokenizer_path)}})
+    vision = build_model(cfg, tok).config.vision
+    anchored = SampleMaker(_data(0.0), tok, vision).make(0)
+    plain = SampleMaker(_data(1.0), tok, vision).make(0)
+    assert anchored.anchored and not plain.anchored and anchored.profile == "vector"
+    prompt = tok.decode([t for t, label in zip(anchored.input_ids, anchored.labels) if label == -100])
+    assert ANCHOR_OPEN + "page " in prompt and prompt.endswith("</anchor>")
+    assert ANCHOR_OPEN not in tok.decode(plain.input_ids)
+    # Same page, same target: only the prompt differs.
+    assert [x for x in anchored.labels if x != -100] == [x for x in plain.labels if x != -100]
+    half = SampleMaker(_data(0.5), tok, vision)
+    flags = [half.make(i).anchored for i in range(8)]
+    assert any(flags) and not all(flags)
+
+
+def test_anchored_sft_smoke_run_marks_the_model(tmp_path, tiny_model_cfg, byte_tokenizer_path):
+    cfg = TrainConfig.from_dict(
+        {
+            "kind": "sft",
+            "run_dir": str(tmp_path / "run"),
+            "model": tiny_model_cfg,
+            "tokenizer": {"path": str(byte_tokenizer_path)},
+            "data": {
+                "stages": [{"samples": 1000, "profiles": {"vector": 1.0}}],
+                "vector_dir": str(VECTOR_DIR),
+                "anchor_dropout": 0.3,
+                "anchor_max_tokens": 64,
+                "max_target_tokens": 20_000,
+                "dedup": False,
+            },
+            "batch_size": 1,
+            "max_steps": 2,
+            "log_every": 1,
+            "workers": 0,
+            "threads": 1,
+        }
+    )
+    out = train_sft(cfg, log=lambda *a: None)
+    config = json.loads((out / "config.json").read_text())
+    assert config["anchor"] == {"version": ANCHOR_VERSION, "max_tokens": 64}
