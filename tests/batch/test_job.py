@@ -107,7 +107,8 @@ def test_killed_job_resumes_without_redoing_finished_pages(tmp_path, model_dir, 
                 break
             time.sleep(0.05)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
         _, stderr = proc.communicate()
     first = _manifest(out)
     written = {r["doc_id"] for r in first if r["page"] == 0 and r["status"] == "written"}
