@@ -100,8 +100,8 @@ def test_collate_fills_missing_glyph_targets_with_ignore():
         [IGNORE_INDEX, 2],
         views,
         "p",
-        torch.ones(4, dtype=torch.long),
-        torch.ones(1, 2, dtype=torch.long),
+        glyph_fine=torch.ones(4, dtype=torch.long),
+        glyph_grid=torch.ones(1, 2, dtype=torch.long),
     )
     without = Sample(1, [1], [IGNORE_INDEX], views, "p")
     batch = collate([with_targets, without], pad_id=0)
