@@ -53,8 +53,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from jocr.documents.pages import parse_page_ranges
-    from jocr.pipeline import normalise_spec
+    from jocr.cli.parse_cmd import checked_pages_and_spec
 
     checks = [
         (args.max_tokens < 1, "--max-tokens must be >= 1"),
@@ -73,15 +72,7 @@ def run(args) -> int:
     for bad, message in checks:
         if bad:
             raise CliError(message)
-    if args.pages:
-        try:
-            parse_page_ranges(args.pages)
-        except ValueError as exc:
-            raise CliError(f"--pages: {exc}") from None
-    try:
-        spec = normalise_spec(args.spec)
-    except ValueError as exc:
-        raise CliError(f"--spec: {exc}") from None
+    spec = checked_pages_and_spec(args)
 
     import json
 

@@ -117,9 +117,10 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
 
 
-def run(args) -> int:
-    from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs, parse_page_ranges
-    from jocr.pipeline import ModelNotFoundError, iter_documents, load_model, normalise_spec
+def checked_pages_and_spec(args):
+    """--pages checked and --spec normalised, as `jocr parse` and `jocr batch` take them (one-line errors)."""
+    from jocr.documents.pages import parse_page_ranges
+    from jocr.pipeline import normalise_spec
 
     if args.pages:
         try:
@@ -127,9 +128,16 @@ def run(args) -> int:
         except ValueError as exc:
             raise CliError(f"--pages: {exc}") from None
     try:
-        spec = normalise_spec(args.spec)
+        return normalise_spec(args.spec)
     except ValueError as exc:
         raise CliError(f"--spec: {exc}") from None
+
+
+def run(args) -> int:
+    from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
+    from jocr.pipeline import ModelNotFoundError, iter_documents, load_model
+
+    spec = checked_pages_and_spec(args)
     if args.max_tokens < 1:
         raise CliError("--max-tokens must be >= 1")
     if args.batch_size < 1:
