@@ -49,10 +49,18 @@ class Row:
     """One request decoding in the batch."""
 
     def __init__(
-        self, index: int, req: GenerationRequest, guard: GuardConfig, eos_id: int, tokenizer, device
+        self,
+        index: int,
+        req: GenerationRequest,
+        guard: GuardConfig,
+        eos_id: int,
+        tokenizer,
+        device,
+        limit: int | None = None,
     ):
         self.index = index  # caller's handle (position in a generate() list, or a scheduler ticket)
         self.req = req
+        self.limit = req.max_tokens if limit is None else limit  # Engine.token_limit
         self.prompt_len = len(req.prompt_ids)
         self.stop_ids = frozenset(req.stop_token_ids if req.stop_token_ids is not None else (eos_id,))
         self.guard = GuardState(req.guard or guard)
@@ -107,7 +115,7 @@ class Row:
         if looped:
             self.finish_reason = "repetition"
             return True
-        if len(self.out) >= self.req.max_tokens:
+        if len(self.out) >= self.limit:
             self.finish_reason = "length"
             return True
         return False
@@ -141,7 +149,7 @@ class DecodeBatch:
     # Capacity ----------------------------------------------------------------------------------------------
     def slots_needed(self, req: GenerationRequest) -> int:
         # Prompt + output + the k draft positions a step may write past the last committed token.
-        return len(req.prompt_ids) + req.max_tokens + self.engine.max_k + 2
+        return len(req.prompt_ids) + self.engine.token_limit(req) + self.engine.max_k + 2
 
     def reserve(self, rows: int, length: int) -> None:
         """Preallocate for `rows` rows of `length` positions; grows only between generations' steps."""
@@ -205,7 +213,7 @@ class DecodeBatch:
         start = len(self.rows)
         rows = []
         for i, r in group:
-            row = Row(i, r, self.config.guard, eng.eos_id, eng.tokenizer, eng.device)
+            row = Row(i, r, self.config.guard, eng.eos_id, eng.tokenizer, eng.device, eng.token_limit(r))
             if row.error is None:
                 rows.append(row)
             else:  # failed before its prefill (its seed): it never takes a cache row

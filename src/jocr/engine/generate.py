@@ -35,6 +35,12 @@ def _model_image_id(model) -> int | None:
     return None if image_id is None else int(image_id)
 
 
+def _model_positions(model) -> int | None:
+    decoder = getattr(getattr(model, "config", None), "decoder", None)
+    positions = getattr(decoder, "max_position_embeddings", None)
+    return int(positions) if positions else None
+
+
 class Engine:
     """Owns the drafter, the adaptive-k controller and aggregate statistics for one model."""
 
@@ -52,6 +58,7 @@ class Engine:
         self.device = param.device if param is not None else torch.device("cpu")
         self.dtype = param.dtype if param is not None else torch.float32
         self.eos_id = self.config.eos_token_id if self.config.eos_token_id is not None else _model_eos(model)
+        self.positions = _model_positions(model)
         self.image_id = _model_image_id(model)
         skip = (self.image_id,) if self.image_id is not None else ()
         self.drafter = make_drafter(
@@ -74,9 +81,21 @@ class Engine:
             self.last_logits_kwargs = {"num_logits_to_keep": 1}
         model.eval()
 
+    def token_limit(self, req: GenerationRequest) -> int:
+        """The tokens a request may generate: its max_tokens, cut where prompt + output would pass the
+        positions the model was trained for (beyond them RoPE attention degrades into loops); a request cut
+        short this way finishes with "length" like any other."""
+        if self.positions is None:
+            return req.max_tokens
+        return min(req.max_tokens, self.positions - len(req.prompt_ids))
+
     def check(self, req: GenerationRequest) -> GenerationRequest:
         """Validate a request against the engine (one-line ValueError for bad input)."""
         req.validate()
+        if self.positions is not None and len(req.prompt_ids) >= self.positions:
+            raise ValueError(
+                f"prompt ({len(req.prompt_ids)} tokens) fills the model's {self.positions} positions"
+            )
         if len(req.prompt_ids) + req.max_tokens > self.config.max_seq_len:
             raise ValueError(
                 f"prompt ({len(req.prompt_ids)} tokens) + max_tokens ({req.max_tokens}) exceeds "
@@ -151,9 +170,11 @@ def naive_generate(
     images = [req.images] if req.images else None
     device = next(model.parameters()).device
     image_id = _model_image_id(model)  # never generated: a placeholder needs an image (as in the engine)
+    positions = _model_positions(model)
+    limit = req.max_tokens if positions is None else min(req.max_tokens, positions - len(req.prompt_ids))
     out: list[int] = []
     finish, stop_string = "length", None
-    while len(out) < req.max_tokens:
+    while len(out) < limit:
         ids = torch.tensor([req.prompt_ids + out], dtype=torch.long, device=device)  # (1, T)
         logits = model(ids, images=images).logits[0, -1].clone()  # (V,)
         banned = state.banned()
