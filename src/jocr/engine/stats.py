@@ -47,6 +47,17 @@ class _DecodeCounts:
         total = self.prefill_s + self.decode_s
         return self.output_tokens / total if total > 0 else None
 
+    def counts_dict(self) -> dict:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "steps": self.steps,
+            "spec_steps": self.spec_steps,
+            "tau": self.tau,
+            "acceptance": self.acceptance,
+            "tokens_per_s": self.tokens_per_s,
+        }
+
 
 @dataclass
 class RequestStats(_DecodeCounts):
@@ -71,18 +82,7 @@ class RequestStats(_DecodeCounts):
         return self.spec_s_ref / self.ar_ref_s if self.ar_ref_s > 0 else None
 
     def to_dict(self) -> dict:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "steps": self.steps,
-            "spec_steps": self.spec_steps,
-            "tau": self.tau,
-            "acceptance": self.acceptance,
-            "c": self.c,
-            "tokens_per_s": self.tokens_per_s,
-            "prefill_s": self.prefill_s,
-            "decode_s": self.decode_s,
-        }
+        return {**self.counts_dict(), "c": self.c, "prefill_s": self.prefill_s, "decode_s": self.decode_s}
 
 
 @dataclass
@@ -105,14 +105,4 @@ class EngineStats(_DecodeCounts):
         self.finish_reasons[finish_reason] = self.finish_reasons.get(finish_reason, 0) + 1
 
     def to_dict(self) -> dict:
-        return {
-            "requests": self.requests,
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "steps": self.steps,
-            "spec_steps": self.spec_steps,
-            "tau": self.tau,
-            "acceptance": self.acceptance,
-            "tokens_per_s": self.tokens_per_s,
-            "finish_reasons": dict(self.finish_reasons),
-        }
+        return {"requests": self.requests, **self.counts_dict(), "finish_reasons": dict(self.finish_reasons)}
