@@ -99,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="A:B",
         help="print B's pass rate minus A's with its paired standard error over pages (default sft:grpo)",
     )
+    ap.add_argument(
+        "--anchor",
+        choices=("both", "on", "off"),
+        default="both",
+        help="with --bench: each model read with its anchor, without it, or both (default)",
+    )
     ap.add_argument("--tokenizer", default="models", help="tokenizer.json (or its dir) that counts tokens")
     ap.add_argument("--max-tokens", type=int, default=480)
     ap.add_argument("--batch-size", type=int, default=16)
