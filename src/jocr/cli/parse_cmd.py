@@ -43,6 +43,12 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--keep-blank-pages", action="store_true", help="also read pages without ink (default: empty)"
     )
+    add_anchor_argument(parser)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def add_anchor_argument(parser) -> None:
+    """--anchor, shared by `jocr parse` and `jocr serve` (jocr.documents.anchor.page_anchor)."""
     parser.add_argument(
         "--anchor",
         choices=("auto", "on", "off"),
@@ -50,7 +56,6 @@ def add_arguments(parser) -> None:
         help="put a PDF page's text layer in the prompt: auto (when the model was trained with anchors and "
         "the layer is usable; default), on, off",
     )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
 def add_format_arguments(parser) -> None:

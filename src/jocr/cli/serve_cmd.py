@@ -8,7 +8,7 @@ import logging
 import os
 
 from jocr.cli import CliError
-from jocr.cli.parse_cmd import add_format_arguments
+from jocr.cli.parse_cmd import add_anchor_argument, add_format_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     add_format_arguments(parser)
+    add_anchor_argument(parser)
     parser.add_argument(
         "--max-tiles",
         type=int,
@@ -141,6 +142,7 @@ def build_config(args: argparse.Namespace):
         request_timeout_s=args.timeout,
         fetch=FetchLimits(allow_private=args.allow_private_fetch, allowed_endpoints=allowed),
         browser=BrowserConfig(executable=args.chromium, max_contexts=args.browser_contexts),
+        anchor=args.anchor,
     )
 
 

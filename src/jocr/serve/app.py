@@ -271,17 +271,20 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             deadline = time.monotonic() + config.request_timeout_s
             try:
                 async with asyncio.timeout(config.request_timeout_s):
-                    images = await _all_or_none(
+                    loaded = await _all_or_none(
                         service.load_image(url, i, deadline, hold) for i, url in enumerate(task.image_urls)
                     )
             except TimeoutError:
                 raise ApiError(
                     504, f"fetching images timed out after {config.request_timeout_s:g} s"
                 ) from None
+            images = [page.image for page in loaded]
+            # A PDF page's text layer goes into the prompt of a one-page request only (an anchor is a page's).
+            anchor = loaded[0].anchor if len(loaded) == 1 else None
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
                 # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.
-                submitted = await service.submit(list(images), task.prompt, params)
+                submitted = await service.submit(images, task.prompt, params, anchor)
                 streaming = True
 
                 def on_close() -> None:
@@ -296,7 +299,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                         )
 
                 return _ReleasingStream(
-                    _sse(service, list(images), task.prompt, params, task.include_usage, submitted),
+                    _sse(service, images, task.prompt, params, task.include_usage, submitted),
                     release=on_close,
                     media_type="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
@@ -304,7 +307,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             try:
                 async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
                     result = await until_disconnected(
-                        request, service.transcribe_all(list(images), task.prompt, params)
+                        request, service.transcribe_all(images, task.prompt, params, anchor)
                     )
             except TimeoutError:
                 raise ApiError(504, f"generation timed out after {config.request_timeout_s:g} s") from None

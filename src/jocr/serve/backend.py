@@ -11,6 +11,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from jocr.config import AnchorConfig
+from jocr.documents.anchor import PageAnchor, page_anchor
 from jocr.documents.request import PageRequestBuilder
 from jocr.engine import GenerationRequest, QueueFull, Scheduler
 from jocr.serve.openai import ApiError
@@ -81,8 +83,14 @@ class EngineBackend:
     def prepare(self, image: Image.Image) -> tuple[PageViews, int]:
         return self.builder.views(image)
 
-    def prompt_ids(self, prompt: str, image_token_counts: list[int]) -> list[int]:
-        return self.builder.prompt_ids(image_token_counts, prompt)
+    def prompt_ids(self, prompt: str, image_token_counts: list[int], anchor: str | None = None) -> list[int]:
+        return self.builder.prompt_ids(image_token_counts, prompt, anchor=anchor)
+
+    def anchor(self, source, index: int, mode: str) -> PageAnchor:
+        """The page's anchoring decision for this model (`jocr.documents.anchor.page_anchor`, the rule
+        `jocr parse` follows); the caller holds the PDFium lock."""
+        config = getattr(self.model.config, "anchor", None) or AnchorConfig()
+        return page_anchor(source, index, mode, config.version, self.tokenizer, config.max_tokens)
 
     def submit(self, prompt_ids: list[int], views: list[PageViews], params):
         request = GenerationRequest(

@@ -70,6 +70,15 @@ class Transcription:
 
 
 @dataclass
+class ChatImage:
+    """An image of a chat request: the picture, and the page's anchor text when it is a PDF page that the
+    server's anchor setting gives one (`EngineBackend.anchor`)."""
+
+    image: Image.Image
+    anchor: str | None = None
+
+
+@dataclass
 class Submitted:
     """A request handed to the engine: its handle, prompt length and first image's size (post-processing)."""
 
@@ -171,6 +180,19 @@ class OpenDocument:
 
     async def page_pixels(self, index: int) -> int:
         return await self._service.run_blocking(self.source.page_pixels, index)
+
+    async def anchor(self, index: int) -> str | None:
+        """The page's anchor text under the server's anchor setting, or None (the image alone)."""
+        service = self._service
+        if self.kind != "pdf" or service.config.anchor == "off" or not hasattr(service.generator, "anchor"):
+            return None
+
+        def decide() -> str | None:
+            with _PDFIUM_LOCK:
+                decision = service.generator.anchor(self.source, index, service.config.anchor)
+            return decision.anchor.text if decision.anchored else None
+
+        return await service.run_blocking(decide)
 
     def _render(self, index: int) -> Image.Image:
         with _PDFIUM_LOCK if self.kind == "pdf" else contextlib.nullcontext():
@@ -278,29 +300,37 @@ class OCRService:
 
     async def load_image(
         self, url: str, index: int, deadline: float | None = None, hold: PixelHold | None = None
-    ) -> Image.Image:
-        """The first page of an image or PDF given by URL (chat `image_url` parts); its pixels are reserved
-        on `hold` before it is decoded."""
+    ) -> ChatImage:
+        """The first page of an image or PDF given by URL (chat `image_url` parts), with its anchor when it
+        is a PDF page (`OpenDocument.anchor`); its pixels are reserved on `hold` before it is decoded."""
         data, _ctype, _final = await self.fetch(url, deadline, allow_data=True)
         doc = await self.open_document(data, f"image {index + 1}")
         try:
             if hold is not None:
                 hold.add(await doc.page_pixels(0))
-            return await doc.render(0)
+            image = await doc.render(0)
+            return ChatImage(image, await doc.anchor(0))
         except DocumentError as exc:
             raise ApiError(400, str(exc), code="bad_document") from None
         finally:
             await doc.close()
 
     # Generation -------------------------------------------------------------------------------------
-    async def submit(self, images: list[Image.Image], prompt: str, params: SamplingParams) -> Submitted:
+    async def submit(
+        self, images: list[Image.Image], prompt: str, params: SamplingParams, anchor: str | None = None
+    ) -> Submitted:
         """Preprocess the images and hand the request to the engine; a bad request (e.g. too long for the
-        model) raises ApiError here, before any response is started."""
+        model) raises ApiError here, before any response is started. `anchor`: a one-page request's text
+        layer (`ChatImage.anchor`), placed after the prompt as `jocr parse` places it."""
 
         def prepare_and_submit() -> Submitted:
             # Preprocessing, tokenising and the engine's checks are CPU work: off the event loop.
             prepared = [self.generator.prepare(im) for im in images]
-            prompt_ids = self.generator.prompt_ids(prompt, [n for _v, n in prepared])
+            counts = [n for _v, n in prepared]
+            if anchor is None:
+                prompt_ids = self.generator.prompt_ids(prompt, counts)
+            else:
+                prompt_ids = self.generator.prompt_ids(prompt, counts, anchor=anchor)
             handle = self.generator.submit(prompt_ids, [v for v, _n in prepared], params)
             return Submitted(handle, len(prompt_ids), images[0].size)
 
@@ -325,6 +355,7 @@ class OCRService:
         prompt: str,
         params: SamplingParams,
         submitted: Submitted | None = None,
+        anchor: str | None = None,
     ) -> AsyncIterator[str | Transcription]:
         """Yield text deltas as tokens arrive, then the final `Transcription` (the last item).
 
@@ -333,7 +364,7 @@ class OCRService:
         so clean-ups that only touch the tail never retract streamed text. The caller must have been
         admitted (`admission.acquire`); `submitted` is a request already handed to the engine (`submit`)."""
         if submitted is None:
-            submitted = await self.submit(images, prompt, params)
+            submitted = await self.submit(images, prompt, params, anchor)
         handle, size, prompt_tokens = submitted.handle, submitted.size, submitted.prompt_tokens
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
@@ -391,10 +422,10 @@ class OCRService:
         yield Transcription(text, raw, prompt_tokens, completion_tokens, result.finish_reason, stats)
 
     async def transcribe_all(
-        self, images: list[Image.Image], prompt: str, params: SamplingParams
+        self, images: list[Image.Image], prompt: str, params: SamplingParams, anchor: str | None = None
     ) -> Transcription:
         final = None
-        async for item in self.transcribe(images, prompt, params):
+        async for item in self.transcribe(images, prompt, params, anchor=anchor):
             if isinstance(item, Transcription):
                 final = item
         assert final is not None

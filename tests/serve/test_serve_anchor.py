@@ -1,0 +1,64 @@
+"""A chat request whose one image is a PDF page is anchored as `jocr parse` anchors it: the page's text
+layer in the prompt when the server's anchor setting and the model say so, the same Markdown back."""
+
+from __future__ import annotations
+
+import base64
+import sys
+from pathlib import Path
+
+import pytest
+from serve_helpers import make_service
+from starlette.testclient import TestClient
+
+from jocr.config import AnchorConfig, OCRConfig
+from jocr.model import OCRModel
+from jocr.pipeline import LoadedModel, parse
+from jocr.serve.app import create_app
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "documents"))
+from pdf_fixtures import text_pdf  # noqa: E402
+
+MAX_TOKENS = 8
+
+
+@pytest.fixture(scope="module")
+def anchored_model():
+    config = OCRConfig.preset("tiny")
+    config.anchor = AnchorConfig(version=1, max_tokens=256)
+    return OCRModel(config).init_weights(seed=0).eval()
+
+
+def _chat(client: TestClient, pdf: bytes, prompt: str, images: int = 1) -> dict:
+    url = "data:application/pdf;base64," + base64.b64encode(pdf).decode()
+    parts = [{"type": "text", "text": prompt}] + [{"type": "image_url", "image_url": {"url": url}}] * images
+    body = {"messages": [{"role": "user", "content": parts}], "max_tokens": MAX_TOKENS, "temperature": 0}
+    response = client.post("/v1/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize("mode", ["auto", "on", "off"])
+def test_a_pdf_page_is_anchored_like_jocr_parse(anchored_model, tokenizer, mode):
+    pdf = text_pdf(["Quarterly results rose"])
+    service = make_service(anchored_model, tokenizer, anchor=mode)
+    prompt = service.generator.builder.prompt
+    try:
+        with TestClient(create_app(service.config, service)) as client:
+            served = _chat(client, pdf, prompt)
+            two_images = _chat(client, pdf, prompt, images=2)
+    finally:
+        service.close()
+    loaded = LoadedModel(model=anchored_model, tokenizer=tokenizer)
+    parsed = parse(pdf, model=loaded, max_tokens=MAX_TOKENS, anchor=mode, spec="auto")
+    page = parsed.pages[0]
+    assert page.anchor.anchored is (mode != "off")
+    assert served["choices"][0]["message"]["content"] == page.markdown
+    plain = len(service.generator.builder.prompt_ids([page.image_tokens], prompt))
+    anchored_tokens = served["usage"]["prompt_tokens"] - plain
+    if mode == "off":
+        assert anchored_tokens == 0
+    else:  # the anchor's tokens and its two tag lines
+        assert anchored_tokens > page.anchor.anchor.tokens
+    # Two images: no anchor (an anchor is one page's); each image costs the same tokens as alone.
+    assert two_images["usage"]["prompt_tokens"] == plain + page.image_tokens
