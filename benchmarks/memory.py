@@ -69,11 +69,15 @@ def reader_child(pdf: str, model, max_tokens: int, batch_size: int) -> None:
     data = Path(pdf).read_bytes()
     with open_source(pdf) as src:
         pages = src.num_pages
-    # Admission counts every page of a Reader request: room for all of them, and no page limit.
+        pixels = sum(src.page_pixels(i) for i in range(pages))
+    # Admission counts every page of a Reader request and reserves every selected page's pixels (an upper
+    # bound, docs/serving.md): room for all of them, and no page limit, so the memory is the pipeline's.
     config = ServeConfig(
         max_batch=batch_size,
         max_queue=pages,
         max_pages=pages,
+        max_request_pixels=pixels,
+        max_server_pixels=pixels,
         default_max_tokens=max_tokens,
         request_timeout_s=3600.0,
     )
@@ -144,7 +148,10 @@ def main() -> int:
                 str(args.batch_size),
                 *(["--reader"] if args.reader else []),
             ]
-            out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            if out.returncode != 0:
+                print(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"{n} pages: failed")
+                return 1
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
 
     w, h = args.page_size

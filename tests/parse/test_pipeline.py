@@ -191,28 +191,24 @@ def test_each_input_is_opened_once_and_announced(monkeypatch):
     assert docs[0].ok and docs[1].error
 
 
-def test_a_shared_runner_stays_open_and_a_cancelled_run_cancels_its_requests():
+def test_a_shared_runner_stays_open_and_a_closed_run_cancels_its_requests():
     from fake_engine import ScriptedRunner
 
-    from jocr.pipeline import Cancel
+    from jocr.pipeline import DocumentRun
 
     model = scripted_model(step_s=0.5)  # one page at a time, half a second each: the second is in flight
     runner = ScriptedRunner(model.scripted, batch_size=1)
     try:
         doc = next(iter_documents([_grey_pdf([0, 255])], model, runner=runner, batch_size=1))
         assert doc.ok and not runner.closed  # the caller's scheduler is not closed by the run
-        cancel = Cancel()
-        docs = list(
-            iter_documents(
-                [_grey_pdf([0] * 4)],
-                model,
-                runner=runner,
-                batch_size=1,
-                cancel=cancel,
-                on_page=lambda d, p: cancel(),
-            )
-        )
-        assert docs == [] and not runner.closed
-        assert any(h.cancelled for h in model.scripted.handles)  # pages still in flight were cancelled
+        delivered: list[tuple] = []
+        run = DocumentRun([_grey_pdf([0] * 4)], model, delivered.append, runner=runner, batch_size=1)
+        assert run.advance(limit=1) == [] and len(run.handles) == 1  # one page a call when limited
+        assert run.advance() == [] and len(run.handles) == 2  # the window: the batch and one waiting
+        assert not run.wants_pages and not run.done
+        handles = model.scripted.handles[-2:]
+        run.close()
+        assert run.done and not runner.closed
+        assert all(h.cancelled for h in handles)  # pages still in flight were cancelled
     finally:
         runner.close()

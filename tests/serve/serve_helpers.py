@@ -89,3 +89,35 @@ class LiveServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+class GatedBackend(EngineBackend):
+    """The real backend, but no request's tokens are handed over until the test opens the gate (the decode
+    thread waits at the first one: the whole engine stands still meanwhile)."""
+
+    gate: threading.Event
+
+    def submit(self, prompt_ids, views, params, on_token=None, on_done=None):
+        def held(ids):
+            self.gate.wait(30)
+            on_token(ids)
+
+        return super().submit(prompt_ids, views, params, held, on_done)
+
+
+def gated_service(tiny_model, tokenizer, **overrides) -> tuple[OCRService, threading.Event]:
+    """A service over `GatedBackend` (one decoding, one waiting unless `overrides` say otherwise) and its
+    gate, closed."""
+    settings = dict(max_batch=1, max_queue=1, default_max_tokens=16)
+    settings.update(overrides)
+    config = ServeConfig(**settings)
+    backend = GatedBackend.create(tiny_model, tokenizer, config.max_batch, config.max_queue, "jocr-tiny")
+    backend.gate = threading.Event()
+    return OCRService(backend, config), backend.gate
+
+
+def wait_for(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.01)

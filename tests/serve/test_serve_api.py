@@ -10,14 +10,13 @@ import time
 
 import httpx
 import pytest
-from serve_helpers import LiveServer, make_service, page_image, png_bytes
+from serve_helpers import LiveServer, gated_service, make_service, page_image, png_bytes, wait_for
 from starlette.testclient import TestClient
 
 from jocr.cli import main as cli_main
 from jocr.documents.postprocess import postprocess_page
 from jocr.serve import service as service_mod
 from jocr.serve.app import create_app
-from jocr.serve.backend import EngineBackend
 from jocr.serve.config import ServeConfig
 from jocr.serve.service import OCRService, SamplingParams, Transcription
 
@@ -49,33 +48,8 @@ def test_api_keys(tiny_model, tokenizer):
         service.close()
 
 
-class GatedBackend(EngineBackend):
-    """The real backend, but each request's tokens are held until the test opens the gate."""
-
-    gate: threading.Event
-
-    def stream(self, handle):
-        self.gate.wait(30)
-        return super().stream(handle)
-
-
-def _gated_service(tiny_model, tokenizer, **overrides) -> tuple[OCRService, threading.Event]:
-    config = ServeConfig(max_batch=1, max_queue=1, default_max_tokens=16, **overrides)
-    backend = EngineBackend.create(tiny_model, tokenizer, config.max_batch, config.max_queue, "jocr-tiny")
-    backend.__class__ = GatedBackend
-    backend.gate = threading.Event()
-    return OCRService(backend, config), backend.gate
-
-
-def _wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
-
-
 def test_overload_answers_429_with_retry_after(tiny_model, tokenizer):
-    service, gate = _gated_service(tiny_model, tokenizer)
+    service, gate = gated_service(tiny_model, tokenizer)
     server = LiveServer(create_app(service.config, service))
     try:
         results = []
@@ -87,7 +61,7 @@ def test_overload_answers_429_with_retry_after(tiny_model, tokenizer):
         threads = [threading.Thread(target=send) for _ in range(2)]
         for t in threads:
             t.start()
-        _wait_for(lambda: service.admission.in_flight == 2)  # one decoding, one queued: capacity reached
+        wait_for(lambda: service.admission.in_flight == 2)  # one decoding, one queued: capacity reached
         with httpx.Client(base_url=server.url, timeout=10) as c:
             start = time.monotonic()
             refused = c.post("/v1/chat/completions", json=_chat_body())
@@ -114,7 +88,7 @@ def test_overload_answers_429_with_retry_after(tiny_model, tokenizer):
 
 
 def test_client_gone_mid_stream_frees_its_slot(tiny_model, tokenizer):
-    service, gate = _gated_service(tiny_model, tokenizer)
+    service, gate = gated_service(tiny_model, tokenizer)
     server = LiveServer(create_app(service.config, service))
     try:
         with httpx.Client(base_url=server.url, timeout=30) as c:
@@ -124,7 +98,7 @@ def test_client_gone_mid_stream_frees_its_slot(tiny_model, tokenizer):
                 assert first.startswith("data: ")
                 assert service.admission.in_flight == 1
             # The connection is closed with the generation still held at the gate.
-            _wait_for(lambda: service.admission.in_flight == 0)
+            wait_for(lambda: service.admission.in_flight == 0)
             gate.set()
             assert c.post("/v1/chat/completions", json=_chat_body()).status_code == 200
     finally:
@@ -149,19 +123,16 @@ class ScriptedGenerator:
     def prompt_ids(self, prompt, counts):
         return [0]
 
-    def submit(self, prompt_ids, views, params):
-        return object()
-
-    def stream(self, handle):
-        return iter(self.chunks)
-
-    def result(self, handle):
+    def submit(self, prompt_ids, views, params, on_token, on_done):
         class Result:
             token_ids = self.ids
             finish_reason = "length"
             stats = None
 
-        return Result()
+        for chunk in self.chunks:
+            on_token(chunk)
+        on_done(Result(), None)
+        return object()
 
     def cancel(self, handle):
         pass

@@ -4,8 +4,9 @@
     doc = jocr.parse("paper.pdf", pages="1-3")
     print(doc.markdown)
 
-`model.py` finds and loads a model, `stream.py` is the streaming pipeline (`iter_documents`), `results.py`
-the `Document` / `PageResult` it returns; `parse` below is the one-call API over them.
+`model.py` finds and loads a model, `stream.py` is the streaming pipeline (`iter_documents`, a blocking
+loop over `DocumentRun`), `results.py` the `Document` / `PageResult` it returns; `parse` below is the
+one-call API over them.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from jocr.pipeline.model import (
     normalise_spec,
 )
 from jocr.pipeline.results import Document, PageResult
-from jocr.pipeline.stream import Cancel, iter_documents
+from jocr.pipeline.stream import DocumentRun, iter_documents
 
 __all__ = [
-    "Cancel",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TOKENS",
     "MODEL_ENV",
     "Document",
+    "DocumentRun",
     "LoadedModel",
     "ModelNotFoundError",
     "PageResult",

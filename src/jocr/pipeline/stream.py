@@ -2,7 +2,8 @@
 
 Pages of all inputs flow through one queue: each is rendered and preprocessed only when a batch slot needs
 it, and its image is dropped as soon as its views exist, so memory stays flat however long the PDFs are.
-Finished requests come back through the scheduler's done callback into a queue this loop blocks on.
+Finished requests come back through the scheduler's done callback: `iter_documents` blocks on a queue of
+them, the server's Reader awaits them on its event loop (`DocumentRun` is the run both drive).
 """
 
 from __future__ import annotations
@@ -33,20 +34,6 @@ class _OpenDoc:
         if self.source is not None and self.owned:
             self.source.close()
         self.source = None
-
-
-class Cancel:
-    """Stops a running `iter_documents` from another thread: call it, and the run cancels its requests in
-    flight and ends without yielding the unfinished documents."""
-
-    def __init__(self) -> None:
-        self.cancelled = False
-        self._wake: Callable[[], None] | None = None
-
-    def __call__(self) -> None:
-        self.cancelled = True
-        if self._wake is not None:
-            self._wake()
 
 
 @dataclass
@@ -202,6 +189,122 @@ class _Pages:
             entry.close()
 
 
+class DocumentRun:
+    """One run of the streaming pipeline as steps a driver calls, so the same run can be driven by a
+    blocking loop (`iter_documents`) or by an event loop (the server's Reader) without a thread of its own.
+
+    `advance(finished, limit)` records finished requests and renders, prepares and submits pages (at most
+    `limit`, else until the window is full): blocking CPU work. Each request's end is handed to
+    `deliver((job, result, error, latency))` on the decode thread; the driver passes those items back to
+    the next `advance`. `done` says every page has finished; `close()` stops the run: it cancels the
+    requests in flight (or closes the run's own scheduler) and closes the sources opened here.
+    Arguments as `iter_documents`.
+    """
+
+    def __init__(
+        self,
+        inputs: Iterable[Any],
+        model: LoadedModel,
+        deliver: Callable[[tuple], None],
+        pages: str | Sequence[int] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        spec: str | int = "auto",
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        prompt: str | None = None,
+        options: LoadOptions | None = None,
+        names: Sequence[str] | None = None,
+        on_page: Callable[[Document, PageResult], None] | None = None,
+        skip_blank: bool = True,
+        on_open: Callable[[Document], None] | None = None,
+        runner: Any = None,
+        anchor: str = "auto",
+    ):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, not {batch_size}")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
+        inputs = list(inputs)
+        names = list(names) if names is not None else [input_name(i) for i in inputs]
+        builder = PageRequestBuilder(model.tokenizer, model.vision, prompt)
+        self.pages = _Pages(
+            inputs, names, model, pages, max_tokens, builder, options or LoadOptions(), skip_blank, anchor
+        )
+        self.max_tokens = max_tokens
+        self.deliver = deliver
+        self.on_page = on_page
+        # Requests waiting beyond the running batch, so a row that finishes is refilled at once (continuous
+        # batching in the scheduler) while the next pages render here, overlapping rendering with decoding.
+        self.capacity = batch_size + max(1, batch_size // 2)
+        self.handles: dict[int, Any] = {}  # id(job) -> handle, for the requests in flight
+        self._jobs = self.pages.jobs(on_open)
+        self.exhausted = False
+        self.closed = False
+        self._own_runner = runner is None
+        self.runner = model.runner(spec, batch_size) if runner is None else runner
+
+    @property
+    def done(self) -> bool:
+        return not self.handles and (self.exhausted or self.closed)
+
+    @property
+    def wants_pages(self) -> bool:
+        """More pages may be handed out now (the window has room and the inputs are not exhausted)."""
+        return not (self.exhausted or self.closed) and len(self.handles) < self.capacity
+
+    def advance(self, finished: Iterable[tuple] = (), limit: int | None = None) -> list[Document]:
+        """Record `finished` items, hand out up to `limit` pages (None: while `wants_pages`); the
+        Documents completed by now, in input order."""
+        from jocr.engine.requests import GenerationRequest
+
+        for job, result, error, latency in finished:
+            self.handles.pop(id(job), None)
+            self.pages.complete(job, result, error, latency)
+            self._finish(job)
+        taken = 0
+        while self.wants_pages and (limit is None or taken < limit):
+            job = next(self._jobs, None)
+            if job is None:
+                self.exhausted = True
+                break
+            taken += 1
+            if not self.pages.prepare(job):
+                self._finish(job)
+                continue
+            request = GenerationRequest(
+                prompt_ids=job.page_input.prompt_ids,
+                images=[job.page_input.views],
+                max_tokens=self.max_tokens,
+            )
+            submitted = time.perf_counter()
+
+            def done(result, error, job=job, submitted=submitted) -> None:
+                self.deliver((job, result, error, time.perf_counter() - submitted))
+
+            try:
+                self.handles[id(job)] = self.runner.submit(request, on_done=done)
+            except ValueError as exc:  # refused by the engine, e.g. prompt + max_tokens too long
+                job.page.error = f"{job.entry.doc.source}: page {job.page.page}: {one_line(exc)}"
+                job.page_input = None
+                self._finish(job)
+        return list(self.pages.ready())
+
+    def _finish(self, job: _Job) -> None:
+        job.entry.pending -= 1
+        if self.on_page is not None:
+            self.on_page(job.entry.doc, job.page)
+
+    def close(self) -> None:
+        self.closed = True
+        if self._own_runner:
+            self.runner.close()
+        else:
+            for handle in self.handles.values():
+                handle.cancel()
+        self.handles.clear()
+        self._jobs.close()
+        self.pages.close()
+
+
 def iter_documents(
     inputs: Iterable[Any],
     model: LoadedModel,
@@ -216,7 +319,6 @@ def iter_documents(
     skip_blank: bool = True,
     on_open: Callable[[Document], None] | None = None,
     runner: Any = None,
-    cancel: Cancel | None = None,
     anchor: str = "auto",
 ) -> Iterator[Document]:
     """Parse inputs in order, yielding each Document as soon as its last page is done.
@@ -230,88 +332,35 @@ def iter_documents(
 
     runner: a `jocr.engine.Scheduler` shared with other callers (the server's), used instead of one of
     this run's own; it is left open, and this run's requests in it are cancelled if the run stops early.
-    cancel: a `Cancel` another thread may call to stop the run.
     anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt
     (`jocr.documents.anchor.page_anchor`, docs/parsing.md); each page's `.anchor` says what happened.
     """
-    from jocr.engine.requests import GenerationRequest
-
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, not {batch_size}")
-    if max_tokens < 1:
-        raise ValueError(f"max_tokens must be >= 1, not {max_tokens}")
-    inputs = list(inputs)
-    names = list(names) if names is not None else [input_name(i) for i in inputs]
-    builder = PageRequestBuilder(model.tokenizer, model.vision, prompt)
-    options = options or LoadOptions()
-    run = _Pages(inputs, names, model, pages, max_tokens, builder, options, skip_blank, anchor)
-
-    def finish(job: _Job) -> None:
-        job.entry.pending -= 1
-        if on_page is not None:
-            on_page(job.entry.doc, job.page)
-
-    # Requests waiting beyond the running batch, so a row that finishes is refilled at once (continuous
-    # batching in the scheduler) while the next pages render here, overlapping rendering with decoding.
-    capacity = batch_size + max(1, batch_size // 2)
-    finished: queue.SimpleQueue = queue.SimpleQueue()  # (job, result, error, latency) from the decode thread
-    handles: dict[int, Any] = {}  # id(job) -> handle, for the requests in flight
-    jobs = run.jobs(on_open)
-    exhausted = False
-    own_runner = runner is None
-    if own_runner:
-        runner = model.runner(spec, batch_size)
-    if cancel is not None:
-        cancel._wake = lambda: finished.put(None)
-        if cancel.cancelled:
-            finished.put(None)
+    finished: queue.SimpleQueue = queue.SimpleQueue()  # items from the decode thread's done callbacks
+    run = DocumentRun(
+        inputs,
+        model,
+        finished.put,
+        pages=pages,
+        max_tokens=max_tokens,
+        spec=spec,
+        batch_size=batch_size,
+        prompt=prompt,
+        options=options,
+        names=names,
+        on_page=on_page,
+        skip_blank=skip_blank,
+        on_open=on_open,
+        runner=runner,
+        anchor=anchor,
+    )
     try:
+        items: list[tuple] = []
         while True:
-            while not exhausted and len(handles) < capacity:
-                job = next(jobs, None)
-                if job is None:
-                    exhausted = True
-                    break
-                if not run.prepare(job):
-                    finish(job)
-                    continue
-                request = GenerationRequest(
-                    prompt_ids=job.page_input.prompt_ids, images=[job.page_input.views], max_tokens=max_tokens
-                )
-                submitted = time.perf_counter()
-
-                def done(result, error, job=job, submitted=submitted) -> None:
-                    finished.put((job, result, error, time.perf_counter() - submitted))
-
-                try:
-                    handles[id(job)] = runner.submit(request, on_done=done)
-                except ValueError as exc:  # refused by the engine, e.g. prompt + max_tokens too long
-                    job.page.error = f"{job.entry.doc.source}: page {job.page.page}: {one_line(exc)}"
-                    job.page_input = None
-                    finish(job)
-                    continue
-            yield from run.ready()
-            if not handles:
-                if exhausted:
-                    break
-                continue
-            item = finished.get()  # blocks until a request finishes (or the run is cancelled: None)
-            while item is not None:
-                handles.pop(id(item[0]), None)
-                run.complete(*item)
-                finish(item[0])
-                try:
-                    item = finished.get_nowait()
-                except queue.Empty:
-                    break
-            if item is None:
+            yield from run.advance(items)
+            if run.done:
                 return
-            yield from run.ready()
+            items = [finished.get()]  # blocks until a request finishes
+            while not finished.empty():
+                items.append(finished.get_nowait())
     finally:
-        if own_runner:
-            runner.close()
-        else:
-            for handle in handles.values():
-                handle.cancel()
         run.close()
-    yield from run.ready()

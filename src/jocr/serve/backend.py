@@ -88,11 +88,12 @@ class EngineBackend:
 
     def anchor(self, source, index: int, mode: str) -> PageAnchor:
         """The page's anchoring decision for this model (`jocr.documents.anchor.page_anchor`, the rule
-        `jocr parse` follows); the caller holds the PDFium lock."""
+        `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pages.py)."""
         config = getattr(self.model.config, "anchor", None) or AnchorConfig()
         return page_anchor(source, index, mode, config.version, self.tokenizer, config.max_tokens)
 
-    def submit(self, prompt_ids: list[int], views: list[PageViews], params):
+    def submit(self, prompt_ids: list[int], views: list[PageViews], params, on_token=None, on_done=None):
+        """Into the shared scheduler; `on_token` / `on_done` run on its decode thread."""
         request = GenerationRequest(
             prompt_ids=prompt_ids,
             images=views,
@@ -103,19 +104,13 @@ class EngineBackend:
             stop_strings=tuple(params.stop),
         )
         try:
-            return self.scheduler.submit(request)
+            return self.scheduler.submit(request, on_token=on_token, on_done=on_done)
         except QueueFull as exc:
             raise ApiError(
                 429, f"server busy: {exc}", code="queue_full", headers={"Retry-After": "1"}
             ) from None
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
-
-    def stream(self, handle):
-        return iter(handle)
-
-    def result(self, handle):
-        return handle.result()
 
     def cancel(self, handle) -> None:
         if not handle.done:

@@ -1,8 +1,9 @@
 """Reader endpoint (Jina Reader style): `GET /{url}` or `POST /` with `{"url"}` or a base64 `pdf` / `image`;
-fetch (through the one safe fetcher), then read the document with `jocr.pipeline.iter_documents`, the
-streaming pipeline `jocr parse` runs (pages rendered one at a time as decode slots free up, blank pages
-left empty, pages joined the same way), on the server's shared scheduler; answer Markdown. A web page
-(HTML) is rendered in Chromium and printed to PDF first (documents/browser.py), then read like any PDF.
+fetch (through the one safe fetcher), then read the document on the streaming pipeline `jocr parse` runs
+(`jocr.pipeline.DocumentRun`, driven from the event loop: pages rendered one at a time as decode slots free
+up, blank pages left empty, pages joined the same way), on the server's shared scheduler; answer Markdown.
+A web page (HTML) is rendered in Chromium and printed to PDF first (documents/browser.py), then read like
+any PDF.
 
 Headers: `X-Respond-With` (alias `X-Return-Format`): a format (`markdown`, the default, or `text`), a model
 name (the served model, `jina-ocr-v1`, `jocr`: Markdown from that model), or `screenshot` / `pageshot`
@@ -28,9 +29,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
-from jocr.pipeline import Cancel, Document, LoadedModel, iter_documents
+from jocr.pipeline import Document, DocumentRun, LoadedModel
 from jocr.serve.openai import ApiError, load_json_body
-from jocr.serve.service import OCRService, PixelHold
+from jocr.serve.service import OCRService, PixelHold, post_to_loop
 
 FORMATS = ("markdown", "text")
 SHOTS = ("screenshot", "pageshot")
@@ -177,12 +178,15 @@ async def read_pages(service: OCRService, source, indices: list[int], name: str)
     """The selected pages (0-based) of an open document through the streaming pipeline, with the pipeline's
     defaults (the OCR prompt, greedy decoding, blank pages left empty) and the server's token default.
 
-    The pipeline runs on a thread of its own and submits to the server's shared scheduler, so the pages
-    join the continuous batch with every other request; a cancelled request (timeout, client gone) stops
-    it and cancels its pages in flight before the document is closed."""
+    The pipeline's run (`jocr.pipeline.DocumentRun`) is driven from the event loop: pages are rendered and
+    submitted on the server's worker pool, one page a turn so other requests' work interleaves, into the
+    shared scheduler, so they join the continuous batch with every other request; finished pages come back
+    through the engine's done callbacks. A request waiting for its pages holds no thread. A cancelled
+    request (timeout, client gone) stops the run and cancels its pages in flight; the page being rendered
+    finishes first, so the caller may close the document."""
     backend = service.generator
     loaded = LoadedModel(model=backend.model, tokenizer=backend.tokenizer, path=backend.path)
-    cancel = Cancel()
+    finished: asyncio.Queue = asyncio.Queue()
 
     def count(_doc, page) -> None:
         if page.error is None and page.finish_reason != "blank":
@@ -194,27 +198,37 @@ async def read_pages(service: OCRService, source, indices: list[int], name: str)
                 int(getattr(stats, "spec_tokens", 0) or 0),
             )
 
-    def run() -> Document | None:
-        documents = iter_documents(
-            [source],
-            loaded,
-            pages=[i + 1 for i in indices],
-            max_tokens=service.config.default_max_tokens,
-            batch_size=service.config.max_batch,
-            names=[name],
-            on_page=count,
-            runner=backend.scheduler,
-            cancel=cancel,
-        )
-        return next(documents, None)
-
-    task = asyncio.ensure_future(asyncio.to_thread(run))
+    run = DocumentRun(
+        [source],
+        loaded,
+        post_to_loop(asyncio.get_running_loop(), finished.put_nowait),
+        pages=[i + 1 for i in indices],
+        max_tokens=service.config.default_max_tokens,
+        batch_size=service.config.max_batch,
+        names=[name],
+        on_page=count,
+        runner=backend.scheduler,
+    )
+    documents: list[Document] = []
+    step = None
     try:
-        parsed = await asyncio.shield(task)
-    except BaseException:
-        cancel()
-        await asyncio.wait([task])  # the pipeline thread stops before the caller closes the document
-        raise
+        items: list[tuple] = []
+        while True:
+            step = asyncio.ensure_future(service.run_blocking(run.advance, items, 1))
+            documents += await asyncio.shield(step)
+            while run.wants_pages:
+                step = asyncio.ensure_future(service.run_blocking(run.advance, (), 1))
+                documents += await asyncio.shield(step)
+            if run.done:
+                break
+            items = [await finished.get()]
+            while not finished.empty():
+                items.append(finished.get_nowait())
+    finally:
+        if step is not None and not step.done():
+            await asyncio.wait([step])  # the page being rendered, before the caller closes the document
+        run.close()
+    parsed = documents[0]
     for page in parsed.pages:
         if page.error is not None:
             # A page that did not render is the document's fault; one that rendered failed in the engine.

@@ -2,16 +2,15 @@
 the engine's thread-safe Scheduler (continuous batching shared by every request), bridged to asyncio.
 
 Nothing here runs model or image work on the event loop: documents are opened and pages rendered and
-preprocessed on a small worker pool (PDFium is not thread-safe, so PDF work is serialised), generation runs
-in the Scheduler's own thread, and each request waits for its tokens on a waiter thread that hands them to
-the loop with `call_soon_threadsafe`.
+preprocessed on a small worker pool (PDF work is serialised by the documents' own PDFium lock), generation
+runs in the Scheduler's own thread, and the engine's callbacks hand each request's tokens and ending to the
+loop with `call_soon_threadsafe` (`post_to_loop`), so a request waiting for its tokens holds no thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import dataclasses
 import logging
 import threading
@@ -24,15 +23,28 @@ from PIL import Image
 
 from jocr.documents.browser import BrowserError, RenderedPage, WebRenderer
 from jocr.documents.fetch import FetchError, decode_data_url, fetch_url
-from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source, sniff_type
+from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source
 from jocr.serve.config import ServeConfig
 from jocr.serve.metrics import Metrics
 from jocr.serve.openai import ApiError
 
 log = logging.getLogger("jocr.serve")
 STREAM_INTERVAL_S = 0.05
-# PDFium (pypdfium2) must not be used from two threads at once.
-_PDFIUM_LOCK = threading.Lock()
+
+
+def post_to_loop(loop: asyncio.AbstractEventLoop, put: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A callable for another thread (the engine's decode thread) that runs `put(item)` on `loop`.
+
+    Once the loop is closed (the server shut down with requests in flight) the item is dropped: raising
+    there would fail the decode step of every other request in the batch."""
+
+    def post(item: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(put, item)
+        except RuntimeError:  # loop closed: nobody is waiting for the item any more
+            pass
+
+    return post
 
 
 class Overloaded(ApiError):
@@ -80,11 +92,14 @@ class ChatImage:
 
 @dataclass
 class Submitted:
-    """A request handed to the engine: its handle, prompt length and first image's size (post-processing)."""
+    """A request handed to the engine: its handle, prompt length, first image's size (post-processing) and
+    the queue its engine callbacks fill on the event loop: ("ids", new ids) items, then one ("done",
+    result) or ("error", exception)."""
 
     handle: Any
     prompt_tokens: int
     size: tuple[int, int]
+    events: asyncio.Queue
 
 
 class Admission:
@@ -188,22 +203,16 @@ class OpenDocument:
             return None
 
         def decide() -> str | None:
-            with _PDFIUM_LOCK:
-                decision = service.generator.anchor(self.source, index, service.config.anchor)
+            decision = service.generator.anchor(self.source, index, service.config.anchor)
             return decision.anchor.text if decision.anchored else None
 
         return await service.run_blocking(decide)
 
     def _render(self, index: int) -> Image.Image:
-        with _PDFIUM_LOCK if self.kind == "pdf" else contextlib.nullcontext():
-            return self.source.render(index)
+        return self.source.render(index)
 
     async def close(self) -> None:
-        await self._service.run_blocking(self._close)
-
-    def _close(self) -> None:
-        with _PDFIUM_LOCK if self.kind == "pdf" else contextlib.nullcontext():
-            self.source.close()
+        await self._service.run_blocking(self.source.close)
 
 
 class OCRService:
@@ -211,9 +220,9 @@ class OCRService:
 
     `generator` is the model side (`jocr.serve.backend.EngineBackend`):
     `prepare(image) -> (views, n_image_tokens)`, `prompt_ids(prompt, counts)`,
-    `submit(prompt_ids, views, params) -> handle`, `stream(handle)` (lists of new token ids),
-    `result(handle)`, `cancel(handle)`, `decode(ids)`, `finish(raw, (width, height), finish_reason)`
-    (post-processing) and `model_id`.
+    `submit(prompt_ids, views, params, on_token, on_done) -> handle` (`on_token(new ids)` per chunk, then
+    `on_done(result, error)` once, from any thread), `cancel(handle)`, `decode(ids)`,
+    `finish(raw, (width, height), finish_reason)` (post-processing) and `model_id`.
     """
 
     def __init__(self, generator, config: ServeConfig, metrics: Metrics | None = None):
@@ -226,9 +235,10 @@ class OCRService:
         self._workers = concurrent.futures.ThreadPoolExecutor(
             max_workers=max(1, config.preprocess_workers), thread_name_prefix="jocr-prep"
         )
-        # Waiter threads block on engine handles; one per admitted request at most.
-        self._waiters = concurrent.futures.ThreadPoolExecutor(
-            max_workers=config.max_batch + config.max_queue + 2, thread_name_prefix="jocr-wait"
+        # URL fetches block on the network (documents/fetch.py is synchronous): a pool of their own, so
+        # they never hold up preprocessing; bounded by the admitted requests.
+        self._fetchers = concurrent.futures.ThreadPoolExecutor(
+            max_workers=config.max_batch + config.max_queue + 2, thread_name_prefix="jocr-fetch"
         )
         self.load_options = LoadOptions(
             max_pixels=config.max_image_pixels, max_bytes=config.max_body_bytes, fetch_limits=config.fetch
@@ -257,22 +267,18 @@ class OCRService:
                 got = await self.run_blocking(decode_data_url, url, self.config.max_body_bytes)
             else:
                 loop = asyncio.get_running_loop()
-                # Fetches wait on the network, not the CPU: the waiter pool, not the preprocessing pool.
-                got = await loop.run_in_executor(self._waiters, fetch_url, url, limits)
+                got = await loop.run_in_executor(self._fetchers, fetch_url, url, limits)
         except FetchError as exc:
             raise ApiError(exc.status, str(exc), code="fetch_error") from None
         return got.data, got.content_type, got.final_url
 
     async def open_document(self, data: bytes, name: str) -> OpenDocument:
         def _open() -> OpenDocument:
-            kind = sniff_type(data[:1024])
             try:
-                with _PDFIUM_LOCK if kind == "pdf" else contextlib.nullcontext():
-                    source = open_source(data, self.load_options, name=name)
-                    title = source.title
+                source = open_source(data, self.load_options, name=name)
             except DocumentError as exc:
                 raise ApiError(400, str(exc), code="bad_document") from None
-            return OpenDocument(source, title, self)
+            return OpenDocument(source, source.title, self)
 
         return await self.run_blocking(_open)
 
@@ -321,7 +327,16 @@ class OCRService:
     ) -> Submitted:
         """Preprocess the images and hand the request to the engine; a bad request (e.g. too long for the
         model) raises ApiError here, before any response is started. `anchor`: a one-page request's text
-        layer (`ChatImage.anchor`), placed after the prompt as `jocr parse` places it."""
+        layer (`ChatImage.anchor`), placed after the prompt as `jocr parse` places it. The engine's callbacks
+        put the request's tokens and ending into `Submitted.events` on this event loop."""
+        events: asyncio.Queue = asyncio.Queue()
+        post = post_to_loop(asyncio.get_running_loop(), events.put_nowait)
+
+        def on_token(ids: list[int]) -> None:
+            post(("ids", ids))
+
+        def on_done(result, error: BaseException | None) -> None:
+            post(("done", result) if error is None else ("error", error))
 
         def prepare_and_submit() -> Submitted:
             # Preprocessing, tokenising and the engine's checks are CPU work: off the event loop.
@@ -331,8 +346,9 @@ class OCRService:
                 prompt_ids = self.generator.prompt_ids(prompt, counts)
             else:
                 prompt_ids = self.generator.prompt_ids(prompt, counts, anchor=anchor)
-            handle = self.generator.submit(prompt_ids, [v for v, _n in prepared], params)
-            return Submitted(handle, len(prompt_ids), images[0].size)
+            views = [v for v, _n in prepared]
+            handle = self.generator.submit(prompt_ids, views, params, on_token, on_done)
+            return Submitted(handle, len(prompt_ids), images[0].size, events)
 
         future = self._workers.submit(prepare_and_submit)
         try:
@@ -366,24 +382,12 @@ class OCRService:
         if submitted is None:
             submitted = await self.submit(images, prompt, params, anchor)
         handle, size, prompt_tokens = submitted.handle, submitted.size, submitted.prompt_tokens
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
-
-        def pump() -> None:
-            try:
-                for ids in self.generator.stream(handle):
-                    loop.call_soon_threadsafe(queue.put_nowait, ("ids", ids))
-                loop.call_soon_threadsafe(queue.put_nowait, ("done", self.generator.result(handle)))
-            except BaseException as exc:  # handed to the request, which answers 500 with a message
-                loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
-
-        future = loop.run_in_executor(self._waiters, pump)
         ids: list[int] = []
         emitted = ""
         last_emit = 0.0
         try:
             while True:
-                kind, item = await queue.get()
+                kind, item = await submitted.events.get()
                 if kind == "ids":
                     ids.extend(item)
                     now = time.monotonic()
@@ -399,12 +403,11 @@ class OCRService:
                 elif kind == "done":
                     result = item
                     break
-                else:
+                else:  # the engine's error: the request answers 500 with its message
                     raise item
         except BaseException:
             self.generator.cancel(handle)
             raise
-        await future
         raw = self.generator.decode(result.token_ids)
         text = self.generator.finish(raw, size, result.finish_reason)
         stats = _stats_dict(result)
@@ -437,7 +440,7 @@ class OCRService:
             close()
         self.web.close()
         self._workers.shutdown(wait=False, cancel_futures=True)
-        self._waiters.shutdown(wait=False, cancel_futures=True)
+        self._fetchers.shutdown(wait=False, cancel_futures=True)
 
 
 def _without_open_grounding(raw: str) -> str:
