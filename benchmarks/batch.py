@@ -53,7 +53,7 @@ def main() -> int:
     import ray
 
     import jocr
-    from jocr.batch import BatchConfig, PageSettings, run_batch
+    from jocr.bulk import BatchConfig, PageSettings, run_batch
 
     work = Path(tempfile.mkdtemp(prefix="jocr-batch-bench-"))
     inputs = make_inputs(work / "in", args.docs, args.pages)

@@ -1,5 +1,6 @@
 """Suite-wide rule: a test that skips fails, unless it is marked `vllm` or `gpu` (the only things a CPU
-clone may lack). Data the tests need lives in tests/data; system packages come from scripts/setup.sh."""
+clone may lack). Data the tests need lives in tests/data; system packages come from scripts/setup.sh.
+Also the one fixture tests of several folders share: `model_dir`, a tiny random checkpoint."""
 
 from __future__ import annotations
 
@@ -34,3 +35,17 @@ def pytest_make_collect_report(collector):
     if report.skipped:  # e.g. a module-level importorskip: the whole file would vanish from the run
         report.outcome = "failed"
         report.longrepr = f"{collector.nodeid}: skipped at collection: {_skip_reason(report)}"
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory):
+    """A tiny random checkpoint directory (config.json, model.safetensors, byte-level tokenizer.json): real
+    loading and pipeline, garbage text. Read only: tests that change a checkpoint write their own."""
+    from jocr.config import tiny_config
+    from jocr.model import OCRModel
+    from jocr.tokenizer import Tokenizer
+
+    path = tmp_path_factory.mktemp("tiny-model")
+    OCRModel(tiny_config()).init_weights(seed=0).save_pretrained(path)
+    Tokenizer.byte_level().save(path / "tokenizer.json")
+    return path

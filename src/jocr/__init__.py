@@ -10,7 +10,7 @@ _LAZY = {
     "OCRModel": ("jocr.model", "OCRModel"),
     "OCRConfig": ("jocr.config", "OCRConfig"),
     "parse": ("jocr.pipeline", "parse"),
-    "batch": ("jocr.batch", "batch"),
+    "batch": ("jocr.bulk", "batch"),
     "load_model": ("jocr.pipeline", "load_model"),
     "Document": ("jocr.pipeline", "Document"),
 }

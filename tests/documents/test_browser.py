@@ -6,12 +6,11 @@ contexts are closed after each page. Needs `playwright` and `chromium` (make set
 from __future__ import annotations
 
 import asyncio
-import http.server
-import threading
 import time
 
 import pypdfium2
 import pytest
+from loopback_site import LoopbackSite
 
 from jocr.documents.browser import BrowserConfig, BrowserError, WebRenderer, is_html
 from jocr.documents.fetch import FetchLimits
@@ -24,66 +23,19 @@ ARTICLE = b"""<!doctype html><html><head><meta charset="utf-8"><title>Quarterly 
 <tr><td>South</td><td>3390</td></tr></table></body></html>"""
 
 
-def _serve(handler_cls):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
-    routes: dict[str, tuple[bytes, str]] = {}
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):  # noqa: N802 (http.server's naming)
-        type(self).hits.append(self.path)
-        if self.path == "/loop":
-            self.send_response(302)
-            self.send_header("Location", "/loop")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        if self.path == "/huge.png":  # endless, no Content-Length: only a cap while reading stops it
-            self.send_response(200)
-            self.send_header("Content-Type", "image/png")
-            self.end_headers()
-            try:
-                while True:
-                    self.wfile.write(b"\0" * 65536)
-            except OSError:
-                return
-        body, ctype = self.routes.get(self.path, (b"missing", "text/plain"))
-        self.send_response(200 if self.path in self.routes else 404)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 @pytest.fixture(scope="module")
 def site():
-    class Site(_Handler):
-        hits = []
-        routes = {"/style.css": (b"h1 { font-size: 30px }", "text/css")}
-
-    class Canary(_Handler):
-        hits = []
-        routes = {}
-
-    site, canary = _serve(Site), _serve(Canary)
+    site = LoopbackSite({"/style.css": (b"h1 { font-size: 30px }", "text/css")})
+    canary = LoopbackSite()
     yield {
-        "url": f"http://127.0.0.1:{site.server_address[1]}",
-        "port": site.server_address[1],
-        "canary": f"http://127.0.0.1:{canary.server_address[1]}",
-        "site_hits": Site.hits,
-        "canary_hits": Canary.hits,
+        "url": site.url,
+        "port": site.port,
+        "canary": canary.url,
+        "site_hits": site.hits,
+        "canary_hits": canary.hits,
     }
-    for httpd in (site, canary):
-        httpd.shutdown()
-        httpd.server_close()
+    site.close()
+    canary.close()
 
 
 @pytest.fixture(scope="module")

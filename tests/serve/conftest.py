@@ -4,8 +4,8 @@ that only the tests' fetch limits allow."""
 
 from __future__ import annotations
 
-import http.server
-import threading
+import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +16,9 @@ from jocr.config import OCRConfig
 from jocr.model import OCRModel
 from jocr.serve.app import create_app
 from jocr.tokenizer import Tokenizer
+
+# The loopback site (tests/documents/loopback_site.py) is shared with the documents tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "documents"))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -42,38 +45,18 @@ def tokenizer():
 @pytest.fixture(scope="module")
 def files():
     """A loopback file server: /page.png, /doc.pdf (3 pages), /page.html, /redirect?to=URL."""
+    from loopback_site import LoopbackSite
+
     pages = [page_image(i) for i in range(3)]
-    content = {
-        "/page.png": (png_bytes(pages[0]), "image/png"),
-        "/doc.pdf": (pdf_bytes(pages), "application/pdf"),
-        "/page.html": (b"<!doctype html><html><body>hi</body></html>", "text/html"),
-    }
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):  # noqa: N802 (http.server's naming)
-            if self.path.startswith("/redirect?to="):
-                self.send_response(302)
-                self.send_header("Location", self.path.split("=", 1)[1])
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            body, ctype = content.get(self.path, (b"missing", "text/plain"))
-            self.send_response(200 if self.path in content else 404)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    port = httpd.server_address[1]
-    yield {"port": port, "url": f"http://127.0.0.1:{port}", "pages": pages, "pdf": content["/doc.pdf"][0]}
-    httpd.shutdown()
-    httpd.server_close()
+    site = LoopbackSite(
+        {
+            "/page.png": (png_bytes(pages[0]), "image/png"),
+            "/doc.pdf": (pdf_bytes(pages), "application/pdf"),
+            "/page.html": (b"<!doctype html><html><body>hi</body></html>", "text/html"),
+        }
+    )
+    yield {"port": site.port, "url": site.url, "pages": pages, "pdf": site.routes["/doc.pdf"][0]}
+    site.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import argparse
 import base64
-import http.server
 import io
 import logging
 import re
-import threading
-import time
 
 import httpx
 import pytest
+from loopback_site import LoopbackSite
 from PIL import Image
 from serve_helpers import MAX_TOKENS, LiveServer, make_service
 
@@ -48,74 +46,21 @@ def _hostile(canary: str) -> bytes:
       fetch("http://169.254.169.254/latest/meta-data/iam/").catch(() => 0);</script>""".encode()
 
 
-class _Site(http.server.BaseHTTPRequestHandler):
-    routes: dict[str, bytes] = {}
-    hits: list[str] = []
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):  # noqa: N802 (http.server's naming)
-        type(self).hits.append(self.path)
-        if self.path == "/loop":
-            self.send_response(302)
-            self.send_header("Location", "/loop")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        if self.path in ("/endless.html", "/huge.png"):  # never ends; no Content-Length
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html" if self.path.endswith("html") else "image/png")
-            self.end_headers()
-            try:
-                self.wfile.write(b"<title>Endless</title>")
-                while True:
-                    self.wfile.write(b"<p>more</p>" if self.path.endswith("html") else b"\0" * 65536)
-                    if self.path.endswith("html"):
-                        time.sleep(0.05)
-            except OSError:
-                return
-        body = self.routes.get(self.path)
-        self.send_response(404 if body is None else 200)
-        self.send_header("Content-Type", "text/plain" if body is None else "text/html")
-        body = b"missing" if body is None else body
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-def _serve(handler) -> http.server.ThreadingHTTPServer:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd
-
-
 @pytest.fixture(scope="module")
 def site():
-    class Canary(_Site):
-        routes, hits = {}, []
-
-    canary = _serve(Canary)
-    canary_url = f"http://127.0.0.1:{canary.server_address[1]}"
-
-    class Site(_Site):
-        hits = []
-        routes = {
-            "/article.html": ARTICLE,
-            "/long.html": LONG,
-            "/growing.html": GROWING,
-            "/hang.html": HANG,
-            "/huge.html": HUGE,
-            "/hostile.html": _hostile(canary_url),
-        }
-
-    httpd = _serve(Site)
-    port = httpd.server_address[1]
-    yield {"url": f"http://127.0.0.1:{port}", "port": port, "canary_hits": Canary.hits}
-    for server in (httpd, canary):
-        server.shutdown()
-        server.server_close()
+    canary = LoopbackSite()
+    pages = {
+        "/article.html": ARTICLE,
+        "/long.html": LONG,
+        "/growing.html": GROWING,
+        "/hang.html": HANG,
+        "/huge.html": HUGE,
+        "/hostile.html": _hostile(canary.url),
+    }
+    site = LoopbackSite({path: (body, "text/html") for path, body in pages.items()})
+    yield {"url": site.url, "port": site.port, "canary_hits": canary.hits}
+    site.close()
+    canary.close()
 
 
 @pytest.fixture(scope="module")

@@ -83,7 +83,7 @@ def run(args) -> int:
     if not isinstance(vllm_kwargs, dict):
         raise CliError("--vllm-kwargs must be a JSON object")
 
-    from jocr.batch import BatchConfig, BatchError, PageSettings, run_batch
+    from jocr.bulk import BatchConfig, BatchError, PageSettings, run_batch
 
     settings = PageSettings(
         model=args.model,

@@ -7,9 +7,9 @@ import os
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 from jocr.cli import CliError
+from jocr.documents.naming import output_stems
 
 
 def add_arguments(parser) -> None:
@@ -72,43 +72,6 @@ def add_format_arguments(parser) -> None:
         default="none",
         help="int8: weight-only int8 decoder on a CPU (lossy, opt-in; default none)",
     )
-
-
-def output_stem(name: str) -> str:
-    """File stem for an input: the file name without suffix, or the last URL path segment."""
-    if name.lower().startswith(("http://", "https://")):
-        parsed = urlparse(name)
-        tail = Path(parsed.path).name or parsed.netloc or "page"
-        return Path(tail).stem or tail
-    return Path(name).stem
-
-
-def output_stems(names: list[str]) -> list[str]:
-    """Output stems that never collide (docs/parsing.md): an input's stem (`a.pdf` -> `a`) when no other
-    input of the run has it; its whole file name (`a.pdf` -> `a.pdf`, `a.png` -> `a.png`) when stems clash;
-    and `-2`, `-3`... after that when whole names clash too (one name in two folders). Compared without
-    case, as case-insensitive file systems would."""
-    stems = [output_stem(n) for n in names]
-    count: dict[str, int] = {}
-    for stem in stems:
-        count[stem.lower()] = count.get(stem.lower(), 0) + 1
-    wanted = []
-    for name, stem in zip(names, stems):
-        if count[stem.lower()] > 1:
-            full = urlparse(name).path if name.lower().startswith(("http://", "https://")) else name
-            stem = Path(full).name or stem
-        wanted.append(stem)
-    taken = {w.lower() for w in wanted}
-    seen: set[str] = set()
-    out = []
-    for stem in wanted:
-        final, i = stem, 1
-        while final.lower() in seen or (final != stem and final.lower() in taken):
-            i += 1
-            final = f"{stem}-{i}"
-        seen.add(final.lower())
-        out.append(final)
-    return out
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -198,7 +198,18 @@ class DocumentRun:
     `deliver((job, result, error, latency))` on the decode thread; the driver passes those items back to
     the next `advance`. `done` says every page has finished; `close()` stops the run: it cancels the
     requests in flight (or closes the run's own scheduler) and closes the sources opened here.
-    Arguments as `iter_documents`.
+
+    Inputs that fail to open, or pages that fail to render, are reported on the Document (`.error` /
+    page `.error`) instead of stopping the run; the other inputs still complete. With `skip_blank` a page
+    without ink (`is_blank_page`) gets empty Markdown and finish_reason "blank" without running the model,
+    which would otherwise read something into the empty page. `on_open(doc)` is called as each input is
+    opened (its `.pages` list the selected pages, or `.error` says why it could not be opened); `on_page`
+    as each page finishes. An input may be a `PageSource` already open (it is not closed here).
+
+    runner: a `jocr.engine.Scheduler` shared with other callers (the server's), used instead of one of
+    this run's own; it is left open, and this run's requests in it are cancelled when the run closes.
+    anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt
+    (`jocr.documents.anchor.page_anchor`, docs/parsing.md); each page's `.anchor` says what happened.
     """
 
     def __init__(
@@ -305,54 +316,13 @@ class DocumentRun:
         self.pages.close()
 
 
-def iter_documents(
-    inputs: Iterable[Any],
-    model: LoadedModel,
-    pages: str | Sequence[int] | None = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    spec: str | int = "auto",
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    prompt: str | None = None,
-    options: LoadOptions | None = None,
-    names: Sequence[str] | None = None,
-    on_page: Callable[[Document, PageResult], None] | None = None,
-    skip_blank: bool = True,
-    on_open: Callable[[Document], None] | None = None,
-    runner: Any = None,
-    anchor: str = "auto",
-) -> Iterator[Document]:
-    """Parse inputs in order, yielding each Document as soon as its last page is done.
-
-    Inputs that fail to open, or pages that fail to render, are reported on the Document (`.error` /
-    page `.error`) instead of stopping the run; the other inputs still complete. With `skip_blank` a page
-    without ink (`is_blank_page`) gets empty Markdown and finish_reason "blank" without running the model,
-    which would otherwise read something into the empty page. `on_open(doc)` is called as each input is
-    opened (its `.pages` list the selected pages, or `.error` says why it could not be opened); `on_page`
-    as each page finishes. An input may be a `PageSource` already open (it is not closed here).
-
-    runner: a `jocr.engine.Scheduler` shared with other callers (the server's), used instead of one of
-    this run's own; it is left open, and this run's requests in it are cancelled if the run stops early.
-    anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt
-    (`jocr.documents.anchor.page_anchor`, docs/parsing.md); each page's `.anchor` says what happened.
+def iter_documents(inputs: Iterable[Any], model: LoadedModel, **options: Any) -> Iterator[Document]:
+    """Parse inputs in order, yielding each Document as soon as its last page is done; `options` are
+    `DocumentRun`'s (pages, max_tokens, spec, batch_size, prompt, options, names, on_page, skip_blank,
+    on_open, runner, anchor). Stopping early (closing the generator) cancels the run's requests in flight.
     """
     finished: queue.SimpleQueue = queue.SimpleQueue()  # items from the decode thread's done callbacks
-    run = DocumentRun(
-        inputs,
-        model,
-        finished.put,
-        pages=pages,
-        max_tokens=max_tokens,
-        spec=spec,
-        batch_size=batch_size,
-        prompt=prompt,
-        options=options,
-        names=names,
-        on_page=on_page,
-        skip_blank=skip_blank,
-        on_open=on_open,
-        runner=runner,
-        anchor=anchor,
-    )
+    run = DocumentRun(inputs, model, finished.put, **options)
     try:
         items: list[tuple] = []
         while True:

@@ -187,11 +187,10 @@ class OpenDocument:
         self.source = source
         self.title = title
         self.num_pages = source.num_pages
-        self.kind = source.kind
         self._service = service
 
     async def render(self, index: int) -> Image.Image:
-        return await self._service.run_blocking(self._render, index)
+        return await self._service.run_blocking(self.source.render, index)
 
     async def page_pixels(self, index: int) -> int:
         return await self._service.run_blocking(self.source.page_pixels, index)
@@ -199,17 +198,15 @@ class OpenDocument:
     async def anchor(self, index: int) -> str | None:
         """The page's anchor text under the server's anchor setting, or None (the image alone)."""
         service = self._service
-        if self.kind != "pdf" or service.config.anchor == "off" or not hasattr(service.generator, "anchor"):
+        mode = service.config.anchor
+        if self.source.kind != "pdf" or mode == "off" or not hasattr(service.generator, "anchor"):
             return None
 
         def decide() -> str | None:
-            decision = service.generator.anchor(self.source, index, service.config.anchor)
+            decision = service.generator.anchor(self.source, index, mode)
             return decision.anchor.text if decision.anchored else None
 
         return await service.run_blocking(decide)
-
-    def _render(self, index: int) -> Image.Image:
-        return self.source.render(index)
 
     async def close(self) -> None:
         await self._service.run_blocking(self.source.close)

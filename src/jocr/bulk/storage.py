@@ -105,19 +105,6 @@ def expand_batch_inputs(items: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def output_names(sources: list[str]) -> list[str]:
-    """File stems, unique across the job: the last path segment without its suffix; a stem seen before
-    gets -2, -3, ... in input order (the same rule as `jocr parse`)."""
-    seen: dict[str, int] = {}
-    names = []
-    for source in sources:
-        tail = source.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0] or "document"
-        stem = Path(tail).stem or tail
-        seen[stem] = seen.get(stem, 0) + 1
-        names.append(stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
-    return names
-
-
 class Output:
     """The job's output folder: a local directory or a URI prefix. Paths given to it are relative."""
 

@@ -5,17 +5,19 @@ cluster, resumable through a Parquet manifest. See docs/batch.md.
     summary = jocr.batch(["scans/", "s3://bucket/papers/"], "out/", actors=2)
     print(summary.line())
 
+`batch` below is that function, re-exported as `jocr.batch`; the package has its own name (`jocr.bulk`),
+so importing its modules never replaces the function, as `jocr.parse` lives in `jocr.pipeline`.
+`job.py` runs a job, `stages.py` holds its render and read stages, `manifest.py` the Parquet manifest,
+`storage.py` inputs and outputs on local disk or object storage, `vllm_stage.py` the vLLM reader.
 Importing this package does not import Ray; running a job does.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from dataclasses import fields
 
-from jocr.batch.job import RAY_HINT, BatchConfig, BatchError, BatchSummary, run_batch
-from jocr.batch.stages import PageSettings
+from jocr.bulk.job import RAY_HINT, BatchConfig, BatchError, BatchSummary, run_batch
+from jocr.bulk.stages import PageSettings
 
 __all__ = ["RAY_HINT", "BatchConfig", "BatchError", "BatchSummary", "PageSettings", "batch", "run_batch"]
 
@@ -40,13 +42,3 @@ def batch(inputs, output: str, **options) -> BatchSummary:
         **{k: v for k, v in options.items() if k in job_fields},
     )
     return run_batch(config)
-
-
-class _CallableModule(types.ModuleType):
-    """`jocr.batch` names both this package and the function (as `jocr.parse` does)."""
-
-    def __call__(self, *args, **kwargs):
-        return batch(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

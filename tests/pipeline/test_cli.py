@@ -9,28 +9,8 @@ import pytest
 from pdf_fixtures import encrypted_pdf, image_bytes, text_pdf
 from PIL import Image
 
-from jocr.cli import main
-from jocr.config import tiny_config
-from jocr.tokenizer import Tokenizer
 
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    from jocr.model import OCRModel
-
-    path = tmp_path_factory.mktemp("tiny-model")
-    OCRModel(tiny_config()).init_weights(seed=0).save_pretrained(path)
-    Tokenizer.byte_level().save(path / "tokenizer.json")
-    return path
-
-
-def _run(args, capsys):
-    code = main(["parse", "-q", "--max-tokens", "6", *args])
-    out = capsys.readouterr()
-    return code, out.err
-
-
-def test_parse_pdfs_and_images_to_md_and_json(tmp_path, model_dir, capsys):
+def test_parse_pdfs_and_images_to_md_and_json(tmp_path, model_dir, parse_cli):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "report.pdf").write_bytes(text_pdf(["one", "two", "three"]))
     frames = [Image.new("L", (700, 900), 255 - 40 * i) for i in range(3)]
@@ -47,7 +27,7 @@ def test_parse_pdfs_and_images_to_md_and_json(tmp_path, model_dir, capsys):
         "--model",
         str(model_dir),
     ]
-    code, err = _run(args, capsys)
+    code, err = parse_cli(args)
     assert code == 0, err
     assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md", "scan.json", "scan.md"]
     data = json.loads((out / "report.json").read_text())
@@ -62,7 +42,7 @@ def test_parse_pdfs_and_images_to_md_and_json(tmp_path, model_dir, capsys):
     # The scan's frames are plain grey: blank pages, empty without running the model unless asked.
     assert [(p["finish_reason"], p["tokens"], p["markdown"]) for p in scan["pages"]] == [("blank", 0, "")] * 2
     assert "2 of 2 input(s) parsed, 4 page(s)" in err and "pages/s" in err
-    code, err = _run(args + ["--keep-blank-pages"], capsys)
+    code, err = parse_cli(args + ["--keep-blank-pages"])
     scan = json.loads((out / "scan.json").read_text())
     assert code == 0 and [p["tokens"] for p in scan["pages"]] == [6, 6]
 
@@ -87,7 +67,7 @@ EXPECTED = {
 }
 
 
-def test_mixed_good_and_bad_inputs(tmp_path, model_dir, capsys):
+def test_mixed_good_and_bad_inputs(tmp_path, model_dir, parse_cli):
     from test_pages import _png_with_size
 
     BAD["huge.png"] = _png_with_size(40000, 40000)
@@ -99,7 +79,7 @@ def test_mixed_good_and_bad_inputs(tmp_path, model_dir, capsys):
     (src / "good2.jpg").write_bytes(image_bytes("JPEG"))
     out = tmp_path / "out"
     inputs = [str(src / n) for n in sorted(BAD)] + [str(src / "good1.pdf"), str(src / "good2.jpg")]
-    code, err = _run([*inputs, "--model", str(model_dir), "-o", str(out)], capsys)
+    code, err = parse_cli([*inputs, "--model", str(model_dir), "-o", str(out)])
     assert code == 1
     assert sorted(p.name for p in out.iterdir()) == ["good1.md", "good2.md"]  # nothing half-written
     assert "Traceback" not in err
@@ -113,14 +93,12 @@ def test_mixed_good_and_bad_inputs(tmp_path, model_dir, capsys):
     assert "2 of 9 input(s) parsed" in err and "7 failed" in err
 
 
-def test_password_and_page_out_of_range(tmp_path, model_dir, capsys):
+def test_password_and_page_out_of_range(tmp_path, model_dir, parse_cli):
     locked = tmp_path / "locked.pdf"
     locked.write_bytes(encrypted_pdf("pw"))
-    code, err = _run(
-        [str(locked), "--model", str(model_dir), "-o", str(tmp_path), "--password", "pw"], capsys
-    )
+    code, err = parse_cli([str(locked), "--model", str(model_dir), "-o", str(tmp_path), "--password", "pw"])
     assert code == 0 and (tmp_path / "locked.md").exists(), err
-    code, err = _run(
+    code, err = parse_cli(
         [
             str(locked),
             "--model",
@@ -131,20 +109,19 @@ def test_password_and_page_out_of_range(tmp_path, model_dir, capsys):
             "2",
             "--password",
             "pw",
-        ],
-        capsys,
+        ]
     )
     assert code == 1
     assert f"{locked}: page 2 out of range (document has 1 pages)" in err
     assert not (tmp_path / "x" / "locked.md").exists()
 
 
-def test_skip_existing(tmp_path, model_dir, capsys):
+def test_skip_existing(tmp_path, model_dir, parse_cli):
     pdf = tmp_path / "a.pdf"
     pdf.write_bytes(text_pdf(["a"]))
     args = [str(pdf), "--model", str(model_dir), "-o", str(tmp_path / "out")]
-    assert _run(args, capsys)[0] == 0
-    code, err = _run([*args, "--skip-existing"], capsys)
+    assert parse_cli(args)[0] == 0
+    code, err = parse_cli([*args, "--skip-existing"])
     assert code == 0 and "nothing to do (1 input(s) already parsed)" in err
 
 
@@ -157,10 +134,10 @@ def test_skip_existing(tmp_path, model_dir, capsys):
         (["--model", "/nonexistent/model"], "no model directory at /nonexistent/model"),
     ],
 )
-def test_usage_errors_are_one_line(tmp_path, args, message, capsys):
+def test_usage_errors_are_one_line(tmp_path, args, message, parse_cli):
     pdf = tmp_path / "a.pdf"
     pdf.write_bytes(text_pdf(["a"]))
-    code, err = _run([str(pdf), "-o", str(tmp_path), *args], capsys)
+    code, err = parse_cli([str(pdf), "-o", str(tmp_path), *args])
     assert code == 2
     assert (
         err.strip().startswith("jocr parse: error: ")
@@ -169,15 +146,15 @@ def test_usage_errors_are_one_line(tmp_path, args, message, capsys):
     )
 
 
-def test_missing_bundled_model_is_a_clear_error(tmp_path, monkeypatch, capsys):
+def test_missing_bundled_model_is_a_clear_error(tmp_path, monkeypatch, parse_cli):
     monkeypatch.setenv("JOCR_MODEL", str(tmp_path / "none"))
     pdf = tmp_path / "a.pdf"
     pdf.write_bytes(text_pdf(["a"]))
-    code, err = _run([str(pdf), "-o", str(tmp_path)], capsys)
+    code, err = parse_cli([str(pdf), "-o", str(tmp_path)])
     assert code == 2 and "set $JOCR_MODEL" in err
 
 
-def test_longest_side_and_grounding_prompt(tmp_path, model_dir, capsys):
+def test_longest_side_and_grounding_prompt(tmp_path, model_dir, parse_cli):
     pdf = tmp_path / "a.pdf"
     pdf.write_bytes(text_pdf(["a"]))
     args = [
@@ -191,7 +168,7 @@ def test_longest_side_and_grounding_prompt(tmp_path, model_dir, capsys):
         "--longest-side",
         "500",
     ]
-    code, err = _run([*args, "--prompt", "grounding"], capsys)
+    code, err = parse_cli([*args, "--prompt", "grounding"])
     assert code == 0, err
     data = json.loads((tmp_path / "a.json").read_text())
     assert (data["pages"][0]["width"], data["pages"][0]["height"]) == (387, 500)

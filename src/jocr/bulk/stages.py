@@ -23,7 +23,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from jocr.batch.storage import read_uri, uri_scheme
+from jocr.bulk.storage import read_uri, uri_scheme
 from jocr.documents.pages import DocumentError, LoadOptions, open_source, select_pages
 from jocr.documents.postprocess import Box
 from jocr.documents.preprocess import is_blank_page

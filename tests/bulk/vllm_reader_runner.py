@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import sys
 
-from jocr.batch.stages import PageSettings, expand_documents, render_pages
-from jocr.batch.vllm_stage import VllmPageReader
+from jocr.bulk.stages import PageSettings, expand_documents, render_pages
+from jocr.bulk.vllm_stage import VllmPageReader
 
 
 def main() -> int:

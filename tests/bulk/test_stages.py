@@ -8,9 +8,10 @@ import pytest
 from pdf_fixtures import encrypted_pdf, text_pdf
 from PIL import Image
 
-from jocr.batch.manifest import Manifest
-from jocr.batch.stages import Attempt, PageReader, PageSettings, expand_documents, render_pages
-from jocr.batch.storage import Output, expand_batch_inputs, output_names
+from jocr.bulk.manifest import Manifest
+from jocr.bulk.stages import Attempt, PageReader, PageSettings, expand_documents, render_pages
+from jocr.bulk.storage import Output, expand_batch_inputs
+from jocr.documents.naming import output_stems
 
 
 def _docs(tmp_path):
@@ -147,7 +148,7 @@ def test_manifest_newest_row_wins_and_compaction_keeps_it(tmp_path):
 
 
 def test_manifest_rolls_small_parts_into_one(tmp_path, monkeypatch):
-    from jocr.batch import manifest as manifest_module
+    from jocr.bulk import manifest as manifest_module
 
     monkeypatch.setattr(manifest_module, "ROLL_PARTS", 3)
     output = Output(str(tmp_path))
@@ -173,7 +174,7 @@ def test_inputs_list_files_folders_and_unique_names(tmp_path):
         str(tmp_path / "y" / "a.pdf"),
         "https://example.org/doc.pdf?x=1",
     ]
-    assert output_names(items) == ["a", "b", "a-2", "doc"]
+    assert output_stems(items) == ["a.pdf", "b", "a.pdf-2", "doc"]  # the names `jocr parse` gives
     assert expand_batch_inputs([f"file://{tmp_path}/y"]) == [str(tmp_path / "y" / "a.pdf")]
 
 
@@ -187,3 +188,15 @@ def test_output_writes_are_atomic_and_leave_no_temporaries(tmp_path):
     with pytest.raises(OSError):
         output.write("missing/a.md", b"x")
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["a.md"]
+
+
+def test_jocr_batch_is_a_plain_function_beside_its_package():
+    """Importing the package's modules leaves `jocr.batch` the function (the package is `jocr.bulk`)."""
+    import types
+
+    import jocr
+    import jocr.bulk.stages  # noqa: F401 (the import is the point)
+
+    assert isinstance(jocr.batch, types.FunctionType) and jocr.batch is jocr.bulk.batch
+    with pytest.raises(TypeError, match="unknown option"):
+        jocr.batch("in/", "out/", colour="blue")

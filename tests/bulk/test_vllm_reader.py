@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pdf_fixtures import text_pdf
 
-from jocr.batch.stages import JocrPageReader, PageSettings, expand_documents, render_pages
+from jocr.bulk.stages import JocrPageReader, PageSettings, expand_documents, render_pages
 
 pytestmark = [
     pytest.mark.vllm,

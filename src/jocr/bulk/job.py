@@ -18,9 +18,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jocr.batch.manifest import MANIFEST_DIR, PAGE_DONE, Manifest
-from jocr.batch.stages import PageSettings, document_from_rows, expand_documents, render_pages
-from jocr.batch.storage import Output, expand_batch_inputs, output_names, uri_scheme
+from jocr.bulk.manifest import MANIFEST_DIR, PAGE_DONE, Manifest
+from jocr.bulk.stages import PageSettings, document_from_rows, expand_documents, render_pages
+from jocr.bulk.storage import Output, expand_batch_inputs, uri_scheme
+from jocr.documents.naming import output_stems
 
 RAY_HINT = "jocr batch needs Ray: pip install 'jocr[batch]'"
 
@@ -147,11 +148,11 @@ class ReaderActor:
     def __init__(self):
         settings, engine = self.settings, self.engine
         if engine == "vllm":
-            from jocr.batch.vllm_stage import VllmPageReader
+            from jocr.bulk.vllm_stage import VllmPageReader
 
             self.reader = VllmPageReader(settings)
         else:
-            from jocr.batch.stages import JocrPageReader
+            from jocr.bulk.stages import JocrPageReader
 
             self.reader = JocrPageReader(settings)
         self.schema = _schemas()[2]
@@ -343,7 +344,7 @@ def run_batch(config: BatchConfig, on_result=None) -> BatchSummary:
         sources = expand_batch_inputs(config.inputs)
     except DocumentError as exc:
         raise BatchError(str(exc)) from None
-    names = dict(zip(sources, output_names(sources)))
+    names = dict(zip(sources, output_stems(sources)))  # the same names as `jocr parse`
     if config.limit is not None:
         sources = sources[: config.limit]
     output = Output(config.output)

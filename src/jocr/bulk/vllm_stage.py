@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from jocr.batch.stages import Attempt, PageJob, PageReader, retry_seed
+from jocr.bulk.stages import Attempt, PageJob, PageReader, retry_seed
 
 
 class VllmPageReader(PageReader):

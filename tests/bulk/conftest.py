@@ -1,4 +1,5 @@
-"""Fixtures for the batch tests: a tiny random checkpoint, PDF writers from tests/documents, and one local
+"""Fixtures for the batch tests (the tiny checkpoint `model_dir` is tests/conftest.py's): PDF writers from
+tests/documents, and one local
 Ray instance (2 CPUs) shared by the tests of a module, because starting Ray costs seconds."""
 
 from __future__ import annotations
@@ -9,18 +10,6 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "documents"))
-
-
-@pytest.fixture(scope="session")
-def model_dir(tmp_path_factory):
-    from jocr.config import tiny_config
-    from jocr.model import OCRModel
-    from jocr.tokenizer import Tokenizer
-
-    path = tmp_path_factory.mktemp("tiny-model")
-    OCRModel(tiny_config()).init_weights(seed=0).save_pretrained(path)
-    Tokenizer.byte_level().save(path / "tokenizer.json")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ import io
 import time
 from dataclasses import dataclass, field
 
-from jocr.batch.storage import Output
+from jocr.bulk.storage import Output
 
 MANIFEST_DIR = "_manifest"
 ROLL_PARTS = 256  # small parts of a run merged into one as the run goes, so a long job keeps few files

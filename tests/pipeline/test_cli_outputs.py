@@ -1,0 +1,34 @@
+"""`jocr parse` output files: inputs with the same stem are both written (the naming rule itself:
+tests/documents/test_naming.py), and a write failure is one document's, not the run's."""
+
+from __future__ import annotations
+
+from pdf_fixtures import image_bytes, text_pdf
+
+
+def test_same_stem_inputs_both_written(tmp_path, model_dir, parse_cli):
+    (tmp_path / "a.pdf").write_bytes(text_pdf(["pdf page"]))
+    (tmp_path / "a.png").write_bytes(image_bytes("PNG", size=(300, 200)))
+    out = tmp_path / "out"
+    code, err = parse_cli(
+        [str(tmp_path / "a.pdf"), str(tmp_path / "a.png"), "-o", str(out), "--model", str(model_dir)]
+    )
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["a.pdf.md", "a.png.md"]
+    assert "2 of 2 input(s) parsed" in err
+
+
+def test_write_failure_is_per_document(tmp_path, model_dir, parse_cli):
+    """`<stem>.md` existing as a folder: that input fails with one line, the others are still written."""
+    for name in ("one.pdf", "two.pdf", "three.pdf"):
+        (tmp_path / name).write_bytes(text_pdf([name]))
+    out = tmp_path / "out"
+    (out / "two.md").mkdir(parents=True)
+    inputs = [str(tmp_path / n) for n in ("one.pdf", "two.pdf", "three.pdf")]
+    code, err = parse_cli([*inputs, "-o", str(out), "--model", str(model_dir)])
+    assert code == 1
+    assert (out / "one.md").is_file() and (out / "three.md").is_file() and (out / "two.md").is_dir()
+    lines = [line for line in err.splitlines() if "two.pdf" in line]
+    assert len(lines) == 1 and "cannot write" in lines[0] and "two.md" in lines[0], err
+    assert "Traceback" not in err
+    assert "2 of 3 input(s) parsed" in err and "1 failed" in err
