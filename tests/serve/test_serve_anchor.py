@@ -1,5 +1,6 @@
-"""A chat request whose one image is a PDF page is anchored as `jocr parse` anchors it: the page's text
-layer in the prompt when the server's anchor setting and the model say so, the same Markdown back."""
+"""A chat request whose one image is a PDF page, and a Reader request for a PDF, are anchored as `jocr parse`
+anchors them: the page's text layer in the prompt when the server's anchor setting and the model say so,
+the same Markdown back."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def test_a_pdf_page_is_anchored_like_jocr_parse(anchored_model, tokenizer, mode)
         with TestClient(create_app(service.config, service)) as client:
             served = _chat(client, pdf, prompt)
             two_images = _chat(client, pdf, prompt, images=2)
+            body = {"pdf": base64.b64encode(pdf).decode()}
+            reader = client.post("/", json=body, headers={"X-Return-Format": "markdown"})
     finally:
         service.close()
     loaded = LoadedModel(model=anchored_model, tokenizer=tokenizer)
@@ -54,6 +57,8 @@ def test_a_pdf_page_is_anchored_like_jocr_parse(anchored_model, tokenizer, mode)
     page = parsed.pages[0]
     assert page.anchor.anchored is (mode != "off")
     assert served["choices"][0]["message"]["content"] == page.markdown
+    assert reader.status_code == 200, reader.text
+    assert reader.text == parsed.markdown
     plain = len(service.generator.builder.prompt_ids([page.image_tokens], prompt))
     anchored_tokens = served["usage"]["prompt_tokens"] - plain
     if mode == "off":

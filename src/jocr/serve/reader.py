@@ -208,6 +208,7 @@ async def read_pages(service: OCRService, source, indices: list[int], name: str)
         names=[name],
         on_page=count,
         runner=backend.scheduler,
+        anchor=service.config.anchor,
     )
     documents: list[Document] = []
     step = None
