@@ -19,7 +19,9 @@ page: one run each). Measured in order:
 5. decode tokens/s at batch 1 and 8 (the engine, speculation off), against the bandwidth bound
    bandwidth / (active parameters x 2 bytes);
 6. c(k) = time of a speculative step / time of a plain step (engine steps at fixed k, batch 1), and the
-   speedup the published acceptance tau = 2.73 at k = 3 would give (tau / c(3));
+   speedup the published acceptance tau = 2.73 at k = 3 would give (tau / c(3)); the parts of a step
+   timed alone, the distinct experts a 4-position verifier pass reads, and c(k)'s floor if every pass
+   cost exactly its weight bytes (docs/model.md "Why c(3) <= 1.3 is out of reach at full size");
 7. the tiled page end to end with --page-tokens output tokens (EOS and the repetition guard off, so the count
    is exact), speculation off and FastMTP k=3;
 8. with --int8: the same decode with int8 weights, and the logits' error against fp32;
@@ -184,9 +186,52 @@ def decode_rate(model, batch: int, config: OCRConfig, steps: int, repeats: int) 
     return statistics.median(rates)
 
 
+def expert_union(model, ids: torch.Tensor, positions: torch.Tensor, cache) -> float:
+    """Mean number of distinct routed experts per MoE layer that one forward pass over `ids` reads."""
+    from jocr.model.decoder import MoE
+
+    seen: list[int] = []
+    hooks = [
+        m.gate.register_forward_hook(lambda _m, _i, out: seen.append(len(set(out[1].flatten().tolist()))))
+        for m in model.modules()
+        if isinstance(m, MoE)
+    ]
+    try:
+        model(ids, positions=positions, cache=cache)
+    finally:
+        for h in hooks:
+            h.remove()
+    return statistics.mean(seen) if seen else 0.0
+
+
+def bandwidth_floor(config: OCRConfig, union: dict[int, float]) -> dict:
+    """c(k) if every pass cost exactly its weight bytes: (verifier over k + 1 positions, reading the union of
+    their experts, + k draft steps, each reading the head's block and the full lm_head) / one plain step."""
+    counts = count_parameters(config)
+    d, mtp = config.decoder, config.mtp
+    step = counts["active_params"]
+    routed = counts["routed_expert_active_params"]
+    draft = counts["mtp_active_params"] + (counts["lm_head_params"] if mtp.share_lm_head else 0)
+    out = {"draft_step_bytes_vs_step": draft / step}
+    for k in (1, 2, 3):
+        n = k + 1
+        # independent uniform routing: an expert escapes one token's top-k with probability 1 - top_k / E
+        random_union = d.n_routed_experts * (1 - (1 - d.num_experts_per_tok / d.n_routed_experts) ** n)
+        for tag, u in (
+            ("measured", union.get(n)),
+            ("random", random_union),
+            ("shared", d.num_experts_per_tok),
+        ):
+            if u is not None:
+                verify = step - routed + routed * u / d.num_experts_per_tok
+                out[f"c_k{k}_floor_{tag}"] = (verify + k * draft) / step
+    return out
+
+
 def breakdown(model, prompt: list[int], repeats: int) -> dict:
     """A speculative step's parts in units of a plain step (batch 1): the verifier over 2 and 4 positions
-    and one FastMTP draft step, each timed alone on a cache holding the prompt."""
+    and one FastMTP draft step, each timed alone on a cache holding the prompt; the distinct experts a
+    verifier pass reads; and c(k)'s floor from weight bytes alone (bandwidth_floor)."""
     from jocr.engine.cache import KVCache
 
     t = len(prompt)
@@ -203,10 +248,15 @@ def breakdown(model, prompt: list[int], repeats: int) -> dict:
     draft, _ = median_time(
         lambda: model.mtp_step(state, ids[:, :1], torch.tensor([[t]]), cache.view(0, 1)), repeats + 2
     )
+    union = {
+        n: expert_union(model, ids[:, :n], torch.arange(t, t + n)[None], cache.view(0, 1)) for n in (2, 3, 4)
+    }
     return {
         "verify2_vs_step": times[2] / times[1],
         "verify4_vs_step": times[4] / times[1],
         "draft_step_vs_step": draft / times[1],
+        "expert_union_v4": union[4],
+        **bandwidth_floor(model.config, union),
     }
 
 
@@ -352,7 +402,17 @@ def measure(args, cache: Path) -> dict:
         print(
             f"parts: verify over 2 / 4 positions {res['verify2_vs_step']:.2f} / "
             f"{res['verify4_vs_step']:.2f}, "
-            f"one draft step {res['draft_step_vs_step']:.2f} plain steps",
+            f"one draft step {res['draft_step_vs_step']:.2f} plain steps; "
+            f"experts read by a 4-position pass: {res['expert_union_v4']:.1f} per MoE layer",
+            flush=True,
+        )
+        print(
+            "c(k) floor from weight bytes (k=1, 2, 3): measured routing "
+            + ", ".join(f"{res[f'c_k{k}_floor_measured']:.2f}" for k in (1, 2, 3))
+            + "; random routing "
+            + ", ".join(f"{res[f'c_k{k}_floor_random']:.2f}" for k in (1, 2, 3))
+            + "; all positions sharing their experts "
+            + ", ".join(f"{res[f'c_k{k}_floor_shared']:.2f}" for k in (1, 2, 3)),
             flush=True,
         )
         if not args.skip_page:
@@ -455,6 +515,8 @@ HEADLINE = (
     "c_k1",
     "c_k2",
     "c_k3",
+    "c_k3_floor_measured",
+    "expert_union_v4",
     "page_s",
     "page_s_spec",
     "peak_rss_gb",
@@ -474,6 +536,7 @@ def report(res: dict, args) -> None:
         ("vision / fp32 matmul peak", "vision_vs_peak", None),
         ("prefill tok/s", "prefill_tok_s", None),
         ("c(k=1), c(k=2), c(k=3)", ("c_k1", "c_k2", "c_k3"), None),
+        ("c(k=3) floor from weight bytes", "c_k3_floor_measured", None),
         (f"speedup at tau {TAU}, k=3", "projected_speedup_tau", None),
         (f"page s, {args.page_tokens} tokens, no speculation", "page_s", "vllm_page_s"),
         (f"page s, {args.page_tokens} tokens, FastMTP k=3", "page_s_spec", None),

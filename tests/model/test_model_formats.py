@@ -6,6 +6,7 @@ compute of the same weights, and speculative verification against plain decoding
 from __future__ import annotations
 
 import copy
+import pickle
 import sys
 from pathlib import Path
 
@@ -13,9 +14,18 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from jocr.config import DecoderConfig
 from jocr.engine import Engine, EngineConfig, GenerationRequest, naive_generate
 from jocr.model import kernels
-from jocr.model.formats import PackedLinear, apply_format, check_fits, load_formatted, quantize_int8
+from jocr.model.decoder import MoE
+from jocr.model.formats import (
+    FusedExperts,
+    PackedLinear,
+    apply_format,
+    check_fits,
+    load_formatted,
+    quantize_int8,
+)
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
 from engine_models import build_cycle_model, random_prompt  # noqa: E402
@@ -50,6 +60,48 @@ def test_kernel_matches_fp32_product_and_is_identical_for_any_row_count(fmt):
         assert torch.equal(y, alone)  # a row's result does not depend on its neighbours
 
 
+@needs_kernel
+@pytest.mark.parametrize("quantize", ["none", "int8"])
+def test_fused_moe_matches_the_expert_loop_and_is_identical_for_any_row_count(quantize):
+    """One kernel call for the routed + shared experts (FusedExperts) computes what the per-expert loop of
+    MoE.routed computes; given the routing, a row's output does not depend on the rows beside it; a deep
+    copy or a pickled copy points at its own weights."""
+    torch.set_num_threads(2)  # the kernel's threads split every expert's rows of outputs
+    config = DecoderConfig(
+        hidden_size=64,
+        n_routed_experts=8,
+        num_experts_per_tok=3,
+        moe_intermediate_size=32,
+        n_shared_experts=2,
+    )
+    moe = MoE(config)
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for p in moe.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 0.2)
+    apply_format(moe.to(torch.bfloat16), "auto", quantize)
+    fused = moe.fast_experts
+    assert isinstance(fused, FusedExperts)
+    x = torch.randn(kernels.MAX_ROWS, 64, generator=g)
+    with torch.inference_mode():
+        weights, indices = moe.route(x)
+        assert len(set(indices.flatten().tolist())) > 3  # several experts, some chosen by several rows
+        out = fused(x, weights, indices)
+        ref = moe.routed(x, weights, indices) + moe.shared_experts(x)  # the per-expert path
+        assert (out - ref).abs().max() < 1e-5
+        alone = torch.cat(
+            [fused(x[i : i + 1], weights[i : i + 1], indices[i : i + 1]) for i in range(len(x))]
+        )
+        assert torch.equal(out, alone)
+        assert torch.equal(moe(x), out)  # MoE.forward takes the fused path
+        assert fused(torch.randn(kernels.MAX_ROWS + 1, 64), weights[:1], indices[:1]) is None  # prefill
+        for copied in (copy.deepcopy(moe), pickle.loads(pickle.dumps(moe))):
+            ptrs = copied.fast_experts.table.ptrs[0]
+            assert not torch.equal(ptrs, fused.table.ptrs[0])
+            assert ptrs[0] == copied.experts[0].gate_proj.weight.data_ptr()
+            assert torch.equal(copied(x), out)
+
+
 def test_int8_quantisation_error_is_within_half_a_step():
     w = torch.randn(64, 48, generator=torch.Generator().manual_seed(1))
     q, s = quantize_int8(w)
@@ -69,6 +121,8 @@ def bf16_model():
 def test_auto_keeps_bf16_bytes_and_computes_fp32(bf16_model):
     model = apply_format(copy.deepcopy(bf16_model), "auto")
     assert isinstance(model.lm_head, PackedLinear) and model.lm_head.weight.dtype == torch.bfloat16
+    moes = [layer.mlp for layer in model.model.layers if isinstance(layer.mlp, MoE)]
+    assert moes and all(isinstance(m.fast_experts, FusedExperts) == kernels.available() for m in moes)
     assert model.model.sam_model.patch_embed.proj.weight.dtype == torch.float32
     assert model.model.embed_tokens.weight.dtype == torch.float32
     ids = torch.randint(11, 200, (2, 9), generator=torch.Generator().manual_seed(2))

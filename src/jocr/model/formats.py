@@ -57,6 +57,47 @@ class PackedLinear(nn.Module):
         return y.view(*shape[:-1], self.out_features)
 
 
+class FusedExperts:
+    """A MoE layer's routed and shared experts through one kernel call (`kernels.moe`) for decode shapes (at
+    most kernels.MAX_ROWS rows, no autograd): each chosen expert runs once on all the rows that chose it, as
+    in `MoE.routed`, and the layer costs one Python call instead of three per chosen expert (the
+    per-expert calls were about a fifth of a full-size decode step: docs/model.md)."""
+
+    def __init__(self, moe: nn.Module) -> None:
+        def parts(mlp):
+            return [getattr(mlp, name) for name in ("gate_proj", "up_proj", "down_proj")]
+
+        experts = [parts(e) for e in moe.experts]
+        layers = [lin for e in experts for lin in e]
+        shared = parts(moe.shared_experts) if moe.shared_experts is not None else None
+        int8 = layers[0].scale is not None
+        gate, up, down = ([e[i].weight for e in experts] for i in range(3))
+        scales = [[e[i].scale for e in experts] for i in range(3)] if int8 else None
+        self.table = kernels.ExpertTable(
+            gate,
+            up,
+            down,
+            scales,
+            [lin.weight for lin in shared] if shared else None,
+            [lin.scale for lin in shared] if shared and int8 else None,
+        )
+
+    @staticmethod
+    def applies(moe: nn.Module) -> bool:
+        mlps = list(moe.experts) + ([moe.shared_experts] if moe.shared_experts is not None else [])
+        layers = [getattr(m, n) for m in mlps for n in ("gate_proj", "up_proj", "down_proj")]
+        if not all(isinstance(lin, PackedLinear) and lin.fast for lin in layers):
+            return False
+        dtypes = {lin.weight.dtype for lin in layers}
+        return len(dtypes) == 1 and all(lin.in_features % 16 == 0 for lin in layers)
+
+    def __call__(self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor) -> torch.Tensor | None:
+        # x: (N, D); weights, indices: (N, k) -> (N, D) float32, or None (the caller's own path then runs)
+        if not 0 < x.shape[0] <= kernels.MAX_ROWS or torch.is_grad_enabled():
+            return None
+        return kernels.moe(x.float().contiguous(), weights, indices, self.table)
+
+
 def quantize_int8(weight: torch.Tensor, rows: int = 8192) -> tuple[torch.Tensor, torch.Tensor]:
     """Symmetric per-output-row int8: (N, K) -> int8 (N, K), fp32 scales (N,). Done in row chunks so a large
     matrix (lm_head) never needs a whole fp32 copy."""
@@ -125,6 +166,9 @@ def apply_format(model: nn.Module, dtype: str = "auto", quantize: str = "none") 
                 continue  # fp32 weights stay a plain nn.Linear
         setattr(parent, attr, done[id(layer)])
         layer.weight = None  # drop the reference so the original storage is freed
+    for module in model.modules():
+        if hasattr(module, "fast_experts") and FusedExperts.applies(module):
+            module.fast_experts = FusedExperts(module)
     return model
 
 

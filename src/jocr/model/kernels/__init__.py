@@ -1,4 +1,5 @@
-"""Decode-time linear kernels for CPUs: fp32 activations times bf16 or int8 weights (see linear.c for why).
+"""Decode-time kernels for CPUs: fp32 activations times bf16 or int8 weights (see linear.c for why): one
+linear layer (`linear`) and a whole MoE layer's experts (`moe`).
 
 The C source is compiled once with the system C compiler (`cc -O3 -mavx2 -mfma -fopenmp`) into a per-user
 cache directory ($JOCR_KERNEL_DIR, default ~/.cache/jocr/kernels) named by the source's hash, and called
@@ -57,6 +58,15 @@ def _build() -> ctypes.CDLL | None:
     for fn in (lib.linear_bf16, lib.linear_i8):
         fn.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 3 + [ctypes.c_int]
         fn.restype = None
+    for fn in (lib.moe_bf16, lib.moe_i8):
+        fn.argtypes = (
+            [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
+            + [ctypes.c_void_p] * 14
+            + [ctypes.c_int64]
+            + [ctypes.c_void_p] * 5
+            + [ctypes.c_int]
+        )
+        fn.restype = None
     return lib
 
 
@@ -87,3 +97,62 @@ def linear(x: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor | None = N
     else:
         _lib.linear_i8(x.data_ptr(), weight.data_ptr(), scale.data_ptr(), y.data_ptr(), m, n, k, threads)
     return y
+
+
+class ExpertTable:
+    """Pointers to one MoE layer's expert weights, as `moe` takes them.
+
+    gate, up: E tensors (I, D); down: E tensors (D, I), all bf16 or all int8 (then with per-row fp32
+    scales); shared: the shared experts' (gate, up, down) weights and scales, or None. The table keeps the
+    tensors it points into (so the pointers stay valid) and rebuilds its pointers when copied or unpickled."""
+
+    def __init__(self, gate, up, down, scales=None, shared=None, shared_scales=None):
+        self.tensors = (list(gate), list(up), list(down), scales, shared, shared_scales)
+        self._pointers()
+
+    def _pointers(self) -> None:
+        gate, up, down, scales, shared, shared_scales = self.tensors
+
+        def table(ts):
+            return torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64)
+
+        self.int8 = gate[0].dtype == torch.int8
+        self.num_experts, (self.inter, self.hidden) = len(gate), gate[0].shape
+        self.ptrs = [table(ts) for ts in (gate, up, down)]
+        self.scale_ptrs = [table(ts) for ts in scales] if scales is not None else None
+        self.shared_inter = shared[0].shape[0] if shared is not None else 0
+
+    def __getstate__(self):
+        return {"tensors": self.tensors}
+
+    def __setstate__(self, state) -> None:
+        self.tensors = state["tensors"]
+        self._pointers()
+
+
+def moe(x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor, table: ExpertTable) -> torch.Tensor:
+    """x (N, D) float32 contiguous, weights (N, k) float32, indices (N, k) int64 -> (N, D) float32: the sum
+    over slots of weight x chosen expert's SwiGLU output, plus the shared experts' output. Each chosen expert
+    runs once on all the rows that chose it. Call only when `available()`; D and I multiples of 16."""
+    n, d = x.shape
+    k = indices.shape[1]
+    weights = weights.float().contiguous()
+    indices = indices.contiguous()
+    inter, pairs = table.inter, n * k
+    xs = torch.empty(pairs, d, dtype=torch.float32)
+    ys = torch.empty(pairs, d, dtype=torch.float32)
+    width = max(pairs * inter, n * table.shared_inter)
+    g = torch.empty(width, dtype=torch.float32)
+    u = torch.empty(width, dtype=torch.float32)
+    out = torch.empty(n, d, dtype=torch.float32)
+    _, _, _, _, shared, shared_scales = table.tensors
+    sh = [t.data_ptr() for t in shared] if shared is not None else [None] * 3
+    ssh = [t.data_ptr() for t in shared_scales] if shared_scales is not None else [None] * 3
+    sc = [p.data_ptr() for p in table.scale_ptrs] if table.scale_ptrs is not None else [None] * 3
+    fn = _lib.moe_i8 if table.int8 else _lib.moe_bf16
+    fn(
+        x.data_ptr(), n, d, inter, table.num_experts, k, indices.data_ptr(), weights.data_ptr(),
+        *[p.data_ptr() for p in table.ptrs], *sc, *sh, *ssh, table.shared_inter,
+        xs.data_ptr(), ys.data_ptr(), g.data_ptr(), u.data_ptr(), out.data_ptr(), torch.get_num_threads(),
+    )  # fmt: skip
+    return out
