@@ -141,7 +141,7 @@ def moe(x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor, table: Ex
     inter, pairs = table.inter, n * k
     xs = torch.empty(pairs, d, dtype=torch.float32)
     ys = torch.empty(pairs, d, dtype=torch.float32)
-    width = max(pairs * inter, n * table.shared_inter)
+    width = pairs * inter + n * table.shared_inter  # each MLP its own scratch (linear.c)
     g = torch.empty(width, dtype=torch.float32)
     u = torch.empty(width, dtype=torch.float32)
     out = torch.empty(n, d, dtype=torch.float32)

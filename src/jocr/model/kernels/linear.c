@@ -107,23 +107,36 @@ void NAME(const float *x, const WTYPE *w, const float *scale, float *y, int64_t 
 }
 
 /* One SwiGLU MLP on c rows (inside a parallel region): h = silu(x Wg^T) * (x Wu^T); y = h Wd^T.
-   g, u: (c, I) scratch; h is written over g. */
-#define MLP(NAME, SHAREDFN, WTYPE)                                                                      \
+   g, u: (c, I) scratch of this MLP alone; h is written over g. One barrier: the gate, up and SiLU of a block
+   of outputs run in the same iteration, and the down product does not wait at its end (nowait), so the next
+   MLP starts at once; its scratch and outputs are its own, and the caller puts a barrier before reading y. */
+#define MLP(NAME, ROWSFN, WTYPE)                                                                        \
 static void NAME(const float *x, int64_t c, int64_t D, int64_t I, const WTYPE *wg, const float *sg,     \
                  const WTYPE *wu, const float *su, const WTYPE *wd, const float *sd, float *g, float *u, \
                  float *y) {                                                                            \
-    SHAREDFN(x, c, wg, sg, g, I, D);                                                                    \
-    SHAREDFN(x, c, wu, su, u, I, D);                                                                    \
     _Pragma("omp for schedule(static)")                                                                 \
-    for (int64_t i = 0; i < c * I; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];                      \
-    SHAREDFN(g, c, wd, sd, y, D, I);                                                                    \
+    for (int64_t b = 0; b < (I + NBLK - 1) / NBLK; b++) {                                               \
+        int64_t n0 = b * NBLK, n1 = n0 + NBLK < I ? n0 + NBLK : I;                                      \
+        ROWSFN(x, c, wg, sg, g, I, D, n0, n1);                                                          \
+        ROWSFN(x, c, wu, su, u, I, D, n0, n1);                                                          \
+        for (int64_t r = 0; r < c; r++)                                                                 \
+            for (int64_t n = n0; n < n1; n++) {                                                         \
+                float v = g[r * I + n];                                                                 \
+                g[r * I + n] = v / (1.0f + expf(-v)) * u[r * I + n];                                    \
+            }                                                                                           \
+    }                                                                                                   \
+    _Pragma("omp for schedule(static) nowait")                                                          \
+    for (int64_t b = 0; b < (D + NBLK - 1) / NBLK; b++) {                                               \
+        int64_t n0 = b * NBLK, n1 = n0 + NBLK < D ? n0 + NBLK : D;                                      \
+        ROWSFN(g, c, wd, sd, y, D, I, n0, n1);                                                          \
+    }                                                                                                   \
 }
 
 /* A MoE layer for N rows x (N, D): out (N, D) = sum over slots s of wts[n, s] * expert_{idx[n, s]}(x[n])
    (in slot order) + shared(x[n]). Each chosen expert runs once on all the rows that chose it, so its
    weights are read once per call. Per expert e: wg[e], wu[e] (I, D), wd[e] (D, I) and, for int8, the scales
    sg[e], su[e] (I,), sd[e] (D,) (NULL pointers for bf16). The shared MLP (width Is) is skipped when its
-   gate pointer is NULL. Scratch: xs, ys (N * k, D); g, u (max(N * k * I, N * Is)). */
+   gate pointer is NULL. Scratch: xs, ys (N * k, D); g, u (N * k * I + N * Is): every MLP its own part. */
 #define MOE(NAME, MLPFN, WTYPE)                                                                         \
 void NAME(const float *x, int64_t N, int64_t D, int64_t I, int64_t E, int64_t k, const int64_t *idx,    \
           const float *wts, const WTYPE *const *wg, const WTYPE *const *wu, const WTYPE *const *wd,     \
@@ -139,16 +152,18 @@ void NAME(const float *x, int64_t N, int64_t D, int64_t I, int64_t E, int64_t k,
         at[p] = fill[idx[p]]++;                                                                         \
         memcpy(xs + at[p] * D, x + (p / k) * D, D * sizeof(float));                                     \
     }                                                                                                   \
+    float *shared = shg ? malloc(N * D * sizeof(float)) : 0;                                            \
     _Pragma("omp parallel num_threads(threads)")                                                        \
     {                                                                                                   \
         for (int64_t e = 0; e < E; e++) {                                                               \
             int64_t c = start[e + 1] - start[e];                                                        \
             if (c == 0) continue;                                                                       \
             MLPFN(xs + start[e] * D, c, D, I, wg[e], sg ? sg[e] : 0, wu[e], su ? su[e] : 0, wd[e],      \
-                  sd ? sd[e] : 0, g, u, ys + start[e] * D);                                             \
+                  sd ? sd[e] : 0, g + start[e] * I, u + start[e] * I, ys + start[e] * D);               \
         }                                                                                               \
         if (shg)                                                                                        \
-            MLPFN(x, N, D, Is, shg, ssg, shu, ssu, shd, ssd, g, u, xs); /* xs is free again */          \
+            MLPFN(x, N, D, Is, shg, ssg, shu, ssu, shd, ssd, g + P * I, u + P * I, shared);             \
+        _Pragma("omp barrier")                                                                          \
         _Pragma("omp for schedule(static)")                                                             \
         for (int64_t n = 0; n < N; n++) {                                                               \
             float *o = out + n * D;                                                                     \
@@ -158,10 +173,10 @@ void NAME(const float *x, int64_t N, int64_t D, int64_t I, int64_t E, int64_t k,
                 for (int64_t d = 0; d < D; d++) o[d] += yr[d] * w;                                      \
             }                                                                                           \
             if (shg)                                                                                    \
-                for (int64_t d = 0; d < D; d++) o[d] += xs[n * D + d];                                  \
+                for (int64_t d = 0; d < D; d++) o[d] += shared[n * D + d];                              \
         }                                                                                               \
     }                                                                                                   \
-    free(start); free(at); free(fill);                                                                  \
+    free(start); free(at); free(fill); free(shared);                                                    \
 }
 
 BLOCK(block_bf16, uint16_t, load_bf16)
@@ -172,7 +187,7 @@ SHARED_LINEAR(shared_bf16, rows_bf16, uint16_t)
 SHARED_LINEAR(shared_i8, rows_i8, int8_t)
 LINEAR(linear_bf16, shared_bf16, uint16_t)
 LINEAR(linear_i8, shared_i8, int8_t)
-MLP(mlp_bf16, shared_bf16, uint16_t)
-MLP(mlp_i8, shared_i8, int8_t)
+MLP(mlp_bf16, rows_bf16, uint16_t)
+MLP(mlp_i8, rows_i8, int8_t)
 MOE(moe_bf16, mlp_bf16, uint16_t)
 MOE(moe_i8, mlp_i8, int8_t)
