@@ -46,6 +46,7 @@ from pathlib import Path
 import torch
 from PIL import Image
 
+from forward import timed  # benchmarks/forward.py: median wall time of repeats
 from jocr.config import OCRConfig
 from jocr.documents.preprocess import preprocess_image
 from jocr.engine import Engine, EngineConfig, GenerationRequest, GuardConfig
@@ -58,26 +59,17 @@ NO_GUARD = GuardConfig(ngram_size=0, loop_detection=False, diversity_window=0)
 PAGE_SIZE = (1200, 1800)  # width x height: a 2x3 tile grid under the published preprocessing
 
 
-def median_time(fn, repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
-
-
 def machine(repeats: int) -> dict:
     a = torch.ones(256 * 1024 * 1024)  # 1 GiB fp32
     a.sum()
-    read_s, _ = median_time(lambda: a.sum(), repeats + 2)
+    read_s, _ = timed(lambda: a.sum(), repeats + 2)
     a = None  # free the buffer
     out = {"bandwidth_gb_s": 1024**3 / read_s / 1e9}
     n = 2048
     for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
         x, w = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
         torch.nn.functional.linear(x, w)
-        s, _ = median_time(lambda x=x, w=w: torch.nn.functional.linear(x, w), repeats)
+        s, _ = timed(lambda x=x, w=w: torch.nn.functional.linear(x, w), repeats)
         out[f"matmul_{name}_gflop_s"] = 2 * n**3 / s / 1e9
     return out
 
@@ -244,8 +236,8 @@ def breakdown(model, prompt: list[int], repeats: int) -> dict:
     def verify(n: int):
         return lambda: model(ids[:, :n], positions=torch.arange(t, t + n)[None], cache=cache.view(0, 1))
 
-    times = {n: median_time(verify(n), repeats + 2)[0] for n in (1, 2, 4)}
-    draft, _ = median_time(
+    times = {n: timed(verify(n), repeats + 2)[0] for n in (1, 2, 4)}
+    draft, _ = timed(
         lambda: model.mtp_step(state, ids[:, :1], torch.tensor([[t]]), cache.view(0, 1)), repeats + 2
     )
     union = {
@@ -367,7 +359,7 @@ def measure(args, cache: Path) -> dict:
         )
         for name, views in (("vision_global", single), ("vision_tiled", tiled)):
             reps = args.repeats if name == "vision_global" else max(1, args.repeats // 2)
-            s, embeds = median_time(lambda v=views: model.encode_images([v]), reps)
+            s, embeds = timed(lambda v=views: model.encode_images([v]), reps)
             flops = vision_flops(config, views)
             res[f"{name}_s"], res[f"{name}_tflop"] = s, flops / 1e12
             res[f"{name}_vs_peak"] = flops / s / 1e9 / res["matmul_fp32_gflop_s"]
@@ -384,7 +376,7 @@ def measure(args, cache: Path) -> dict:
             kv = KVCache(1, len(prompt) + 8, dtype=next(model.parameters()).dtype)
             return model.decode(inputs, torch.arange(len(prompt))[None], kv.view(0, 1), num_logits_to_keep=1)
 
-        s, _ = median_time(prefill, max(1, args.repeats // 2))
+        s, _ = timed(prefill, max(1, args.repeats // 2))
         res["prefill_tok_s"] = len(prompt) / s
         print(f"prefill: {len(prompt)} tokens in {s:.2f} s = {res['prefill_tok_s']:.0f} tok/s", flush=True)
         res["bandwidth_bound_tok_s"] = res["bandwidth_gb_s"] * 1e9 / (active * 2)
