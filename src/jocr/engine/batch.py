@@ -56,11 +56,11 @@ class Row:
         eos_id: int,
         tokenizer,
         device,
-        limit: int | None = None,
+        limit: int,
     ):
         self.index = index  # caller's handle (position in a generate() list, or a scheduler ticket)
         self.req = req
-        self.limit = req.max_tokens if limit is None else limit  # Engine.token_limit
+        self.limit = limit  # tokens it may generate (Engine.token_limit)
         self.prompt_len = len(req.prompt_ids)
         self.stop_ids = frozenset(req.stop_token_ids if req.stop_token_ids is not None else (eos_id,))
         self.guard = GuardState(req.guard or guard)

@@ -41,6 +41,13 @@ def _model_positions(model) -> int | None:
     return int(positions) if positions else None
 
 
+def _token_limit(req: GenerationRequest, positions: int | None) -> int:
+    """`req.max_tokens`, cut where prompt + output would pass the model's trained positions (None: no cut)."""
+    if positions is None:
+        return req.max_tokens
+    return min(req.max_tokens, positions - len(req.prompt_ids))
+
+
 class Engine:
     """Owns the drafter, the adaptive-k controller and aggregate statistics for one model."""
 
@@ -85,9 +92,7 @@ class Engine:
         """The tokens a request may generate: its max_tokens, cut where prompt + output would pass the
         positions the model was trained for (beyond them RoPE attention degrades into loops); a request cut
         short this way finishes with "length" like any other."""
-        if self.positions is None:
-            return req.max_tokens
-        return min(req.max_tokens, self.positions - len(req.prompt_ids))
+        return _token_limit(req, self.positions)
 
     def check(self, req: GenerationRequest) -> GenerationRequest:
         """Validate a request against the engine (one-line ValueError for bad input)."""
@@ -170,8 +175,7 @@ def naive_generate(
     images = [req.images] if req.images else None
     device = next(model.parameters()).device
     image_id = _model_image_id(model)  # never generated: a placeholder needs an image (as in the engine)
-    positions = _model_positions(model)
-    limit = req.max_tokens if positions is None else min(req.max_tokens, positions - len(req.prompt_ids))
+    limit = _token_limit(req, _model_positions(model))
     out: list[int] = []
     finish, stop_string = "length", None
     while len(out) < limit:
