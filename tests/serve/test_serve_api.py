@@ -120,7 +120,7 @@ class ScriptedGenerator:
     def prepare(self, image):
         return None, 0
 
-    def prompt_ids(self, prompt, counts):
+    def prompt_ids(self, prompt, counts, anchor=None):
         return [0]
 
     def submit(self, prompt_ids, views, params, on_token, on_done):

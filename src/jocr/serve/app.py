@@ -271,16 +271,19 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             deadline = time.monotonic() + config.request_timeout_s
             try:
                 async with asyncio.timeout(config.request_timeout_s):
+                    # A PDF page's text layer goes into the prompt of a one-page request only (an anchor
+                    # is a page's).
+                    one_page = len(task.image_urls) == 1
                     loaded = await _all_or_none(
-                        service.load_image(url, i, deadline, hold) for i, url in enumerate(task.image_urls)
+                        service.load_image(url, i, deadline, hold, with_anchor=one_page)
+                        for i, url in enumerate(task.image_urls)
                     )
             except TimeoutError:
                 raise ApiError(
                     504, f"fetching images timed out after {config.request_timeout_s:g} s"
                 ) from None
             images = [page.image for page in loaded]
-            # A PDF page's text layer goes into the prompt of a one-page request only (an anchor is a page's).
-            anchor = loaded[0].anchor if len(loaded) == 1 else None
+            anchor = loaded[0].anchor if one_page else None
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
                 # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.

@@ -199,7 +199,7 @@ class OpenDocument:
         """The page's anchor text under the server's anchor setting, or None (the image alone)."""
         service = self._service
         mode = service.config.anchor
-        if self.source.kind != "pdf" or mode == "off" or not hasattr(service.generator, "anchor"):
+        if self.source.kind != "pdf" or mode == "off":
             return None
 
         def decide() -> str | None:
@@ -216,7 +216,8 @@ class OCRService:
     """Pages in, Markdown out, for many concurrent requests.
 
     `generator` is the model side (`jocr.serve.backend.EngineBackend`):
-    `prepare(image) -> (views, n_image_tokens)`, `prompt_ids(prompt, counts)`,
+    `prepare(image) -> (views, n_image_tokens)`, `prompt_ids(prompt, counts, anchor=None)`,
+    `anchor(source, page_index, mode) -> PageAnchor` (for PDF pages),
     `submit(prompt_ids, views, params, on_token, on_done) -> handle` (`on_token(new ids)` per chunk, then
     `on_done(result, error)` once, from any thread), `cancel(handle)`, `decode(ids)`,
     `finish(raw, (width, height), finish_reason)` (post-processing) and `model_id`.
@@ -302,17 +303,23 @@ class OCRService:
         return page
 
     async def load_image(
-        self, url: str, index: int, deadline: float | None = None, hold: PixelHold | None = None
+        self,
+        url: str,
+        index: int,
+        deadline: float | None = None,
+        hold: PixelHold | None = None,
+        with_anchor: bool = True,
     ) -> ChatImage:
         """The first page of an image or PDF given by URL (chat `image_url` parts), with its anchor when it
-        is a PDF page (`OpenDocument.anchor`); its pixels are reserved on `hold` before it is decoded."""
+        is a PDF page and `with_anchor` (`OpenDocument.anchor`; a request of several images is never anchored,
+        so their text layers are not read); its pixels are reserved on `hold` before it is decoded."""
         data, _ctype, _final = await self.fetch(url, deadline, allow_data=True)
         doc = await self.open_document(data, f"image {index + 1}")
         try:
             if hold is not None:
                 hold.add(await doc.page_pixels(0))
             image = await doc.render(0)
-            return ChatImage(image, await doc.anchor(0))
+            return ChatImage(image, await doc.anchor(0) if with_anchor else None)
         except DocumentError as exc:
             raise ApiError(400, str(exc), code="bad_document") from None
         finally:
@@ -339,10 +346,7 @@ class OCRService:
             # Preprocessing, tokenising and the engine's checks are CPU work: off the event loop.
             prepared = [self.generator.prepare(im) for im in images]
             counts = [n for _v, n in prepared]
-            if anchor is None:
-                prompt_ids = self.generator.prompt_ids(prompt, counts)
-            else:
-                prompt_ids = self.generator.prompt_ids(prompt, counts, anchor=anchor)
+            prompt_ids = self.generator.prompt_ids(prompt, counts, anchor=anchor)
             views = [v for v, _n in prepared]
             handle = self.generator.submit(prompt_ids, views, params, on_token, on_done)
             return Submitted(handle, len(prompt_ids), images[0].size, events)
