@@ -184,8 +184,8 @@ def vector_requests(model: OCRModel, tok: Tokenizer, count: int, max_tokens: int
         with open_source(str(pdf), LoadOptions()) as source:
             image = source.render(0)
             decision = page_anchor(source, 0, "on", ANCHOR_VERSION, tok, budget)
-        page = builder.page(image, anchor=decision.anchor.text if decision.anchored else None)
-        requests.append(GenerationRequest(page.prompt_ids, images=[page.views], max_tokens=max_tokens))
+        for page in builder.pages(image, decision.texts or [None]):  # one request per anchor window
+            requests.append(GenerationRequest(page.prompt_ids, images=[page.views], max_tokens=max_tokens))
     return requests
 
 

@@ -1,18 +1,34 @@
-"""The anchor: format, grid, the per-line cap and the token-budget rule (a prefix of the runs + "...")."""
+"""The anchor: format, grid, the per-line cap, the token-budget rule (windows of the runs, "..." at a cut),
+and run references (`@i`): `reference_target` and `resolve_references` are exact inverses."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
 
-from jocr.documents.anchor import ANCHOR_VERSION, CUT_MARK, anchor_lines, build_anchor, cap_text
+from jocr.documents.anchor import (
+    ANCHOR_VERSION,
+    CUT_MARK,
+    anchor_lines,
+    anchor_runs,
+    build_anchor,
+    build_windows,
+    cap_text,
+    page_runs,
+    reference_target,
+    resolve_references,
+    window_target,
+    without_open_reference,
+)
 from jocr.documents.textlayer import OK, TextLayer, TextLine, read_page
 from jocr.tokenizer import Tokenizer
 
 DATA = Path(__file__).parent / "data" / "olmocr-bench"
 MODELS = Path(__file__).parents[2] / "models"
+VECTOR = Path(__file__).parents[2] / "data" / "frozen-test" / "vector"
 
 
 def small_layer() -> TextLayer:
@@ -32,10 +48,15 @@ def test_format_and_grid():
     lines = anchor_lines(small_layer())
     assert lines == [
         "page 600x800",
-        "100,50 Title of the page",
-        "100,125 first line of body",
-        "999,999 second line",
+        "@1 100,50 Title of the page",
+        "@2 100,125 first line of body",
+        "@3 999,999 second line",
     ]
+    assert anchor_runs("\n".join(lines)) == {
+        1: "Title of the page",
+        2: "first line of body",
+        3: "second line",
+    }
 
 
 def test_cap_text_keeps_head_and_tail_at_spaces():
@@ -67,9 +88,100 @@ def test_real_page_with_the_bundled_tokenizer(budget):
         layer = read_page(doc[0])
     anchor = build_anchor(layer, tok, max_tokens=budget)
     full = build_anchor(layer, tok, max_tokens=100_000)
-    # Measured with the bundled 384-token BPE: the whole anchor of this page is 4,810 tokens (6,443
-    # characters), so every budget here cuts it.
-    assert full.tokens == 4810 and full.lines == full.lines_total == 118
+    # Measured with the bundled 384-token BPE: the whole anchor of this page is 5,292 tokens (118 runs),
+    # so every budget here cuts it.
+    assert full.tokens == 5292 and full.lines == full.lines_total == 118
     assert anchor.truncated and budget - 60 < anchor.tokens <= budget
     assert anchor.text.startswith("page 612x792\n")
     assert anchor.to_dict()["truncated"] is True
+
+
+ANCHOR = "\n".join(
+    [
+        "page 600x800",
+        "@1 100,50 Results",
+        "@2 100,125 Revenue rose by 12%",
+        "@3 100,140 in the third",
+        "@4 9,9 quarter.",
+        "@5 1,1 3",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    "markdown, target",
+    [
+        ("# Results\n\nRevenue rose by 12% in the third quarter.", "# @1\n\n@2 @3 @4"),
+        # a run inside a word, or before a digit, stays text (`@3` must not read as `@31`)
+        ("Results2 in the third5 quarter.x", "Results2 in the third5 @4x"),
+        # table cells; a run that occurs twice is taken once, in order
+        ("<td>Results</td><td>3</td><td>3</td>", "<td>@1</td><td>@5</td><td>3</td>"),
+        # text already holding a reference-like `@12` is left as it is
+        ("write to me@3x.com or @12", "write to me@3x.com or @12"),
+    ],
+)
+def test_reference_target_and_resolution_are_inverses(markdown, target):
+    assert reference_target(markdown, ANCHOR) == target
+    assert resolve_references(target, ANCHOR) == markdown
+
+
+def test_resolution_of_model_output():
+    # adjacent references (CJK runs have no space between them); an unknown number and an e-mail stay
+    assert (
+        resolve_references("@1@2 and @9, me@3.org", ANCHOR) == "ResultsRevenue rose by 12% and @9, me@3.org"
+    )
+    assert without_open_reference("# @1\n\n@2 @1") == "# @1\n\n@2 "
+    assert without_open_reference("total @") == "total " and without_open_reference("@1 x") == "@1 x"
+
+
+def test_references_on_the_frozen_vector_pages():
+    # Every frozen vector page: the reference form reads back to exactly its Markdown, and it is shorter.
+    tok = Tokenizer.from_dir(MODELS)
+    plain = written = 0
+    for pdf in sorted((VECTOR / "pdfs").glob("*.pdf")):
+        with pdfium.PdfDocument(str(pdf)) as doc:
+            layer = read_page(doc[0])
+        anchor = build_anchor(layer, tok, max_tokens=100_000)
+        markdown = (VECTOR / "gt" / f"{pdf.stem}_pg1_repeat1.md").read_text(encoding="utf-8").strip()
+        target = reference_target(markdown, anchor.text)
+        assert resolve_references(target, anchor.text) == markdown
+        plain += len(tok.encode(markdown))
+        written += len(tok.encode(target))
+    # Measured: the model writes 0.40 of the Markdown's tokens (tables' cells that the layer merges, formulas
+    # and Markdown syntax stay text).
+    assert round(written / plain, 2) == 0.40
+
+
+def test_windows_cover_the_runs_in_order_within_the_budget():
+    tok = Tokenizer.from_dir(MODELS)
+    with pdfium.PdfDocument(str(DATA / "multi_column_miss.pdf")) as doc:
+        layer = read_page(doc[0])
+    windows = build_windows(layer, tok, max_tokens=1400)
+    # Measured: 118 runs in 4 windows of at most 1,400 tokens.
+    assert [w.first for w in windows] == [1, 29, 56, 92]
+    assert sum(w.lines for w in windows) == 118 and all(w.tokens <= 1400 for w in windows)
+    # each window numbers its runs from 1
+    assert windows[0].text.endswith("\n" + CUT_MARK) and windows[1].text.startswith("page 612x792\n...\n@1 ")
+    assert windows[-1].text.splitlines()[-1].startswith("@27 ") and windows[-1].lines == 27
+    whole = anchor_lines(layer)
+    assert page_runs(windows) == {i: line.split(" ", 2)[2] for i, line in enumerate(whole[1:], 1)}
+    assert build_windows(layer, tok, max_tokens=1400, max_windows=2)[-1].first == 29
+    assert build_anchor(layer, tok, 1400).text == windows[0].text
+
+
+def test_window_targets_rebuild_the_page():
+    # Each window's part of a page in reference form names only its runs; joined in order the parts give the
+    # page's text back (a block cut by a window edge gains a blank line).
+    tok = Tokenizer.byte_level()
+    pdf = sorted((VECTOR / "pdfs").glob("*.pdf"))[0]
+    with pdfium.PdfDocument(str(pdf)) as doc:
+        layer = read_page(doc[0])
+    windows = build_windows(layer, tok, max_tokens=300, max_windows=100)
+    assert len(windows) > 3
+    markdown = (VECTOR / "gt" / f"{pdf.stem}_pg1_repeat1.md").read_text(encoding="utf-8").strip()
+    parts = [window_target(markdown, windows, i) for i in range(len(windows))]
+    for window, part in zip(windows, parts):
+        numbers = {int(n) for n in re.findall(r"(?<![A-Za-z0-9_@])@([0-9]+)", part)}
+        assert numbers <= set(range(1, window.lines + 1))
+    joined = "\n\n".join(resolve_references(p, w.text) for p, w in zip(parts, windows) if p)
+    assert "".join(joined.split()) == "".join(markdown.split())  # all text, in order

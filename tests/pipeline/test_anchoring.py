@@ -4,10 +4,11 @@ each page reports what happened, and the prompt is the tokenizer's one anchored 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from fake_engine import scripted_model
-from layer_fixtures import invisible_pdf, plain_pdf
+from layer_fixtures import PROSE, invisible_pdf, plain_pdf
 from pdf_fixtures import image_bytes
 
 from jocr.documents.anchor import ANCHOR_VERSION, build_anchor
@@ -48,7 +49,7 @@ def test_auto_on_an_anchored_model_uses_a_usable_layer():
     assert page.anchor.anchored and page.anchor.verdict == "ok" and page.anchor.note == ""
     with open_source(plain_pdf(), LoadOptions()) as source:
         expected = build_anchor(source.text_layer(0), model.tokenizer, model.anchor_config.max_tokens)
-    assert page.anchor.anchor.text == expected.text
+    assert [w.text for w in page.anchor.windows] == [expected.text]
     assert prompts[0] == model.tokenizer.build_prompt(
         DEFAULT_PROMPT, [page.image_tokens], anchor=expected.text
     )
@@ -134,3 +135,33 @@ def test_cli_anchor_flag_and_json(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:  # argparse's own usage error
         main(["parse", "-q", str(tmp_path / "doc.pdf"), "--anchor", "maybe"])
     assert exc.value.code == 2 and "--anchor" in capsys.readouterr().err
+
+
+def _reference_reply(model):
+    """The scripted engine answers each request with references to the runs of its anchor window."""
+    tok = model.tokenizer
+
+    def answer(req):
+        from jocr.engine import GenerationResult, RequestStats
+
+        numbers = re.findall(r"^@(\d+) ", tok.decode(req.prompt_ids), flags=re.M)
+        ids = tok.encode(" ".join(f"@{n}" for n in numbers))
+        return GenerationResult(token_ids=ids, finish_reason="stop", stats=RequestStats())
+
+    model.scripted.answer = answer
+
+
+@pytest.mark.parametrize("budget, windows", [(1024, 1), (80, 3)])
+def test_references_resolve_and_long_pages_are_read_in_windows(budget, windows):
+    # One request per window of the anchor; the model's `@i` become the runs' text, windows joined in order.
+    model, prompts = recording_model(ANCHOR_VERSION)
+    model.model.config.anchor.max_tokens = budget
+    _reference_reply(model)
+    page = parse(plain_pdf(), model=model).pages[0]
+    assert len(page.anchor.windows) == len(prompts) == windows
+    # each window numbers its runs from 1: three one-run windows are answered "@1" each
+    assert page.markdown == (" " if windows == 1 else "\n\n").join(PROSE)
+    assert page.raw == ("@1 @2 @3" if windows == 1 else "@1\n\n@1\n\n@1")
+    assert page.prompt_tokens == sum(len(p) for p in prompts)
+    info = page.to_dict()["anchor"]
+    assert info["windows"] == windows and info["lines"] == info["lines_total"] == 3 and not info["truncated"]

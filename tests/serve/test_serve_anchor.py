@@ -13,21 +13,27 @@ from serve_helpers import make_service
 from starlette.testclient import TestClient
 
 from jocr.config import AnchorConfig, OCRConfig
+from jocr.documents.anchor import ANCHOR_VERSION
 from jocr.model import OCRModel
 from jocr.pipeline import LoadedModel, parse
 from jocr.serve.app import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "documents"))
+from layer_fixtures import layer_pdf, lines_content  # noqa: E402
 from pdf_fixtures import text_pdf  # noqa: E402
 
 MAX_TOKENS = 8
 
 
+def _anchored_model(max_tokens: int) -> OCRModel:
+    config = OCRConfig.preset("tiny")
+    config.anchor = AnchorConfig(version=ANCHOR_VERSION, max_tokens=max_tokens)
+    return OCRModel(config).init_weights(seed=0).eval()
+
+
 @pytest.fixture(scope="module")
 def anchored_model():
-    config = OCRConfig.preset("tiny")
-    config.anchor = AnchorConfig(version=1, max_tokens=256)
-    return OCRModel(config).init_weights(seed=0).eval()
+    return _anchored_model(256)
 
 
 def _chat(client: TestClient, pdf: bytes, prompt: str, images: int = 1) -> dict:
@@ -64,6 +70,49 @@ def test_a_pdf_page_is_anchored_like_jocr_parse(anchored_model, tokenizer, mode)
     if mode == "off":
         assert anchored_tokens == 0
     else:  # the anchor's tokens and its two tag lines
-        assert anchored_tokens > page.anchor.anchor.tokens
+        assert anchored_tokens > page.anchor.windows[0].tokens
     # Two images: no anchor (an anchor is one page's); each image costs the same tokens as alone.
     assert two_images["usage"]["prompt_tokens"] == plain + page.image_tokens
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_long_page_is_read_in_windows_like_jocr_parse(tokenizer, stream):
+    # A 100-token budget cuts this page's anchor into several windows: one engine request each, the outputs
+    # joined in order, the runs' references resolved; the chat answer (streamed or not) equals `jocr parse`.
+    model = _anchored_model(100)
+    pdf = layer_pdf(lines_content([f"Line {i} of the quarterly report" for i in range(6)]))
+    service = make_service(model, tokenizer, anchor="on")
+    prompt = service.generator.builder.prompt
+    url = "data:application/pdf;base64," + base64.b64encode(pdf).decode()
+    parts = [{"type": "text", "text": prompt}, {"type": "image_url", "image_url": {"url": url}}]
+    body = {"messages": [{"role": "user", "content": parts}], "max_tokens": MAX_TOKENS, "temperature": 0}
+    try:
+        with TestClient(create_app(service.config, service)) as client:
+            if stream:
+                with client.stream("POST", "/v1/chat/completions", json={**body, "stream": True}) as response:
+                    assert response.status_code == 200
+                    content = "".join(_sse_contents(response.iter_lines()))
+            else:
+                response = client.post("/v1/chat/completions", json=body)
+                assert response.status_code == 200, response.text
+                content = response.json()["choices"][0]["message"]["content"]
+    finally:
+        service.close()
+    parsed = parse(
+        pdf, model=LoadedModel(model=model, tokenizer=tokenizer), max_tokens=MAX_TOKENS, anchor="on"
+    )
+    page = parsed.pages[0]
+    assert page.anchor.anchored and len(page.anchor.windows) >= 3
+    assert page.to_dict()["anchor"]["windows"] == len(page.anchor.windows)
+    assert sum(w.lines for w in page.anchor.windows) == page.anchor.windows[0].lines_total == 6
+    assert content == page.markdown
+
+
+def _sse_contents(lines):
+    import json
+
+    for line in lines:
+        if line.startswith("data: ") and line != "data: [DONE]":
+            choice = json.loads(line[6:])["choices"]
+            if choice and choice[0].get("delta", {}).get("content"):
+                yield choice[0]["delta"]["content"]

@@ -1,19 +1,30 @@
 """The anchor: a page's text layer serialised for the prompt (document anchoring, olmOCR v1, arXiv
 2502.18443 section 3.1), built by one function for training and inference.
 
-Format, version 1 (ANCHOR_VERSION). One header line, then one line per text run in the text layer's
+Format, version 2 (ANCHOR_VERSION). One header line, then one line per text run in the text layer's
 order (PDFium's content order, which is the reading order of most born-digital pages):
 
     page 612x792
-    72,60 Corporate social responsibility and the tobacco industry:
-    122,77 hope or hype?
+    @1 72,60 Corporate social responsibility and the tobacco industry:
+    @2 122,77 hope or hype?
 
 - header: `page WxH`, the page size in points as rendered (rounded), so the model knows the aspect.
-- each run: `x,y text`, the run's top-left corner on the 0-999 grid of the grounding boxes
-  (documents/postprocess.py: pixel = grid / 999 * size), then the run's text. The text never holds a
-  newline (the text layer splits runs at line breaks), so no escaping is needed.
+- each run: `@i x,y text`: the run's number (1, 2, ... in order), its top-left corner on the 0-999 grid of
+  the grounding boxes (documents/postprocess.py: pixel = grid / 999 * size), then the run's text. The text
+  never holds a newline (the text layer splits runs at line breaks), so no escaping is needed.
 - a run longer than `max_line_chars` keeps its head and tail around " ... ", cut at spaces (olmOCR caps
   elements the same way, at 250 characters).
+
+Run references (new in version 2). An anchored model writes `@i` for "run i's text, exactly" wherever its
+Markdown holds a whole run (a heading, a line of a paragraph, a table cell), and writes everything else
+(Markdown syntax, table tags, formulas, text the layer lacks or garbles) itself. `resolve_references`
+puts the runs' text back; `reference_target` turns a page's ground-truth Markdown into that form for
+training (whole runs found in the Markdown, in order, at word boundaries), and the two are exact inverses
+on the runs it replaces. This is a copy mechanism in the output text (pointer networks, Vinyals et al.
+2015, arXiv 1506.03134), so a 9M-parameter decoder gets every character of a born-digital page right
+without copying it token by token: a run costs 2-4 output tokens instead of one per 2-3 characters, and
+the model spends its capacity on what the image alone tells: which runs to keep, their order and their
+block types. Version 1 (the same lines without `@i`, the model copying the text) is not read any more.
 
 Budget rule: runs are kept in order while the anchor's tokens (header and runs, counted with the model's
 own tokenizer) stay within `max_tokens`; the first run that does not fit and every later one are left
@@ -27,13 +38,17 @@ The prompt that carries the anchor is built in one place, `jocr.tokenizer.Tokeni
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 from jocr.documents.textlayer import TextLayer
 
-ANCHOR_VERSION = 1
+ANCHOR_VERSION = 2
 GRID_MAX = 999  # the grounding boxes' grid (documents/postprocess.py)
 CUT_MARK = "..."
+# A page's runs go into at most this many windows (one request each): 16 windows of the bundled model's
+# 1,400-token budget hold ~600 runs, several times a dense page.
+MAX_WINDOWS = 16
 
 
 @dataclass
@@ -44,6 +59,7 @@ class Anchor:
     lines: int
     lines_total: int
     tokens: int
+    first: int = 1  # the number of its first run (a window of a long page starts later)
     version: int = ANCHOR_VERSION
 
     @property
@@ -75,42 +91,233 @@ def _grid(value: float, size: float) -> int:
 
 
 def anchor_lines(layer: TextLayer, max_line_chars: int = 200) -> list[str]:
-    """The header and one `x,y text` line per run (no budget applied)."""
+    """The header and one `@i x,y text` line per run (no budget applied)."""
     lines = [f"page {round(layer.width)}x{round(layer.height)}"]
     for run in layer.lines:
         text = " ".join(run.text.split())  # tabs, odd spaces and stray newlines -> single spaces
         if not text:
             continue
-        x0, y0 = run.box[0], run.box[1]
-        lines.append(f"{_grid(x0, layer.width)},{_grid(y0, layer.height)} {cap_text(text, max_line_chars)}")
+        x, y = _grid(run.box[0], layer.width), _grid(run.box[1], layer.height)
+        lines.append(f"@{len(lines)} {x},{y} {cap_text(text, max_line_chars)}")
     return lines
 
 
-def build_anchor(layer: TextLayer, tokenizer, max_tokens: int = 1024, max_line_chars: int = 200) -> Anchor:
-    """The version-1 anchor of `layer`, cut to `max_tokens` tokens of `tokenizer` (the budget rule above).
+_RUN_LINE = re.compile(r"@(\d+) \d+,\d+ (.*)")
+# References: `@` and digits, alone or several in a row (`@3@4`: two runs of a line of Chinese, which has no
+# spaces), not right after an ASCII letter, digit, `_` or `@` (e-mail addresses such as `me@163.com`).
+# Word boundaries are ASCII only: CJK text has none between its runs.
+_REFERENCES = re.compile(r"(?<![A-Za-z0-9_@])(?:@[0-9]+)+(?![0-9])")
+_OPEN_REFERENCE = re.compile(r"@[0-9]*\Z")
+
+
+def anchor_runs(anchor_text: str) -> dict[int, str]:
+    """Run number -> run text, read back from an anchor's text (the lines `anchor_lines` wrote)."""
+    runs = {}
+    for line in anchor_text.split("\n"):
+        match = _RUN_LINE.fullmatch(line)
+        if match:
+            runs[int(match.group(1))] = match.group(2)
+    return runs
+
+
+def resolve_references(text: str, anchor_text: str) -> str:
+    """A model's output with every `@i` of a run in the anchor replaced by the run's text; a number that
+    names no run stays as written."""
+    runs = anchor_runs(anchor_text)
+    if not runs:
+        return text
+
+    def resolve(match: re.Match) -> str:
+        numbers = match.group(0).split("@")[1:]
+        return "".join(runs.get(int(n), f"@{n}") for n in numbers)
+
+    return _REFERENCES.sub(resolve, text)
+
+
+def without_open_reference(text: str) -> str:
+    """`text` without a reference at its very end, which more digits could still extend (streaming)."""
+    match = _OPEN_REFERENCE.search(text)
+    return text[: match.start()] if match else text
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def _find_whole(markdown: str, text: str, start: int, taken: list[tuple[int, int]]) -> int:
+    """The first index >= start where `text` occurs in `markdown` as whole words, outside `taken` spans,
+    at a place where `@i` reads back as a reference (after a reference or neither an ASCII word character
+    nor `@` before it; no ASCII digit after it); -1 when there is none."""
+    at = markdown.find(text, start)
+    while at >= 0:
+        end = at + len(text)
+        before = markdown[at - 1] if at > 0 else " "
+        after = markdown[end] if end < len(markdown) else " "
+        after_reference = any(b == at for _, b in taken)
+        bad_before = not after_reference and (_is_word_char(before) or before == "@")
+        bad_after = after in "0123456789" or (_is_word_char(text[-1]) and _is_word_char(after))
+        if not (bad_before or bad_after) and not any(a < end and at < b for a, b in taken):
+            return at
+        at = markdown.find(text, at + 1)
+    return -1
+
+
+def reference_target(markdown: str, anchor_text: str) -> str:
+    """A page's Markdown written the way an anchored model writes it: each run of the anchor found whole in
+    the Markdown becomes `@i` (runs taken in order, each searched first after the previous match, then
+    from the top: columns and floats can leave the layer's order). `resolve_references` of the result is
+    `markdown` again. Markdown that already holds `@<digits>` at a word start is returned unchanged, since
+    its references could not be told from the page's own text."""
+    return _reference_form(markdown, anchor_runs(anchor_text))
+
+
+def _reference_form(markdown: str, runs: dict[int, str]) -> str:
+    if _REFERENCES.search(markdown):
+        return markdown
+    taken: list[tuple[int, int, int]] = []  # (start, end, run)
+    cursor = 0
+    for number, text in runs.items():
+        if " ... " in text and len(text) > 8:  # a capped run is not the page's text
+            continue
+        spans = [(a, b) for a, b, _ in taken]
+        at = _find_whole(markdown, text, cursor, spans)
+        if at < 0:
+            at = _find_whole(markdown, text, 0, spans)
+        if at < 0:
+            continue
+        taken.append((at, at + len(text), number))
+        cursor = at + len(text)
+    out, last = [], 0
+    for start, end, number in sorted(taken):
+        out.append(markdown[last:start])
+        out.append(f"@{number}")
+        last = end
+    out.append(markdown[last:])
+    return "".join(out)
+
+
+def build_windows(
+    layer: TextLayer,
+    tokenizer,
+    max_tokens: int = 1024,
+    max_line_chars: int = 200,
+    max_windows: int = MAX_WINDOWS,
+) -> list[Anchor]:
+    """The page's runs in consecutive windows (the budget rule above), each an anchor of at most
+    `max_tokens` tokens of `tokenizer`: at most `max_windows` of them; runs past the last are left out.
 
     Callers use it only for a usable layer (`layer.usable`); any layer serialises, though."""
     lines = anchor_lines(layer, max_line_chars)
-    total = len(lines) - 1
+    header, runs = lines[0], lines[1:]
     # Lines join with "\n" and every line starts a new pre-token for the byte-level BPE, so per-line counts
-    # add up to the whole anchor's count; the final encode below checks that.
-    counts = tokenizer.encode_batch([line + "\n" for line in lines])
+    # add up to a window's count; the encode in `_window` checks that. Costs are counted with the page-wide
+    # numbers, never shorter than a window's own.
+    costs = [len(ids) for ids in tokenizer.encode_batch([line + "\n" for line in lines])]
     cut_cost = len(tokenizer.encode(CUT_MARK + "\n"))
-    used, kept = 0, 0
-    for i, ids in enumerate(counts):
-        reserve = cut_cost if i < len(counts) - 1 else 0
-        if used + len(ids) + reserve > max_tokens:
+    windows: list[Anchor] = []
+    first = 0  # index into runs
+    while len(windows) < max(1, max_windows):
+        used = costs[0] + (cut_cost if first else 0)
+        end = first
+        while end < len(runs):
+            reserve = cut_cost if end < len(runs) - 1 else 0
+            if used + costs[end + 1] + reserve > max_tokens:
+                break
+            used += costs[end + 1]
+            end += 1
+        window = _window(header, runs, first, end, len(runs), tokenizer, max_tokens)
+        if window.lines == 0 and windows:  # a run longer than a window: it and the rest are left out
             break
-        used += len(ids)
-        kept = i + 1
-    body = lines[:kept] + ([CUT_MARK] if kept < len(lines) else [])
-    text = "\n".join(body)
-    tokens = len(tokenizer.encode(text))
-    while tokens > max_tokens and kept > 0:  # a tokenizer that merges across lines: drop until it fits
-        kept -= 1
-        text = "\n".join(lines[:kept] + [CUT_MARK])
+        windows.append(window)
+        if window.lines == 0 or first + window.lines >= len(runs):
+            break
+        first += window.lines
+    return windows
+
+
+def _window(header: str, runs: list[str], first: int, end: int, total: int, tokenizer, max_tokens: int):
+    """The anchor of runs[first:end], numbered from 1 in the window, with a cut mark where runs come before
+    or after it."""
+    while True:
+        before, after = [CUT_MARK] if first else [], [CUT_MARK] if end < total else []
+        local = [f"@{k}{line[line.index(' ') :]}" for k, line in enumerate(runs[first:end], 1)]
+        text = "\n".join([header, *before, *local, *after])
         tokens = len(tokenizer.encode(text))
-    return Anchor(text=text, lines=max(kept - 1, 0), lines_total=total, tokens=tokens)
+        if end == first and tokens > max_tokens:  # not even the header fits: the cut mark alone
+            text = CUT_MARK
+            tokens = len(tokenizer.encode(text))
+        if tokens <= max_tokens or end == first:  # a tokenizer that merges across lines: drop until it fits
+            return Anchor(text=text, lines=end - first, lines_total=total, tokens=tokens, first=first + 1)
+        end -= 1
+
+
+def build_anchor(layer: TextLayer, tokenizer, max_tokens: int = 1024, max_line_chars: int = 200) -> Anchor:
+    """The first window of `layer` (`build_windows`): the prefix of its runs that fits `max_tokens`."""
+    return build_windows(layer, tokenizer, max_tokens, max_line_chars, max_windows=1)[0]
+
+
+def page_runs(windows: list[Anchor]) -> dict[int, str]:
+    """Page-wide run number -> run text, from a page's windows (each numbers its runs from 1)."""
+    return {w.first + k - 1: text for w in windows for k, text in anchor_runs(w.text).items()}
+
+
+def window_target(markdown: str, windows: list[Anchor], index: int) -> str:
+    """What the model writes when it reads window `index` of a page whose Markdown is `markdown`: the page
+    in reference form (`reference_target` over all its runs), cut to the references of that window's runs
+    with the text around them, renumbered as the window numbers its runs (from 1). Text between
+    references goes with the next reference of its block (the paragraph or table it is in), else the
+    previous one; a block without references goes with the reference before it (or the first after it).
+    The windows' parts, resolved and joined in order by blank lines, give the page back, except where a
+    block spans two windows, which splits it."""
+    target = _reference_form(markdown, page_runs(windows))
+    if len(windows) == 1:
+        return target
+    owner = {}  # page-wide run number -> window index
+    for w, window in enumerate(windows):
+        for number in range(window.first, window.first + window.lines):
+            owner[number] = w
+    refs = []  # (start, end, window) of each reference, also of each in a row such as `@3@4`
+    for match in _REFERENCES.finditer(target):
+        for one in re.finditer(r"@([0-9]+)", match.group(0)):
+            start = match.start() + one.start()
+            refs.append((start, start + len(one.group(0)), owner.get(int(one.group(1)), -1)))
+    if not refs:
+        return target if index == 0 else ""
+    pieces: list[str] = []
+    for block_start, block in _blocks(target):
+        block_end = block_start + len(block)
+        inside = [r for r in refs if block_start <= r[0] < block_end]
+        if not inside:
+            before = [r for r in refs if r[0] < block_start]
+            if (before[-1] if before else refs[0])[2] == index:
+                pieces.append(block)
+            continue
+        text, last_end = [], block_start
+        for _start, ref_end, w in inside:
+            if w == index:
+                text.append(target[last_end:ref_end])
+            last_end = ref_end
+        if inside[-1][2] == index:
+            text.append(target[last_end:block_end])
+        piece = "".join(text).strip()
+        if piece:
+            pieces.append(piece)
+    offset = windows[index].first - 1
+
+    def renumber(match: re.Match) -> str:
+        return "".join(f"@{int(n) - offset}" for n in match.group(0).split("@")[1:])
+
+    return _REFERENCES.sub(renumber, "\n\n".join(pieces))
+
+
+def _blocks(markdown: str) -> list[tuple[int, str]]:
+    """(start, text) of each block of `markdown`: the parts between blank lines."""
+    out, start = [], 0
+    for match in re.finditer(r"\n\s*\n", markdown):
+        out.append((start, markdown[start : match.start()]))
+        start = match.end()
+    out.append((start, markdown[start:]))
+    return [(s, b) for s, b in out if b.strip()]
 
 
 ANCHOR_MODES = ("auto", "on", "off")
@@ -130,24 +337,45 @@ def normalise_anchor_mode(mode: str | bool | None) -> str:
 
 @dataclass
 class PageAnchor:
-    """The anchoring decision for one page: `anchored` pages carry `anchor` in their prompt; `verdict` is
-    the text layer's (None when it was not read) and `note` says in one line why a page was not anchored,
-    or what to know about one that was."""
+    """The anchoring decision for one page: an `anchored` page is read once per window (`windows`, the
+    anchors of `build_windows`; one window for most pages); `verdict` is the text layer's (None when it
+    was not read) and `note` says in one line why a page was not anchored, or what to know about one that
+    was."""
 
     anchored: bool = False
-    anchor: Anchor | None = None
+    windows: list[Anchor] = field(default_factory=list)
     verdict: str | None = None
     note: str = ""
 
+    @property
+    def texts(self) -> list[str]:
+        """The windows' anchor texts, one request each; [] when the page is read from the image alone."""
+        return [w.text for w in self.windows] if self.anchored else []
+
     def to_dict(self) -> dict:
         out = {"anchored": self.anchored, "verdict": self.verdict, "note": self.note or None}
-        if self.anchor is not None:
-            out.update(self.anchor.to_dict())
+        if self.windows:
+            lines = sum(w.lines for w in self.windows)
+            total = self.windows[0].lines_total
+            out.update(
+                version=self.windows[0].version,
+                windows=len(self.windows),
+                lines=lines,
+                lines_total=total,
+                tokens=sum(w.tokens for w in self.windows),
+                truncated=lines < total,
+            )
         return out
 
 
 def page_anchor(
-    source, index: int, mode: str, trained_version: int, tokenizer, max_tokens: int
+    source,
+    index: int,
+    mode: str,
+    trained_version: int,
+    tokenizer,
+    max_tokens: int,
+    max_windows: int = MAX_WINDOWS,
 ) -> PageAnchor:
     """Decide and build a page's anchor: the one rule the CLI, `jocr.parse`, the server and training share.
 
@@ -155,7 +383,8 @@ def page_anchor(
     format (`trained_version == ANCHOR_VERSION`, from its config) and a page whose text layer is usable, so
     a model trained on images alone behaves exactly as without this feature. "on": every page with a
     usable layer, even for a model not trained with anchors (noted). A page without a usable layer falls
-    back to the image alone, with the layer's verdict and note."""
+    back to the image alone, with the layer's verdict and note. The anchor is `build_windows`' windows of
+    `max_tokens` each."""
     mode = normalise_anchor_mode(mode)
     if mode == "off" or (mode == "auto" and trained_version == 0):
         return PageAnchor()
@@ -170,6 +399,9 @@ def page_anchor(
         return PageAnchor(verdict=layer.verdict, note=layer.note)
     if not layer.lines:
         return PageAnchor(verdict=layer.verdict, note="the text layer holds no runs")
-    anchor = build_anchor(layer, tokenizer, max_tokens)
-    note = "" if trained_version else "the model was not trained with anchors"
-    return PageAnchor(anchored=True, anchor=anchor, verdict=layer.verdict, note=note)
+    windows = build_windows(layer, tokenizer, max_tokens, max_windows=max_windows)
+    notes = [] if trained_version else ["the model was not trained with anchors"]
+    kept = sum(w.lines for w in windows)
+    if kept < len(layer.lines) and len(windows) == max_windows:
+        notes.append(f"text runs past {kept} left out ({max_windows} windows of {max_tokens} tokens)")
+    return PageAnchor(anchored=True, windows=windows, verdict=layer.verdict, note="; ".join(notes))

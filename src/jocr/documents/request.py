@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
+from jocr.documents.anchor import resolve_references
 from jocr.documents.postprocess import Box, postprocess_page
 from jocr.documents.preprocess import preprocess_image, views_token_count
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
@@ -36,6 +37,26 @@ class PageInput:
     prompt_ids: list[int]
     image_tokens: int
     size: tuple[int, int]  # (width, height) of the page image in pixels
+
+
+def join_windows(texts: Sequence[str]) -> str:
+    """The raw output of a page read in several requests (one per anchor window): in order, blank lines
+    between them."""
+    return texts[0] if len(texts) == 1 else "\n\n".join(t.strip() for t in texts)
+
+
+def page_text(texts: Sequence[str], anchors: Sequence[str] = ()) -> str:
+    """A page's text from its requests' outputs (one per anchor window, or the one of an unanchored page):
+    each window's run references resolved against its own anchor (`jocr.documents.anchor`), then joined.
+    `anchors` may be shorter than `texts` only when empty (an unanchored page)."""
+    if anchors:
+        texts = [resolve_references(t, a) for t, a in zip(texts, anchors, strict=True)]
+    return join_windows(texts)
+
+
+def page_finish_reason(reasons: Sequence[str | None]) -> str | None:
+    """A page's finish reason over its requests: the first that did not stop normally, else the first."""
+    return next((r for r in reasons if r != "stop"), reasons[0])
 
 
 class PageRequestBuilder:
@@ -61,9 +82,16 @@ class PageRequestBuilder:
         return self.tokenizer.build_prompt(prompt, image_token_counts, anchor=anchor)
 
     def page(self, image: Image.Image, anchor: str | None = None) -> PageInput:
+        return self.pages(image, [anchor])[0]
+
+    def pages(self, image: Image.Image, anchors: Sequence[str | None]) -> list[PageInput]:
+        """One input per anchor (the windows of a long page's anchor: `PageAnchor.texts`), sharing the
+        image's views."""
         views, n = self.views(image)
-        ids = self.prompt_ids([n], anchor=anchor)
-        return PageInput(views=views, prompt_ids=ids, image_tokens=n, size=image.size)
+        return [
+            PageInput(views=views, prompt_ids=self.prompt_ids([n], anchor=a), image_tokens=n, size=image.size)
+            for a in anchors
+        ]
 
     def text(self, token_ids: Sequence[int]) -> str:
         """Generated ids -> raw text (special control tokens such as EOS dropped)."""
@@ -72,7 +100,8 @@ class PageRequestBuilder:
     def markdown(
         self, raw: str | Sequence[int], size: tuple[int, int], finish_reason: str | None = None
     ) -> tuple[str, list[Box]]:
-        """Raw text (or generated ids) -> (Markdown, grounding boxes in pixels of a `size` page)."""
+        """Raw text (or generated ids; an anchored page's `page_text`) -> (Markdown, grounding boxes in
+        pixels of a `size` page)."""
         if not isinstance(raw, str):
             raw = self.text(raw)
         return postprocess_page(raw, size[0], size[1], finish_reason)

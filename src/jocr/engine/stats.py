@@ -81,6 +81,25 @@ class RequestStats(_DecodeCounts):
     def c(self) -> float | None:
         return self.spec_s_ref / self.ar_ref_s if self.ar_ref_s > 0 else None
 
+    @classmethod
+    def combined(cls, parts: list[RequestStats]) -> RequestStats | None:
+        """One page's counts over its requests (an anchor read in windows); None without any."""
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        total = cls()
+        for part in parts:
+            for name in ("prompt_tokens", "output_tokens", "steps", "spec_steps", "spec_tokens"):
+                setattr(total, name, getattr(total, name) + getattr(part, name))
+            for name in ("prefill_s", "decode_s", "spec_s", "ar_s", "spec_s_ref", "ar_ref_s"):
+                setattr(total, name, getattr(total, name) + getattr(part, name))
+            total._cover_positions(len(part.drafted))
+            for i, (d, a) in enumerate(zip(part.drafted, part.accepted)):
+                total.drafted[i] += d
+                total.accepted[i] += a
+        return total
+
     def to_dict(self) -> dict:
         return {**self.counts_dict(), "c": self.c, "prefill_s": self.prefill_s, "decode_s": self.decode_s}
 

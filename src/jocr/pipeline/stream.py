@@ -11,13 +11,19 @@ from __future__ import annotations
 import queue
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jocr.documents.anchor import PageAnchor, normalise_anchor_mode, page_anchor
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
-from jocr.documents.request import PageInput, PageRequestBuilder
+from jocr.documents.request import (
+    PageInput,
+    PageRequestBuilder,
+    join_windows,
+    page_finish_reason,
+    page_text,
+)
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
 
@@ -38,10 +44,15 @@ class _OpenDoc:
 
 @dataclass
 class _Job:
+    """One page: one request, or one per window of its anchor (`PageAnchor.windows`), whose outputs are
+    joined in window order."""
+
     entry: _OpenDoc
     index: int  # 0-based page index in the source
     slot: int  # position in doc.pages
-    page_input: PageInput | None = None
+    inputs: list[PageInput] = field(default_factory=list)  # one per request
+    results: list[Any] = field(default_factory=list)  # per request: its GenerationResult once finished
+    remaining: int = 0  # requests not finished yet
 
     @property
     def page(self) -> PageResult:
@@ -125,17 +136,17 @@ class _Pages:
         t2 = time.perf_counter()
         result.anchor = self.anchor(job)
         t3 = time.perf_counter()
-        anchor = result.anchor.anchor.text if result.anchor.anchored else None
         try:
-            job.page_input = self.builder.page(image, anchor=anchor)
+            job.inputs = self.builder.pages(image, result.anchor.texts or [None])
         except Exception as exc:  # e.g. a degenerate page size: this page fails, the run goes on
             result.error = (
                 f"{job.entry.doc.source}: page {result.page}: cannot prepare the page ({one_line(exc)})"
             )
             return False
         del image
-        result.image_tokens = job.page_input.image_tokens
-        result.prompt_tokens = len(job.page_input.prompt_ids)
+        job.results, job.remaining = [None] * len(job.inputs), len(job.inputs)
+        result.image_tokens = job.inputs[0].image_tokens
+        result.prompt_tokens = sum(len(i.prompt_ids) for i in job.inputs)
         result.timings.update(render_s=t1 - t0, preprocess_s=(t2 - t1) + (time.perf_counter() - t3))
         if result.anchor.verdict is not None:  # the text layer was read
             result.timings["anchor_s"] = t3 - t2
@@ -156,20 +167,35 @@ class _Pages:
         except Exception as exc:
             return PageAnchor(note=f"text layer not used ({one_line(exc)})")
 
-    def complete(self, job: _Job, result, error: BaseException | None, latency: float) -> None:
+    def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
+        """Records request `part` of the page; True once the page is finished (all its requests)."""
         page = job.page
-        job.page_input = None
+        job.remaining -= 1
         if error is not None:  # a failed decode step fails its pages, not the run
             page.error = f"{job.entry.doc.source}: page {page.page}: generation failed ({one_line(error)})"
-            return
-        page.raw = self.builder.text(result.token_ids)
+        job.results[part] = result
+        page.timings["generate_s"] = max(page.timings.get("generate_s", 0.0), latency)
+        if job.remaining > 0:
+            return False
+        job.inputs = []
+        if page.error is None:
+            self.write(page, job.results)
+        job.results = []
+        return True
+
+    def write(self, page: PageResult, results: list) -> None:
+        """The page's Markdown from its requests' results (the windows' outputs joined by blank lines)."""
+        from jocr.engine.stats import RequestStats
+
+        texts = [self.builder.text(r.token_ids) for r in results]
+        page.raw = join_windows(texts)  # as the model wrote it, references and all
+        page.finish_reason = page_finish_reason([r.finish_reason for r in results])
+        anchors = page.anchor.texts if page.anchor is not None else []
         page.markdown, page.boxes = self.builder.markdown(
-            page.raw, (page.width, page.height), result.finish_reason
+            page_text(texts, anchors), (page.width, page.height), page.finish_reason
         )
-        page.num_tokens = len(result.token_ids)
-        page.finish_reason = result.finish_reason
-        page.stats = result.stats
-        page.timings["generate_s"] = latency
+        page.num_tokens = sum(len(r.token_ids) for r in results)
+        page.stats = RequestStats.combined([r.stats for r in results if r.stats is not None])
 
     def ready(self) -> Iterator[Document]:
         # pending reaches 0 only after every selected page was handed out and finished.
@@ -195,7 +221,8 @@ class DocumentRun:
 
     `advance(finished, limit)` records finished requests and renders, prepares and submits pages (at most
     `limit`, else until the window is full): blocking CPU work. Each request's end is handed to
-    `deliver((job, result, error, latency))` on the decode thread; the driver passes those items back to
+    `deliver((job, part, result, error, latency))` on the decode thread (a page anchored in several windows
+    is one request per window, `part`); the driver passes those items back to
     the next `advance`. `done` says every page has finished; `close()` stops the run: it cancels the
     requests in flight (or closes the run's own scheduler) and closes the sources opened here.
 
@@ -246,7 +273,7 @@ class DocumentRun:
         # Requests waiting beyond the running batch, so a row that finishes is refilled at once (continuous
         # batching in the scheduler) while the next pages render here, overlapping rendering with decoding.
         self.capacity = batch_size + max(1, batch_size // 2)
-        self.handles: dict[int, Any] = {}  # id(job) -> handle, for the requests in flight
+        self.handles: dict[tuple[int, int], Any] = {}  # (id(job), part) -> handle, for requests in flight
         self._jobs = self.pages.jobs(on_open)
         self.exhausted = False
         self.closed = False
@@ -265,12 +292,10 @@ class DocumentRun:
     def advance(self, finished: Iterable[tuple] = (), limit: int | None = None) -> list[Document]:
         """Record `finished` items, hand out up to `limit` pages (None: while `wants_pages`); the
         Documents completed by now, in input order."""
-        from jocr.engine.requests import GenerationRequest
-
-        for job, result, error, latency in finished:
-            self.handles.pop(id(job), None)
-            self.pages.complete(job, result, error, latency)
-            self._finish(job)
+        for job, part, result, error, latency in finished:
+            self.handles.pop((id(job), part), None)
+            if self.pages.complete(job, part, result, error, latency):
+                self._finish(job)
         taken = 0
         while self.wants_pages and (limit is None or taken < limit):
             job = next(self._jobs, None)
@@ -281,23 +306,33 @@ class DocumentRun:
             if not self.pages.prepare(job):
                 self._finish(job)
                 continue
-            request = GenerationRequest(
-                prompt_ids=job.page_input.prompt_ids,
-                images=[job.page_input.views],
-                max_tokens=self.max_tokens,
-            )
-            submitted = time.perf_counter()
+            self._submit(job)
+        return list(self.pages.ready())
 
-            def done(result, error, job=job, submitted=submitted) -> None:
-                self.deliver((job, result, error, time.perf_counter() - submitted))
+    def _submit(self, job: _Job) -> None:
+        """Hands the page's requests (one per anchor window) to the runner."""
+        from jocr.engine.requests import GenerationRequest
+
+        submitted = time.perf_counter()
+        for part, page_input in enumerate(job.inputs):
+            request = GenerationRequest(
+                prompt_ids=page_input.prompt_ids, images=[page_input.views], max_tokens=self.max_tokens
+            )
+
+            def done(result, error, job=job, part=part) -> None:
+                self.deliver((job, part, result, error, time.perf_counter() - submitted))
 
             try:
-                self.handles[id(job)] = self.runner.submit(request, on_done=done)
+                self.handles[(id(job), part)] = self.runner.submit(request, on_done=done)
             except ValueError as exc:  # refused by the engine, e.g. prompt + max_tokens too long
+                for earlier in range(part):
+                    handle = self.handles.pop((id(job), earlier), None)
+                    if handle is not None:
+                        handle.cancel()
                 job.page.error = f"{job.entry.doc.source}: page {job.page.page}: {one_line(exc)}"
-                job.page_input = None
+                job.inputs, job.results = [], []
                 self._finish(job)
-        return list(self.pages.ready())
+                return
 
     def _finish(self, job: _Job) -> None:
         job.entry.pending -= 1

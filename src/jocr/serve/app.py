@@ -283,15 +283,15 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     504, f"fetching images timed out after {config.request_timeout_s:g} s"
                 ) from None
             images = [page.image for page in loaded]
-            anchor = loaded[0].anchor if one_page else None
+            anchors = loaded[0].anchors if one_page else []
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
                 # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.
-                submitted = await service.submit(images, task.prompt, params, anchor)
+                submitted = await service.submit(images, task.prompt, params, anchors)
                 streaming = True
 
                 def on_close() -> None:
-                    unfinished = not getattr(submitted.handle, "done", True)
+                    unfinished = not submitted.done
                     # The slot and the pixels first: nothing after this (logging included) can keep them.
                     service.cancel(submitted)  # a no-op when the generation finished
                     hold.release()
@@ -310,7 +310,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             try:
                 async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
                     result = await until_disconnected(
-                        request, service.transcribe_all(images, task.prompt, params, anchor)
+                        request, service.transcribe_all(images, task.prompt, params, anchors)
                     )
             except TimeoutError:
                 raise ApiError(504, f"generation timed out after {config.request_timeout_s:g} s") from None

@@ -15,15 +15,17 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
 
+from jocr.documents.anchor import without_open_reference
 from jocr.documents.browser import BrowserError, RenderedPage, WebRenderer
 from jocr.documents.fetch import FetchError, decode_data_url, fetch_url
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source
+from jocr.documents.request import join_windows, page_finish_reason, page_text
 from jocr.serve.config import ServeConfig
 from jocr.serve.metrics import Metrics
 from jocr.serve.openai import ApiError
@@ -83,23 +85,29 @@ class Transcription:
 
 @dataclass
 class ChatImage:
-    """An image of a chat request: the picture, and the page's anchor text when it is a PDF page that the
-    server's anchor setting gives one (`EngineBackend.anchor`)."""
+    """An image of a chat request: the picture, and the page's anchor texts (one per window) when it is a
+    PDF page that the server's anchor setting gives one (`EngineBackend.anchor`)."""
 
     image: Image.Image
-    anchor: str | None = None
+    anchors: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Submitted:
-    """A request handed to the engine: its handle, prompt length, first image's size (post-processing) and
-    the queue its engine callbacks fill on the event loop: ("ids", new ids) items, then one ("done",
-    result) or ("error", exception)."""
+    """A chat request handed to the engine: one engine request per anchor window (one without an anchor),
+    as `jocr parse` reads the page; their handles, the prompt length, the first image's size
+    (post-processing) and the queue their engine callbacks fill on the event loop: (part, "ids", new ids)
+    items, then one (part, "done", result) or (part, "error", exception) per part."""
 
-    handle: Any
+    handles: list[Any]
     prompt_tokens: int
     size: tuple[int, int]
     events: asyncio.Queue
+    anchors: list[str] = field(default_factory=list)  # post-processing resolves their runs' references
+
+    @property
+    def done(self) -> bool:
+        return all(getattr(h, "done", True) for h in self.handles)
 
 
 class Admission:
@@ -195,16 +203,16 @@ class OpenDocument:
     async def page_pixels(self, index: int) -> int:
         return await self._service.run_blocking(self.source.page_pixels, index)
 
-    async def anchor(self, index: int) -> str | None:
-        """The page's anchor text under the server's anchor setting, or None (the image alone)."""
+    async def anchors(self, index: int) -> list[str]:
+        """The page's anchor texts (one per window) under the server's anchor setting; [] for the image
+        alone."""
         service = self._service
         mode = service.config.anchor
         if self.source.kind != "pdf" or mode == "off":
-            return None
+            return []
 
-        def decide() -> str | None:
-            decision = service.generator.anchor(self.source, index, mode)
-            return decision.anchor.text if decision.anchored else None
+        def decide() -> list[str]:
+            return service.generator.anchor(self.source, index, mode).texts
 
         return await service.run_blocking(decide)
 
@@ -220,7 +228,7 @@ class OCRService:
     `anchor(source, page_index, mode) -> PageAnchor` (for PDF pages),
     `submit(prompt_ids, views, params, on_token, on_done) -> handle` (`on_token(new ids)` per chunk, then
     `on_done(result, error)` once, from any thread), `cancel(handle)`, `decode(ids)`,
-    `finish(raw, (width, height), finish_reason)` (post-processing) and `model_id`.
+    `finish(text, (width, height), finish_reason)` (post-processing) and `model_id`.
     """
 
     def __init__(self, generator, config: ServeConfig, metrics: Metrics | None = None):
@@ -310,16 +318,17 @@ class OCRService:
         hold: PixelHold | None = None,
         with_anchor: bool = True,
     ) -> ChatImage:
-        """The first page of an image or PDF given by URL (chat `image_url` parts), with its anchor when it
-        is a PDF page and `with_anchor` (`OpenDocument.anchor`; a request of several images is never anchored,
-        so their text layers are not read); its pixels are reserved on `hold` before it is decoded."""
+        """The first page of an image or PDF given by URL (chat `image_url` parts), with its anchor windows
+        when it is a PDF page and `with_anchor` (`OpenDocument.anchors`; a request of several images is never
+        anchored, so their text layers are not read); its pixels are reserved on `hold` before it is
+        decoded."""
         data, _ctype, _final = await self.fetch(url, deadline, allow_data=True)
         doc = await self.open_document(data, f"image {index + 1}")
         try:
             if hold is not None:
                 hold.add(await doc.page_pixels(0))
             image = await doc.render(0)
-            return ChatImage(image, await doc.anchor(0) if with_anchor else None)
+            return ChatImage(image, await doc.anchors(0) if with_anchor else [])
         except DocumentError as exc:
             raise ApiError(400, str(exc), code="bad_document") from None
         finally:
@@ -327,29 +336,44 @@ class OCRService:
 
     # Generation -------------------------------------------------------------------------------------
     async def submit(
-        self, images: list[Image.Image], prompt: str, params: SamplingParams, anchor: str | None = None
+        self,
+        images: list[Image.Image],
+        prompt: str,
+        params: SamplingParams,
+        anchors: Sequence[str] = (),
     ) -> Submitted:
         """Preprocess the images and hand the request to the engine; a bad request (e.g. too long for the
-        model) raises ApiError here, before any response is started. `anchor`: a one-page request's text
-        layer (`ChatImage.anchor`), placed after the prompt as `jocr parse` places it. The engine's callbacks
-        put the request's tokens and ending into `Submitted.events` on this event loop."""
+        model) raises ApiError here, before any response is started. `anchors`: a one-page request's text
+        layer in windows (`ChatImage.anchors`), each placed after the prompt of its own engine request as
+        `jocr parse` places it. The engine's callbacks put the requests' tokens and endings into
+        `Submitted.events` on this event loop."""
         events: asyncio.Queue = asyncio.Queue()
         post = post_to_loop(asyncio.get_running_loop(), events.put_nowait)
-
-        def on_token(ids: list[int]) -> None:
-            post(("ids", ids))
-
-        def on_done(result, error: BaseException | None) -> None:
-            post(("done", result) if error is None else ("error", error))
+        windows: list[str | None] = list(anchors) or [None]
 
         def prepare_and_submit() -> Submitted:
             # Preprocessing, tokenising and the engine's checks are CPU work: off the event loop.
             prepared = [self.generator.prepare(im) for im in images]
             counts = [n for _v, n in prepared]
-            prompt_ids = self.generator.prompt_ids(prompt, counts, anchor=anchor)
             views = [v for v, _n in prepared]
-            handle = self.generator.submit(prompt_ids, views, params, on_token, on_done)
-            return Submitted(handle, len(prompt_ids), images[0].size, events)
+            handles, prompt_tokens = [], 0
+            try:
+                for part, anchor in enumerate(windows):
+                    prompt_ids = self.generator.prompt_ids(prompt, counts, anchor=anchor)
+                    prompt_tokens += len(prompt_ids)
+
+                    def on_token(ids: list[int], part: int = part) -> None:
+                        post((part, "ids", ids))
+
+                    def on_done(result, error: BaseException | None, part: int = part) -> None:
+                        post((part, "done", result) if error is None else (part, "error", error))
+
+                    handles.append(self.generator.submit(prompt_ids, views, params, on_token, on_done))
+            except BaseException:
+                for handle in handles:
+                    self.generator.cancel(handle)
+                raise
+            return Submitted(handles, prompt_tokens, images[0].size, events, list(anchors))
 
         future = self._workers.submit(prepare_and_submit)
         try:
@@ -358,13 +382,14 @@ class OCRService:
 
             def cancel(done: concurrent.futures.Future) -> None:
                 if not done.cancelled() and done.exception() is None:
-                    self.generator.cancel(done.result().handle)
+                    self.cancel(done.result())
 
             future.add_done_callback(cancel)
             raise
 
     def cancel(self, submitted: Submitted) -> None:
-        self.generator.cancel(submitted.handle)
+        for handle in submitted.handles:
+            self.generator.cancel(handle)
 
     async def transcribe(
         self,
@@ -372,49 +397,54 @@ class OCRService:
         prompt: str,
         params: SamplingParams,
         submitted: Submitted | None = None,
-        anchor: str | None = None,
+        anchors: Sequence[str] = (),
     ) -> AsyncIterator[str | Transcription]:
         """Yield text deltas as tokens arrive, then the final `Transcription` (the last item).
 
         The deltas add up to exactly the final post-processed text: each delta extends the stable part of
-        the post-processed text so far (up to its last complete word, before any unfinished grounding tag),
-        so clean-ups that only touch the tail never retract streamed text. The caller must have been
-        admitted (`admission.acquire`); `submitted` is a request already handed to the engine (`submit`)."""
+        the post-processed text so far (up to its last complete word, before any unfinished grounding tag
+        or reference), so clean-ups that only touch the tail never retract streamed text. A page read in
+        windows streams its windows in order: a window's text follows once the windows before it have
+        finished. The caller must have been admitted (`admission.acquire`); `submitted` is a request already
+        handed to the engine (`submit`)."""
         if submitted is None:
-            submitted = await self.submit(images, prompt, params, anchor)
-        handle, size, prompt_tokens = submitted.handle, submitted.size, submitted.prompt_tokens
-        ids: list[int] = []
+            submitted = await self.submit(images, prompt, params, anchors)
+        size, anchors = submitted.size, submitted.anchors
+        parts = len(submitted.handles)
+        ids: list[list[int]] = [[] for _ in range(parts)]
+        results: list[Any] = [None] * parts
         emitted = ""
         last_emit = 0.0
         try:
-            while True:
-                kind, item = await submitted.events.get()
+            while any(r is None for r in results):
+                part, kind, item = await submitted.events.get()
                 if kind == "ids":
-                    ids.extend(item)
+                    ids[part].extend(item)
                     now = time.monotonic()
                     # Post-processing is O(text) per call: at most STREAM_INTERVAL_S apart per request.
                     if now - last_emit < STREAM_INTERVAL_S:
                         continue
                     last_emit = now
-                    raw = _without_open_grounding(self.generator.decode(ids))
-                    stable = _stable_prefix(self.generator.finish(raw, size, None))
+                    text = _without_open_grounding(self._partial(ids, results, anchors))
+                    stable = _stable_prefix(self.generator.finish(text, size, None))
                     if len(stable) > len(emitted) and stable.startswith(emitted):
                         delta, emitted = stable[len(emitted) :], stable
                         yield delta
                 elif kind == "done":
-                    result = item
-                    break
+                    results[part] = item
                 else:  # the engine's error: the request answers 500 with its message
                     raise item
         except BaseException:
-            self.generator.cancel(handle)
+            self.cancel(submitted)
             raise
-        raw = self.generator.decode(result.token_ids)
-        text = self.generator.finish(raw, size, result.finish_reason)
-        stats = _stats_dict(result)
-        completion_tokens = len(result.token_ids)
+        texts = [self.generator.decode(r.token_ids) for r in results]
+        raw = join_windows(texts)
+        finish_reason = page_finish_reason([r.finish_reason for r in results])
+        text = self.generator.finish(page_text(texts, anchors), size, finish_reason)
+        stats = _stats_dict(results)
+        completion_tokens = sum(len(r.token_ids) for r in results)
         self.metrics.observe_generation(
-            prompt_tokens,
+            submitted.prompt_tokens,
             completion_tokens,
             int(stats.get("spec_steps") or 0),
             int(stats.get("spec_tokens") or 0),
@@ -423,13 +453,26 @@ class OCRService:
             yield text[len(emitted) :]
         elif not text.startswith(emitted):
             log.warning("streamed text is not a prefix of the final text; the stream differs from it")
-        yield Transcription(text, raw, prompt_tokens, completion_tokens, result.finish_reason, stats)
+        yield Transcription(text, raw, submitted.prompt_tokens, completion_tokens, finish_reason, stats)
+
+    def _partial(self, ids: list[list[int]], results: list[Any], anchors: list[str]) -> str:
+        """The page text so far of a request (read in windows when `anchors`): the finished windows before
+        the first unfinished one, then that one's tokens so far, without a reference still being written
+        (`@1` may become `@12`)."""
+        texts = []
+        for part_ids, result in zip(ids, results):
+            texts.append(self.generator.decode(part_ids))
+            if result is None:
+                if anchors:
+                    texts[-1] = without_open_reference(texts[-1])
+                break
+        return page_text(texts, anchors[: len(texts)])
 
     async def transcribe_all(
-        self, images: list[Image.Image], prompt: str, params: SamplingParams, anchor: str | None = None
+        self, images: list[Image.Image], prompt: str, params: SamplingParams, anchors: Sequence[str] = ()
     ) -> Transcription:
         final = None
-        async for item in self.transcribe(images, prompt, params, anchor=anchor):
+        async for item in self.transcribe(images, prompt, params, anchors=anchors):
             if isinstance(item, Transcription):
                 final = item
         assert final is not None
@@ -462,7 +505,22 @@ def _stable_prefix(text: str) -> str:
     return text[:end].rstrip()
 
 
-def _stats_dict(result) -> dict[str, Any]:
+def _stats_dict(results: list[Any]) -> dict[str, Any]:
+    """The decode statistics of a request's results: one result's own, or the speculative counts summed
+    over a page's windows."""
+    if len(results) == 1:
+        return _result_stats(results[0])
+    parts = [_result_stats(r) for r in results]
+    steps, tokens = (sum(int(p.get(n) or 0) for p in parts) for n in ("spec_steps", "spec_tokens"))
+    return {
+        "windows": len(parts),
+        "spec_steps": steps,
+        "spec_tokens": tokens,
+        "tau": tokens / steps if steps else None,
+    }
+
+
+def _result_stats(result) -> dict[str, Any]:
     stats = getattr(result, "stats", None)
     if stats is None:
         return {}

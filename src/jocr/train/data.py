@@ -61,10 +61,15 @@ class DataConfig:
     # folder, written by `jocr synth DIR --profile vector`, and reads each through the user's path (render,
     # text layer, `page_anchor`), so the anchor in training is the anchor at inference. anchor_dropout: the
     # share of those pages trained on the image alone (the image-only path stays alive); anchor_max_tokens:
-    # the anchor's token budget, saved into the model's config as `anchor.max_tokens`.
+    # the anchor's token budget, saved into the model's config as `anchor.max_tokens`; anchor_windows: the
+    # share of anchored pages cut into windows (`build_windows`) of a budget drawn between
+    # anchor_min_tokens and anchor_max_tokens, one window read at random, so the model learns the windows
+    # that a page longer than the budget is read in.
     vector_dir: str | None = None
     anchor_dropout: float = 0.0
     anchor_max_tokens: int = 1024
+    anchor_windows: float = 0.0
+    anchor_min_tokens: int = 256
     # Weight of the decoder's answer cross-entropy. 0 makes a vision-only stage: the decoder is not run and
     # only the encoder (and the auxiliary heads) learn, from the auxiliary losses.
     answer_weight: float = 1.0
@@ -82,6 +87,10 @@ class DataConfig:
             raise ValueError("data.stages must list at least one stage")
         if not 0.0 <= self.anchor_dropout <= 1.0:
             raise ValueError("data.anchor_dropout must be in [0, 1]")
+        if not 0.0 <= self.anchor_windows <= 1.0:
+            raise ValueError("data.anchor_windows must be in [0, 1]")
+        if not 0 < self.anchor_min_tokens <= self.anchor_max_tokens:
+            raise ValueError("data.anchor_min_tokens must be in (0, anchor_max_tokens]")
         if self.anchored and not self.vector_dir:
             raise ValueError(
                 "the profile 'vector' needs data.vector_dir (a folder from jocr synth --profile vector)"
@@ -176,10 +185,11 @@ class SampleMaker:
         return True
 
     def _make_vector(self, index: int, seed: int) -> Sample | None:
-        """A vector page from `vector_dir`, read exactly as `jocr parse --anchor on` reads a user's PDF."""
+        """A vector page from `vector_dir`, read exactly as `jocr parse --anchor on` reads a user's PDF. An
+        anchored page's target is its Markdown with the anchor's runs as references (`reference_target`)."""
         from pathlib import Path
 
-        from jocr.documents.anchor import ANCHOR_VERSION, page_anchor
+        from jocr.documents.anchor import ANCHOR_VERSION, page_anchor, window_target
         from jocr.documents.pages import LoadOptions, open_source
 
         root = Path(self.cfg.vector_dir)
@@ -189,17 +199,24 @@ class SampleMaker:
                 raise ValueError(f"data.vector_dir {root} holds no pdfs/*.pdf")
         pdf = self._vector_pdfs[seed % len(self._vector_pdfs)]
         text = (root / "gt" / f"{pdf.stem}_pg1_repeat1.md").read_text(encoding="utf-8").strip()
-        if not self._accept(text):
-            return None
         drop = random.Random(f"anchor-dropout/{self.cfg.seed}/{index}").random() < self.cfg.anchor_dropout
+        rng = random.Random(f"anchor-window/{self.cfg.seed}/{index}")
+        budget = self.cfg.anchor_max_tokens
+        if rng.random() < self.cfg.anchor_windows:
+            budget = rng.randint(self.cfg.anchor_min_tokens, self.cfg.anchor_max_tokens)
         with open_source(str(pdf), LoadOptions()) as source:
             image = source.render(0)
-            anchor = None
+            decision = None
             if not drop:
-                decision = page_anchor(
-                    source, 0, "on", ANCHOR_VERSION, self.tokenizer, self.cfg.anchor_max_tokens
-                )
-                anchor = decision.anchor.text if decision.anchored else None
+                decision = page_anchor(source, 0, "on", ANCHOR_VERSION, self.tokenizer, budget)
+        anchor = None
+        if decision is not None and decision.anchored:
+            # The page in reference form, cut to what the drawn window's reader writes.
+            window = rng.randrange(len(decision.windows))
+            anchor = decision.texts[window]
+            text = window_target(text, decision.windows, window)
+        if not self._accept(text):
+            return None
         page_input = self.builder.page(image, anchor=anchor)
         ids, labels = encode_example(page_input.prompt_ids, self.tokenizer, text)
         self.stats.kept += 1
