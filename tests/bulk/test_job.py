@@ -26,6 +26,15 @@ def _manifest(out: Path) -> list[dict]:
     return pq.read_table(out / "_manifest").to_pylist()
 
 
+def _written(out: Path) -> set[str]:
+    """Documents the manifest records as written so far (none while no part is complete)."""
+    try:
+        rows = _manifest(out)
+    except (OSError, ValueError):  # no part yet, or a part still being written
+        return set()
+    return {r["doc_id"] for r in rows if r["page"] == 0 and r["status"] == "written"}
+
+
 def test_batch_equals_parse_and_isolates_bad_documents(tmp_path, model_dir, ray_local, capsys):
     src = tmp_path / "in"
     src.mkdir()
@@ -104,8 +113,9 @@ def test_killed_job_resumes_without_redoing_finished_pages(tmp_path, model_dir, 
     )
     deadline = time.monotonic() + 120
     try:
+        # Killed once the manifest records a written document (its Markdown file lands before its row).
         while time.monotonic() < deadline and proc.poll() is None:
-            if len(list(out.glob("*.md"))) >= 1:
+            if _written(out):
                 break
             time.sleep(0.05)
     finally:
@@ -113,7 +123,7 @@ def test_killed_job_resumes_without_redoing_finished_pages(tmp_path, model_dir, 
             os.killpg(proc.pid, signal.SIGKILL)
         _, stderr = proc.communicate()
     first = _manifest(out)
-    written = {r["doc_id"] for r in first if r["page"] == 0 and r["status"] == "written"}
+    written = _written(out)
     assert 1 <= len(written) < 4, stderr.decode()[-2000:]
     done_pages = {(r["doc_id"], r["page"]) for r in first if r["page"] >= 1}
     # A document whose Markdown landed just before the kill, but not its manifest row, is written again:
