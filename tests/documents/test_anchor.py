@@ -13,16 +13,14 @@ from jocr.documents.anchor import (
     ANCHOR_VERSION,
     CUT_MARK,
     anchor_lines,
-    anchor_runs,
     build_anchor,
     build_windows,
     cap_text,
     page_runs,
     reference_target,
-    resolve_references,
     window_target,
-    without_open_reference,
 )
+from jocr.documents.references import anchor_runs, resolve_references, without_open_reference
 from jocr.documents.textlayer import OK, TextLayer, TextLine, read_page
 from jocr.tokenizer import Tokenizer
 

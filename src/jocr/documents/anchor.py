@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from jocr.documents.references import REFERENCES, anchor_runs
 from jocr.documents.textlayer import TextLayer
 
 ANCHOR_VERSION = 2
@@ -102,44 +103,6 @@ def anchor_lines(layer: TextLayer, max_line_chars: int = 200) -> list[str]:
     return lines
 
 
-_RUN_LINE = re.compile(r"@(\d+) \d+,\d+ (.*)")
-# References: `@` and digits, alone or several in a row (`@3@4`: two runs of a line of Chinese, which has no
-# spaces), not right after an ASCII letter, digit, `_` or `@` (e-mail addresses such as `me@163.com`).
-# Word boundaries are ASCII only: CJK text has none between its runs.
-_REFERENCES = re.compile(r"(?<![A-Za-z0-9_@])(?:@[0-9]+)+(?![0-9])")
-_OPEN_REFERENCE = re.compile(r"@[0-9]*\Z")
-
-
-def anchor_runs(anchor_text: str) -> dict[int, str]:
-    """Run number -> run text, read back from an anchor's text (the lines `anchor_lines` wrote)."""
-    runs = {}
-    for line in anchor_text.split("\n"):
-        match = _RUN_LINE.fullmatch(line)
-        if match:
-            runs[int(match.group(1))] = match.group(2)
-    return runs
-
-
-def resolve_references(text: str, anchor_text: str) -> str:
-    """A model's output with every `@i` of a run in the anchor replaced by the run's text; a number that
-    names no run stays as written."""
-    runs = anchor_runs(anchor_text)
-    if not runs:
-        return text
-
-    def resolve(match: re.Match) -> str:
-        numbers = match.group(0).split("@")[1:]
-        return "".join(runs.get(int(n), f"@{n}") for n in numbers)
-
-    return _REFERENCES.sub(resolve, text)
-
-
-def without_open_reference(text: str) -> str:
-    """`text` without a reference at its very end, which more digits could still extend (streaming)."""
-    match = _OPEN_REFERENCE.search(text)
-    return text[: match.start()] if match else text
-
-
 def _is_word_char(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
 
@@ -172,7 +135,7 @@ def reference_target(markdown: str, anchor_text: str) -> str:
 
 
 def _reference_form(markdown: str, runs: dict[int, str]) -> str:
-    if _REFERENCES.search(markdown):
+    if REFERENCES.search(markdown):
         return markdown
     taken: list[tuple[int, int, int]] = []  # (start, end, run)
     cursor = 0
@@ -277,7 +240,7 @@ def window_target(markdown: str, windows: list[Anchor], index: int) -> str:
         for number in range(window.first, window.first + window.lines):
             owner[number] = w
     refs = []  # (start, end, window) of each reference, also of each in a row such as `@3@4`
-    for match in _REFERENCES.finditer(target):
+    for match in REFERENCES.finditer(target):
         for one in re.finditer(r"@([0-9]+)", match.group(0)):
             start = match.start() + one.start()
             refs.append((start, start + len(one.group(0)), owner.get(int(one.group(1)), -1)))
@@ -307,7 +270,7 @@ def window_target(markdown: str, windows: list[Anchor], index: int) -> str:
     def renumber(match: re.Match) -> str:
         return "".join(f"@{int(n) - offset}" for n in match.group(0).split("@")[1:])
 
-    return _REFERENCES.sub(renumber, "\n\n".join(pieces))
+    return REFERENCES.sub(renumber, "\n\n".join(pieces))
 
 
 def _blocks(markdown: str) -> list[tuple[int, str]]:

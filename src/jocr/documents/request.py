@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from jocr.documents.anchor import resolve_references
 from jocr.documents.postprocess import Box, postprocess_page
 from jocr.documents.preprocess import preprocess_image, views_token_count
+from jocr.documents.references import resolve_references
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 from jocr.types import PageViews
 

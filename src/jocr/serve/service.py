@@ -21,10 +21,10 @@ from typing import Any
 
 from PIL import Image
 
-from jocr.documents.anchor import without_open_reference
 from jocr.documents.browser import BrowserError, RenderedPage, WebRenderer
 from jocr.documents.fetch import FetchError, decode_data_url, fetch_url
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source
+from jocr.documents.references import without_open_reference
 from jocr.documents.request import join_windows, page_finish_reason, page_text
 from jocr.serve.config import ServeConfig
 from jocr.serve.metrics import Metrics

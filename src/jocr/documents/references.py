@@ -1,0 +1,44 @@
+"""Run references in an anchored model's output (docs/parsing.md, "Run references"): `@i` stands for run i
+of the anchor the page (or window) was read with. Kept apart from `jocr.documents.anchor`, which reads text
+layers, so that turning output into text needs nothing but the anchor's text."""
+
+from __future__ import annotations
+
+import re
+
+_RUN_LINE = re.compile(r"@(\d+) \d+,\d+ (.*)")
+# References: `@` and digits, alone or several in a row (`@3@4`: two runs of a line of Chinese, which has no
+# spaces), not right after an ASCII letter, digit, `_` or `@` (e-mail addresses such as `me@163.com`).
+# Word boundaries are ASCII only: CJK text has none between its runs.
+REFERENCES = re.compile(r"(?<![A-Za-z0-9_@])(?:@[0-9]+)+(?![0-9])")
+_OPEN_REFERENCE = re.compile(r"@[0-9]*\Z")
+
+
+def anchor_runs(anchor_text: str) -> dict[int, str]:
+    """Run number -> run text, read back from an anchor's text (the lines `anchor_lines` wrote)."""
+    runs = {}
+    for line in anchor_text.split("\n"):
+        match = _RUN_LINE.fullmatch(line)
+        if match:
+            runs[int(match.group(1))] = match.group(2)
+    return runs
+
+
+def resolve_references(text: str, anchor_text: str) -> str:
+    """A model's output with every `@i` of a run in the anchor replaced by the run's text; a number that
+    names no run stays as written."""
+    runs = anchor_runs(anchor_text)
+    if not runs:
+        return text
+
+    def resolve(match: re.Match) -> str:
+        numbers = match.group(0).split("@")[1:]
+        return "".join(runs.get(int(n), f"@{n}") for n in numbers)
+
+    return REFERENCES.sub(resolve, text)
+
+
+def without_open_reference(text: str) -> str:
+    """`text` without a reference at its very end, which more digits could still extend (streaming)."""
+    match = _OPEN_REFERENCE.search(text)
+    return text[: match.start()] if match else text
