@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from jocr.documents.anchor import ANCHOR_VERSION
-from jocr.tokenizer import ANCHOR_OPEN, Tokenizer
+from jocr.documents.references import resolve_references
+from jocr.tokenizer import ANCHOR_CLOSE, ANCHOR_OPEN, Tokenizer
 from jocr.train.config import TrainConfig
 from jocr.train.data import DataConfig, SampleMaker
 from jocr.train.sft import build_model, train_sft
@@ -15,12 +16,12 @@ from jocr.train.sft import build_model, train_sft
 VECTOR_DIR = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "vector"
 
 
-def _data(dropout: float) -> DataConfig:
+def _data(dropout: float, budget: int = 200) -> DataConfig:
     return DataConfig(
         stages=[{"samples": 100, "profiles": {"vector": 1.0}}],
         vector_dir=str(VECTOR_DIR),
         anchor_dropout=dropout,
-        anchor_max_tokens=200,
+        anchor_max_tokens=budget,
         max_target_tokens=20_000,
         dedup=False,
     )
@@ -36,8 +37,13 @@ def test_vector_samples_carry_the_anchor_unless_dropped(tiny_model_cfg, byte_tok
     prompt = tok.decode([t for t, label in zip(anchored.input_ids, anchored.labels) if label == -100])
     assert ANCHOR_OPEN + "page " in prompt and prompt.endswith("</anchor>")
     assert ANCHOR_OPEN not in tok.decode(plain.input_ids)
-    # Same page, same target: only the prompt differs.
-    assert [x for x in anchored.labels if x != -100] == [x for x in plain.labels if x != -100]
+    # Same page: the anchored target is the plain one with the anchor's runs as references (one window).
+    whole = SampleMaker(_data(0.0, budget=100_000), tok, vision).make(0)
+    prompt = tok.decode([t for t, label in zip(whole.input_ids, whole.labels) if label == -100])
+    anchor = prompt[prompt.index(ANCHOR_OPEN) + len(ANCHOR_OPEN) : prompt.rindex(ANCHOR_CLOSE)]
+    target, plain_target = (tok.decode([x for x in s.labels if x != -100]) for s in (whole, plain))
+    assert "@" in target and len(target) < len(plain_target)
+    assert resolve_references(target, anchor) == plain_target
     half = SampleMaker(_data(0.5), tok, vision)
     flags = [half.make(i).anchored for i in range(8)]
     assert any(flags) and not all(flags)

@@ -89,7 +89,7 @@ class DataConfig:
             raise ValueError("data.anchor_dropout must be in [0, 1]")
         if not 0.0 <= self.anchor_windows <= 1.0:
             raise ValueError("data.anchor_windows must be in [0, 1]")
-        if not 0 < self.anchor_min_tokens <= self.anchor_max_tokens:
+        if self.anchor_windows > 0 and not 0 < self.anchor_min_tokens <= self.anchor_max_tokens:
             raise ValueError("data.anchor_min_tokens must be in (0, anchor_max_tokens]")
         if self.anchored and not self.vector_dir:
             raise ValueError(
