@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from fake_engine import scripted_model
+from fake_engine import ScriptedRunner, scripted_model
 from layer_fixtures import PROSE, invisible_pdf, plain_pdf
 from pdf_fixtures import image_bytes
 
@@ -165,3 +165,29 @@ def test_references_resolve_and_long_pages_are_read_in_windows(budget, windows):
     assert page.prompt_tokens == sum(len(p) for p in prompts)
     info = page.to_dict()["anchor"]
     assert info["windows"] == windows and info["lines"] == info["lines_total"] == 3 and not info["truncated"]
+
+
+def test_a_window_the_engine_refuses_fails_its_page_and_the_run_goes_on():
+    # The second window's request is refused after the first was submitted: the first is cancelled, its late
+    # result is ignored, the page fails with the engine's message and the next input still parses.
+    model, _ = recording_model(ANCHOR_VERSION)
+    model.model.config.anchor.max_tokens = 80
+    _reference_reply(model)
+    runner_type = ScriptedRunner
+    submit = runner_type.submit
+    calls = []
+
+    def refuse_second(self, request, on_token=None, on_done=None):
+        calls.append(request)
+        if len(calls) == 2:
+            raise ValueError("prompt too long")
+        return submit(self, request, on_token, on_done)
+
+    runner_type.submit = refuse_second
+    try:
+        refused, after = parse(
+            [plain_pdf(), image_bytes("png", (200, 300))], model=model, skip_blank=False, raise_errors=False
+        )
+    finally:
+        runner_type.submit = submit
+    assert refused.pages[0].error.endswith("page 1: prompt too long") and after.ok

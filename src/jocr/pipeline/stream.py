@@ -293,7 +293,8 @@ class DocumentRun:
         """Record `finished` items, hand out up to `limit` pages (None: while `wants_pages`); the
         Documents completed by now, in input order."""
         for job, part, result, error, latency in finished:
-            self.handles.pop((id(job), part), None)
+            if self.handles.pop((id(job), part), None) is None:
+                continue  # a window's request cancelled when another window of its page was refused
             if self.pages.complete(job, part, result, error, latency):
                 self._finish(job)
         taken = 0
