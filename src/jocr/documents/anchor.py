@@ -9,9 +9,10 @@ order (PDFium's content order, which is the reading order of most born-digital p
     @2 122,77 hope or hype?
 
 - header: `page WxH`, the page size in points as rendered (rounded), so the model knows the aspect.
-- each run: `@i x,y text`: the run's number (1, 2, ... in order), its top-left corner on the 0-999 grid of
-  the grounding boxes (documents/postprocess.py: pixel = grid / 999 * size), then the run's text. The text
-  never holds a newline (the text layer splits runs at line breaks), so no escaping is needed.
+- each run: `@i x,y text`: the run's number (1, 2, ... in order within its window), its top-left corner
+  on the 0-999 grid of the grounding boxes (documents/postprocess.py: pixel = grid / 999 * size), then the
+  run's text. The text never holds a newline (the text layer splits runs at line breaks), so no escaping
+  is needed.
 - a run longer than `max_line_chars` keeps its head and tail around " ... ", cut at spaces (olmOCR caps
   elements the same way, at 250 characters).
 
@@ -26,12 +27,14 @@ without copying it token by token: a run costs 2-4 output tokens instead of one 
 the model spends its capacity on what the image alone tells: which runs to keep, their order and their
 block types. Version 1 (the same lines without `@i`, the model copying the text) is not read any more.
 
-Budget rule: runs are kept in order while the anchor's tokens (header and runs, counted with the model's
-own tokenizer) stay within `max_tokens`; the first run that does not fit and every later one are left
-out, and a last line `...` says the anchor was cut. The anchor is thus always a prefix of the page's
-runs: the model learns that text past the cut must be read from the image. (olmOCR samples the runs at
-random, keeping the page's edge elements; a prefix is deterministic, which inference needs, and keeps
-the runs in reading order for the drafter that looks continuations up in it.)
+Budget rule (`build_windows`): runs are taken in order into a window while its tokens (header, runs and
+cut marks, counted with the model's own tokenizer) stay within `max_tokens`; the next run starts the next
+window, up to MAX_WINDOWS windows, and runs past the last are left out. A window says where runs come
+before or after it with a `...` line, and numbers its own runs from 1 (`@1` is its first run), so each
+window reads like a page; each is its own request and the outputs are joined in order. The first window
+alone (`build_anchor`) is the prefix of the page's runs that fits. (olmOCR samples the runs at random,
+keeping the page's edge elements; consecutive runs are deterministic, which inference needs, and keep
+the runs in reading order for the drafter that looks continuations up in them.)
 
 The prompt that carries the anchor is built in one place, `jocr.tokenizer.Tokenizer.build_prompt`.
 """

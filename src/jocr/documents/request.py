@@ -47,7 +47,8 @@ def join_windows(texts: Sequence[str]) -> str:
 
 def page_text(texts: Sequence[str], anchors: Sequence[str] = ()) -> str:
     """A page's text from its requests' outputs (one per anchor window, or the one of an unanchored page):
-    each window's run references resolved against its own anchor (`jocr.documents.anchor`), then joined.
+    each window's run references resolved against its own anchor (`jocr.documents.references`), then
+    joined.
     `anchors` may be shorter than `texts` only when empty (an unanchored page)."""
     if anchors:
         texts = [resolve_references(t, a) for t, a in zip(texts, anchors, strict=True)]
