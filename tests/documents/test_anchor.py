@@ -114,8 +114,6 @@ ANCHOR = "\n".join(
         ("Results2 in the third5 quarter.x", "Results2 in the third5 @4x"),
         # table cells; a run that occurs twice is taken once, in order
         ("<td>Results</td><td>3</td><td>3</td>", "<td>@1</td><td>@5</td><td>3</td>"),
-        # text already holding a reference-like `@12` is left as it is
-        ("write to me@3x.com or @12", "write to me@3x.com or @12"),
     ],
 )
 def test_reference_target_and_resolution_are_inverses(markdown, target):
@@ -123,11 +121,17 @@ def test_reference_target_and_resolution_are_inverses(markdown, target):
     assert resolve_references(target, ANCHOR) == markdown
 
 
+def test_text_holding_a_reference_like_number_is_no_target():
+    # Its `@12` could not be told from a reference: the page is left as it is for training, and reading it
+    # back drops the number, which names no run (the one place where the two are not inverses).
+    markdown = "write to me@3x.com or @12"
+    assert reference_target(markdown, ANCHOR) == markdown
+    assert resolve_references(markdown, ANCHOR) == "write to me@3x.com or "
+
+
 def test_resolution_of_model_output():
-    # adjacent references (CJK runs have no space between them); an unknown number and an e-mail stay
-    assert (
-        resolve_references("@1@2 and @9, me@3.org", ANCHOR) == "ResultsRevenue rose by 12% and @9, me@3.org"
-    )
+    # adjacent references (CJK runs have no space between them); an unknown number is dropped, an e-mail stays
+    assert resolve_references("@1@2 and @9, me@3.org", ANCHOR) == "ResultsRevenue rose by 12% and , me@3.org"
     assert without_open_reference("# @1\n\n@2 @1") == "# @1\n\n@2 "
     assert without_open_reference("total @") == "total " and without_open_reference("@1 x") == "@1 x"
 

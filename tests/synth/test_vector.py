@@ -77,3 +77,23 @@ def test_cli_refuses_vector_options_that_do_not_apply(tmp_path, capsys):
 
     assert main(["synth", str(tmp_path / "v"), "--profile", "vector", "--degrade"]) == 2
     assert "does not apply" in capsys.readouterr().err
+
+
+def test_furniture_comes_and_goes_and_moves_in_content_order():
+    # An anchored model must not learn that the first runs are furniture (the first anchored run restarted
+    # every window at `@4`, past a header, footer and page number printed first on every training page).
+    import random
+
+    from jocr.synth.vector import _running_items
+
+    pages = [_running_items(random.Random(seed), cjk=False) for seed in range(400)]
+    kinds = [{item.kind for item in page} for page in pages]
+    for kind, share in (("header", 0.75), ("footer", 0.5), ("page_number", 0.8)):
+        assert abs(sum(kind in k for k in kinds) / len(pages) - share) < 0.07, kind
+    assert any(not page for page in pages)
+    firsts = [item.first for page in pages for item in page]
+    assert 0.3 < sum(firsts) / len(firsts) < 0.7
+    for page in pages:
+        top = [item for item in page if item.edge == "top"]
+        assert len({item.align for item in top}) == len(top), "two top items share a corner"
+        assert all(item.kind != "footer" or item.edge == "bottom" for item in page)

@@ -74,3 +74,29 @@ def test_anchored_sft_smoke_run_marks_the_model(tmp_path, tiny_model_cfg, byte_t
     out = train_sft(cfg, log=lambda *a: None)
     config = json.loads((out / "config.json").read_text())
     assert config["anchor"] == {"version": ANCHOR_VERSION, "max_tokens": 64}
+
+
+def test_vector_pages_from_several_folders(tiny_model_cfg, byte_tokenizer_path, tmp_path):
+    # The second anchored stage reads two synth folders (configs/sft-anchor-pages.yaml): every page of both
+    # is drawn, each with its own ground truth.
+    import shutil
+
+    tok = Tokenizer.from_file(byte_tokenizer_path)
+    cfg = TrainConfig.from_dict({"model": tiny_model_cfg, "tokenizer": {"path": str(byte_tokenizer_path)}})
+    vision = build_model(cfg, tok).config.vision
+    second = tmp_path / "second"
+    pdf = sorted((VECTOR_DIR / "pdfs").glob("*.pdf"))[0]
+    (second / "pdfs").mkdir(parents=True)
+    (second / "gt").mkdir()
+    shutil.copy(pdf, second / "pdfs" / "other.pdf")
+    (second / "gt" / "other_pg1_repeat1.md").write_text("# Only here\n", encoding="utf-8")
+    data = _data(1.0)
+    data.vector_dir = [str(VECTOR_DIR), str(second)]
+    maker = SampleMaker(data, tok, vision)
+    targets = set()
+    for i in range(40):
+        sample = maker.make(i)
+        if sample is not None:
+            targets.add(tok.decode([x for x in sample.labels if x != -100]))
+    assert "# Only here" in {t.strip() for t in targets}
+    assert len(maker._vector_pdfs) == len(list((VECTOR_DIR / "pdfs").glob("*.pdf"))) + 1

@@ -25,15 +25,16 @@ def anchor_runs(anchor_text: str) -> dict[int, str]:
 
 
 def resolve_references(text: str, anchor_text: str) -> str:
-    """A model's output with every `@i` of a run in the anchor replaced by the run's text; a number that
-    names no run stays as written."""
+    """A model's output with every `@i` of a run in the anchor replaced by the run's text. A number that
+    names no run is dropped: it is the model pointing past its anchor (a window's model that runs on
+    counts up past its last run), and `@12` left in a user's Markdown helps no one."""
     runs = anchor_runs(anchor_text)
     if not runs:
         return text
 
     def resolve(match: re.Match) -> str:
         numbers = match.group(0).split("@")[1:]
-        return "".join(runs.get(int(n), f"@{n}") for n in numbers)
+        return "".join(runs.get(int(n), "") for n in numbers)
 
     return REFERENCES.sub(resolve, text)
 

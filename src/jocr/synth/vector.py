@@ -13,7 +13,8 @@ mathtext as vector SVG (glyphs as paths: like many real PDFs, formulas carry no 
 A page: US Letter or A4, margins 0.5-1 in, body 8-12 pt in a serif or sans family, one to three columns,
 a title, headings, paragraphs with inline formulas and footnote marks, lists, ruled and unruled tables
 (captions above), display formulas, vector figures with captions below, footnotes at the foot, and a
-running header, footer and page number (drawn, never written: the olmOCR-Bench `absent` convention).
+running header, footer and page number, each on some pages only, at varying places and in varying content
+order (drawn, never written: the olmOCR-Bench `absent` convention).
 Blocks are laid out in one pass; those that do not fit entirely on the page are removed in the browser
 before printing, so the ground truth is exactly what the page shows, in reading order.
 """
@@ -34,13 +35,14 @@ from jocr.synth.content import MAKERS, PageContext, make_caption, make_heading
 from jocr.synth.profiles import PROFILES
 from jocr.synth.testgen import make_tests, validate_tests
 
-VECTOR_VERSION = 1
+VECTOR_VERSION = 2  # 2: furniture optional, placed and ordered at random
 CHROMIUM = "/usr/bin/chromium"
 PAPERS = {"letter": (612, 792), "a4": (595, 842)}  # points
 _SERIF = ("Liberation Serif", "DejaVu Serif")
 _SANS = ("Liberation Sans", "DejaVu Sans")
 _FIGURE_P = 0.08  # share of blocks that are figures
 _FOOTNOTE_P = 0.5  # share of pages with footnotes
+_HEADER_P, _FOOTER_P, _PAGE_NUMBER_P = 0.75, 0.5, 0.8  # shares of pages with each piece of furniture
 _SUPERSCRIPTS = "¹²³⁴⁵⁶⁷⁸⁹"
 
 # Content parameters (profiles.py "vector": the realistic `page` profile's); sizes and columns are chosen
@@ -203,6 +205,43 @@ def _block_html(i: int, block, size_pt: float, marks: dict[int, str], ruled: boo
 
 
 @dataclass
+class _Running:
+    """A running header, footer or page number: printed at the page's top or bottom edge, never written.
+    `first`: whether it comes before the body in the page's content order (so in its text layer)."""
+
+    kind: str
+    text: str
+    edge: str  # "top" or "bottom"
+    align: str  # CSS text-align
+    first: bool
+
+
+def _running_items(rng: random.Random, cjk: bool) -> list[_Running]:
+    """The page's furniture. Real PDFs differ in which of it they print, where, and where its text sits in
+    the content stream (before the body, after it, or the top items before and the bottom ones after), so
+    an anchored model learns to find it by what it is and where it lies, not by being the first runs."""
+    order = rng.choices(("first", "last", "split"), weights=(0.4, 0.3, 0.3))[0]
+    number_edge = rng.choice(("top", "bottom", "bottom"))
+    items = []
+    if rng.random() < _HEADER_P:
+        text = vocab.zh_title(rng, numbered=False) if cjk else vocab.title(rng, max_words=5, numbered=False)
+        # A page number at the top sits at the right, so the header keeps clear of it.
+        aligns = ("left", "center") if number_edge == "top" else ("left", "center", "right")
+        items.append(("header", text, "top", rng.choice(aligns)))
+    if rng.random() < _FOOTER_P:
+        items.append(("footer", f"{rng.choice(vocab.NAMES)} {rng.randint(1990, 2025)}", "bottom", "left"))
+    if rng.random() < _PAGE_NUMBER_P:
+        align = "right" if number_edge == "top" else rng.choice(("right", "center"))
+        items.append(("page_number", str(rng.randint(1, 400)), number_edge, align))
+    if rng.random() < 0.5:
+        rng.shuffle(items)
+    return [
+        _Running(kind, text, edge, align, order == "first" or (order == "split" and edge == "top"))
+        for kind, text, edge, align in items
+    ]
+
+
+@dataclass
 class _Layout:
     paper: str
     size: tuple[int, int]
@@ -242,7 +281,7 @@ def _document(
     blocks: list,
     marks: dict[int, str],
     notes: list[tuple[str, str]],
-    furniture: dict[str, str],
+    furniture: list[_Running],
     ruled: list[bool],
 ) -> str:
     w, h = layout.size
@@ -252,7 +291,6 @@ def _document(
         f'<div class="note" data-note="{k}">{k} {html.escape(t, quote=False)}</div>' for k, t in notes
     )
     body = "".join(_block_html(i, b, fs, marks, ruled[i]) for i, b in enumerate(blocks))
-    header_top = m * 0.45
     css = f"""
 @page {{ size: {w}pt {h}pt; margin: 0; }}
 html, body {{ margin: 0; padding: 0; }}
@@ -281,25 +319,19 @@ figure {{ margin: {fs * 0.4:.1f}pt 0; text-align: center; }}
 figure svg {{ width: 85%; height: auto; }}
 figcaption, p.caption {{ font-size: {fs * 0.9:.1f}pt; }}
 """
-    furn = ""
-    if "header" in furniture:
-        furn += (
-            f'<div class="furniture" style="top:{header_top:.1f}pt">{html.escape(furniture["header"])}</div>'
+    before, after = [], []
+    for item in furniture:
+        offset = m * (0.45 if item.edge == "top" else 0.4)
+        div = (
+            f'<div class="furniture" style="{item.edge}:{offset:.1f}pt;text-align:{item.align}">'
+            f"{html.escape(item.text)}</div>"
         )
-    bottom = m * 0.4
-    if "footer" in furniture:
-        furn += (
-            f'<div class="furniture" style="bottom:{bottom:.1f}pt">{html.escape(furniture["footer"])}</div>'
-        )
-    if "page_number" in furniture:
-        furn += (
-            f'<div class="furniture" style="bottom:{bottom:.1f}pt;text-align:right">'
-            f"{html.escape(furniture['page_number'])}</div>"
-        )
+        (before if item.first else after).append(div)
     notes_div = f'<div id="notes">{note_html}</div>' if notes else ""
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>'
-        f'<div id="page">{furn}<div id="body">{body}</div>{notes_div}</div></body></html>'
+        f'<div id="page">{"".join(before)}<div id="body">{body}</div>{notes_div}{"".join(after)}</div>'
+        "</body></html>"
     )
 
 
@@ -357,14 +389,9 @@ def vector_page(
             mark = _SUPERSCRIPTS[n]
             marks[i] = mark
             notes.append((mark, vocab.zh_sentence(rng) if cjk else vocab.sentence(rng, max_words=14)))
-    furniture = {
-        "header": vocab.zh_title(rng, numbered=False)
-        if cjk
-        else vocab.title(rng, max_words=5, numbered=False),
-        "footer": f"{rng.choice(vocab.NAMES)} {rng.randint(1990, 2025)}",
-        "page_number": str(rng.randint(1, 400)),
-    }
+    furniture = _running_items(rng, cjk)
     document = _document(layout, blocks, marks, notes, furniture, ruled)
+    furniture_text = {item.kind: item.text for item in furniture}
     pdf, kept = renderer.print_page(document, layout.size)
     shown = [blocks[i] for i in kept]
     parts = []
@@ -378,7 +405,7 @@ def vector_page(
     parts += [f"{k} {t}" for k, t in notes if k in kept_marks]
     markdown = "\n\n".join(parts)
     stem = name or f"vector_{seed:010d}"
-    comp = _TestView(shown, markdown, furniture, ctx)
+    comp = _TestView(shown, markdown, furniture_text, ctx)
     tests = make_tests(comp, random.Random(f"jocr-synth-vector-tests/{seed}"), f"{stem}.pdf", stem)
     dropped: list[dict[str, Any]] = []
     if validate:
@@ -397,7 +424,7 @@ def vector_page(
         "language": "zh" if cjk else "en",
         "blocks": [getattr(b, "kind", type(b).__name__.lower()) for b in shown],
         "footnotes": len(kept_marks),
-        "furniture": furniture,
+        "furniture": furniture_text,
         "tests_total": len(tests) + len(dropped),
         "tests_dropped": len(dropped),
     }

@@ -58,14 +58,14 @@ class DataConfig:
     # it, from the renderer's glyph boxes); 0 turns it off.
     vision_glyph_weight: float = 0.0
     # Anchored pages (docs/training.md, "Anchored model"): the stages' profile "vector" draws pages from this
-    # folder, written by `jocr synth DIR --profile vector`, and reads each through the user's path (render,
-    # text layer, `page_anchor`), so the anchor in training is the anchor at inference. anchor_dropout: the
-    # share of those pages trained on the image alone (the image-only path stays alive); anchor_max_tokens:
-    # the anchor's token budget, saved into the model's config as `anchor.max_tokens`; anchor_windows: the
-    # share of anchored pages cut into windows (`build_windows`) of a budget drawn between
-    # anchor_min_tokens and anchor_max_tokens, one window read at random, so the model learns the windows
-    # that a page longer than the budget is read in.
-    vector_dir: str | None = None
+    # folder (or list of folders), written by `jocr synth DIR --profile vector`, and reads each through the
+    # user's path (render, text layer, `page_anchor`), so the anchor in training is the anchor at
+    # inference. anchor_dropout: the share of those pages trained on the image alone (the image-only path
+    # stays alive); anchor_max_tokens: the anchor's token budget, saved into the model's config as
+    # `anchor.max_tokens`; anchor_windows: the share of anchored pages cut into windows (`build_windows`) of
+    # a budget drawn between anchor_min_tokens and anchor_max_tokens, one window read at random, so the
+    # model learns the windows that a page longer than the budget is read in.
+    vector_dir: str | list[str] | None = None
     anchor_dropout: float = 0.0
     anchor_max_tokens: int = 1024
     anchor_windows: float = 0.0
@@ -192,13 +192,13 @@ class SampleMaker:
         from jocr.documents.anchor import ANCHOR_VERSION, page_anchor, window_target
         from jocr.documents.pages import LoadOptions, open_source
 
-        root = Path(self.cfg.vector_dir)
         if not hasattr(self, "_vector_pdfs"):
-            self._vector_pdfs = sorted((root / "pdfs").glob("*.pdf"))
+            dirs = self.cfg.vector_dir if isinstance(self.cfg.vector_dir, list) else [self.cfg.vector_dir]
+            self._vector_pdfs = [pdf for d in dirs for pdf in sorted((Path(d) / "pdfs").glob("*.pdf"))]
             if not self._vector_pdfs:
-                raise ValueError(f"data.vector_dir {root} holds no pdfs/*.pdf")
+                raise ValueError(f"data.vector_dir {self.cfg.vector_dir} holds no pdfs/*.pdf")
         pdf = self._vector_pdfs[seed % len(self._vector_pdfs)]
-        text = (root / "gt" / f"{pdf.stem}_pg1_repeat1.md").read_text(encoding="utf-8").strip()
+        text = (pdf.parent.parent / "gt" / f"{pdf.stem}_pg1_repeat1.md").read_text(encoding="utf-8").strip()
         drop = random.Random(f"anchor-dropout/{self.cfg.seed}/{index}").random() < self.cfg.anchor_dropout
         rng = random.Random(f"anchor-window/{self.cfg.seed}/{index}")
         budget = self.cfg.anchor_max_tokens
