@@ -77,7 +77,7 @@ class _Scripted(PageReader):
         return _Builder()
 
     def prepare(self, job):
-        job.prompt_ids = [1]
+        job.prompt_ids = [[1]]
 
     def generate(self, jobs, temperature, attempt):
         self.calls.append((attempt, temperature, [j.row["page"] for j in jobs]))
@@ -87,7 +87,7 @@ class _Scripted(PageReader):
             if reason is None:
                 out.append(Attempt(None, None, "boom", 0.1, temperature))
             else:
-                out.append(Attempt([attempt, job.row["page"]], reason, None, 0.1, temperature))
+                out.append(Attempt([[attempt, job.row["page"]]], reason, None, 0.1, temperature))
         return out
 
 
@@ -200,3 +200,118 @@ def test_jocr_batch_is_a_plain_function_beside_its_package():
     assert isinstance(jocr.batch, types.FunctionType) and jocr.batch is jocr.bulk.batch
     with pytest.raises(TypeError, match="unknown option"):
         jocr.batch("in/", "out/", colour="blue")
+
+
+def _anchored_model(tmp_path, max_tokens: int):
+    """A tiny random checkpoint whose config says it was trained with anchors (garbage text, real prompts)."""
+    from jocr.config import tiny_config
+    from jocr.documents.anchor import ANCHOR_VERSION
+    from jocr.model import OCRModel
+    from jocr.tokenizer import Tokenizer
+
+    path = tmp_path / f"anchored-{max_tokens}"
+    config = tiny_config()
+    config.anchor.version, config.anchor.max_tokens = ANCHOR_VERSION, max_tokens
+    OCRModel(config).init_weights(seed=0).save_pretrained(path)
+    Tokenizer.byte_level().save(path / "tokenizer.json")
+    return str(path)
+
+
+def _rendered(tmp_path, settings):
+    from layer_fixtures import plain_pdf
+
+    (tmp_path / "doc.pdf").write_bytes(plain_pdf())
+    Image.effect_noise((300, 400), 60).convert("RGB").save(tmp_path / "photo.png")  # not blank
+    docs = [{"doc_id": str(tmp_path / n)} for n in ("doc.pdf", "photo.png")]
+    return list(render_pages(expand_documents(docs, settings), settings))
+
+
+class _ReferenceReader(PageReader):
+    """Answers each request with references to every run of its anchor window, as an anchored model that
+    keeps all runs would."""
+
+    def load(self):
+        from jocr.config import OCRConfig
+        from jocr.documents.request import PageRequestBuilder
+        from jocr.tokenizer import Tokenizer
+
+        self.tokenizer = Tokenizer.from_dir(self.settings.model)
+        self.requests = 0
+        return PageRequestBuilder(self.tokenizer, OCRConfig.load(self.settings.model).vision)
+
+    def generate(self, jobs, temperature, attempt):
+        import re
+
+        out = []
+        for job in jobs:
+            ids = []
+            for prompt in job.prompt_ids:
+                numbers = re.findall(r"^@(\d+) ", self.tokenizer.decode(prompt), flags=re.M)
+                ids.append(self.tokenizer.encode(" ".join(f"@{n}" for n in numbers) or "photo"))
+            self.requests += len(ids)
+            out.append(Attempt(ids, "stop", None, 0.1, temperature))
+        return out
+
+
+@pytest.mark.parametrize("budget, windows", [(1024, 1), (80, 3)])
+def test_anchored_pages_are_read_in_windows_and_their_references_resolve(tmp_path, budget, windows):
+    # `jocr batch` anchors as `jocr parse` does: the render stage reads the text layer and cuts the windows,
+    # the reader sends one request per window and resolves each window's references against its anchor.
+    from layer_fixtures import PROSE
+
+    from jocr.bulk.stages import document_from_rows
+
+    settings = PageSettings(model=_anchored_model(tmp_path, budget))
+    rows = _rendered(tmp_path, settings)
+    state = json.loads(rows[0]["anchor"])
+    assert state["anchored"] and len(state["windows"]) == windows
+    assert json.loads(rows[1]["anchor"])["anchored"] is False  # an image: no text layer
+    reader = _ReferenceReader(settings)
+    out = reader(rows)
+    assert reader.requests == windows + 1
+    doc = document_from_rows(rows[0]["doc_id"], [out[0]], settings, page_marker=False)
+    assert doc.markdown == (" " if windows == 1 else "\n\n").join(PROSE)
+    info = doc.to_dict()["pages"][0]["anchor"]
+    assert info["anchored"] and info["windows"] == windows and info["lines"] == 3
+    photo = document_from_rows(rows[1]["doc_id"], [out[1]], settings, page_marker=False)
+    assert photo.markdown == "photo" and not photo.to_dict()["pages"][0]["anchor"]["anchored"]
+
+
+def test_anchor_off_and_image_only_models_leave_the_layer_unread(tmp_path, model_dir):
+    for settings in (
+        PageSettings(model=_anchored_model(tmp_path, 1024), anchor="off"),
+        PageSettings(model=str(model_dir)),
+    ):
+        rows = _rendered(tmp_path, settings)
+        assert [r["anchor"] for r in rows] == [None, None]
+    assert PageSettings(anchor="off").fingerprint() != PageSettings().fingerprint()
+
+
+def test_the_engine_reads_every_window_and_a_refused_window_fails_only_its_page(tmp_path, monkeypatch):
+    from jocr.bulk.stages import JocrPageReader
+
+    settings = PageSettings(model=_anchored_model(tmp_path, 80), max_tokens=3, retries=0)
+    rows = _rendered(tmp_path, settings)
+    reader = JocrPageReader(settings)
+    submitted = []
+    submit = reader.runner.submit
+
+    def record(request, *args, **kwargs):
+        submitted.append(reader.model.tokenizer.decode(request.prompt_ids))
+        return submit(request, *args, **kwargs)
+
+    monkeypatch.setattr(reader.runner, "submit", record)
+    out = reader([dict(r) for r in rows])
+    assert [r["status"] for r in out] == ["ok", "ok"]
+    assert len(submitted) == 4 and sum("<anchor>" in p for p in submitted) == 3
+    assert 3 < out[0]["tokens"] <= 9  # three windows of at most 3 tokens each
+
+    def refuse_anchored(request, *args, **kwargs):
+        if "<anchor>" in reader.model.tokenizer.decode(request.prompt_ids) and len(submitted) > 4:
+            raise ValueError("prompt too long")
+        return record(request, *args, **kwargs)
+
+    monkeypatch.setattr(reader.runner, "submit", refuse_anchored)
+    out = reader([dict(r) for r in rows])
+    assert out[0]["status"] == "failed" and out[0]["error"].endswith("page 1: prompt too long")
+    assert out[1]["status"] == "ok"

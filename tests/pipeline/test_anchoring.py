@@ -79,12 +79,12 @@ def test_pages_without_a_usable_layer_fall_back_with_a_note(data, verdict, note)
 
 
 def test_an_anchor_that_fails_falls_back_to_the_image(monkeypatch):
-    import jocr.pipeline.stream as stream
+    import jocr.documents.anchor as anchor_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("broken layer\nsecond line")
 
-    monkeypatch.setattr(stream, "page_anchor", broken)
+    monkeypatch.setattr(anchor_module, "page_anchor", broken)
     model, prompts = recording_model(ANCHOR_VERSION)
     page = parse(plain_pdf(), model=model).pages[0]
     assert page.error is None and not page.anchor.anchored

@@ -95,6 +95,7 @@ def _schemas():
         ("error", pa.string()),
         ("result", pa.string()),
         ("render_seconds", pa.float64()),
+        ("anchor", pa.string()),  # PageAnchor.state as JSON (stages.render_pages)
     ]
     size = [("width", pa.int32()), ("height", pa.int32())]
     rendered = pa.schema(base + size + [("image", pa.binary())])

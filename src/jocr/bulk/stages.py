@@ -24,9 +24,11 @@ import time
 from dataclasses import dataclass, field
 
 from jocr.bulk.storage import read_uri, uri_scheme
-from jocr.documents.pages import DocumentError, LoadOptions, open_source, select_pages
+from jocr.documents.anchor import PageAnchor
+from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
 from jocr.documents.postprocess import Box
 from jocr.documents.preprocess import is_blank_page
+from jocr.documents.request import join_windows, page_finish_reason, page_text
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
 
 RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
@@ -53,6 +55,7 @@ class PageSettings:
     page_timeout: float | None = None  # seconds of generation per attempt; None: no limit
     max_doc_pages: int | None = None  # documents with more pages fail at once (a "huge document")
     threads: int = 0  # torch threads per actor; 0 leaves torch's default
+    anchor: str = "auto"  # a PDF page's text layer in the prompt (jocr.documents.anchor.page_anchor)
     vllm_kwargs: dict = field(default_factory=dict)
 
     def load_options(self) -> LoadOptions:
@@ -70,12 +73,9 @@ class PageSettings:
             self.skip_blank,
             self.retries,
             self.retry_temperatures[: self.retries],
+            self.anchor,
         )
         return hashlib.sha256(repr(fields).encode()).hexdigest()[:16]
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:200] or type(exc).__name__
 
 
 def _open(row: dict, options: LoadOptions):
@@ -100,6 +100,7 @@ def _page_row(doc_id: str, page: int, **values) -> dict:
         "error": None,
         "result": None,
         "render_seconds": None,
+        "anchor": None,
     }
     row.update(values)
     return row
@@ -124,7 +125,7 @@ def expand_documents(docs: list[dict], settings: PageSettings) -> list[dict]:
             rows.append(_page_row(doc_id, 0, location=doc.get("location"), status="failed", error=str(exc)))
             continue
         except Exception as exc:  # anything else the reader raises stays this document's failure
-            error = f"{doc_id}: {_one_line(exc)}"
+            error = f"{doc_id}: {one_line(exc)}"
             rows.append(_page_row(doc_id, 0, location=doc.get("location"), status="failed", error=error))
             continue
         for index in indices:
@@ -148,9 +149,11 @@ def _result_json(result: PageResult) -> str:
 
 def render_pages(rows: list[dict], settings: PageSettings):
     """Page rows -> the same rows with `image` (RGB bytes), `width`, `height`; blank pages and pages that
-    fail to render come out finished (status "blank" / "failed", `result` set). Yields row by row so a long
-    document never holds more than one rendered page here."""
+    fail to render come out finished (status "blank" / "failed", `result` set). An anchored page's decision
+    and windows travel in `anchor` (`PageAnchor.state` as JSON). Yields row by row so a long document never
+    holds more than one rendered page here."""
     options = settings.load_options()
+    anchoring = page_anchoring(settings)
     sources: dict[str, object] = {}
     try:
         for row in rows:
@@ -168,7 +171,7 @@ def render_pages(rows: list[dict], settings: PageSettings):
                     sources[row["doc_id"]] = _open(row, options)
                 image = sources[row["doc_id"]].render(row["page"] - 1)
             except Exception as exc:
-                error = str(exc) if isinstance(exc, DocumentError) else f"{row['doc_id']}: {_one_line(exc)}"
+                error = str(exc) if isinstance(exc, DocumentError) else f"{row['doc_id']}: {one_line(exc)}"
                 result.error = error
                 yield dict(row, status="failed", error=error, result=_result_json(result))
                 continue
@@ -180,6 +183,9 @@ def render_pages(rows: list[dict], settings: PageSettings):
                 result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
                 yield dict(row, status="blank", finish_reason="blank", result=_result_json(result))
                 continue
+            if anchoring is not None:
+                decision = anchoring(sources[row["doc_id"]], row["page"] - 1)
+                row["anchor"] = json.dumps(decision.state(), ensure_ascii=False)
             row["image"] = image.tobytes()  # RGB, as every PageSource renders
             yield row
     finally:
@@ -187,9 +193,30 @@ def render_pages(rows: list[dict], settings: PageSettings):
             source.close()
 
 
+def page_anchoring(settings: PageSettings):
+    """(source, page index) -> the page's `PageAnchor`, for the job's model and `anchor` mode; None when no
+    page is anchored (mode "off", or "auto" with a model trained on images alone), so the text layer is
+    not even read, as in `jocr parse`."""
+    from jocr.config import OCRConfig
+    from jocr.documents.anchor import normalise_anchor_mode, page_anchor_or_note
+    from jocr.tokenizer import Tokenizer
+
+    mode = normalise_anchor_mode(settings.anchor)
+    path = _model_dir(settings.model)
+    config = OCRConfig.load(path).anchor
+    if mode == "off" or (mode == "auto" and config.version == 0):
+        return None
+    tokenizer = Tokenizer.from_dir(path)
+
+    def decide(source, index: int):
+        return page_anchor_or_note(source, index, mode, config.version, tokenizer, config.max_tokens)
+
+    return decide
+
+
 @dataclass
 class Attempt:
-    token_ids: list[int] | None
+    token_ids: list[list[int]] | None  # one list per request of the page (one per anchor window)
     finish_reason: str | None
     error: str | None
     seconds: float
@@ -202,12 +229,20 @@ class Attempt:
 
 @dataclass
 class PageJob:
+    """One page: one request, or one per window of its anchor (`anchors`), all on the same image."""
+
     row: dict
     result: PageResult
     views: object = None
-    prompt_ids: list[int] | None = None
+    prompt_ids: list[list[int]] = field(default_factory=list)  # one per request
     image: object = None  # the PIL page (vLLM preprocesses it itself)
+    anchor: PageAnchor = field(default_factory=PageAnchor)
     attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def anchors(self) -> list[str | None]:
+        """The anchor text of each request ([None]: the image alone)."""
+        return self.anchor.texts or [None]
 
 
 def retry_seed(doc_id: str, page: int, attempt: int) -> int:
@@ -232,9 +267,9 @@ class PageReader:
 
     def prepare(self, job: PageJob) -> None:
         job.views = None
-        page = self.builder.page(job.image)
-        job.views, job.prompt_ids = page.views, page.prompt_ids
-        job.result.image_tokens = page.image_tokens
+        inputs = self.builder.pages(job.image, job.anchors)
+        job.views, job.prompt_ids = inputs[0].views, [i.prompt_ids for i in inputs]
+        job.result.image_tokens = inputs[0].image_tokens
 
     def __call__(self, rows: list[dict]) -> list[dict]:
         from PIL import Image
@@ -247,14 +282,15 @@ class PageReader:
                 out.append(row)
                 continue
             result = PageResult(page=row["page"], width=row["width"], height=row["height"])
-            job = PageJob(row=row, result=result)
+            result.anchor = _anchor(row)
+            job = PageJob(row=row, result=result, anchor=result.anchor or PageAnchor())
             t0 = time.perf_counter()
             try:
                 job.image = Image.frombytes("RGB", (row["width"], row["height"]), image_bytes)
                 self.prepare(job)
             except Exception as exc:  # e.g. a degenerate page size: this page fails, the batch goes on
                 result.error = (
-                    f"{row['doc_id']}: page {row['page']}: cannot prepare the page ({_one_line(exc)})"
+                    f"{row['doc_id']}: page {row['page']}: cannot prepare the page ({one_line(exc)})"
                 )
                 out.append(dict(row, status="failed", error=result.error, result=_result_json(result)))
                 continue
@@ -290,11 +326,13 @@ class PageReader:
         if chosen is None:
             result.error = job.attempts[-1].error
         else:
-            raw = self.builder.text(chosen.token_ids)
+            texts = [self.builder.text(ids) for ids in chosen.token_ids]
             finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
-            result.markdown, result.boxes = self.builder.markdown(raw, (result.width, result.height), finish)
-            result.raw = raw
-            result.num_tokens = len(chosen.token_ids)
+            result.markdown, result.boxes = self.builder.markdown(
+                page_text(texts, job.anchor.texts), (result.width, result.height), finish
+            )
+            result.raw = join_windows(texts)  # as the model wrote it, references and all
+            result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
             result.finish_reason = chosen.finish_reason
             result.timings["generate_s"] = chosen.seconds
         return dict(
@@ -328,48 +366,59 @@ class JocrPageReader(PageReader):
     def generate(self, jobs: list[PageJob], temperature: float, attempt: int) -> list[Attempt]:
         from jocr.engine.requests import GenerationRequest
 
-        outcomes: list[Attempt | None] = [None] * len(jobs)
-        live: dict[int, tuple[object, float]] = {}
-        queue = list(range(len(jobs)))
+        parts = [[None] * len(job.prompt_ids) for job in jobs]  # each request's (ids, reason) or error
+        live: dict[tuple[int, int], tuple[object, float]] = {}
+        queue = [(i, part) for i, job in enumerate(jobs) for part in range(len(job.prompt_ids))]
         timeout = self.settings.page_timeout
-        # Keep at most batch_size requests in the scheduler, so each page's clock starts when it runs.
+        # Keep at most batch_size requests in the scheduler, so each request's clock starts when it runs.
         while queue or live:
             while queue and len(live) < self.settings.batch_size:
-                i = queue.pop(0)
+                i, part = queue.pop(0)
                 job = jobs[i]
+                if any(isinstance(p, str) for p in parts[i]):  # an earlier window of the page failed
+                    parts[i][part] = "skipped"
+                    continue
                 request = GenerationRequest(
-                    prompt_ids=job.prompt_ids,
+                    prompt_ids=job.prompt_ids[part],
                     images=[job.views],
                     max_tokens=self.settings.max_tokens,
                     temperature=temperature,
                     seed=retry_seed(job.row["doc_id"], job.row["page"], attempt) if temperature else None,
                 )
                 try:
-                    live[i] = (self.runner.submit(request), time.perf_counter())
+                    live[i, part] = (self.runner.submit(request), time.perf_counter())
                 except ValueError as exc:  # refused, e.g. prompt + max_tokens over the engine's limit
-                    error = f"{job.row['doc_id']}: page {job.row['page']}: {_one_line(exc)}"
-                    outcomes[i] = Attempt(None, None, error, 0.0, temperature)
-            for i, (handle, started) in list(live.items()):
+                    parts[i][part] = f"{job.row['doc_id']}: page {job.row['page']}: {one_line(exc)}"
+            for (i, part), (handle, started) in list(live.items()):
                 elapsed = time.perf_counter() - started
                 if not handle.done:
                     if timeout is not None and elapsed > timeout:
                         handle.cancel()
                     continue
-                del live[i]
+                del live[i, part]
                 job = jobs[i]
                 try:
                     res = handle.result()
                 except Exception as exc:  # a failed decode step fails its pages, not the batch
-                    error = (
-                        f"{job.row['doc_id']}: page {job.row['page']}: generation failed ({_one_line(exc)})"
+                    parts[i][part] = (
+                        f"{job.row['doc_id']}: page {job.row['page']}: generation failed ({one_line(exc)})"
                     )
-                    outcomes[i] = Attempt(None, None, error, elapsed, temperature)
                     continue
                 reason = "timeout" if res.finish_reason == "cancelled" else res.finish_reason
-                outcomes[i] = Attempt(list(res.token_ids), reason, None, elapsed, temperature)
+                parts[i][part] = (list(res.token_ids), reason, elapsed)
             if live:
                 time.sleep(0.002)
-        return outcomes
+        return [page_attempt(p, temperature) for p in parts]
+
+
+def page_attempt(parts: list, temperature: float) -> Attempt:
+    """A page's attempt from its requests' outcomes: (ids, finish reason, seconds), or an error line."""
+    errors = [p for p in parts if isinstance(p, str) and p != "skipped"]
+    seconds = max((p[2] for p in parts if isinstance(p, tuple)), default=0.0)
+    if errors:
+        return Attempt(None, None, errors[0], seconds, temperature)
+    reason = page_finish_reason([p[1] for p in parts])
+    return Attempt([p[0] for p in parts], reason, None, seconds, temperature)
 
 
 def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, page_marker: bool) -> Document:
@@ -380,7 +429,7 @@ def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, pa
     doc.metadata = {
         "source": doc_id,
         "prompt": prompt_text(settings.prompt),
-        "model": _model_path(settings.model),
+        "model": str(_model_dir(settings.model)),
         "max_tokens": settings.max_tokens,
     }
     if not page_marker:
@@ -399,6 +448,7 @@ def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, pa
                 image_tokens=data["image_tokens"],
                 timings=data["timings"],
                 error=data["error"],
+                anchor=_anchor(row),
             )
         )
         doc.metadata.update({"kind": row["kind"], "num_pages": row["num_pages"], "dpi": settings.dpi})
@@ -408,9 +458,14 @@ def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, pa
     return doc
 
 
-def _model_path(model: str | None) -> str:
+def _model_dir(model: str | None):
     from pathlib import Path
 
     from jocr.pipeline import default_model_dir
 
-    return str(Path(model)) if model is not None else str(default_model_dir())
+    return Path(model) if model is not None else default_model_dir()
+
+
+def _anchor(row: dict) -> PageAnchor | None:
+    """The page's anchoring decision from its row (None: the text layer was not read)."""
+    return PageAnchor.from_state(json.loads(row["anchor"])) if row.get("anchor") else None

@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from jocr.bulk.stages import Attempt, PageJob, PageReader, retry_seed
+from jocr.bulk.stages import Attempt, PageJob, PageReader, page_attempt, retry_seed
 
 
 class VllmPageReader(PageReader):
@@ -53,14 +53,15 @@ class VllmPageReader(PageReader):
         from jocr.documents.preprocess import image_tokens_for_size
 
         # vLLM preprocesses the image (the plugin's processor, through the same builder) and expands the one
-        # `<image>` placeholder to the page's token count.
-        job.prompt_ids = self.builder.prompt_ids([1])
+        # `<image>` placeholder to the page's token count. One prompt per anchor window.
+        job.prompt_ids = [self.builder.prompt_ids([1], anchor=a) for a in job.anchors]
         job.result.image_tokens = image_tokens_for_size(job.image.size[0], job.image.size[1], self.vision)
 
     def generate(self, jobs: list[PageJob], temperature: float, attempt: int) -> list[Attempt]:
         from jocr.integrations.vllm import vllm_sampling_params
 
-        prompts = [{"prompt_token_ids": j.prompt_ids, "multi_modal_data": {"image": j.image}} for j in jobs]
+        owners = [(job, ids) for job in jobs for ids in job.prompt_ids]
+        prompts = [{"prompt_token_ids": ids, "multi_modal_data": {"image": j.image}} for j, ids in owners]
         params = [
             vllm_sampling_params(
                 self.settings.max_tokens,
@@ -68,7 +69,7 @@ class VllmPageReader(PageReader):
                 temperature=temperature,
                 seed=retry_seed(j.row["doc_id"], j.row["page"], attempt) if temperature else None,
             )
-            for j in jobs
+            for j, _ in owners
         ]
         started = time.perf_counter()
         try:
@@ -81,14 +82,13 @@ class VllmPageReader(PageReader):
                 for j in jobs
             ]
         elapsed = time.perf_counter() - started
-        attempts = []
-        for job, output in zip(jobs, outputs):
+        parts: dict[int, list] = {id(job): [] for job in jobs}
+        for (job, _), output in zip(owners, outputs):
             completion = output.outputs[0]
             if completion.finish_reason not in ("stop", "length"):  # "abort": the engine dropped it
-                error = f"{job.row['doc_id']}: page {job.row['page']}: generation {completion.finish_reason}"
-                attempts.append(Attempt(None, None, error, elapsed, temperature))
+                parts[id(job)].append(
+                    f"{job.row['doc_id']}: page {job.row['page']}: generation {completion.finish_reason}"
+                )
                 continue
-            attempts.append(
-                Attempt(list(completion.token_ids), completion.finish_reason, None, elapsed, temperature)
-            )
-        return attempts
+            parts[id(job)].append((list(completion.token_ids), completion.finish_reason, elapsed))
+        return [page_attempt(parts[id(job)], temperature) for job in jobs]

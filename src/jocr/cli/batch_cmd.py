@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from jocr.cli import CliError
+from jocr.cli.parse_cmd import add_anchor_argument
 
 
 def add_arguments(parser) -> None:
@@ -39,6 +40,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--prompt", help="task (ocr, free, grounding, table, formula, caption) or prompt text"
     )
+    add_anchor_argument(parser)
     parser.add_argument("--dpi", type=float, default=144.0, help="PDF render resolution (default: 144)")
     parser.add_argument("--longest-side", type=int, help="render PDF pages to this many pixels")
     parser.add_argument("--password", help="password for encrypted PDFs")
@@ -101,6 +103,7 @@ def run(args) -> int:
         page_timeout=args.page_timeout,
         max_doc_pages=args.max_doc_pages,
         threads=args.threads,
+        anchor=args.anchor,
         vllm_kwargs=vllm_kwargs,
     )
     config = BatchConfig(

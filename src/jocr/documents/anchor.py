@@ -42,8 +42,9 @@ The prompt that carries the anchor is built in one place, `jocr.tokenizer.Tokeni
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
+from jocr.documents.pages import one_line
 from jocr.documents.references import REFERENCES, anchor_runs
 from jocr.documents.textlayer import TextLayer
 
@@ -318,6 +319,16 @@ class PageAnchor:
         """The windows' anchor texts, one request each; [] when the page is read from the image alone."""
         return [w.text for w in self.windows] if self.anchored else []
 
+    def state(self) -> dict:
+        """Everything, windows and all, as plain data (`from_state` rebuilds it): a page's decision handed
+        from the process that read its text layer to the one that reads the page (`jocr batch`)."""
+        return asdict(self)
+
+    @classmethod
+    def from_state(cls, state: dict) -> PageAnchor:
+        windows = [Anchor(**w) for w in state["windows"]]
+        return cls(anchored=state["anchored"], windows=windows, verdict=state["verdict"], note=state["note"])
+
     def to_dict(self) -> dict:
         out = {"anchored": self.anchored, "verdict": self.verdict, "note": self.note or None}
         if self.windows:
@@ -371,3 +382,14 @@ def page_anchor(
     if kept < len(layer.lines) and len(windows) == max_windows:
         notes.append(f"text runs past {kept} left out ({max_windows} windows of {max_tokens} tokens)")
     return PageAnchor(anchored=True, windows=windows, verdict=layer.verdict, note="; ".join(notes))
+
+
+def page_anchor_or_note(
+    source, index: int, mode: str, trained_version: int, tokenizer, max_tokens: int
+) -> PageAnchor:
+    """`page_anchor`, where a text layer that cannot be read, for whatever reason, sends the page down the
+    image-only path with a note: it never fails the page."""
+    try:
+        return page_anchor(source, index, mode, trained_version, tokenizer, max_tokens)
+    except Exception as exc:
+        return PageAnchor(note=f"text layer not used ({one_line(exc)})")

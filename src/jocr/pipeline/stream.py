@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jocr.documents.anchor import PageAnchor, normalise_anchor_mode, page_anchor
+from jocr.documents.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
 from jocr.documents.request import (
@@ -153,19 +153,15 @@ class _Pages:
         return True
 
     def anchor(self, job: _Job) -> PageAnchor:
-        """The page's anchoring decision. A text layer that cannot be used, for whatever reason, sends the
-        page down the image-only path with a note; it never fails the page."""
-        try:
-            return page_anchor(
-                job.entry.source,
-                job.index,
-                self.anchor_mode,
-                self.anchor_config.version,
-                self.model.tokenizer,
-                self.anchor_config.max_tokens,
-            )
-        except Exception as exc:
-            return PageAnchor(note=f"text layer not used ({one_line(exc)})")
+        """The page's anchoring decision (a text layer that cannot be used never fails the page)."""
+        return page_anchor_or_note(
+            job.entry.source,
+            job.index,
+            self.anchor_mode,
+            self.anchor_config.version,
+            self.model.tokenizer,
+            self.anchor_config.max_tokens,
+        )
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
         """Records request `part` of the page; True once the page is finished (all its requests)."""
