@@ -195,3 +195,25 @@ def test_num_logits_to_keep():
     assert last.logits.shape == (1, 1, DEC.vocab_size)
     assert torch.allclose(last.logits[:, 0], full.logits[:, -1], atol=1e-5)
     assert last.hidden_states.shape == full.hidden_states.shape
+
+
+def test_router_scores_a_row_the_same_alone_and_beside_others():
+    # At the published width (64 experts x 1280) a batched fp32 product differs in the last bit between 1-3
+    # rows and more; routing must not, or speculation (a verify pass of k + 1 positions) or batching could
+    # change which experts a position takes, and so a greedy token.
+    from jocr.config import DecoderConfig
+    from jocr.model.decoder import ROW_INVARIANT_MAX_ROWS, Router
+
+    torch.manual_seed(0)
+    config = DecoderConfig(hidden_size=1280, n_routed_experts=64, num_experts_per_tok=6)
+    router = Router(config)
+    torch.nn.init.normal_(router.weight, std=0.02)
+    x = torch.randn(ROW_INVARIANT_MAX_ROWS, 1280)
+    alone = torch.cat([router.logits(x[i : i + 1]) for i in range(len(x))])
+    for n in (2, 3, 4, 8, 32, ROW_INVARIANT_MAX_ROWS):
+        assert torch.equal(router.logits(x[:n]), alone[:n]), n
+    weights, indices = router(x[:4])
+    assert torch.equal(indices, torch.cat([router(x[i : i + 1])[1] for i in range(4)]))
+    # longer passes (prompts) keep the batched product, within float32 rounding of the same scores
+    long = torch.randn(ROW_INVARIANT_MAX_ROWS + 1, 1280)
+    assert torch.allclose(router.logits(long)[:4], router.logits(long[:4]), atol=1e-4)

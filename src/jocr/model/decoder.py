@@ -121,6 +121,14 @@ class MLP(nn.Module):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
+# A pass of at most this many positions (every decode, verify and draft pass) scores its rows one at a time.
+# A batched fp32 product takes other paths for a few rows than for many (MKL: last-bit differences between
+# 1-3 rows and 4 or more, measured at 64 x 1280), which can flip a near-tie in the top-k, so a row could
+# route differently alone, in a batch of 8 or in a FastMTP verify pass. One `mv` per row costs a few
+# microseconds; prompts (longer passes) keep the batched product.
+ROW_INVARIANT_MAX_ROWS = 64
+
+
 class Router(nn.Module):
     """Softmax scoring, greedy top-k, no renormalisation by default (DeepSeek-V2 `topk_method: greedy`).
 
@@ -135,11 +143,18 @@ class Router(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         # x: (N, D) -> weights (N, k) float32, indices (N, k)
-        scores = F.linear(x.float(), self.weight.float()).softmax(dim=-1)  # (N, E)
+        scores = self.logits(x.float()).softmax(dim=-1)  # (N, E)
         weights, indices = torch.topk(scores, self.top_k, dim=-1)
         if self.renormalise:
             weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min(1e-20)
         return weights * self.scale, indices
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        # x: (N, D) float32 -> (N, E); a row's logits do not depend on the rows beside it in short passes
+        weight = self.weight.float()
+        if 0 < x.shape[0] <= ROW_INVARIANT_MAX_ROWS:
+            return torch.stack([torch.mv(weight, row) for row in x])
+        return F.linear(x, weight)
 
 
 class _GatherRows(torch.autograd.Function):
