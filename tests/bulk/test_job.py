@@ -169,3 +169,14 @@ def test_bad_flags_are_one_line_errors(tmp_path, args, message, capsys):
     code = main(["batch", str(tmp_path), "-o", str(tmp_path / "out"), *args])
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_bad_anchor_mode_is_refused_before_the_job_starts(tmp_path):
+    from jocr.bulk import BatchConfig, BatchError, PageSettings, run_batch
+
+    config = BatchConfig(
+        inputs=[str(tmp_path)], output=str(tmp_path / "out"), settings=PageSettings(anchor="sometimes")
+    )
+    with pytest.raises(BatchError, match="^--anchor must be auto, on or off, not 'sometimes'$"):
+        run_batch(config)
+    assert not (tmp_path / "out").exists()

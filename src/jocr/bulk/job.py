@@ -338,6 +338,12 @@ def run_batch(config: BatchConfig, on_result=None) -> BatchSummary:
         raise BatchError("--actors must be >= 1")
     if config.limit is not None and config.limit < 1:
         raise BatchError("--limit must be >= 1")
+    from jocr.documents.anchor import normalise_anchor_mode
+
+    try:
+        normalise_anchor_mode(config.settings.anchor)
+    except ValueError as exc:
+        raise BatchError(f"--{exc}") from None
     started = time.perf_counter()
     from jocr.documents.pages import DocumentError
 

@@ -202,11 +202,16 @@ def page_anchoring(settings: PageSettings):
     from jocr.tokenizer import Tokenizer
 
     mode = normalise_anchor_mode(settings.anchor)
-    path = _model_dir(settings.model)
-    config = OCRConfig.load(path).anchor
-    if mode == "off" or (mode == "auto" and config.version == 0):
+    if mode == "off":
         return None
-    tokenizer = Tokenizer.from_dir(path)
+    path = _model_dir(settings.model)
+    try:
+        config = OCRConfig.load(path).anchor
+        tokenizer = Tokenizer.from_dir(path) if mode == "on" or config.version else None
+    except Exception:  # not a model directory: the actor that loads it reports that, once, for the job
+        return None
+    if tokenizer is None:
+        return None
 
     def decide(source, index: int):
         return page_anchor_or_note(source, index, mode, config.version, tokenizer, config.max_tokens)
