@@ -51,3 +51,35 @@ def test_vllm_reader_matches_the_jocr_engine(tmp_path):
         )
         if theirs[page]["status"] in ("ok", "fallback"):
             assert a["markdown"] == b["markdown"]
+
+
+def test_vllm_reader_reads_an_anchored_page_window_by_window_as_the_jocr_engine(tmp_path):
+    # A checkpoint marked as trained with anchors, with a budget that cuts the page's three runs into three
+    # windows: both readers send one prompt per window and resolve and join them the same way.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integrations"))
+    from layer_fixtures import plain_pdf
+    from vllm_fixtures import build_checkpoint
+
+    from jocr.documents.anchor import ANCHOR_VERSION
+
+    checkpoint = build_checkpoint(tmp_path / "tiny")
+    config = json.loads((checkpoint / "config.json").read_text())
+    config["anchor"] = {"version": ANCHOR_VERSION, "max_tokens": 80}
+    (checkpoint / "config.json").write_text(json.dumps(config))
+    document = tmp_path / "doc.pdf"
+    document.write_bytes(plain_pdf())
+    runner = Path(__file__).with_name("vllm_reader_runner.py")
+    out = tmp_path / "rows.json"
+    cmd = [sys.executable, str(runner), str(checkpoint), str(document), str(out), str(MAX_TOKENS)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    theirs = json.loads(out.read_text())[0]
+
+    settings = PageSettings(model=str(checkpoint), max_tokens=MAX_TOKENS, spec=0, retries=1)
+    rows = list(render_pages(expand_documents([{"doc_id": str(document)}], settings), settings))
+    ours = JocrPageReader(settings)(rows)[0]
+    a, b = json.loads(theirs["result"]), json.loads(ours["result"])
+    assert a["anchor"]["windows"] == b["anchor"]["windows"] == 3
+    assert (theirs["status"], a["finish_reason"]) == (ours["status"], b["finish_reason"])
+    if theirs["status"] in ("ok", "fallback"):  # the greedy readings (retries sample differently)
+        assert (a["tokens"], a["markdown"]) == (b["tokens"], b["markdown"])
