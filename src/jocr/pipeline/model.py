@@ -66,9 +66,8 @@ class LoadedModel:
                 raise ValueError(f"--spec {spec} needs a FastMTP head, which this model lacks (use --spec 0)")
             else:
                 drafter, k = "mtp", spec
-            if drafter == "mtp" and self.anchor_config.version > 0:
-                # Anchored prompts hold the page's text: prompt lookup drafts copied spans beside the head.
-                drafter = "mtp+ngram"
+            # Anchored models keep the head alone: they write run references, not the anchor's text, so prompt
+            # lookup (drafter "mtp+ngram") finds little to copy and measured slower (docs/engine.md).
             config = EngineConfig(
                 max_batch_size=batch_size,
                 drafter=drafter,
