@@ -71,15 +71,6 @@ class Anchor:
     def truncated(self) -> bool:
         return self.lines < self.lines_total
 
-    def to_dict(self) -> dict:
-        return {
-            "version": self.version,
-            "lines": self.lines,
-            "lines_total": self.lines_total,
-            "tokens": self.tokens,
-            "truncated": self.truncated,
-        }
-
 
 def cap_text(text: str, max_chars: int) -> str:
     """`text` if short enough, else its head and tail around " ... ", each cut back to a space."""
