@@ -47,7 +47,7 @@ import torch
 from PIL import Image
 
 from forward import timed  # benchmarks/forward.py: median wall time of repeats
-from jocr.config import OCRConfig
+from jocr.config import OCRConfig, tokenizer_image_id
 from jocr.documents.preprocess import preprocess_image
 from jocr.engine import Engine, EngineConfig, GenerationRequest, GuardConfig
 from jocr.model import OCRModel
@@ -74,20 +74,37 @@ def machine(repeats: int) -> dict:
     return out
 
 
-def write_tokenizer(path: Path, vocab_size: int) -> None:
+def write_tokenizer(path: Path, config: OCRConfig) -> None:
     """vLLM loads a tokenizer from the checkpoint and checks prompt ids against its size: jocr's byte-level
     tokenizer (special tokens, bytes) padded with filler tokens up to the model's vocabulary. Prompts are
-    given as ids and outputs are not detokenized, so the fillers are never read."""
+    given as ids and outputs are not detokenized, so the fillers are never read.
+
+    The special tokens the config names (BOS, EOS, pad, `<image>`) sit at the config's ids, the others at the
+    lowest free ids. vLLM finds the `<image>` placeholders it expands by the config's image_token_id, and it
+    profiles the model at start-up with a prompt made by tokenizing the text "<image>" with this tokenizer
+    (vllm/multimodal/processing/processor.py, get_dummy_inputs): with `<image>` anywhere else (the published
+    preset's is 128815, not 3) nothing matches and vLLM stops on an assertion."""
     from tokenizers import AddedToken, decoders, models, pre_tokenizers
     from tokenizers import Tokenizer as HFTokenizer
 
-    from jocr.tokenizer import SPECIAL_TOKENS
+    from jocr.tokenizer import BOS_TOKEN, EOS_TOKEN, IMAGE_TOKEN, PAD_TOKEN, SPECIAL_TOKENS
 
-    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS)}
-    for ch in sorted(pre_tokenizers.ByteLevel.alphabet()):
-        vocab[ch] = len(vocab)
-    while len(vocab) < vocab_size:
-        vocab[f"<filler_{len(vocab)}>"] = len(vocab)
+    vocab_size = config.decoder.vocab_size
+    vocab = {
+        BOS_TOKEN: config.bos_token_id,
+        EOS_TOKEN: config.eos_token_id,
+        PAD_TOKEN: config.pad_token_id,
+        IMAGE_TOKEN: config.image_token_id,
+    }
+    if len(set(vocab.values())) != len(vocab) or not all(0 <= i < vocab_size for i in vocab.values()):
+        raise ValueError(f"special token ids {vocab} must be distinct, below vocab_size {vocab_size}")
+    taken = set(vocab.values())
+    free = [i for i in range(vocab_size) if i not in taken]
+    rest = [t for t in SPECIAL_TOKENS if t not in vocab] + sorted(pre_tokenizers.ByteLevel.alphabet())
+    if len(rest) > len(free):
+        raise ValueError(f"a vocabulary of {vocab_size} is too small for {len(vocab) + len(rest)} tokens")
+    vocab.update(zip(rest, free))
+    vocab.update({f"<filler_{i}>": i for i in free[len(rest) :]})
     hf = HFTokenizer(models.BPE(vocab=vocab, merges=[]))
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     hf.decoder = decoders.ByteLevel()
@@ -96,7 +113,8 @@ def write_tokenizer(path: Path, vocab_size: int) -> None:
 
 
 def ensure_checkpoint(preset: str, cache: Path) -> Path:
-    """The random checkpoint (and a tokenizer of its vocabulary size), built once."""
+    """The random checkpoint (and a tokenizer of its vocabulary size), built once. A tokenizer whose `<image>`
+    is not the config's image_token_id (written before write_tokenizer placed it) is written again."""
     if not (
         (cache / "config.json").is_file()
         and ((cache / "model.safetensors.index.json").is_file() or (cache / "model.safetensors").is_file())
@@ -108,8 +126,9 @@ def ensure_checkpoint(preset: str, cache: Path) -> Path:
         model.save_pretrained(cache, dtype="bfloat16", max_shard_size="2GB")
         del model
         gc.collect()
-    if not (cache / "tokenizer.json").is_file():
-        write_tokenizer(cache / "tokenizer.json", OCRConfig.load(cache).decoder.vocab_size)
+    config = OCRConfig.load(cache)
+    if not (cache / "tokenizer.json").is_file() or tokenizer_image_id(cache) != config.image_token_id:
+        write_tokenizer(cache / "tokenizer.json", config)
     return cache
 
 

@@ -29,8 +29,10 @@ def build_model(
     vision_gain: float = 50.0,
     mtp_noise: float = 0.3,
     feedback: str = "pre_norm",
+    config: OCRConfig | None = None,
 ):
-    config = OCRConfig.preset("tiny")
+    """`config` defaults to the `tiny` preset; its image id, like the special tokens, is never emitted."""
+    config = OCRConfig.preset("tiny") if config is None else config
     config.mtp.feedback = feedback
     model = OCRModel(config).init_weights(seed=seed).eval()
     vocab, d = config.decoder.vocab_size, config.decoder.hidden_size
@@ -41,6 +43,8 @@ def build_model(
         model.model.embed_tokens.weight.copy_(emb)
         perm = torch.randperm(vocab, generator=g)
         perm[perm < NUM_SPECIAL] += NUM_SPECIAL  # never emit EOS, `<image>` or other special tokens
+        # (the engine bans generating `<image>`, vLLM does not: an image id above the specials moves too)
+        perm[perm == config.image_token_id] = NUM_SPECIAL
         head = torch.zeros(vocab, d)
         head[perm] = emb  # argmax of lm_head(embed(t)) is perm[t]
         model.lm_head.weight.copy_(head * 0.5)

@@ -48,6 +48,7 @@ from jocr.documents.request import PageRequestBuilder
 from jocr.integrations.vllm_config import ocr_config_from_hf, text_config_for
 from jocr.model.ocr import OCRModel
 from jocr.model.vision import ClipEncoder, Projector, SamEncoder
+from jocr.tokenizer import IMAGE_TOKEN
 from jocr.types import PageViews
 
 
@@ -62,6 +63,26 @@ class JocrProcessingInfo(BaseProcessingInfo):
 
     def get_supported_mm_limits(self) -> Mapping[str, int | None]:
         return {"image": None}
+
+    def check_image_token(self) -> None:
+        """Refuse a checkpoint whose tokenizer does not encode "<image>" as the config's image_token_id.
+
+        The processor expands only the config's id (`_get_prompt_updates`), but vLLM writes two kinds of
+        prompt as text and tokenizes them with the checkpoint's tokenizer: its start-up profiling prompt
+        (`get_dummy_text`; vllm/multimodal/processing/processor.py, `get_dummy_inputs`) and chat requests.
+        With `<image>` at another id neither holds a placeholder to expand, and vLLM stops on a bare
+        assertion ("Failed to apply prompt replacement for mm_items['image'][0]") while the engine starts;
+        this names the two ids instead (as jocr.integrations.hf.export does for the same mismatch)."""
+        expected = self.ocr_config().image_token_id
+        ids = list(self.get_tokenizer().encode(IMAGE_TOKEN, add_special_tokens=False))
+        if ids != [expected]:
+            where = getattr(self.get_hf_config(), "name_or_path", None) or "the checkpoint"
+            raise ValueError(
+                f"{where}: config.json says image_token_id {expected} but its tokenizer encodes "
+                f"{IMAGE_TOKEN!r} as {ids}; vLLM would find no {IMAGE_TOKEN} placeholder to expand. Put "
+                f"{IMAGE_TOKEN} at id {expected} in tokenizer.json, or set image_token_id in config.json to "
+                f"its id there"
+            )
 
     def get_supported_mm_processor_kwargs(self) -> dict[str, set[str]]:
         # No Hugging Face processor exists for jocr: preprocessing takes no per-request kwargs.
@@ -84,7 +105,7 @@ class JocrProcessingInfo(BaseProcessingInfo):
 
 class JocrDummyInputsBuilder(BaseDummyInputsBuilder[JocrProcessingInfo]):
     def get_dummy_text(self, mm_counts: Mapping[str, int]) -> str:
-        return "<image>" * mm_counts.get("image", 0)
+        return IMAGE_TOKEN * mm_counts.get("image", 0)
 
     def get_dummy_mm_data(
         self,
@@ -101,6 +122,11 @@ class JocrDummyInputsBuilder(BaseDummyInputsBuilder[JocrProcessingInfo]):
 
 
 class JocrMultiModalProcessor(BaseMultiModalProcessor[JocrProcessingInfo]):
+    def __init__(self, info: JocrProcessingInfo, *args: object, **kwargs: object) -> None:
+        super().__init__(info, *args, **kwargs)
+        if info.ctx.tokenizer is not None:  # without a tokenizer vLLM takes no text prompts at all
+            info.check_image_token()
+
     def _call_hf_processor(
         self, hf_data: Mapping[str, object], hf_kwargs: Mapping[str, object]
     ) -> BatchFeature:
