@@ -101,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--anchor",
-        choices=("both", "on", "off"),
+        choices=("both", "on", "off", "auto"),
         default="both",
-        help="with --bench: each model read with its anchor, without it, or both (default)",
+        help="with --bench: each model read with its anchor, without it, both (default), or as `jocr parse` "
+        "reads by default (auto: anchored where the model reads anchors and the layer is usable)",
     )
     ap.add_argument("--tokenizer", default="models", help="tokenizer.json (or its dir) that counts tokens")
     ap.add_argument("--max-tokens", type=int, default=480)

@@ -8,7 +8,8 @@ Each system writes `<out>/<system>/<pdf-stem>_pg1_repeat1.md` and is scored by `
 runner's rules: a missing page fails, a baseline test per PDF, the overall score is the mean of per-JSONL
 pass rates). A model gives two rows: `NAME` (`--anchor off`: the image alone) and `NAME+anchor` (`--anchor
 on`: the page's text layer in the prompt wherever it is usable, even for a model trained without anchors);
-the benchmark's own `--anchor on|off` keeps only one of them.
+the benchmark's own `--anchor on|off` keeps only one of them, and `--anchor auto` gives `NAME+auto`, what
+`jocr parse` does by default (a bundle's anchored member on pages with a usable layer, docs/parsing.md).
 `textlayer` is the text PDFium extracts (pypdfium2 `get_text_range`, no positions); Tesseract reads the page
 rendered exactly as jocr renders it (144 dpi) with one thread; RapidOCR joins its lines top to bottom.
 pages/s is wall clock over the whole system's run on this machine (say how loaded it was).
@@ -123,6 +124,8 @@ def run(args) -> int:
             systems.append((name, ("model", directory, "off")))
         if args.anchor in ("on", "both"):
             systems.append((f"{name}+anchor", ("model", directory, "on")))
+        if args.anchor == "auto":
+            systems.append((f"{name}+auto", ("model", directory, "auto")))
     baselines = {"textlayer": textlayer_outputs, "tesseract": tesseract_outputs, "rapidocr": rapidocr_outputs}
     for name in args.baseline:
         systems.append((name, baselines[name]))

@@ -162,6 +162,12 @@ class Tokenizer:
             ids.extend(self.encode(ANCHOR_OPEN + anchor + ANCHOR_CLOSE))
         return ids
 
+    def is_anchored(self, prompt_ids: Sequence[int]) -> bool:
+        """Whether a prompt carries an anchor (`build_prompt(..., anchor=...)`): its text holds ANCHOR_OPEN.
+        Decoded rather than matched as ids: byte-level BPE may merge the delimiter's last byte with the
+        anchor's first ones."""
+        return ANCHOR_OPEN in self.decode(prompt_ids)
+
 
 def bpe_skeleton(
     vocab_size: int,

@@ -83,3 +83,45 @@ def test_vllm_reader_reads_an_anchored_page_window_by_window_as_the_jocr_engine(
     assert (theirs["status"], a["finish_reason"]) == (ours["status"], b["finish_reason"])
     if theirs["status"] in ("ok", "fallback"):  # the greedy readings (retries sample differently)
         assert (a["tokens"], a["markdown"]) == (b["tokens"], b["markdown"])
+
+
+def test_vllm_reader_routes_a_bundle_as_the_jocr_engine(tmp_path):
+    # A bundle (docs/parsing.md): the anchored page goes to the `anchored/` member's vLLM engine, the image
+    # page to the outer model's, and both equal the jocr engine's readings through its BundleRunner.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integrations"))
+    from layer_fixtures import plain_pdf
+    from pdf_fixtures import image_bytes
+    from vllm_fixtures import build_checkpoint
+
+    from jocr.documents.anchor import ANCHOR_VERSION
+
+    bundle = build_checkpoint(tmp_path / "bundle", seed=0)
+    member = build_checkpoint(tmp_path / "bundle" / "anchored", seed=1)
+    config = json.loads((member / "config.json").read_text())
+    config["anchor"] = {"version": ANCHOR_VERSION, "max_tokens": 1024}
+    (member / "config.json").write_text(json.dumps(config))
+    documents = [tmp_path / "doc.pdf", tmp_path / "scan.png"]
+    documents[0].write_bytes(plain_pdf())
+    documents[1].write_bytes(image_bytes("png", (200, 150)))
+    runner = Path(__file__).with_name("vllm_reader_runner.py")
+    out = tmp_path / "rows.json"
+    cmd = [sys.executable, str(runner), str(bundle), *map(str, documents), str(out), str(MAX_TOKENS)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    theirs = {r["doc_id"]: json.loads(r["result"]) for r in json.loads(out.read_text())}
+
+    def jocr_rows(model: Path, anchor: str = "auto") -> dict:
+        settings = PageSettings(model=str(model), max_tokens=MAX_TOKENS, spec=0, retries=1, anchor=anchor)
+        docs = [{"doc_id": str(d)} for d in documents]
+        rows = list(render_pages(expand_documents(docs, settings), settings))
+        return {r["doc_id"]: json.loads(r["result"]) for r in JocrPageReader(settings)(rows)}
+
+    ours, member_alone = jocr_rows(bundle), jocr_rows(member, anchor="on")
+    pdf, scan = map(str, documents)
+    assert theirs[pdf]["anchor"]["anchored"] and not theirs[scan]["anchor"]["anchored"]
+    for doc in (pdf, scan):
+        assert (theirs[doc]["tokens"], theirs[doc]["markdown"]) == (
+            ours[doc]["tokens"],
+            ours[doc]["markdown"],
+        )
+    assert theirs[pdf]["markdown"] == member_alone[pdf]["markdown"]

@@ -1,6 +1,6 @@
 """Reads pages with `--engine vllm`'s reader (no Ray) and writes the result rows as JSON.
 
-    python vllm_reader_runner.py CHECKPOINT DOCUMENT OUT.json MAX_TOKENS
+    python vllm_reader_runner.py CHECKPOINT DOCUMENT [DOCUMENT ...] OUT.json MAX_TOKENS
 
 Run by test_vllm_reader.py in a subprocess, so that vLLM's process-wide state stays out of the test process.
 """
@@ -15,9 +15,10 @@ from jocr.bulk.vllm_stage import VllmPageReader
 
 
 def main() -> int:
-    checkpoint, document, out, max_tokens = sys.argv[1:5]
+    checkpoint, documents, out, max_tokens = sys.argv[1], sys.argv[2:-2], sys.argv[-2], sys.argv[-1]
     settings = PageSettings(model=checkpoint, max_tokens=int(max_tokens), spec=0, retries=1)
-    rows = list(render_pages(expand_documents([{"doc_id": document}], settings), settings))
+    docs = [{"doc_id": d} for d in documents]
+    rows = list(render_pages(expand_documents(docs, settings), settings))
     reader = VllmPageReader(settings)
     with open(out, "w") as fh:
         json.dump(reader(rows), fh)

@@ -116,3 +116,60 @@ def _sse_contents(lines):
             choice = json.loads(line[6:])["choices"]
             if choice and choice[0].get("delta", {}).get("content"):
                 yield choice[0]["delta"]["content"]
+
+
+def test_a_bundle_serves_anchored_pages_with_its_member_and_images_with_its_image_model(tmp_path, tokenizer):
+    # The OpenAI route and the Reader over a bundle (docs/parsing.md): a PDF page with a usable layer is read
+    # by the `anchored/` member, a PNG by the image model, each as `jocr parse` reads it with that model
+    # alone.
+    import shutil
+
+    from serve_helpers import page_image, png_bytes
+
+    from jocr.pipeline import load_model
+    from jocr.serve.backend import EngineBackend
+    from jocr.serve.config import ServeConfig
+    from jocr.serve.service import OCRService
+
+    def save(directory: Path, seed: int, version: int) -> Path:
+        config = OCRConfig.preset("tiny")
+        config.anchor = AnchorConfig(version=version, max_tokens=256)
+        OCRModel(config).init_weights(seed=seed).save_pretrained(directory)
+        tokenizer.save(directory / "tokenizer.json")
+        return directory
+
+    image, member = save(tmp_path / "image", 1, 0), save(tmp_path / "member", 2, ANCHOR_VERSION)
+    bundle = tmp_path / "bundle"
+    shutil.copytree(image, bundle)
+    shutil.copytree(member, bundle / "anchored")
+    pdf, png = text_pdf(["Quarterly results rose"]), png_bytes(page_image(0))
+    config = ServeConfig(max_batch=4, max_queue=8, default_max_tokens=MAX_TOKENS, max_tokens=256)
+    service = OCRService(
+        EngineBackend.from_loaded(load_model(bundle), config.max_batch, config.max_queue), config
+    )
+    prompt = service.generator.builder.prompt
+    try:
+        with TestClient(create_app(service.config, service)) as client:
+            served_pdf = _chat(client, pdf, prompt)["choices"][0]["message"]["content"]
+            url = "data:image/png;base64," + base64.b64encode(png).decode()
+            parts = [{"type": "text", "text": prompt}, {"type": "image_url", "image_url": {"url": url}}]
+            body = {
+                "messages": [{"role": "user", "content": parts}],
+                "max_tokens": MAX_TOKENS,
+                "temperature": 0,
+            }
+            served_png = client.post("/v1/chat/completions", json=body).json()["choices"][0]["message"][
+                "content"
+            ]
+            reader = client.post(
+                "/", json={"pdf": base64.b64encode(pdf).decode()}, headers={"X-Return-Format": "markdown"}
+            )
+    finally:
+        service.close()
+
+    def alone(directory: Path, data: bytes, anchor: str) -> str:
+        return parse(data, model=load_model(directory), max_tokens=MAX_TOKENS, anchor=anchor).markdown
+
+    assert served_pdf == alone(member, pdf, "on") != alone(image, pdf, "on")
+    assert served_png == alone(image, png, "auto") != alone(member, png, "auto")
+    assert reader.status_code == 200 and reader.text == alone(member, pdf, "on")

@@ -197,8 +197,8 @@ def page_anchoring(settings: PageSettings):
     """(source, page index) -> the page's `PageAnchor`, for the job's model and `anchor` mode; None when no
     page is anchored (mode "off", or "auto" with a model trained on images alone), so the text layer is
     not even read, as in `jocr parse`."""
-    from jocr.config import OCRConfig
     from jocr.documents.anchor import normalise_anchor_mode, page_anchor_or_note
+    from jocr.pipeline.model import anchor_config_of
     from jocr.tokenizer import Tokenizer
 
     mode = normalise_anchor_mode(settings.anchor)
@@ -206,7 +206,7 @@ def page_anchoring(settings: PageSettings):
         return None
     path = _model_dir(settings.model)
     try:
-        config = OCRConfig.load(path).anchor
+        config = anchor_config_of(path)
         tokenizer = Tokenizer.from_dir(path) if mode == "on" or config.version else None
     except Exception:  # not a model directory: the actor that loads it reports that, once, for the job
         return None
@@ -247,7 +247,7 @@ class PageJob:
     @property
     def anchors(self) -> list[str | None]:
         """The anchor text of each request ([None]: the image alone)."""
-        return self.anchor.texts or [None]
+        return self.anchor.request_anchors
 
 
 def retry_seed(doc_id: str, page: int, attempt: int) -> int:

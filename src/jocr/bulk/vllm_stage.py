@@ -19,22 +19,39 @@ from jocr.bulk.stages import Attempt, PageJob, PageReader, page_attempt, retry_s
 
 
 class VllmPageReader(PageReader):
+    """Pages through vLLM's offline `LLM.generate`. A bundle's anchored prompts go to its anchored member
+    (jocr.pipeline.bundle): one vLLM engine per member, the member's started with its first prompt."""
+
     def load(self):
         from jocr.config import OCRConfig
         from jocr.documents.request import PageRequestBuilder
-        from jocr.integrations.vllm import CPU_ENV, register, vllm_llm_kwargs
+        from jocr.integrations.vllm import CPU_ENV, register
         from jocr.pipeline import default_model_dir
+        from jocr.pipeline.model import anchored_member
         from jocr.tokenizer import Tokenizer
 
         if not self.settings.device.startswith("cuda"):
             for key, value in CPU_ENV.items():
                 os.environ.setdefault(key, value)
         try:
-            from vllm import LLM
+            import vllm  # noqa: F401
         except ImportError as exc:
             raise ImportError(f"--engine vllm needs vLLM: pip install 'jocr[vllm]' ({exc})") from exc
         register()
         path = Path(self.settings.model) if self.settings.model else default_model_dir()
+        self.llm = self.start_llm(path)
+        self.member, self.member_llm = anchored_member(path), None
+        self.tokenizer = Tokenizer.from_dir(path)
+        self.td_ids = tuple(self.tokenizer.td_ids)
+        self.vision = OCRConfig.load(path).vision
+        return PageRequestBuilder(self.tokenizer, self.vision, self.settings.prompt)
+
+    def start_llm(self, path: Path):
+        from vllm import LLM
+
+        from jocr.config import OCRConfig
+        from jocr.integrations.vllm import vllm_llm_kwargs
+
         spec = self.settings.spec
         # "auto": the checkpoint's FastMTP head at k = 3 (vllm_llm_kwargs' default) when it has one.
         if spec == "auto":
@@ -42,12 +59,14 @@ class VllmPageReader(PageReader):
         overrides = dict(self.settings.vllm_kwargs)
         if self.settings.device.startswith("cuda"):
             overrides.setdefault("dtype", "bfloat16")  # vllm_llm_kwargs' float32 is for the CPU build
-        kwargs = vllm_llm_kwargs(path, num_speculative_tokens=int(spec), **overrides)
-        self.llm = LLM(**kwargs)
-        tokenizer = Tokenizer.from_dir(path)
-        self.td_ids = tuple(tokenizer.td_ids)
-        self.vision = OCRConfig.load(path).vision
-        return PageRequestBuilder(tokenizer, self.vision, self.settings.prompt)
+        return LLM(**vllm_llm_kwargs(path, num_speculative_tokens=int(spec), **overrides))
+
+    def llm_for(self, anchored: bool):
+        if not anchored or self.member is None:
+            return self.llm
+        if self.member_llm is None:
+            self.member_llm = self.start_llm(self.member)
+        return self.member_llm
 
     def prepare(self, job: PageJob) -> None:
         from jocr.documents.preprocess import image_tokens_for_size
@@ -72,23 +91,48 @@ class VllmPageReader(PageReader):
             for j, _ in owners
         ]
         started = time.perf_counter()
-        try:
-            outputs = self.llm.generate(prompts, params, use_tqdm=False)
-        except Exception as exc:  # the batch failed as a whole: each of its pages records why
-            error = f"generation failed ({' '.join(str(exc).split())[:200]})"
-            elapsed = time.perf_counter() - started
-            return [
-                Attempt(None, None, f"{j.row['doc_id']}: page {j.row['page']}: {error}", elapsed, temperature)
-                for j in jobs
-            ]
+        outputs, failed = self.generate_by_member(owners, prompts, params)
         elapsed = time.perf_counter() - started
         parts: dict[int, list] = {id(job): [] for job in jobs}
-        for (job, _), output in zip(owners, outputs):
-            completion = output.outputs[0]
+        for i, (job, _) in enumerate(owners):
+            if id(job) in failed:
+                continue
+            completion = outputs[i].outputs[0]
             if completion.finish_reason not in ("stop", "length"):  # "abort": the engine dropped it
                 parts[id(job)].append(
                     f"{job.row['doc_id']}: page {job.row['page']}: generation {completion.finish_reason}"
                 )
                 continue
             parts[id(job)].append((list(completion.token_ids), completion.finish_reason, elapsed))
-        return [page_attempt(parts[id(job)], temperature) for job in jobs]
+        return [
+            Attempt(
+                None,
+                None,
+                f"{job.row['doc_id']}: page {job.row['page']}: {failed[id(job)]}",
+                elapsed,
+                temperature,
+            )
+            if id(job) in failed
+            else page_attempt(parts[id(job)], temperature)
+            for job in jobs
+        ]
+
+    def generate_by_member(self, owners: list, prompts: list, params: list) -> tuple[dict, dict]:
+        """Each prompt through the engine of the member it is for: (prompt index -> vLLM output, id(job) ->
+        why its member's batch failed as a whole)."""
+        groups: dict[bool, list[int]] = {}
+        for i, (_, ids) in enumerate(owners):
+            groups.setdefault(self.tokenizer.is_anchored(ids), []).append(i)
+        outputs: dict[int, object] = {}
+        failed: dict[int, str] = {}
+        for anchored, indices in groups.items():
+            try:
+                done = self.llm_for(anchored).generate(
+                    [prompts[i] for i in indices], [params[i] for i in indices], use_tqdm=False
+                )
+            except Exception as exc:  # each page with a prompt in this batch records why
+                for i in indices:
+                    failed[id(owners[i][0])] = f"generation failed ({' '.join(str(exc).split())[:200]})"
+                continue
+            outputs.update(zip(indices, done))
+        return outputs, failed

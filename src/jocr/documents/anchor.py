@@ -310,6 +310,12 @@ class PageAnchor:
         """The windows' anchor texts, one request each; [] when the page is read from the image alone."""
         return [w.text for w in self.windows] if self.anchored else []
 
+    @property
+    def request_anchors(self) -> list[str | None]:
+        """The anchor of each of the page's requests: the windows' texts, or [None] (one request, the image
+        alone)."""
+        return self.texts or [None]
+
     def state(self) -> dict:
         """Everything, windows and all, as plain data (`from_state` rebuilds it): a page's decision handed
         from the process that read its text layer to the one that reads the page (`jocr batch`)."""

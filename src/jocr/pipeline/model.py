@@ -12,6 +12,9 @@ from jocr.tokenizer import Tokenizer
 DEFAULT_MAX_TOKENS = 4096  # jina-ocr-v1's published default
 DEFAULT_BATCH_SIZE = 8
 MODEL_ENV = "JOCR_MODEL"
+# A model directory may hold a second model directory under this name that reads anchored prompts while the
+# outer model reads images (jocr.pipeline.bundle; docs/parsing.md, "The bundled models").
+ANCHORED_MEMBER = "anchored"
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -34,6 +37,7 @@ class LoadedModel:
     tokenizer: Tokenizer
     path: str | None = None
     device: str = "cpu"
+    anchored: LoadedModel | None = None  # the bundle's member for anchored prompts, if the directory has one
     _engines: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -46,10 +50,12 @@ class LoadedModel:
 
     @property
     def anchor_config(self):
-        """The model's `jocr.config.AnchorConfig` (version 0: trained without anchors)."""
+        """The `jocr.config.AnchorConfig` of the model that reads anchored prompts: the bundle's anchored
+        member if there is one, else this model's (version 0: trained without anchors)."""
         from jocr.config import AnchorConfig
 
-        return getattr(self.model.config, "anchor", None) or AnchorConfig()
+        reader = self.anchored or self
+        return getattr(reader.model.config, "anchor", None) or AnchorConfig()
 
     def engine(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
         """The engine for a speculative setting: "auto" (adaptive k with the FastMTP head when the checkpoint
@@ -79,11 +85,21 @@ class LoadedModel:
             self._engines[key] = Engine(self.model, config, tokenizer=self.tokenizer)
         return self._engines[key]
 
-    def runner(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
-        """A `jocr.engine.Scheduler` over `engine(spec, batch_size)`: submit (with callbacks), close."""
+    def runner(
+        self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE, max_queue: int | None = None
+    ):
+        """A `jocr.engine.Scheduler` over `engine(spec, batch_size)`: submit (with callbacks), close. For a
+        bundle, a `jocr.pipeline.bundle.BundleRunner` that sends anchored prompts to the anchored member."""
         from jocr.engine import Scheduler
 
-        return Scheduler(self.engine(spec, batch_size), max_queue=4 * batch_size + 16)
+        queue = 4 * batch_size + 16 if max_queue is None else max_queue
+        image = Scheduler(self.engine(spec, batch_size), max_queue=queue)
+        if self.anchored is None:
+            return image
+        from jocr.pipeline.bundle import BundleRunner
+
+        anchored = self.anchored
+        return BundleRunner(image, lambda: anchored.runner(spec, batch_size, queue), self.tokenizer)
 
 
 def normalise_spec(spec: str | int) -> str | int:
@@ -143,9 +159,46 @@ def load_model(
     if max_tiles is not None:
         model.config.vision.max_tiles = int(max_tiles)
         model.config.vision.validate()
+    member = anchored_member(directory)
     loaded = LoadedModel(
-        model=model, tokenizer=Tokenizer.from_dir(directory), path=str(directory), device=device
+        model=model,
+        tokenizer=Tokenizer.from_dir(directory),
+        path=str(directory),
+        device=device,
+        anchored=load_model(member, device, dtype, cache, quantize, max_tiles) if member else None,
     )
+    if loaded.anchored is not None:
+        check_bundle(loaded, loaded.anchored)
     if cache:
         _MODEL_CACHE[key] = loaded
     return loaded
+
+
+def anchored_member(directory: str | os.PathLike) -> Path | None:
+    """The bundle's anchored member inside a model directory (ANCHORED_MEMBER), if it has one."""
+    member = Path(directory) / ANCHORED_MEMBER
+    return member if (member / "config.json").is_file() else None
+
+
+def anchor_config_of(directory: str | os.PathLike):
+    """The `AnchorConfig` `LoadedModel.anchor_config` gives for this directory, read without loading weights
+    (batch jobs decide anchoring before any model is loaded)."""
+    from jocr.config import OCRConfig
+
+    return OCRConfig.load(anchored_member(directory) or directory).anchor
+
+
+def check_bundle(image: LoadedModel, anchored: LoadedModel) -> None:
+    """A bundle's prompts are built once, with the image model's tokenizer and views, for either member: so
+    the members must share both, and the anchored member must read anchors (and hold no member itself)."""
+    from dataclasses import asdict
+
+    where = f"anchored member {anchored.path} of the bundle {image.path}"
+    if anchored.anchored is not None:
+        raise ValueError(f"{where} holds a bundle member of its own")
+    if not anchored.anchor_config.version:
+        raise ValueError(f"{where} was trained without anchors (its config has no anchor version)")
+    if asdict(anchored.vision) != asdict(image.vision):
+        raise ValueError(f"{where} has other vision settings than the bundle's image model")
+    if anchored.tokenizer.hf.to_str() != image.tokenizer.hf.to_str():
+        raise ValueError(f"{where} has another tokenizer than the bundle's image model")

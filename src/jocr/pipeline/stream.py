@@ -137,7 +137,7 @@ class _Pages:
         result.anchor = self.anchor(job)
         t3 = time.perf_counter()
         try:
-            job.inputs = self.builder.pages(image, result.anchor.texts or [None])
+            job.inputs = self.builder.pages(image, result.anchor.request_anchors)
         except Exception as exc:  # e.g. a degenerate page size: this page fails, the run goes on
             result.error = (
                 f"{job.entry.doc.source}: page {result.page}: cannot prepare the page ({one_line(exc)})"

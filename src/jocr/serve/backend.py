@@ -11,45 +11,38 @@ from pathlib import Path
 
 from PIL import Image
 
-from jocr.config import AnchorConfig
 from jocr.documents.anchor import PageAnchor, page_anchor
 from jocr.documents.request import PageRequestBuilder
-from jocr.engine import GenerationRequest, QueueFull, Scheduler
+from jocr.engine import GenerationRequest, QueueFull
 from jocr.serve.openai import ApiError
 from jocr.tokenizer import Tokenizer
 from jocr.types import PageViews
 
 
 class EngineBackend:
-    """Adapts model + tokenizer + Scheduler to the generator protocol `OCRService` uses."""
+    """Adapts a `jocr.pipeline.LoadedModel` and its runner (a Scheduler, or a bundle's `BundleRunner`) to the
+    generator protocol `OCRService` uses."""
 
-    def __init__(
-        self,
-        model,
-        tokenizer: Tokenizer,
-        scheduler: Scheduler,
-        model_id: str = "jocr",
-        path: str | None = None,
-    ):
-        self.path = path
-        self.model = model
-        self.tokenizer = tokenizer
+    def __init__(self, loaded, scheduler, model_id: str = "jocr"):
+        self.loaded = loaded
+        self.path = loaded.path
+        self.model = loaded.model
+        self.tokenizer: Tokenizer = loaded.tokenizer
         self.scheduler = scheduler
         self.model_id = model_id
-        self.vision = model.config.vision
-        self.builder = PageRequestBuilder(tokenizer, self.vision)
+        self.vision = loaded.vision
+        self.builder = PageRequestBuilder(self.tokenizer, self.vision)
 
     @classmethod
     def from_loaded(
         cls, loaded, max_batch: int = 8, max_queue: int = 64, spec: str | int = "auto", model_id: str = "jocr"
     ) -> EngineBackend:
-        """Over a `jocr.pipeline.LoadedModel`: the same engine settings as `jocr.parse` (EOS/PAD from the
-        tokenizer, the repetition guard with `<td>`/`</td>` exempt, FastMTP drafts when the checkpoint has a
-        head), driven by a Scheduler shared by every request."""
-        engine = loaded.engine(spec, max_batch)
+        """Over a `jocr.pipeline.LoadedModel`: the same engine settings and runner as `jocr.parse` (EOS/PAD
+        from the tokenizer, the repetition guard with `<td>`/`</td>` exempt, FastMTP drafts when the
+        checkpoint has a head, a bundle's anchored prompts to its anchored member), shared by every
+        request."""
         # The server admits at most max_batch + max_queue requests; the scheduler's bound is a backstop.
-        scheduler = Scheduler(engine, max_queue=max_batch + max_queue)
-        return cls(loaded.model, loaded.tokenizer, scheduler, model_id, loaded.path)
+        return cls(loaded, loaded.runner(spec, max_batch, max_batch + max_queue), model_id)
 
     @classmethod
     def create(
@@ -89,7 +82,7 @@ class EngineBackend:
     def anchor(self, source, index: int, mode: str) -> PageAnchor:
         """The page's anchoring decision for this model (`jocr.documents.anchor.page_anchor`, the rule
         `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pages.py)."""
-        config = getattr(self.model.config, "anchor", None) or AnchorConfig()
+        config = self.loaded.anchor_config
         return page_anchor(source, index, mode, config.version, self.tokenizer, config.max_tokens)
 
     def submit(self, prompt_ids: list[int], views: list[PageViews], params, on_token=None, on_done=None):

@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
-from jocr.pipeline import Document, DocumentRun, LoadedModel
+from jocr.pipeline import Document, DocumentRun
 from jocr.serve.openai import ApiError, load_json_body
 from jocr.serve.service import OCRService, PixelHold, post_to_loop
 
@@ -185,7 +185,6 @@ async def read_pages(service: OCRService, source, indices: list[int], name: str)
     request (timeout, client gone) stops the run and cancels its pages in flight; the page being rendered
     finishes first, so the caller may close the document."""
     backend = service.generator
-    loaded = LoadedModel(model=backend.model, tokenizer=backend.tokenizer, path=backend.path)
     finished: asyncio.Queue = asyncio.Queue()
 
     def count(_doc, page) -> None:
@@ -200,7 +199,7 @@ async def read_pages(service: OCRService, source, indices: list[int], name: str)
 
     run = DocumentRun(
         [source],
-        loaded,
+        backend.loaded,
         post_to_loop(asyncio.get_running_loop(), finished.put_nowait),
         pages=[i + 1 for i in indices],
         max_tokens=service.config.default_max_tokens,
