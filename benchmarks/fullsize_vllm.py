@@ -16,10 +16,10 @@ import statistics
 import sys
 import time
 
-os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
-os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from jocr.integrations.vllm import CPU_ENV  # imports no vLLM, which must see this environment first
+
+for key, value in CPU_ENV.items():
+    os.environ.setdefault(key, value)
 
 
 def main() -> int:

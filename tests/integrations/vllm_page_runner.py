@@ -18,12 +18,9 @@ import os
 import sys
 from pathlib import Path
 
-for key, value in {
-    "VLLM_TARGET_DEVICE": "cpu",
-    "VLLM_CPU_KVCACHE_SPACE": "1",
-    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-    "HF_HUB_OFFLINE": "1",
-}.items():
+from jocr.integrations.vllm import CPU_ENV  # imports no vLLM, which must see this environment first
+
+for key, value in CPU_ENV.items():
     os.environ.setdefault(key, value)
 
 
