@@ -132,6 +132,12 @@ def test_resolution_of_model_output():
     # adjacent references (CJK runs have no space between them); an unknown number is dropped, an e-mail stays
     assert resolve_references("@1@2 and @9, me@3.org", ANCHOR) == "ResultsRevenue rose by 12% and , me@3.org"
     assert without_open_reference("# @1\n\n@2 @1") == "# @1\n\n@2 "
+    # a run named again is the model looping back: written once, where it was first named (training targets
+    # name each run at most once, so this never breaks the inverse above)
+    assert (
+        resolve_references("@2 @3\n\n@2 @3 @4 @2@2", ANCHOR)
+        == "Revenue rose by 12% in the third\n\n  quarter. "
+    )
     assert without_open_reference("total @") == "total " and without_open_reference("@1 x") == "@1 x"
 
 

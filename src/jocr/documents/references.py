@@ -27,14 +27,23 @@ def anchor_runs(anchor_text: str) -> dict[int, str]:
 def resolve_references(text: str, anchor_text: str) -> str:
     """A model's output with every `@i` of a run in the anchor replaced by the run's text. A number that
     names no run is dropped: it is the model pointing past its anchor (a window's model that runs on
-    counts up past its last run), and `@12` left in a user's Markdown helps no one."""
+    counts up past its last run), and `@12` left in a user's Markdown helps no one. So is a run named a
+    second time: each run is its own stretch of the page's text, printed once, so a repeat is the model
+    looping back (it wrote a 600-character run three times on a real two-column page), and the first
+    mention keeps its place, so a streamed prefix never changes."""
     runs = anchor_runs(anchor_text)
     if not runs:
         return text
+    written: set[int] = set()
+
+    def once(number: int) -> str:
+        if number in written:
+            return ""
+        written.add(number)
+        return runs.get(number, "")
 
     def resolve(match: re.Match) -> str:
-        numbers = match.group(0).split("@")[1:]
-        return "".join(runs.get(int(n), "") for n in numbers)
+        return "".join(once(int(n)) for n in match.group(0).split("@")[1:])
 
     return REFERENCES.sub(resolve, text)
 
