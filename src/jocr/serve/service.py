@@ -26,6 +26,7 @@ from jocr.documents.fetch import FetchError, decode_data_url, fetch_url
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source
 from jocr.documents.references import without_open_reference
 from jocr.documents.request import join_windows, page_finish_reason, page_text
+from jocr.engine.stats import RequestStats
 from jocr.serve.config import ServeConfig
 from jocr.serve.metrics import Metrics
 from jocr.serve.openai import ApiError
@@ -506,28 +507,7 @@ def _stable_prefix(text: str) -> str:
 
 
 def _stats_dict(results: list[Any]) -> dict[str, Any]:
-    """The decode statistics of a request's results: one result's own, or the speculative counts summed
-    over a page's windows."""
-    if len(results) == 1:
-        return _result_stats(results[0])
-    parts = [_result_stats(r) for r in results]
-    steps, tokens = (sum(int(p.get(n) or 0) for p in parts) for n in ("spec_steps", "spec_tokens"))
-    return {
-        "windows": len(parts),
-        "spec_steps": steps,
-        "spec_tokens": tokens,
-        "tau": tokens / steps if steps else None,
-    }
-
-
-def _result_stats(result) -> dict[str, Any]:
-    stats = getattr(result, "stats", None)
-    if stats is None:
-        return {}
-    if isinstance(stats, dict):
-        return stats
-    out = stats.to_dict() if hasattr(stats, "to_dict") else {}
-    for name in ("spec_steps", "spec_tokens"):
-        if hasattr(stats, name):
-            out[name] = getattr(stats, name)
-    return out
+    """A request's decode statistics as a dict: its one result's, or its windows' summed
+    (`RequestStats.combined`, as `jocr parse` sums a page's)."""
+    total = RequestStats.combined([r.stats for r in results if getattr(r, "stats", None) is not None])
+    return {} if total is None else {**total.to_dict(), "spec_tokens": total.spec_tokens}
