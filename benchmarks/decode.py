@@ -97,7 +97,11 @@ def prompts_from(ids: list[int], count: int, length: int, bos: int, seed: int) -
 
 def prepare(args) -> OCRModel:
     if args.model:
-        return OCRModel.from_pretrained(args.model).eval()
+        # As `jocr parse` loads it (`load_model`: the `auto` format, fp32 compute over the stored bytes), not
+        # in the stored dtype: a bf16 checkpoint computed in bf16 is neither what users run nor row-invariant.
+        from jocr.model.formats import load_formatted
+
+        return load_formatted(Path(args.model), dtype="auto").eval()
     work = Path(args.workdir)
     tok = Tokenizer.byte_level()
     ids = tok.encode(CORPUS)
