@@ -234,7 +234,8 @@ class Attempt:
 
 @dataclass
 class PageJob:
-    """One page: one request, or one per window of its anchor (`anchors`), all on the same image."""
+    """One page: one request, or one per window of its anchor (`anchor.request_anchors`), all on the same
+    image."""
 
     row: dict
     result: PageResult
@@ -243,11 +244,6 @@ class PageJob:
     image: object = None  # the PIL page (vLLM preprocesses it itself)
     anchor: PageAnchor = field(default_factory=PageAnchor)
     attempts: list[Attempt] = field(default_factory=list)
-
-    @property
-    def anchors(self) -> list[str | None]:
-        """The anchor text of each request ([None]: the image alone)."""
-        return self.anchor.request_anchors
 
 
 def retry_seed(doc_id: str, page: int, attempt: int) -> int:
@@ -272,7 +268,7 @@ class PageReader:
 
     def prepare(self, job: PageJob) -> None:
         job.views = None
-        inputs = self.builder.pages(job.image, job.anchors)
+        inputs = self.builder.pages(job.image, job.anchor.request_anchors)
         job.views, job.prompt_ids = inputs[0].views, [i.prompt_ids for i in inputs]
         job.result.image_tokens = inputs[0].image_tokens
 

@@ -73,7 +73,7 @@ class VllmPageReader(PageReader):
 
         # vLLM preprocesses the image (the plugin's processor, through the same builder) and expands the one
         # `<image>` placeholder to the page's token count. One prompt per anchor window.
-        job.prompt_ids = [self.builder.prompt_ids([1], anchor=a) for a in job.anchors]
+        job.prompt_ids = [self.builder.prompt_ids([1], anchor=a) for a in job.anchor.request_anchors]
         job.result.image_tokens = image_tokens_for_size(job.image.size[0], job.image.size[1], self.vision)
 
     def generate(self, jobs: list[PageJob], temperature: float, attempt: int) -> list[Attempt]:
@@ -122,7 +122,9 @@ class VllmPageReader(PageReader):
         why its member's batch failed as a whole)."""
         groups: dict[bool, list[int]] = {}
         for i, (_, ids) in enumerate(owners):
-            groups.setdefault(self.tokenizer.is_anchored(ids), []).append(i)
+            # Only a bundle has a second engine to choose: a single checkpoint's prompts are not decoded.
+            anchored = self.member is not None and self.tokenizer.is_anchored(ids)
+            groups.setdefault(anchored, []).append(i)
         outputs: dict[int, object] = {}
         failed: dict[int, str] = {}
         for anchored, indices in groups.items():

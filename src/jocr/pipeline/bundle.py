@@ -59,9 +59,3 @@ class BundleRunner:
             self._closed = True
         for scheduler in self._members():
             scheduler.close(timeout)
-
-    def __enter__(self) -> BundleRunner:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -26,7 +26,6 @@ class EngineBackend:
     def __init__(self, loaded, scheduler, model_id: str = "jocr"):
         self.loaded = loaded
         self.path = loaded.path
-        self.model = loaded.model
         self.tokenizer: Tokenizer = loaded.tokenizer
         self.scheduler = scheduler
         self.model_id = model_id
