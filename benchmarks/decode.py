@@ -199,9 +199,15 @@ def bench(model: OCRModel, args) -> None:
     modes: list[tuple[str, dict]] = [("AR", dict(drafter="none"))]
     for k in args.ks:
         modes.append((f"k={k}", dict(drafter="mtp", num_draft_tokens=k if k == "auto" else int(k))))
-    if args.pages == "vector":  # anchored prompts: also the FastMTP + n-gram drafter (copies from the anchor)
+    if args.pages == "vector":  # anchored prompts: also the drafters that copy the anchor or its references
         for k in args.ks + ["8"]:
             modes.append((f"a{k}", dict(drafter="mtp+ngram", num_draft_tokens=k if k == "auto" else int(k))))
+        for k in args.ks + ["5", "7"]:
+            auto = dict(num_draft_tokens="auto", max_draft_tokens=7)
+            drafts = auto if k == "auto" else dict(num_draft_tokens=int(k))
+            modes.append((f"r{k}", dict(drafter="mtp+refs", **drafts)))
+    if args.modes:
+        modes = [(name, cfg) for name, cfg in modes if name == "AR" or name in args.modes]
     threads = torch.get_num_threads()
     source = f"{args.pages} page images, up to" if args.pages else "text prompts,"
     print(f"\ntorch {torch.__version__}, {threads} thread(s), {source} {args.tokens} tokens per request")
@@ -219,7 +225,7 @@ def bench(model: OCRModel, args) -> None:
         else:
             prompts = prompts_from(ids, count, 16, tok.bos_id, seed=100 + batch)
             requests = [GenerationRequest(p, max_tokens=args.tokens, stop_token_ids=()) for p in prompts]
-        engines = {name: Engine(model, EngineConfig(max_batch_size=batch, **cfg)) for name, cfg in modes}
+        engines = {n: Engine(model, EngineConfig(max_batch_size=batch, **c), tokenizer=tok) for n, c in modes}
         for engine in engines.values():  # warm-up (and lets adaptive k measure this regime)
             engine.generate(requests)
         runs: dict[str, list[dict]] = {name: [] for name in engines}
@@ -247,9 +253,9 @@ def bench(model: OCRModel, args) -> None:
                 f" {decode:>6.2f}x"
             )
             print(line)
-        auto = engines.get("k=auto")
-        if auto is not None:
-            print(f"      adaptive k step times (s) by batch bucket and k: {auto.controller.table()}")
+        for name, engine in engines.items():
+            if name.endswith("auto"):
+                print(f"      {name}: adaptive k step times (s) by batch bucket and k: {engine.controller.table()}")
 
 
 def profile(model: OCRModel, args) -> None:
@@ -258,13 +264,17 @@ def profile(model: OCRModel, args) -> None:
 
     tok = tokenizer_for(args)
     # with --pages: the page the benchmark decodes first, so the profile sees the head's real acceptance
-    if args.pages:
+    spec = ("k=3", dict(drafter="mtp", num_draft_tokens=3))
+    if args.pages == "vector":  # an anchored page's first window, with the reference drafter
+        requests = vector_requests(model, tok, 1, args.tokens, args.vector_dir)[:1]
+        spec = ("r7", dict(drafter="mtp+refs", num_draft_tokens=7))
+    elif args.pages:
         requests = page_requests(model, tok, args.pages, 1, args.tokens, offset=0)
     else:
         prompts = prompts_from(tok.encode(CORPUS), 1, 16, tok.bos_id, seed=101)
         requests = [GenerationRequest(prompts[0], max_tokens=args.tokens, stop_token_ids=())]
-    for name, cfg in (("AR", dict(drafter="none")), ("k=3", dict(drafter="mtp", num_draft_tokens=3))):
-        engine = Engine(model, EngineConfig(max_batch_size=1, **cfg))
+    for name, cfg in (("AR", dict(drafter="none")), spec):
+        engine = Engine(model, EngineConfig(max_batch_size=1, **cfg), tokenizer=tok)
         engine.generate(requests)
         prof = cProfile.Profile()
         prof.enable()
@@ -344,16 +354,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=[1, 32])
     p.add_argument("--ks", type=lambda s: s.split(","), default=["1", "2", "3", "auto"])
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument(
+        "--modes", type=lambda s: s.split(","), help="only these modes (besides AR), e.g. k=auto,r7 (default: all)"
+    )
     p.add_argument("--min-requests", type=int, default=4, help="requests per regime, at least")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument(
         "--pages",
         metavar="PROFILE",
         help="with --model: OCR requests on held-out synthetic pages of this synth profile (e.g. cpu-small); "
-        "vector: anchored PDF pages from --vector-dir, with the FastMTP + n-gram drafter as modes a<k>",
+        "vector: anchored PDF pages from --vector-dir, with the FastMTP + n-gram drafter as modes a<k> and "
+        "the FastMTP + reference drafter as modes r<k> (r-auto: adaptive k up to 7)",
     )
     p.add_argument("--compile", action="store_true", help="also run with torch.compile'd decoder and head")
-    p.add_argument("--profile", action="store_true", help="print a cProfile of batch-1 k=3 decoding and exit")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="print a cProfile of batch-1 k=3 decoding (--pages vector: reference drafter, k=7) and exit",
+    )
     p.add_argument(
         "--breakdown", action="store_true", help="time the parts of a batch-1 speculative step alone and exit"
     )

@@ -1,7 +1,7 @@
 """Speculative decoding is lossless: every configuration reproduces the naive greedy oracle token for token.
 
 Oracle: `naive_generate` re-runs the whole sequence for every token (no cache, no batching, no drafts).
-Cases: 4 models x (3 drafters x 4 k x 3 batch sizes + plain) x 8 requests of mixed prompt and output lengths,
+Cases: 4 models x (4 drafters x 4 k x 3 batch sizes + plain) x 8 requests of mixed prompt and output lengths,
 with the repetition guard active (a small n-gram ban in the looping model so bans fire inside verification).
 """
 
@@ -26,8 +26,21 @@ def _requests(seed: int, count: int = 8, guard: GuardConfig | None = None) -> li
     return out
 
 
+class RefTokens:
+    """What the reference drafter asks of a tokenizer (`ReferenceLookup.from_tokenizer`), over the test models'
+    vocabulary: `@` and the digits are ids 11..21, which random prompts and outputs contain."""
+
+    ids = {c: 11 + i for i, c in enumerate("@0123456789")}
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.ids.get(token)
+
+    def encode(self, text: str) -> list[int]:
+        return [self.ids.get(c, 30 + ord(c) % 200) for c in text]
+
+
 def _check(model, requests, refs, **cfg) -> None:
-    engine = Engine(model, EngineConfig(**cfg))
+    engine = Engine(model, EngineConfig(**cfg), tokenizer=RefTokens())
     results = engine.generate(requests)
     for i, (res, ref) in enumerate(zip(results, refs)):
         assert res.token_ids == ref.token_ids, f"{cfg} request {i}"
@@ -36,10 +49,11 @@ def _check(model, requests, refs, **cfg) -> None:
 
 CONFIGS = [
     dict(drafter=d, num_draft_tokens=k, max_batch_size=b)
-    for d in ("mtp", "ngram", "mtp+ngram")
+    for d in ("mtp", "ngram", "mtp+ngram", "mtp+refs")
     for k in (1, 2, 3, "auto")
     for b in (1, 3, 8)
-] + [dict(drafter="none", max_batch_size=8)]
+] + [dict(drafter="mtp+refs", num_draft_tokens=7, max_batch_size=b) for b in (1, 8)]
+CONFIGS += [dict(drafter="none", max_batch_size=8)]
 
 
 @pytest.mark.parametrize("name", ["random", "cycle", "cycle_noisy", "loop"])

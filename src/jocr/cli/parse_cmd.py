@@ -28,7 +28,7 @@ def add_arguments(parser) -> None:
         help="tile-count limit per page (default: the model's; DeepSeek-OCR 9, vLLM 6)",
     )
     parser.add_argument("--max-tokens", type=int, default=4096, help="output tokens per page (default: 4096)")
-    parser.add_argument("--spec", default="auto", help="speculative draft tokens: auto, 0 (off), 1, 2 or 3")
+    parser.add_argument("--spec", default="auto", help="speculative draft tokens: auto, 0 (off) or k")
     parser.add_argument("--batch-size", type=int, default=8, help="pages decoded together (default: 8)")
     parser.add_argument(
         "--prompt", help="task (ocr, free, grounding, table, formula, caption) or prompt text"

@@ -126,14 +126,18 @@ class CacheView:
         if width > self.cache.max_len or int(positions.min()) < 0:
             raise ValueError(f"position {width - 1} outside the preallocated cache of {self.cache.max_len}")
         slots = torch.arange(width, device=positions.device)
-        self._mask = slots[None, None, None, :] <= positions[:, None, :, None]  # (B, 1, T, S')
+        # A prompt written from slot 0 in every row (right padding sits past each row's length): plain causal,
+        # which the model computes without a mask (decoder module docstring).
+        prompt = width == positions.shape[1] > 1 and bool((positions == slots).all())
+        mask = slots[None, None, None, :] <= positions[:, None, :, None]  # (B, 1, T, S')
+        self._mask = None if prompt else mask
         self._width = width
         self._mask_key = positions
         self._rows = torch.arange(self.batch, device=positions.device)[:, None]  # (B, 1)
 
     def update(
         self, layer_idx: int, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         # k, v: (B, H_kv, T, D) after RoPE; positions: (B, T)
         self._prepare(positions)
         k_buf, v_buf = self.cache._layer(layer_idx, k)

@@ -18,6 +18,7 @@ import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
 from jocr.engine.cache import KVCache
+from jocr.engine.reference_lookup import ReferenceLookup
 
 
 class MTPDrafter:
@@ -175,7 +176,74 @@ class MTPNGramDrafter:
         return torch.from_numpy(out).to(cache.device)
 
 
-def make_drafter(name: str, model, ngram_max: int = 4, ngram_min: int = 1, skip_ids: tuple[int, ...] = ()):
+class ReferenceDrafter:
+    """The reference-aware lookup (`jocr.engine.reference_lookup`), with FastMTP for the rest, for models
+    that answer an anchor with run references (docs/parsing.md).
+
+    A row takes the lookup's draft when it matched at least `min_match` symbols (a reference pattern such
+    as `@7</td><td>@8` repeats exactly, so a match is trusted without the head's agreement), and the head's
+    draft otherwise (at most `mtp_max` tokens, padded). The head runs only when some row needs it: its cache
+    catches up over the positions it skipped the next time it runs (MTPDrafter.propose). Without a head, a
+    row with no match gets a pad, which the verifier rejects.
+    """
+
+    name = "mtp+refs"
+
+    def __init__(
+        self,
+        model,
+        lookup: ReferenceLookup,
+        never_ids: tuple[int, ...] = (),
+        min_match: int = 2,
+        mtp_max: int = 3,
+    ):
+        has_head = getattr(model, "mtp_module", True) is not None and hasattr(model, "mtp_step")
+        self.mtp = MTPDrafter(model, never_ids) if has_head else None
+        self.needs_hidden = has_head
+        self.lookup = lookup
+        self.skip_ids = never_ids
+        self.min_match = min_match
+        self.mtp_max = mtp_max
+
+    def propose(
+        self, cache: KVCache, n: torch.Tensor, mtp_len: torch.Tensor, k: int, start: int = 0
+    ) -> torch.Tensor | None:
+        if k == 0:
+            if self.mtp is not None:
+                self.mtp.propose(cache, n, mtp_len, 0, start=start)
+            return None
+        b = n.shape[0]
+        tokens = cache.tokens[start : start + b].cpu().numpy()  # (B, S)
+        lengths = n.tolist()
+        copies: list[list[int]] = []
+        for r in range(b):
+            history = tokens[r, max(0, lengths[r] - 2 * self.lookup.window) : lengths[r]]
+            if self.skip_ids:
+                history = history[~np.isin(history, self.skip_ids)]
+            draft, matched = self.lookup.propose(history.tolist(), k)
+            copies.append(draft if matched >= self.min_match else [])
+        out = np.empty((b, k), dtype=np.int64)
+        if self.mtp is not None and not all(copies):
+            head = self.mtp.propose(cache, n, mtp_len, min(k, self.mtp_max), start=start).cpu().numpy()
+            out[:, : head.shape[1]] = head
+            out[:, head.shape[1] :] = head[:, -1:]
+        else:
+            out[:] = tokens[np.arange(b), np.asarray(lengths) - 1][:, None]  # pads: the current token
+        for r, copy in enumerate(copies):
+            if copy:
+                out[r, : len(copy)] = copy
+                out[r, len(copy) :] = copy[-1]
+        return torch.from_numpy(out).to(cache.device)
+
+
+def make_drafter(
+    name: str,
+    model,
+    ngram_max: int = 4,
+    ngram_min: int = 1,
+    skip_ids: tuple[int, ...] = (),
+    tokenizer=None,
+):
     if name == "mtp":
         if not hasattr(model, "mtp_step"):
             raise ValueError("drafter 'mtp' needs a model with a FastMTP head (mtp_step)")
@@ -190,6 +258,11 @@ def make_drafter(name: str, model, ngram_max: int = 4, ngram_min: int = 1, skip_
         if getattr(model, "mtp_module", True) is None or not hasattr(model, "mtp_step"):
             return NGramDrafter(ngram_max, ngram_min, skip_ids)  # no head: prompt lookup alone
         return MTPNGramDrafter(model, skip_ids, max_n=ngram_max, min_match=max(2, ngram_min))
+    if name == "mtp+refs":
+        lookup = ReferenceLookup.from_tokenizer(tokenizer)
+        if lookup is None:
+            raise ValueError("drafter 'mtp+refs' needs a tokenizer with single tokens for '@' and the digits")
+        return ReferenceDrafter(model, lookup, skip_ids)
     if name == "none":
         return None
-    raise ValueError(f"unknown drafter {name!r}; choose mtp, ngram, mtp+ngram or none")
+    raise ValueError(f"unknown drafter {name!r}; choose mtp, ngram, mtp+ngram, mtp+refs or none")

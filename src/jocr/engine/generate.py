@@ -69,7 +69,12 @@ class Engine:
         self.image_id = _model_image_id(model)
         skip = (self.image_id,) if self.image_id is not None else ()
         self.drafter = make_drafter(
-            self.config.drafter, model, self.config.ngram_max, self.config.ngram_min, skip_ids=skip
+            self.config.drafter,
+            model,
+            self.config.ngram_max,
+            self.config.ngram_min,
+            skip_ids=skip,
+            tokenizer=tokenizer,
         )
         k = self.config.num_draft_tokens
         fixed = None if k == "auto" else int(k)

