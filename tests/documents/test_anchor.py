@@ -20,7 +20,13 @@ from jocr.documents.anchor import (
     reference_target,
     window_target,
 )
-from jocr.documents.references import anchor_runs, resolve_references, without_open_reference
+from jocr.documents.references import (
+    anchor_runs,
+    resolve_references,
+    unread_runs,
+    without_open_reference,
+)
+from jocr.documents.request import page_text
 from jocr.documents.textlayer import OK, TextLayer, TextLine, read_page
 from jocr.tokenizer import Tokenizer
 
@@ -139,6 +145,21 @@ def test_resolution_of_model_output():
         == "Revenue rose by 12% in the third\n\n  quarter. "
     )
     assert without_open_reference("total @") == "total " and without_open_reference("@1 x") == "@1 x"
+
+
+def test_a_window_cut_short_keeps_the_runs_it_never_reached():
+    """An answer that ran out of room (finish reason "length") is followed by the runs past the last one it
+    named, one a line; an answer that stopped is not, nor is an unanchored page."""
+    assert unread_runs("# @1\n\n@2 @9", ANCHOR) == "in the third\nquarter.\n3"  # @9 names no run
+    assert unread_runs("@1 @5", ANCHOR) == "" and unread_runs("no references", ANCHOR).startswith("Results")
+    texts, anchors = ["# @1\n\n@2", "# @1 @2 @3 @4 @5"], [ANCHOR, ANCHOR]
+    assert page_text(texts, anchors, ["length", "stop"]) == (
+        "# Results\n\nRevenue rose by 12%\n\nin the third\nquarter.\n3\n\n"
+        "# Results Revenue rose by 12% in the third quarter. 3"
+    )
+    assert page_text(texts, anchors, ["stop", "stop"]) == page_text(texts, anchors)
+    assert "third" not in page_text(texts[:1], anchors[:1], [None])  # still being written (a stream)
+    assert page_text(["#  words"], (), ["length"]) == "#  words"
 
 
 def test_references_on_the_frozen_vector_pages():

@@ -27,8 +27,8 @@ def _requests(seed: int, count: int = 8, guard: GuardConfig | None = None) -> li
 
 
 class RefTokens:
-    """What the reference drafter asks of a tokenizer (`ReferenceLookup.from_tokenizer`), over the test models'
-    vocabulary: `@` and the digits are ids 11..21, which random prompts and outputs contain."""
+    """What the reference drafter asks of a tokenizer (`ReferenceLookup.from_tokenizer`), over the test
+    models' vocabulary: `@` and the digits are ids 11..21, which random prompts and outputs contain."""
 
     ids = {c: 11 + i for i, c in enumerate("@0123456789")}
 

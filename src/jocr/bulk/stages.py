@@ -226,6 +226,7 @@ class Attempt:
     error: str | None
     seconds: float
     temperature: float
+    reasons: list[str | None] = field(default_factory=list)  # each request's finish reason
 
     @property
     def finished(self) -> bool:
@@ -330,7 +331,7 @@ class PageReader:
             texts = [self.builder.text(ids) for ids in chosen.token_ids]
             finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
             result.markdown, result.boxes = self.builder.markdown(
-                page_text(texts, job.anchor.texts), (result.width, result.height), finish
+                page_text(texts, job.anchor.texts, chosen.reasons), (result.width, result.height), finish
             )
             result.raw = join_windows(texts)  # as the model wrote it, references and all
             result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
@@ -419,7 +420,7 @@ def page_attempt(parts: list, temperature: float) -> Attempt:
     if errors:
         return Attempt(None, None, errors[0], seconds, temperature)
     reason = page_finish_reason([p[1] for p in parts])
-    return Attempt([p[0] for p in parts], reason, None, seconds, temperature)
+    return Attempt([p[0] for p in parts], reason, None, seconds, temperature, [p[1] for p in parts])
 
 
 def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, page_marker: bool) -> Document:

@@ -48,6 +48,16 @@ def resolve_references(text: str, anchor_text: str) -> str:
     return REFERENCES.sub(resolve, text)
 
 
+def unread_runs(text: str, anchor_text: str) -> str:
+    """The runs of `anchor_text` numbered past the last run `text` names, one a line: what a window's answer
+    that ran out of room (finish reason "length") never reached. They are the page's own text in the text
+    layer's order, so `jocr.documents.request.page_text` keeps them rather than lose them."""
+    runs = anchor_runs(anchor_text)
+    named = [int(n) for match in REFERENCES.findall(text) for n in match.split("@")[1:] if int(n) in runs]
+    last = max(named, default=0)
+    return "\n".join(runs[i] for i in sorted(runs) if i > last)
+
+
 def without_open_reference(text: str) -> str:
     """`text` without a reference at its very end, which more digits could still extend (streaming)."""
     match = _OPEN_REFERENCE.search(text)

@@ -19,7 +19,7 @@ from PIL import Image
 
 from jocr.documents.postprocess import Box, postprocess_page
 from jocr.documents.preprocess import preprocess_image, views_token_count
-from jocr.documents.references import resolve_references
+from jocr.documents.references import resolve_references, unread_runs
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 from jocr.types import PageViews
 
@@ -45,14 +45,24 @@ def join_windows(texts: Sequence[str]) -> str:
     return texts[0] if len(texts) == 1 else "\n\n".join(t.strip() for t in texts)
 
 
-def page_text(texts: Sequence[str], anchors: Sequence[str] = ()) -> str:
+def page_text(texts: Sequence[str], anchors: Sequence[str] = (), reasons: Sequence[str | None] = ()) -> str:
     """A page's text from its requests' outputs (one per anchor window, or the one of an unanchored page):
     each window's run references resolved against its own anchor (`jocr.documents.references`), then
-    joined.
-    `anchors` may be shorter than `texts` only when empty (an unanchored page)."""
+    joined. A window whose answer ran out of room (its finish reason, in `reasons`, is "length": the model's
+    positions or the request's max_tokens ended first) is followed by the runs it never reached
+    (`unread_runs`), as plain lines, which would otherwise be lost (docs/parsing.md, "Run references").
+    `anchors` may be shorter than `texts` only when empty (an unanchored page); `reasons`, when given,
+    has one entry per text (None for a window still being written)."""
     if anchors:
-        texts = [resolve_references(t, a) for t, a in zip(texts, anchors, strict=True)]
+        reasons = list(reasons) or [None] * len(texts)
+        texts = [_window_text(t, a, r) for t, a, r in zip(texts, anchors, reasons, strict=True)]
     return join_windows(texts)
+
+
+def _window_text(text: str, anchor: str, reason: str | None) -> str:
+    resolved = resolve_references(text, anchor)
+    unread = unread_runs(text, anchor) if reason == "length" else ""
+    return f"{resolved.rstrip()}\n\n{unread}" if unread else resolved
 
 
 def page_finish_reason(reasons: Sequence[str | None]) -> str | None:

@@ -441,7 +441,9 @@ class OCRService:
         texts = [self.generator.decode(r.token_ids) for r in results]
         raw = join_windows(texts)
         finish_reason = page_finish_reason([r.finish_reason for r in results])
-        text = self.generator.finish(page_text(texts, anchors), size, finish_reason)
+        text = self.generator.finish(
+            page_text(texts, anchors, [r.finish_reason for r in results]), size, finish_reason
+        )
         stats = _stats_dict(results)
         completion_tokens = sum(len(r.token_ids) for r in results)
         self.metrics.observe_generation(
@@ -460,14 +462,15 @@ class OCRService:
         """The page text so far of a request (read in windows when `anchors`): the finished windows before
         the first unfinished one, then that one's tokens so far, without a reference still being written
         (`@1` may become `@12`)."""
-        texts = []
+        texts, reasons = [], []
         for part_ids, result in zip(ids, results):
             texts.append(self.generator.decode(part_ids))
+            reasons.append(None if result is None else result.finish_reason)
             if result is None:
                 if anchors:
                     texts[-1] = without_open_reference(texts[-1])
                 break
-        return page_text(texts, anchors[: len(texts)])
+        return page_text(texts, anchors[: len(texts)], reasons)
 
     async def transcribe_all(
         self, images: list[Image.Image], prompt: str, params: SamplingParams, anchors: Sequence[str] = ()
