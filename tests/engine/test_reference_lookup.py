@@ -45,6 +45,16 @@ def test_an_open_reference_that_cannot_be_the_next_one_gets_no_draft(lookup, tok
     assert lookup.propose(tok.encode("x @1\n\n@2\n\n@3\n\n@9"), 8) == ([], 0)
 
 
+def test_hostile_numbers_draft_nothing_odd(lookup, tok):
+    """Numbers far apart or longer than any run number: text, or a step that continues nothing; every draft
+    is a real token id and nothing is parsed that could not be."""
+    long = "@" + "9" * 5000
+    for text in ("@1 @999999 @1 @999999 @", f"{long} {long} @", "@5 @123456789012 @5 @1", "@99998 @99999 @"):
+        tokens, _ = lookup.propose(tok.encode(text), 8)
+        assert all(0 <= t < tok.vocab_size for t in tokens)
+    assert draft(lookup, tok, "@1 @999999 @1 @999999 @1", k=3) == " @9"  # the largest step, taken again
+
+
 def test_table_rows_end_where_the_earlier_rows_ended(lookup, tok):
     rows = "<table><tr><td>@1</td><td>@2</td><td>@3</td></tr><tr><td>@4</td><td>@5</td><td>@6</td></tr>"
     assert draft(lookup, tok, rows + "<tr><td>@7</td><td>@8</td><td>@9", k=11) == "</td></tr><tr><td>@10</td>"

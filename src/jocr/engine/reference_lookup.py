@@ -6,7 +6,8 @@ differ at every repeat. Here each complete reference becomes one symbol holding 
 reference (`@7` after `@6` is "+1"; `@1`, where a window's answer starts counting, is a symbol of its own), so
 the output above reads as a repeating pattern; the most recent earlier occurrence of the last few symbols is
 continued, and the continuation is written back out as tokens with the numbers it implies (`@8`, `@9`, ...,
-digits growing from `@9` to `@10`). Text without references is matched exactly as by `drafters.NGramDrafter`.
+digits growing from `@9` to `@10`). Text without references is matched token for token, as by
+`drafters.NGramDrafter`.
 
 Before its first blank line and its first table a window's answer has nothing of its own to repeat, so the
 lookup also searches, behind the row's history (any match in the history wins), `PATTERNS`: the shapes an
@@ -22,8 +23,10 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-_STEP_OFFSET = 1 << 20  # a reference's symbol is -(1 + _STEP_OFFSET + step): always below _START
+MAX_DIGITS = 6  # `@` and more digits than this is text, not a reference (and never a huge int to parse)
+_STEP_OFFSET = 1 << 20  # > any step between two references of MAX_DIGITS digits
 _START = -1  # `@1`: where a window's answer starts counting, whatever came before
+# A reference's symbol is -(1 + _STEP_OFFSET + step): below _START, and never a token id.
 PATTERNS = (
     "# @1\n\n@2\n\n<table><tr><th>@3</th><th>@4</th></tr><tr><td>@5</td><td>@6</td></tr></table>\n\n@7 @8\n\n"
 )
@@ -79,13 +82,14 @@ class ReferenceLookup:
             j = i + 1
             while j < length and tokens[j] in self.digit_of:
                 j += 1
-            if j == length:  # `@` or `@12` ends the history: the reference may go on
-                return syms, last, "".join(str(self.digit_of[d]) for d in tokens[i + 1 : j])
-            if j == i + 1:  # a bare `@`
+            if j - i - 1 > MAX_DIGITS or (j == i + 1 and j < length):  # a bare `@`, or digits past a number
                 syms.append(t)
                 i += 1
                 continue
-            number = int("".join(str(self.digit_of[d]) for d in tokens[i + 1 : j]))
+            digits = "".join(str(self.digit_of[d]) for d in tokens[i + 1 : j])
+            if j == length:  # `@` or `@12` ends the history: the reference may go on
+                return syms, last, digits
+            number = int(digits)
             syms.append(_START if number == 1 else -(1 + _STEP_OFFSET + number - last))
             last = number
             i = j
