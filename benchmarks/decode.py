@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from jocr.config import OCRConfig
 from jocr.engine import Engine, EngineConfig, GenerationRequest
 from jocr.model.ocr import OCRModel
+from jocr.pipeline.model import REFERENCE_MAX_DRAFTS
 from jocr.tokenizer import Tokenizer
 from jocr.train.mtp import MTPFitConfig, fit_mtp_head
 
@@ -203,7 +204,7 @@ def bench(model: OCRModel, args) -> None:
         for k in args.ks + ["8"]:
             modes.append((f"a{k}", dict(drafter="mtp+ngram", num_draft_tokens=k if k == "auto" else int(k))))
         for k in args.ks + ["5", "7"]:
-            auto = dict(num_draft_tokens="auto", max_draft_tokens=7)
+            auto = dict(num_draft_tokens="auto", max_draft_tokens=REFERENCE_MAX_DRAFTS)
             drafts = auto if k == "auto" else dict(num_draft_tokens=int(k))
             modes.append((f"r{k}", dict(drafter="mtp+refs", **drafts)))
     if args.modes:
@@ -255,7 +256,8 @@ def bench(model: OCRModel, args) -> None:
             print(line)
         for name, engine in engines.items():
             if name.endswith("auto"):
-                print(f"      {name}: adaptive k step times (s) by batch bucket and k: {engine.controller.table()}")
+                table = engine.controller.table()
+                print(f"      {name}: adaptive k step times (s) by batch bucket and k: {table}")
 
 
 def profile(model: OCRModel, args) -> None:
@@ -355,7 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ks", type=lambda s: s.split(","), default=["1", "2", "3", "auto"])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument(
-        "--modes", type=lambda s: s.split(","), help="only these modes (besides AR), e.g. k=auto,r7 (default: all)"
+        "--modes",
+        type=lambda s: s.split(","),
+        help="only these modes (besides AR), e.g. k=auto,r7 (default: all)",
     )
     p.add_argument("--min-requests", type=int, default=4, help="requests per regime, at least")
     p.add_argument("--threads", type=int, default=1)

@@ -87,7 +87,7 @@ class _Scripted(PageReader):
             if reason is None:
                 out.append(Attempt(None, None, "boom", 0.1, temperature))
             else:
-                out.append(Attempt([[attempt, job.row["page"]]], reason, None, 0.1, temperature))
+                out.append(Attempt([[attempt, job.row["page"]]], [reason], None, 0.1, temperature))
         return out
 
 
@@ -249,7 +249,7 @@ class _ReferenceReader(PageReader):
                 numbers = re.findall(r"^@(\d+) ", self.tokenizer.decode(prompt), flags=re.M)
                 ids.append(self.tokenizer.encode(" ".join(f"@{n}" for n in numbers) or "photo"))
             self.requests += len(ids)
-            out.append(Attempt(ids, "stop", None, 0.1, temperature))
+            out.append(Attempt(ids, ["stop"] * len(ids), None, 0.1, temperature))
         return out
 
 

@@ -222,11 +222,15 @@ def page_anchoring(settings: PageSettings):
 @dataclass
 class Attempt:
     token_ids: list[list[int]] | None  # one list per request of the page (one per anchor window)
-    finish_reason: str | None
+    reasons: list[str | None] | None  # each request's finish reason (None with an error)
     error: str | None
     seconds: float
     temperature: float
-    reasons: list[str | None] = field(default_factory=list)  # each request's finish reason
+
+    @property
+    def finish_reason(self) -> str | None:
+        """The page's finish reason over its requests (`page_finish_reason`)."""
+        return page_finish_reason(self.reasons) if self.reasons else None
 
     @property
     def finished(self) -> bool:
@@ -419,8 +423,7 @@ def page_attempt(parts: list, temperature: float) -> Attempt:
     seconds = max((p[2] for p in parts if isinstance(p, tuple)), default=0.0)
     if errors:
         return Attempt(None, None, errors[0], seconds, temperature)
-    reason = page_finish_reason([p[1] for p in parts])
-    return Attempt([p[0] for p in parts], reason, None, seconds, temperature, [p[1] for p in parts])
+    return Attempt([p[0] for p in parts], [p[1] for p in parts], None, seconds, temperature)
 
 
 def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, page_marker: bool) -> Document:

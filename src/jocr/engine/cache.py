@@ -129,8 +129,9 @@ class CacheView:
         # A prompt written from slot 0 in every row (right padding sits past each row's length): plain causal,
         # which the model computes without a mask (decoder module docstring).
         prompt = width == positions.shape[1] > 1 and bool((positions == slots).all())
-        mask = slots[None, None, None, :] <= positions[:, None, :, None]  # (B, 1, T, S')
-        self._mask = None if prompt else mask
+        self._mask = None
+        if not prompt:
+            self._mask = slots[None, None, None, :] <= positions[:, None, :, None]  # (B, 1, T, S')
         self._width = width
         self._mask_key = positions
         self._rows = torch.arange(self.batch, device=positions.device)[:, None]  # (B, 1)

@@ -21,6 +21,13 @@ from jocr.engine.cache import KVCache
 from jocr.engine.reference_lookup import ReferenceLookup
 
 
+def row_history(tokens: np.ndarray, length: int, skip_ids: tuple[int, ...], tail: int | None = None):
+    """A row's committed ids (`tokens`: its (S,) buffer; the first `length` count), at most the last `tail`
+    of them, without `skip_ids` (image placeholders: nothing to look up in)."""
+    history = tokens[:length] if tail is None else tokens[max(0, length - tail) : length]
+    return history[~np.isin(history, skip_ids)] if skip_ids else history
+
+
 class MTPDrafter:
     """FastMTP: one shared block applied recursively (model.mtp_step / model.mtp_feedback)."""
 
@@ -122,10 +129,7 @@ class NGramDrafter:
         lengths = n.tolist()
         out = np.empty((b, k), dtype=np.int64)
         for r in range(b):
-            history = tokens[r, : lengths[r]]
-            if self.skip_ids:
-                history = history[~np.isin(history, self.skip_ids)]
-            proposal = self.propose_row(history, k)
+            proposal = self.propose_row(row_history(tokens[r], lengths[r], self.skip_ids), k)
             pad = proposal[-1] if proposal else int(tokens[r, lengths[r] - 1])
             out[r] = proposal + [pad] * (k - len(proposal))
         return torch.from_numpy(out).to(cache.device)
@@ -166,10 +170,7 @@ class MTPNGramDrafter:
         tokens = cache.tokens[start : start + b].cpu().numpy()  # (B, S)
         lengths = n.tolist()
         for r in range(b):
-            history = tokens[r, : lengths[r]]
-            if self.ngram.skip_ids:
-                history = history[~np.isin(history, self.ngram.skip_ids)]
-            copy = self.ngram.propose_row(history, k)
+            copy = self.ngram.propose_row(row_history(tokens[r], lengths[r], self.ngram.skip_ids), k)
             if len(copy) and copy[0] == out[r, 0]:
                 out[r, : len(copy)] = copy
                 out[r, len(copy) :] = copy[-1]
@@ -217,9 +218,8 @@ class ReferenceDrafter:
         lengths = n.tolist()
         copies: list[list[int]] = []
         for r in range(b):
-            history = tokens[r, max(0, lengths[r] - 2 * self.lookup.window) : lengths[r]]
-            if self.skip_ids:
-                history = history[~np.isin(history, self.skip_ids)]
+            # at most twice the lookup's window: it reads only the last `window` ids once placeholders go
+            history = row_history(tokens[r], lengths[r], self.skip_ids, tail=2 * self.lookup.window)
             draft, matched = self.lookup.propose(history.tolist(), k)
             copies.append(draft if matched >= self.min_match else [])
         out = np.empty((b, k), dtype=np.int64)

@@ -185,9 +185,10 @@ class _Pages:
 
         texts = [self.builder.text(r.token_ids) for r in results]
         page.raw = join_windows(texts)  # as the model wrote it, references and all
-        page.finish_reason = page_finish_reason([r.finish_reason for r in results])
+        reasons = [r.finish_reason for r in results]
+        page.finish_reason = page_finish_reason(reasons)
         anchors = page.anchor.texts if page.anchor is not None else []
-        text = page_text(texts, anchors, [r.finish_reason for r in results])
+        text = page_text(texts, anchors, reasons)
         page.markdown, page.boxes = self.builder.markdown(text, (page.width, page.height), page.finish_reason)
         page.num_tokens = sum(len(r.token_ids) for r in results)
         page.stats = RequestStats.combined([r.stats for r in results if r.stats is not None])

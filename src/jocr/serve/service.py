@@ -440,10 +440,9 @@ class OCRService:
             raise
         texts = [self.generator.decode(r.token_ids) for r in results]
         raw = join_windows(texts)
-        finish_reason = page_finish_reason([r.finish_reason for r in results])
-        text = self.generator.finish(
-            page_text(texts, anchors, [r.finish_reason for r in results]), size, finish_reason
-        )
+        reasons = [r.finish_reason for r in results]
+        finish_reason = page_finish_reason(reasons)
+        text = self.generator.finish(page_text(texts, anchors, reasons), size, finish_reason)
         stats = _stats_dict(results)
         completion_tokens = sum(len(r.token_ids) for r in results)
         self.metrics.observe_generation(
