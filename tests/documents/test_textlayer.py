@@ -16,6 +16,7 @@ from jocr.documents.textlayer import (
     NONE,
     OFFPAGE,
     OK,
+    SOFT_HYPHEN,
     TOO_LARGE,
     UNMAPPED,
     TextLayerLimits,
@@ -56,6 +57,14 @@ def test_born_digital_two_columns():
     for line in layer.lines:
         x0, y0, x1, y1 = line.box
         assert 0 <= x0 <= x1 <= layer.width and 0 <= y0 <= y1 <= layer.height
+
+
+def test_words_broken_across_lines_end_in_a_soft_hyphen():
+    # PDFium marks the hyphen that breaks a word at a line's end; a hyphen of the text itself stays "-".
+    texts = [line.text for line in layer_of(str(DATA / "multi_column_miss.pdf")).lines]
+    broken = [t.rsplit(" ", 1)[-1] for t in texts if t.endswith(SOFT_HYPHEN)]
+    assert broken == ["responsi\u00ad", "organi\u00ad", "cor\u00ad", "irretrie\u00ad", "influ\u00ad"]
+    assert any("non-governmental" in t for t in texts) and not any(t.endswith("-") for t in texts)
 
 
 def test_headers_footers_page():

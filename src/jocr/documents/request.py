@@ -12,14 +12,17 @@ reads the same everywhere. The layout of the prompt is `Tokenizer.build_prompt` 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PIL import Image
 
+from jocr.documents.furniture import furniture_runs
 from jocr.documents.postprocess import Box, postprocess_page
 from jocr.documents.preprocess import preprocess_image, views_token_count
-from jocr.documents.references import resolve_references, unread_runs
+from jocr.documents.prose_tables import settled_tables, unwrap_prose_tables
+from jocr.documents.references import anchor_runs, join_soft_hyphens, resolve_references, unread_runs
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 from jocr.types import PageViews
 
@@ -47,21 +50,39 @@ def join_windows(texts: Sequence[str]) -> str:
 
 def page_text(texts: Sequence[str], anchors: Sequence[str] = (), reasons: Sequence[str | None] = ()) -> str:
     """A page's text from its requests' outputs (one per anchor window, or the one of an unanchored page):
-    each window's run references resolved against its own anchor (`jocr.documents.references`), then
-    joined. A window whose answer ran out of room (its finish reason, in `reasons`, is "length": the model's
+    each window's tables of prose put back as text (`jocr.documents.prose_tables`), its run references
+    resolved against its own anchor (`jocr.documents.references`), the page's furniture runs left out
+    (`jocr.documents.furniture`), then joined, words the text layer broke across lines joined back. A
+    window whose answer ran out of room (its finish reason, in `reasons`, is "length": the model's
     positions or the request's max_tokens ended first) is followed by the runs it never reached
     (`unread_runs`), as plain lines, which would otherwise be lost (docs/parsing.md, "Run references").
-    `anchors` may be shorter than `texts` only when empty (an unanchored page); `reasons`, when given,
-    has one entry per text (None for a window still being written)."""
-    if anchors:
-        reasons = list(reasons) or [None] * len(texts)
-        texts = [_window_text(t, a, r) for t, a, r in zip(texts, anchors, reasons, strict=True)]
-    return join_windows(texts)
+
+    `anchors` are all the page's windows (furniture is a property of the whole page), or none for an
+    unanchored page; `texts` may be the outputs of the first few of them (a page being streamed).
+    `reasons`, when given, has one entry per text, None for a window still being written: its text stops
+    where more output could still rewrite it (before a table still open, before a broken word), so that
+    the text of a page being streamed only ever grows. Without `reasons` every window is complete."""
+    if not anchors:
+        return join_windows(texts)
+    if len(texts) > len(anchors):
+        raise ValueError(f"{len(texts)} outputs for {len(anchors)} anchor windows")
+    reasons = list(reasons) or ["stop"] * len(texts)
+    drops = furniture_runs(anchors)
+    text = join_windows([_window_text(*args) for args in zip(texts, anchors, reasons, drops)])
+    if texts and reasons[len(texts) - 1] is None:
+        text = _OPEN_BROKEN_WORD.sub("", text)
+    return join_soft_hyphens(text)
 
 
-def _window_text(text: str, anchor: str, reason: str | None) -> str:
-    resolved = resolve_references(text, anchor)
-    unread = unread_runs(text, anchor) if reason == "length" else ""
+# The end of an unfinished answer in the middle of a word broken across lines: its second part may follow.
+_OPEN_BROKEN_WORD = re.compile(r"\S*\u00ad\s*\Z")
+
+
+def _window_text(text: str, anchor: str, reason: str | None, drop: frozenset[int]) -> str:
+    if reason is None:
+        text = settled_tables(text)
+    resolved = resolve_references(unwrap_prose_tables(text, anchor_runs(anchor)), anchor, drop)
+    unread = unread_runs(text, anchor, drop) if reason == "length" else ""
     return f"{resolved.rstrip()}\n\n{unread}" if unread else resolved
 
 

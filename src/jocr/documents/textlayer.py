@@ -34,6 +34,11 @@ TOO_LARGE = "too_large"  # more characters or time than the limits allow
 ERROR = "error"  # PDFium refused the page's text
 VERDICTS = (OK, NONE, INVISIBLE, UNMAPPED, MOJIBAKE, OFFPAGE, TOO_LARGE, ERROR)
 
+# A word broken across lines ("irretrie-" / "vably") ends its first run with U+00AD, the soft hyphen, where
+# the page shows "-": joining the runs back (`jocr.documents.references.join_soft_hyphens`) gives the word
+# whole, while a hyphen the text itself holds ("non-" / "governmental") stays "-". PDFium tells the two apart
+# (FPDFText_GetUnicode returns 0x02 for the first).
+SOFT_HYPHEN = "\u00ad"
 _RENDER_INVISIBLE = 3  # PDF 1.7 spec table 106, text rendering mode 3: neither fill nor stroke
 # Mojibake: UTF-8 bytes shown as cp1252/latin-1 ("Ã©" for "é", "â€™" for "’"), and C0/C1 controls.
 _MOJIBAKE = re.compile(
@@ -230,8 +235,8 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
                 TOO_LARGE, f"reading the text took over {limits.max_seconds:g} s", width, height
             )
         code = raw.FPDFText_GetUnicode(tp, i)
-        if code == 0x02:  # PDFium's mark for a hyphen that ends a line: the page shows "-"
-            code = 0x2D
+        if code == 0x02:  # PDFium's mark for a hyphen that breaks a word at a line's end
+            code = ord(SOFT_HYPHEN)
         if code in _BREAKS:
             builder.flush()
             continue

@@ -469,7 +469,7 @@ class OCRService:
                 if anchors:
                     texts[-1] = without_open_reference(texts[-1])
                 break
-        return page_text(texts, anchors[: len(texts)], reasons)
+        return page_text(texts, anchors, reasons)
 
     async def transcribe_all(
         self, images: list[Image.Image], prompt: str, params: SamplingParams, anchors: Sequence[str] = ()

@@ -1,0 +1,100 @@
+"""Page furniture from the anchors' run positions: headers, footers and page numbers set apart at the page's
+edges go; a body that reaches the edge, and a title below the top band, stay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from jocr.documents.anchor import build_windows
+from jocr.documents.furniture import furniture_runs
+from jocr.documents.references import anchor_runs
+from jocr.documents.request import page_text
+from jocr.documents.textlayer import read_page
+from jocr.tokenizer import Tokenizer
+
+DATA = Path(__file__).parent / "data" / "olmocr-bench"
+MODELS = Path(__file__).parents[2] / "models"
+
+
+def anchor(*runs: tuple[int, str]) -> str:
+    """An anchor of runs at grid heights `y` (x = 100), numbered in the order given."""
+    return "\n".join(["page 600x800", *(f"@{i} 100,{y} {text}" for i, (y, text) in enumerate(runs, 1))])
+
+
+BODY = [(100 + 20 * i, f"body line {i}") for i in range(30)]  # pitch 20, from 100 down to 680
+
+
+def dropped(anchors: list[str]) -> list[list[str]]:
+    drops = furniture_runs(anchors)
+    return [[anchor_runs(a)[n] for n in sorted(d)] for a, d in zip(anchors, drops, strict=True)]
+
+
+def test_header_footer_and_page_number_set_apart_go():
+    page = anchor((8, "Journal of Things"), (22, "Vol. 3"), *BODY, (950, "Published by Someone"), (975, "12"))
+    assert dropped([page]) == [["Journal of Things", "Vol. 3", "Published by Someone", "12"]]
+
+
+def test_edge_runs_close_to_the_body_stay():
+    # the body starts inside the top band and ends inside the bottom one, one pitch apart: nothing goes
+    page = anchor((30, "first line"), *[(50 + 20 * i, f"line {i}") for i in range(47)])
+    assert page_runs_kept(page) == 48
+    # a title at 68 (mathfuncs.pdf of the olmOCR-Bench sample) is below the top band: it stays
+    assert dropped([anchor((68, "The 20 Most Important Equations"), *BODY)]) == [[]]
+    # lines one pitch apart down into the bottom band: the body's last lines, not a footer
+    long_body = [(100 + 20 * i, f"line {i}") for i in range(42)]  # down to 920
+    assert dropped([anchor(*long_body, (940, "last words"), (960, "signature"))]) == [[]]
+
+
+def page_runs_kept(page: str) -> int:
+    return len(anchor_runs(page)) - len(furniture_runs([page])[0])
+
+
+def test_furniture_is_a_property_of_the_whole_page_across_windows():
+    first = anchor((8, "Running head"), *BODY[:15])
+    second = anchor(*BODY[15:], (960, "7"))
+    assert dropped([first, second]) == [["Running head"], ["7"]]
+    # each window alone sees too few levels to tell its edges
+    assert dropped([anchor((8, "head"), (100, "one line"))]) == [[]]
+
+
+def test_page_text_leaves_furniture_out_even_when_named_or_unread():
+    page = anchor((8, "Running head"), *BODY[:5], (960, "7"))
+    text = page_text(["@1\n\n@2 @3 @4 @5 @6\n\n@7"], [page], ["stop"])
+    assert text.strip() == "body line 0 body line 1 body line 2 body line 3 body line 4"
+    unread = page_text(["@2 @3 @4"], [page], ["length"])
+    assert unread == "body line 0 body line 1 body line 2\n\nbody line 3\nbody line 4"
+
+
+@pytest.mark.parametrize(
+    ("pdf", "expected"),
+    [
+        # a header above the two columns, written last in the content stream, and a footer
+        (
+            "multi_column_miss.pdf",
+            [
+                "Advocacy in Action",
+                "447",
+                "www.tobaccocontrol.com",
+                "Downloaded from http://tobaccocontrol.bmj.com/ on July 12, 2017 - "
+                "Published by group.bmj.com",
+            ],
+        ),
+        (
+            "headers_footers_ff4f7dad_pg1.pdf",
+            [
+                "UvA-DARE is a service provided by the library of the University of Amsterdam "
+                "(http://dare.uva.nl)",
+                "Download date: 28 Dec 2018",
+            ],
+        ),
+    ],
+)
+def test_real_pages(pdf, expected):
+    tok = Tokenizer.from_dir(MODELS)
+    with pdfium.PdfDocument(str(DATA / pdf)) as doc:
+        layer = read_page(doc[0])
+    windows = [w.text for w in build_windows(layer, tok, 1400)]
+    assert [text for texts in dropped(windows) for text in texts] == expected
