@@ -33,6 +33,14 @@ def test_two_columns_read_as_a_grid_come_back_in_the_runs_order():
     )
 
 
+def test_lines_of_a_narrow_column_are_prose_too():
+    # a three-column page's lines are 35-38 characters (multi_column_miss.pdf); the last row leaves the table
+    narrow = {1: "Over the past three decades increasing", 2: "pressure from non-governmental organi-"}
+    runs = {**RUNS, **narrow}
+    text = table(["@7", "@8"], ["@9", "@10"], ["@1", "@2"])
+    assert unwrap_prose_tables(text, runs) == table(["@7", "@8"], ["@9", "@10"]) + "\n\n@1\n\n@2"
+
+
 def test_a_real_table_stays_as_written():
     real = table(["@7", "@8"], ["@9", "@10"], ["@11", "@12"])
     assert unwrap_prose_tables(real, RUNS) == real

@@ -67,6 +67,14 @@ def test_words_broken_across_lines_end_in_a_soft_hyphen():
     assert any("non-governmental" in t for t in texts) and not any(t.endswith("-") for t in texts)
 
 
+def test_a_drop_cap_stays_with_its_word():
+    # The article's first paragraph opens with a two-line "O"; its first line reads on from it.
+    layer = layer_of(str(DATA / "multi_column_miss.pdf"))
+    texts = [line.text for line in layer.lines]
+    assert "Over the past three decades increasing" in texts and "O" not in texts
+    assert len(texts) == 117
+
+
 def test_headers_footers_page():
     layer = layer_of(str(DATA / "headers_footers_ff4f7dad_pg1.pdf"))
     assert layer.verdict == OK

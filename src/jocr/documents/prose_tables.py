@@ -17,7 +17,7 @@ import unicodedata
 
 from jocr.documents.references import REFERENCES
 
-PROSE_WIDTH = 40  # a 40-column cell: about 7 words of English, 20 CJK characters
+PROSE_WIDTH = 30  # a 30-column cell: about 5 words of English, 15 CJK characters
 _TABLE = re.compile(r"<table>(.*?)(?:</table>|\Z)", re.S)
 _ROW = re.compile(r"<tr>(.*?)(?:</tr>|(?=<tr>)|\Z)", re.S)
 _TAG = re.compile(r"<[^>]*>")

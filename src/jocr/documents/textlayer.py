@@ -168,7 +168,7 @@ class _Builder:
             em = max(last.size, c.size, height)
             # Distance between the boxes in either direction: right-to-left scripts advance leftwards.
             gap = max(c.x0 - last.x1, last.x0 - c.x1)
-            if overlap < 0.3 * height or gap > 1.0 * em:
+            if (overlap < 0.3 * height and not _drop_cap(cur, c)) or gap > 1.0 * em:
                 self.flush()
                 cur = self.current
         if len(cur) >= self.max_line_chars:
@@ -178,6 +178,15 @@ class _Builder:
         self.pending_space = False
         cur.append(c)
         return True
+
+
+def _drop_cap(run: list[_Char], c: _Char) -> bool:
+    """Whether `run` is a drop cap (one capital letter at least two lines tall) and `c` the next letter of
+    its word, on the cap's first line: they read as one word ("O" + "ver the past" is "Over the past")."""
+    if len(run) != 1 or not run[0].ch.isupper():
+        return False
+    cap = run[0]
+    return cap.y1 - cap.y0 >= 1.8 * (c.y1 - c.y0) and cap.y0 <= c.y0 and c.y1 <= cap.y1 + 0.5 * (c.y1 - c.y0)
 
 
 def read_page(page, limits: TextLayerLimits | None = None) -> TextLayer:
