@@ -476,6 +476,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", type=Path, help="write the figures to this JSON file")
     parser.add_argument("--reuse", type=Path, help="take the jocr figures from --save's file (vLLM only)")
     parser.add_argument("--vllm-timeout", type=int, default=1200, help="seconds for the vLLM run")
+    parser.add_argument(
+        "--vllm-dtype",
+        default="bfloat16",
+        choices=("bfloat16", "float32"),
+        help="vLLM's compute dtype (bfloat16: the checkpoint's; float32: upcast, as jocr computes vision)",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -504,9 +510,10 @@ def main(argv: list[str] | None = None) -> int:
                 "text": [text_ids(config, 32, 1000 + i) for i in range(8)],
                 "page_tokens": args.page_tokens,
                 "repeats": args.repeats,
+                "dtype": args.vllm_dtype,
             }
             v = run_vllm(args.vllm, path, payload, args.vllm_timeout)
-            res.update({f"vllm_{k}": x for k, x in v.items()})
+            res.update({f"vllm_{k}": x for k, x in v.items()}, vllm_dtype=args.vllm_dtype)
         except RuntimeError as exc:
             print(str(exc)[:2000], flush=True)
     if args.save and args.vllm:
@@ -560,9 +567,9 @@ def report(res: dict, args) -> None:
         value = res.get(key)
         return "-" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)
 
-    print(f"\n{'':<40}{'jocr':>20}{'vLLM CPU':>12}")
+    print(f"\n{'':<40}{'jocr':>20}{'vLLM CPU ' + res.get('vllm_dtype', ''):>20}")
     for label, key, vkey in rows:
-        print(f"{label:<40}{fmt(key):>20}{fmt(vkey) if vkey else '':>12}")
+        print(f"{label:<40}{fmt(key):>20}{fmt(vkey) if vkey else '':>20}")
     for name in ("tok_s_b1", "tok_s_b8", "page_s"):
         if f"vllm_{name}" in res:
             ours = res["decode_" + name] if name.startswith("tok") else res.get("page_s")

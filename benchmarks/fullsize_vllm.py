@@ -2,7 +2,8 @@
 
     PYTHON benchmarks/fullsize_vllm.py CHECKPOINT PAYLOAD_JSON   (image, page and text prompt ids, counts)
 
-CPU settings as in docs/vllm.md (eager, single process, 1 GiB KV cache), bf16 like the checkpoint, greedy,
+CPU settings as in docs/vllm.md (eager, single process, 1 GiB KV cache), the payload's dtype (bf16 like the
+checkpoint by default, or fp32), greedy,
 EOS ignored, no repetition guard and no speculation. Decode tokens/s at batch 1 and 8 is the difference of two
 generations of different lengths (so the prefill cancels); the page is one generation of PAGE_TOKENS tokens
 with the image. Prints a JSON line after each figure (the last one holds them all).
@@ -38,7 +39,7 @@ def main() -> int:
         num_speculative_tokens=0,
         enforce_eager=True,
         distributed_executor_backend="uni",
-        dtype="bfloat16",
+        dtype=payload.get("dtype", "bfloat16"),
     )
     kwargs.pop("logits_processors", None)  # no repetition guard: the same work as the jocr side
     llm = LLM(**kwargs)
