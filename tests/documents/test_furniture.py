@@ -48,6 +48,17 @@ def test_edge_runs_close_to_the_body_stay():
     assert dropped([anchor(*long_body, (940, "last words"), (960, "signature"))]) == [[]]
 
 
+def test_a_lone_page_number_at_the_edge_goes_however_close():
+    # a slide: its footer line well up from the edge, the page number in the corner below it
+    slide = [(240 + 49 * i, f"slide line {i}") for i in range(8)]  # pitch 49, down to 583
+    page = anchor(*slide, (885, "NETS 2015"), (960, "1"))
+    assert dropped([page]) == [["1"]]
+    # the outermost line holds more than a number: not a page number
+    assert dropped([anchor(*slide, (885, "NETS 2015"), (960, "Total 12"))]) == [[]]
+    # at the top, a line's pitch above the body
+    assert dropped([anchor((10, "7"), *[(30 + 20 * i, f"line {i}") for i in range(40)])]) == [["7"]]
+
+
 def page_runs_kept(page: str) -> int:
     return len(anchor_runs(page)) - len(furniture_runs([page])[0])
 

@@ -59,6 +59,15 @@ def test_rows_of_prose_around_a_table_leave_it():
     assert unwrap_prose_tables(table(["@7", "@8"], ["@1", "@2"]), RUNS) == "@1\n\n@2\n\n@7\n\n@8"
 
 
+def test_a_table_of_runs_past_the_window_goes():
+    # the model counting on past its window's 12 runs: every cell would resolve to nothing
+    ghost = table(["@30", "@31"], ["@32", "@33"])
+    assert unwrap_prose_tables(f"@11\n\n{ghost}", RUNS) == "@11\n\n"
+    assert unwrap_prose_tables(table(["@7", "@30"], ["@9", "@10"]), RUNS) == table(
+        ["@7", "@30"], ["@9", "@10"]
+    )
+
+
 def test_a_window_that_starts_inside_a_table_gets_its_head():
     rest = "</td><td>@8</td></tr><tr><td>@9</td><td>@10</td></tr></table>\n\n@1"
     out = unwrap_prose_tables(rest, RUNS)

@@ -13,7 +13,9 @@ text is assembled from its windows' outputs it needs nothing but those windows' 
 - top: where the levels within `TOP_BAND` of the top edge are followed by a step of at least
   `MIN_GAP_PITCHES` line pitches, every run above that step is furniture (the lowest such step within
   the band counts, so a header of two lines goes whole); bottom: the same within `BOTTOM_BAND` of the
-  bottom edge, mirrored.
+  bottom edge, mirrored;
+- the outermost line within a band, when all it holds is numbers of up to four digits, is a page
+  number, however close the line before it (a slide's "1" in its corner, below its footer).
 
 A first body line inside a band is followed by the next body line one pitch down, so it stays. The bands
 are narrow because a title can sit near the top edge: on `mathfuncs.pdf` of the olmOCR-Bench sample the
@@ -23,16 +25,18 @@ title's top is at 68 of 999, so a band of 7% at the top would drop it; running h
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 
-from jocr.documents.references import anchor_entries
+from jocr.documents.references import AnchorRun, anchor_entries
 
 GRID = 999  # the anchor's grid (jocr.documents.anchor.GRID_MAX)
 TOP_BAND = 50  # run tops at most this far down from the top edge (5% of the page's height)
 BOTTOM_BAND = 70  # run tops at least GRID - this far down (the bottom 7%)
 MIN_GAP_PITCHES = 2.0
 JITTER = 2  # grid steps this small are runs of one line (sub- and superscripts, rounding)
+PAGE_NUMBER = re.compile(r"[0-9]{1,4}")
 
 
 def furniture_runs(anchors: Sequence[str]) -> list[frozenset[int]]:
@@ -44,10 +48,20 @@ def furniture_runs(anchors: Sequence[str]) -> list[frozenset[int]]:
         return [frozenset() for _ in anchors]
     gap = MIN_GAP_PITCHES * statistics.median(steps)
     top, bottom = _top_cut(levels, gap), _bottom_cut(levels, gap)
+    everything = [run for runs in entries for run in runs.values()]
+    first, last = levels[0], levels[-1]
+    if top < first <= TOP_BAND and _page_numbers([r for r in everything if r.y <= first + JITTER]):
+        top = first + JITTER
+    if bottom > last >= GRID - BOTTOM_BAND and _page_numbers([r for r in everything if r.y >= last - JITTER]):
+        bottom = last - JITTER
     return [
         frozenset(number for number, run in runs.items() if run.y <= top or run.y >= bottom)
         for runs in entries
     ]
+
+
+def _page_numbers(runs: list[AnchorRun]) -> bool:
+    return all(PAGE_NUMBER.fullmatch(run.text) for run in runs)
 
 
 def _top_cut(levels: list[int], gap: float) -> int:

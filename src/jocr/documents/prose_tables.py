@@ -55,7 +55,7 @@ def _starts_inside_table(text: str) -> bool:
 
 def _rewrite(whole: str, body: str, runs: dict[int, str]) -> str:
     raw_rows = _ROW.findall(body)
-    rows = [_cells(row) for row in raw_rows]
+    rows = [_cells(row, runs) for row in raw_rows]
     if not rows:
         return whole
     prose = [not cells or _is_prose(cells, runs) for cells in rows]  # empty rows go with their neighbours
@@ -77,9 +77,10 @@ def _rewrite(whole: str, body: str, runs: dict[int, str]) -> str:
     return "\n\n".join(part for part in (before, table, after) if part)
 
 
-def _cells(row: str) -> list[str]:
-    """A row's non-empty cell contents, tags removed."""
-    return [part.strip() for part in _TAG.split(row) if part.strip()]
+def _cells(row: str, runs: dict[int, str]) -> list[str]:
+    """A row's non-empty cell contents, tags removed. A cell whose references name no run of the window is
+    empty: the model counting on past its window's last run writes whole tables of them."""
+    return [part.strip() for part in _TAG.split(row) if _resolved(part, runs).strip()]
 
 
 def _resolved(cell: str, runs: dict[int, str]) -> str:
