@@ -29,9 +29,9 @@ import re
 import statistics
 from collections.abc import Sequence
 
+from jocr.documents.anchor import GRID_MAX as GRID
 from jocr.documents.references import AnchorRun, anchor_entries
 
-GRID = 999  # the anchor's grid (jocr.documents.anchor.GRID_MAX)
 TOP_BAND = 50  # run tops at most this far down from the top edge (5% of the page's height)
 BOTTOM_BAND = 70  # run tops at least GRID - this far down (the bottom 7%)
 MIN_GAP_PITCHES = 2.0
