@@ -45,11 +45,11 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from jocr.documents.pages import one_line
+from jocr.documents.postprocess import GRID_MAX  # the grounding boxes' grid: anchors use the same
 from jocr.documents.references import REFERENCES, anchor_runs
 from jocr.documents.textlayer import TextLayer
 
 ANCHOR_VERSION = 2
-GRID_MAX = 999  # the grounding boxes' grid (documents/postprocess.py)
 CUT_MARK = "..."
 # A page's runs go into at most this many windows (one request each): 16 windows of the bundled model's
 # 1,400-token budget hold ~600 runs, several times a dense page.

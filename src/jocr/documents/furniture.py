@@ -29,7 +29,7 @@ import re
 import statistics
 from collections.abc import Sequence
 
-from jocr.documents.anchor import GRID_MAX as GRID
+from jocr.documents.postprocess import GRID_MAX as GRID
 from jocr.documents.references import AnchorRun, anchor_entries
 
 TOP_BAND = 50  # run tops at most this far down from the top edge (5% of the page's height)
