@@ -12,7 +12,6 @@ reads the same everywhere. The layout of the prompt is `Tokenizer.build_prompt` 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,7 +21,13 @@ from jocr.documents.furniture import furniture_runs
 from jocr.documents.postprocess import Box, postprocess_page
 from jocr.documents.preprocess import preprocess_image, views_token_count
 from jocr.documents.prose_tables import settled_tables, unwrap_prose_tables
-from jocr.documents.references import anchor_runs, join_soft_hyphens, resolve_references, unread_runs
+from jocr.documents.references import (
+    anchor_runs,
+    join_soft_hyphens,
+    resolve_references,
+    unread_runs,
+    without_open_broken_word,
+)
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 from jocr.types import PageViews
 
@@ -70,12 +75,8 @@ def page_text(texts: Sequence[str], anchors: Sequence[str] = (), reasons: Sequen
     drops = furniture_runs(anchors)
     text = join_windows([_window_text(*args) for args in zip(texts, anchors, reasons, drops)])
     if texts and reasons[len(texts) - 1] is None:
-        text = _OPEN_BROKEN_WORD.sub("", text)
+        text = without_open_broken_word(text)
     return join_soft_hyphens(text)
-
-
-# The end of an unfinished answer in the middle of a word broken across lines: its second part may follow.
-_OPEN_BROKEN_WORD = re.compile(r"\S*\u00ad\s*\Z")
 
 
 def _window_text(text: str, anchor: str, reason: str | None, drop: frozenset[int]) -> str:

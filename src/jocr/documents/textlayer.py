@@ -23,6 +23,8 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
+from jocr.documents.references import SOFT_HYPHEN
+
 # Verdicts. Only "ok" is used as an anchor; every other one sends the page down the image-only path.
 OK = "ok"
 NONE = "none"  # no text layer (a scan, an image, a page of vector drawings)
@@ -34,11 +36,6 @@ TOO_LARGE = "too_large"  # more characters or time than the limits allow
 ERROR = "error"  # PDFium refused the page's text
 VERDICTS = (OK, NONE, INVISIBLE, UNMAPPED, MOJIBAKE, OFFPAGE, TOO_LARGE, ERROR)
 
-# A word broken across lines ("irretrie-" / "vably") ends its first run with U+00AD, the soft hyphen, where
-# the page shows "-": joining the runs back (`jocr.documents.references.join_soft_hyphens`) gives the word
-# whole, while a hyphen the text itself holds ("non-" / "governmental") stays "-". PDFium tells the two apart
-# (FPDFText_GetUnicode returns 0x02 for the first).
-SOFT_HYPHEN = "\u00ad"
 _RENDER_INVISIBLE = 3  # PDF 1.7 spec table 106, text rendering mode 3: neither fill nor stroke
 # Mojibake: UTF-8 bytes shown as cp1252/latin-1 ("Ã©" for "é", "â€™" for "’"), and C0/C1 controls.
 _MOJIBAKE = re.compile(
@@ -244,7 +241,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
                 TOO_LARGE, f"reading the text took over {limits.max_seconds:g} s", width, height
             )
         code = raw.FPDFText_GetUnicode(tp, i)
-        if code == 0x02:  # PDFium's mark for a hyphen that breaks a word at a line's end
+        if code == 0x02:  # PDFium's mark for a hyphen that breaks a word at a line's end (SOFT_HYPHEN)
             code = ord(SOFT_HYPHEN)
         if code in _BREAKS:
             builder.flush()
