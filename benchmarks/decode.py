@@ -177,9 +177,9 @@ def page_requests(model: OCRModel, tok: Tokenizer, profile: str, count: int, max
 def vector_requests(model: OCRModel, tok: Tokenizer, count: int, max_tokens: int, vector_dir: str):
     """Anchored requests on vector PDF pages (`jocr synth --profile vector`), built as `jocr parse --anchor
     on` builds them: render, text layer, anchor (the model's budget), one prompt builder."""
-    from jocr.documents.anchor import ANCHOR_VERSION, page_anchor
     from jocr.documents.pages import LoadOptions, open_source
-    from jocr.documents.request import PageRequestBuilder
+    from jocr.layout.request import PageRequestBuilder
+    from jocr.lines.anchor import ANCHOR_VERSION, page_anchor
 
     builder = PageRequestBuilder(tok, model.config.vision)
     budget = model.config.anchor.max_tokens

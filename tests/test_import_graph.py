@@ -101,7 +101,7 @@ def fresh_import_graph() -> dict[str, set[str]]:
 def test_the_graph_sees_function_level_and_relative_imports():
     graph = fresh_import_graph()
     assert "jocr.model.weights" in graph["jocr.model.ocr"]  # imported inside from_pretrained
-    assert "jocr.documents.request" in graph["jocr.pipeline.stream"]
+    assert "jocr.layout.request" in graph["jocr.pipeline.stream"]
 
 
 def test_no_import_circles():

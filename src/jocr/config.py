@@ -174,7 +174,7 @@ class MTPConfig:
 class AnchorConfig:
     """Document anchoring (docs/parsing.md): the page's text layer in the prompt beside the image.
 
-    `version` is the anchor format the model was trained with (jocr.documents.anchor.ANCHOR_VERSION); 0 means
+    `version` is the anchor format the model was trained with (jocr.lines.anchor.ANCHOR_VERSION); 0 means
     trained on images alone, so `--anchor auto` never gives it one. `max_tokens` is the anchor's token budget.
     """
 

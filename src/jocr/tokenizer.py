@@ -44,7 +44,7 @@ SPECIAL_TOKENS: tuple[str, ...] = (
 )
 
 # Removed by `decode(skip_special_tokens=True)`. `<td>`/`</td>` are content (table cells) and the grounding
-# tags carry boxes that documents/postprocess.py turns into JSON, so those are always kept.
+# tags carry boxes that layout/postprocess.py turns into JSON, so those are always kept.
 CONTROL_TOKENS: tuple[str, ...] = (BOS_TOKEN, EOS_TOKEN, PAD_TOKEN, IMAGE_TOKEN)
 
 # Prompts. The default is jina-ocr-v1's published OCR prompt; the grounding and free-OCR prompts are
@@ -63,7 +63,7 @@ PROMPTS: dict[str, str] = {
 }
 
 
-# Document anchoring (docs/parsing.md): the anchor (jocr.documents.anchor) follows the prompt text between
+# Document anchoring (docs/parsing.md): the anchor (jocr.lines.anchor) follows the prompt text between
 # these plain-text delimiters (olmOCR wraps its anchor in RAW_TEXT_START / RAW_TEXT_END the same way).
 ANCHOR_OPEN = "\n<anchor>\n"
 ANCHOR_CLOSE = "\n</anchor>"
@@ -148,7 +148,7 @@ class Tokenizer:
         "\\n" + prompt. The image placeholders come first, exactly as `"<image>\\n" + prompt` tokenizes in the
         reference processor (empty text before the image, BOS added by the tokenizer).
 
-        With `anchor` (jocr.documents.anchor.build_anchor's text), the prompt text is followed by
+        With `anchor` (jocr.lines.anchor.build_anchor's text), the prompt text is followed by
         ANCHOR_OPEN + anchor + ANCHOR_CLOSE: the one prompt format of anchored models, in training and
         inference."""
         counts = [image_token_counts] if isinstance(image_token_counts, int) else list(image_token_counts)

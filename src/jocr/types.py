@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 import torch
 
+# The 0-999 grid of DeepSeek-OCR's grounding boxes (run_dpsk_ocr_pdf.py maps x to pixels as
+# int(x / 999 * width)); anchors write their runs' positions on the same grid.
+GRID_MAX = 999
+
 
 @dataclass
 class PageViews:

@@ -205,7 +205,7 @@ def test_jocr_batch_is_a_plain_function_beside_its_package():
 def _anchored_model(tmp_path, max_tokens: int):
     """A tiny random checkpoint whose config says it was trained with anchors (garbage text, real prompts)."""
     from jocr.config import tiny_config
-    from jocr.documents.anchor import ANCHOR_VERSION
+    from jocr.lines.anchor import ANCHOR_VERSION
     from jocr.model import OCRModel
     from jocr.tokenizer import Tokenizer
 
@@ -232,7 +232,7 @@ class _ReferenceReader(PageReader):
 
     def load(self):
         from jocr.config import OCRConfig
-        from jocr.documents.request import PageRequestBuilder
+        from jocr.layout.request import PageRequestBuilder
         from jocr.tokenizer import Tokenizer
 
         self.tokenizer = Tokenizer.from_dir(self.settings.model)

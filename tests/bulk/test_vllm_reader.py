@@ -60,7 +60,7 @@ def test_vllm_reader_reads_an_anchored_page_window_by_window_as_the_jocr_engine(
     from layer_fixtures import plain_pdf
     from vllm_fixtures import build_checkpoint
 
-    from jocr.documents.anchor import ANCHOR_VERSION
+    from jocr.lines.anchor import ANCHOR_VERSION
 
     checkpoint = build_checkpoint(tmp_path / "tiny")
     config = json.loads((checkpoint / "config.json").read_text())
@@ -93,7 +93,7 @@ def test_vllm_reader_routes_a_bundle_as_the_jocr_engine(tmp_path):
     from pdf_fixtures import image_bytes
     from vllm_fixtures import build_checkpoint
 
-    from jocr.documents.anchor import ANCHOR_VERSION
+    from jocr.lines.anchor import ANCHOR_VERSION
 
     bundle = build_checkpoint(tmp_path / "bundle", seed=0)
     member = build_checkpoint(tmp_path / "bundle" / "anchored", seed=1)

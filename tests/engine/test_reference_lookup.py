@@ -81,7 +81,7 @@ def test_text_without_references_is_copied_as_ngram_lookup_does(lookup, tok):
 
 def test_the_patterns_are_a_reference_answer(tok):
     """PATTERNS resolve, like an answer, into the runs they name in order."""
-    from jocr.documents.references import REFERENCES
+    from jocr.lines.references import REFERENCES
 
     numbers = [int(n) for match in REFERENCES.findall(PATTERNS) for n in match.split("@")[1:]]
     assert numbers == list(range(1, len(numbers) + 1))

@@ -11,8 +11,8 @@ from fake_engine import ScriptedRunner, scripted_model
 from layer_fixtures import PROSE, invisible_pdf, plain_pdf
 from pdf_fixtures import image_bytes
 
-from jocr.documents.anchor import ANCHOR_VERSION, build_anchor
 from jocr.documents.pages import LoadOptions, open_source
+from jocr.lines.anchor import ANCHOR_VERSION, build_anchor
 from jocr.pipeline import parse
 from jocr.tokenizer import ANCHOR_OPEN, DEFAULT_PROMPT
 
@@ -79,7 +79,7 @@ def test_pages_without_a_usable_layer_fall_back_with_a_note(data, verdict, note)
 
 
 def test_an_anchor_that_fails_falls_back_to_the_image(monkeypatch):
-    import jocr.documents.anchor as anchor_module
+    import jocr.lines.anchor as anchor_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("broken layer\nsecond line")

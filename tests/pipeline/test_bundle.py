@@ -13,9 +13,9 @@ from pdf_fixtures import image_bytes
 
 from jocr.bulk.stages import PageSettings, page_anchoring
 from jocr.config import OCRConfig
-from jocr.documents.anchor import ANCHOR_VERSION
 from jocr.documents.pages import LoadOptions, open_source
 from jocr.engine import GenerationRequest
+from jocr.lines.anchor import ANCHOR_VERSION
 from jocr.model import OCRModel
 from jocr.pipeline import load_model, parse
 from jocr.pipeline.bundle import BundleRunner

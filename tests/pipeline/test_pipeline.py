@@ -10,7 +10,7 @@ from pdf_fixtures import encrypted_pdf, image_bytes, text_pdf
 from PIL import Image
 
 from jocr.documents.pages import DocumentError
-from jocr.documents.postprocess import PAGE_SPLIT
+from jocr.layout.postprocess import PAGE_SPLIT
 from jocr.pipeline import iter_documents, parse
 
 

@@ -13,7 +13,7 @@ from serve_helpers import make_service
 from starlette.testclient import TestClient
 
 from jocr.config import AnchorConfig, OCRConfig
-from jocr.documents.anchor import ANCHOR_VERSION
+from jocr.lines.anchor import ANCHOR_VERSION
 from jocr.model import OCRModel
 from jocr.pipeline import LoadedModel, parse
 from jocr.serve.app import create_app

@@ -14,7 +14,7 @@ from serve_helpers import LiveServer, gated_service, make_service, page_image, p
 from starlette.testclient import TestClient
 
 from jocr.cli import main as cli_main
-from jocr.documents.postprocess import postprocess_page
+from jocr.layout.postprocess import postprocess_page
 from jocr.serve import service as service_mod
 from jocr.serve.app import create_app
 from jocr.serve.config import ServeConfig

@@ -9,9 +9,9 @@ import pypdfium2 as pdfium
 import pytest
 
 from jocr.checks import load_tests, run_tests
-from jocr.documents.anchor import build_anchor
 from jocr.documents.pages import LoadOptions, open_source
-from jocr.documents.textlayer import read_page
+from jocr.lines.anchor import build_anchor
+from jocr.lines.textlayer import read_page
 from jocr.tokenizer import Tokenizer
 
 FROZEN = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "vector"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jocr.documents.anchor import ANCHOR_VERSION
-from jocr.documents.references import resolve_references
+from jocr.lines.anchor import ANCHOR_VERSION
+from jocr.lines.references import resolve_references
 from jocr.tokenizer import ANCHOR_CLOSE, ANCHOR_OPEN, Tokenizer
 from jocr.train.config import TrainConfig
 from jocr.train.data import DataConfig, SampleMaker

@@ -338,7 +338,7 @@ def run_batch(config: BatchConfig, on_result=None) -> BatchSummary:
         raise BatchError("--actors must be >= 1")
     if config.limit is not None and config.limit < 1:
         raise BatchError("--limit must be >= 1")
-    from jocr.documents.anchor import normalise_anchor_mode
+    from jocr.lines.anchor import normalise_anchor_mode
 
     try:
         normalise_anchor_mode(config.settings.anchor)

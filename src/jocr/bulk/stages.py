@@ -5,7 +5,7 @@
                  retries, post-processing) -> result rows -> document_from_rows -> Markdown / JSON
 
 Pages are opened with `jocr.documents.pages.open_source`, made into requests and Markdown with
-`jocr.documents.request.PageRequestBuilder`, and assembled with `jocr.pipeline.Document`: the same code as
+`jocr.layout.request.PageRequestBuilder`, and assembled with `jocr.pipeline.Document`: the same code as
 `jocr parse`, so a page reads the same either way.
 
 Retry policy (olmOCR's pipeline retries a page whose reading did not finish at rising temperatures, then
@@ -24,11 +24,11 @@ import time
 from dataclasses import dataclass, field
 
 from jocr.bulk.storage import read_uri, uri_scheme
-from jocr.documents.anchor import PageAnchor
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
-from jocr.documents.postprocess import Box
 from jocr.documents.preprocess import is_blank_page
-from jocr.documents.request import join_windows, page_finish_reason, page_text
+from jocr.layout.postprocess import Box
+from jocr.layout.request import join_windows, page_finish_reason, page_text
+from jocr.lines.anchor import PageAnchor
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
 
 RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
@@ -55,7 +55,7 @@ class PageSettings:
     page_timeout: float | None = None  # seconds of generation per attempt; None: no limit
     max_doc_pages: int | None = None  # documents with more pages fail at once (a "huge document")
     threads: int = 0  # torch threads per actor; 0 leaves torch's default
-    anchor: str = "auto"  # a PDF page's text layer in the prompt (jocr.documents.anchor.page_anchor)
+    anchor: str = "auto"  # a PDF page's text layer in the prompt (jocr.lines.anchor.page_anchor)
     vllm_kwargs: dict = field(default_factory=dict)
 
     def load_options(self) -> LoadOptions:
@@ -197,7 +197,7 @@ def page_anchoring(settings: PageSettings):
     """(source, page index) -> the page's `PageAnchor`, for the job's model and `anchor` mode; None when no
     page is anchored (mode "off", or "auto" with a model trained on images alone), so the text layer is
     not even read, as in `jocr parse`."""
-    from jocr.documents.anchor import normalise_anchor_mode, page_anchor_or_note
+    from jocr.lines.anchor import normalise_anchor_mode, page_anchor_or_note
     from jocr.pipeline.model import anchor_config_of
     from jocr.tokenizer import Tokenizer
 
@@ -358,7 +358,7 @@ class JocrPageReader(PageReader):
     """The jocr engine in this process: pages of one Ray batch decode together (continuous batching)."""
 
     def load(self):
-        from jocr.documents.request import PageRequestBuilder
+        from jocr.layout.request import PageRequestBuilder
         from jocr.pipeline import load_model
 
         if self.settings.threads:
@@ -428,7 +428,7 @@ def page_attempt(parts: list, temperature: float) -> Attempt:
 
 def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, page_marker: bool) -> Document:
     """Page rows of one document (any order) -> the `Document` `jocr parse` would build."""
-    from jocr.documents.request import prompt_text
+    from jocr.layout.request import prompt_text
 
     doc = Document(source=doc_id)
     doc.metadata = {

@@ -24,8 +24,8 @@ class VllmPageReader(PageReader):
 
     def load(self):
         from jocr.config import OCRConfig
-        from jocr.documents.request import PageRequestBuilder
         from jocr.integrations.vllm import CPU_ENV, register
+        from jocr.layout.request import PageRequestBuilder
         from jocr.pipeline import default_model_dir
         from jocr.pipeline.model import anchored_member
         from jocr.tokenizer import Tokenizer

@@ -48,7 +48,7 @@ def add_arguments(parser) -> None:
 
 
 def add_anchor_argument(parser) -> None:
-    """--anchor, shared by `jocr parse`, `jocr serve` and `jocr batch` (jocr.documents.anchor.page_anchor)."""
+    """--anchor, shared by `jocr parse`, `jocr serve` and `jocr batch` (jocr.lines.anchor.page_anchor)."""
     parser.add_argument(
         "--anchor",
         choices=("auto", "on", "off"),

@@ -103,7 +103,7 @@ class PageSource:
         return ""
 
     def text_layer(self, index: int):
-        """The page's `jocr.documents.textlayer.TextLayer` (never raises: problems are its verdict), or
+        """The page's `jocr.lines.textlayer.TextLayer` (never raises: problems are its verdict), or
         None for inputs that have no text layer (images)."""
         return None
 
@@ -200,7 +200,7 @@ class PdfSource(PageSource):
         return image
 
     def text_layer(self, index: int):
-        from jocr.documents.textlayer import ERROR, empty_layer, read_page
+        from jocr.lines.textlayer import ERROR, empty_layer, read_page
 
         with _PDFIUM_LOCK:
             try:

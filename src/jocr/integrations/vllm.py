@@ -201,7 +201,7 @@ def vllm_sampling_params(
 
 def vllm_prompt(model: str | os.PathLike, image, prompt: str = DEFAULT_OCR_PROMPT) -> dict[str, Any]:
     """One generate() input: jocr's prompt ids (BOS, one `<image>` that vLLM expands, "\\n" + prompt)."""
-    from jocr.documents.request import PageRequestBuilder
+    from jocr.layout.request import PageRequestBuilder
     from jocr.tokenizer import Tokenizer
 
     builder = PageRequestBuilder(Tokenizer.from_dir(_model_dir(model)), vision=None)

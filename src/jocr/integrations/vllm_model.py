@@ -44,8 +44,8 @@ from vllm.sequence import IntermediateTensors
 
 from jocr.config import OCRConfig
 from jocr.documents.preprocess import candidate_grids, image_tokens_for_size
-from jocr.documents.request import PageRequestBuilder
 from jocr.integrations.vllm_config import ocr_config_from_hf, text_config_for
+from jocr.layout.request import PageRequestBuilder
 from jocr.model.ocr import OCRModel
 from jocr.model.vision import ClipEncoder, Projector, SamEncoder
 from jocr.tokenizer import IMAGE_TOKEN

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jocr.documents.anchor import PageAnchor
-from jocr.documents.postprocess import PAGE_SPLIT, Box, join_pages
+from jocr.layout.postprocess import PAGE_SPLIT, Box, join_pages
+from jocr.lines.anchor import PageAnchor
 
 _NO_ANCHOR = PageAnchor()  # a page whose layer was not read (an image, --anchor off, an image-only model)
 

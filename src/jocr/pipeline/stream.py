@@ -14,16 +14,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jocr.documents.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
-from jocr.documents.request import (
+from jocr.layout.request import (
     PageInput,
     PageRequestBuilder,
     join_windows,
     page_finish_reason,
     page_text,
 )
+from jocr.lines.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
 
@@ -232,7 +232,7 @@ class DocumentRun:
     runner: a `jocr.engine.Scheduler` shared with other callers (the server's), used instead of one of
     this run's own; it is left open, and this run's requests in it are cancelled when the run closes.
     anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt
-    (`jocr.documents.anchor.page_anchor`, docs/parsing.md); each page's `.anchor` says what happened.
+    (`jocr.lines.anchor.page_anchor`, docs/parsing.md); each page's `.anchor` says what happened.
     """
 
     def __init__(

@@ -1,7 +1,7 @@
 """The model side of `OCRService`: the documents pipeline (preprocess, prompt, post-process) around the
 engine's thread-safe `Scheduler`, so every HTTP request joins the same continuous batch.
 
-The steps are the pipeline's own request builder (`jocr.documents.request.PageRequestBuilder`), so the
+The steps are the pipeline's own request builder (`jocr.layout.request.PageRequestBuilder`), so the
 server returns what `jocr parse` returns for the same page and settings.
 """
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from jocr.documents.anchor import PageAnchor, page_anchor
-from jocr.documents.request import PageRequestBuilder
 from jocr.engine import GenerationRequest, QueueFull
+from jocr.layout.request import PageRequestBuilder
+from jocr.lines.anchor import PageAnchor, page_anchor
 from jocr.serve.openai import ApiError
 from jocr.tokenizer import Tokenizer
 from jocr.types import PageViews
@@ -79,7 +79,7 @@ class EngineBackend:
         return self.builder.prompt_ids(image_token_counts, prompt, anchor=anchor)
 
     def anchor(self, source, index: int, mode: str) -> PageAnchor:
-        """The page's anchoring decision for this model (`jocr.documents.anchor.page_anchor`, the rule
+        """The page's anchoring decision for this model (`jocr.lines.anchor.page_anchor`, the rule
         `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pages.py)."""
         config = self.loaded.anchor_config
         return page_anchor(source, index, mode, config.version, self.tokenizer, config.max_tokens)

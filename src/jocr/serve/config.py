@@ -29,7 +29,7 @@ class ServeConfig:
     header_timeout_s: a connection must send a complete request head within this many seconds of opening
     (or of its previous response); idle keep-alive connections close after keep_alive_s.
     anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt, as in `jocr parse`
-    (jocr.documents.anchor.page_anchor; chat requests with one image that is a PDF page, and the Reader).
+    (jocr.lines.anchor.page_anchor; chat requests with one image that is a PDF page, and the Reader).
     fetch: limits of the URL fetcher (documents/fetch.py); `allow_private` there lets the server fetch from
     private addresses (off by default). browser: the web page renderer (Chromium; documents/browser.py),
     whose every request goes through the same fetcher and limits.

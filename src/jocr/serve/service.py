@@ -24,9 +24,9 @@ from PIL import Image
 from jocr.documents.browser import BrowserError, RenderedPage, WebRenderer
 from jocr.documents.fetch import FetchError, decode_data_url, fetch_url
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source
-from jocr.documents.references import without_open_reference
-from jocr.documents.request import join_windows, page_finish_reason, page_text
 from jocr.engine.stats import RequestStats
+from jocr.layout.request import join_windows, page_finish_reason, page_text
+from jocr.lines.references import without_open_reference
 from jocr.serve.config import ServeConfig
 from jocr.serve.metrics import Metrics
 from jocr.serve.openai import ApiError

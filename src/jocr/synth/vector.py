@@ -4,7 +4,7 @@
         page = vector_page(seed, renderer)        # page.pdf (bytes), page.markdown, page.tests, page.meta
 
 The anchored model must see in training the anchor a user's PDF gives it (docs/parsing.md), so these pages
-are PDFs read back through `jocr.documents.textlayer`, exactly like a user's file, never a text list
+are PDFs read back through `jocr.lines.textlayer`, exactly like a user's file, never a text list
 written beside the image. Chromium (Debian's `chromium`, driven by playwright) does the typesetting: line
 breaking, 1-3 columns, tables with spans, CJK fonts through fontconfig, and its PDF backend (Skia, the one
 that prints most web pages people save as PDF) writes the text layer. Formulas are typeset by matplotlib's

@@ -5,7 +5,7 @@ and page seed all derive from it, so a resumed run continues exactly where it st
 worker at the next unconsumed index. Rendering runs in its own process so it overlaps the trainer's
 forward/backward on the other core (DESIGN.md, "Training a reader on two CPU cores").
 
-Sequence layout (the prompt of `jocr.documents.request.PageRequestBuilder`, as at inference): BOS,
+Sequence layout (the prompt of `jocr.layout.request.PageRequestBuilder`, as at inference): BOS,
 `<image>` x n, "\\n" + prompt,
 then the target Markdown and EOS. Loss is taken on the target and EOS only (labels -100 elsewhere).
 """
@@ -142,7 +142,7 @@ class SampleMaker:
     """Renders and encodes samples by index, applying the data filters (used inside the worker)."""
 
     def __init__(self, cfg: DataConfig, tokenizer, vision) -> None:
-        from jocr.documents.request import PageRequestBuilder
+        from jocr.layout.request import PageRequestBuilder
 
         self.cfg, self.tokenizer, self.vision = cfg, tokenizer, vision
         self.builder = PageRequestBuilder(tokenizer, vision, cfg.prompt or None)
@@ -189,8 +189,8 @@ class SampleMaker:
         anchored page's target is its Markdown with the anchor's runs as references (`reference_target`)."""
         from pathlib import Path
 
-        from jocr.documents.anchor import ANCHOR_VERSION, page_anchor, window_target
         from jocr.documents.pages import LoadOptions, open_source
+        from jocr.lines.anchor import ANCHOR_VERSION, page_anchor, window_target
 
         if not hasattr(self, "_vector_pdfs"):
             dirs = self.cfg.vector_dir if isinstance(self.cfg.vector_dir, list) else [self.cfg.vector_dir]

@@ -122,8 +122,8 @@ def greedy_outputs(
     spec: bool = False,
 ) -> list[tuple[str, int, str]]:
     """(text, output tokens, finish reason) per PIL image, greedy, through the engine."""
-    from jocr.documents.request import PageRequestBuilder
     from jocr.engine import Engine, EngineConfig, GenerationRequest
+    from jocr.layout.request import PageRequestBuilder
 
     builder = PageRequestBuilder(tokenizer, model.config.vision, prompt or None)
     engine = Engine(model, EngineConfig(max_batch_size=batch_size, drafter="mtp" if spec else "none"))

@@ -160,8 +160,8 @@ def draw_pages(cfg: TrainConfig, state: dict, model, tokenizer, generate_page) -
 def sample_rollouts(engine, tokenizer, vision, pages, cfg: TrainConfig, seed: int) -> list[list[Rollout]]:
     """G completions per page from the engine (temperature sampling); one group per page. With
     `greedy_in_group` the first completion of each group is the greedy one."""
-    from jocr.documents.request import PageRequestBuilder
     from jocr.engine import GenerationRequest
+    from jocr.layout.request import PageRequestBuilder
 
     g = cfg.grpo
     builder = PageRequestBuilder(tokenizer, vision, cfg.data.prompt or None)

@@ -22,7 +22,7 @@ MTP_INDEX_OFFSET = 7_000_000
 
 
 def run_mtp_fit(cfg: TrainConfig, log=print) -> Path:
-    from jocr.documents.request import PageRequestBuilder
+    from jocr.layout.request import PageRequestBuilder
     from jocr.model import OCRModel
     from jocr.synth import generate_page
     from jocr.tokenizer import Tokenizer

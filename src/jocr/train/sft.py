@@ -192,7 +192,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
     if cfg.data.anchored:
         # The model is trained with anchors: its config says so, so `--anchor auto` gives it them.
         from jocr.config import AnchorConfig
-        from jocr.documents.anchor import ANCHOR_VERSION
+        from jocr.lines.anchor import ANCHOR_VERSION
 
         model.config.anchor = AnchorConfig(version=ANCHOR_VERSION, max_tokens=cfg.data.anchor_max_tokens)
     model.train()

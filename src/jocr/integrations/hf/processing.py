@@ -1,7 +1,7 @@
 """Page image + DeepSeek-OCR-style prompt -> model inputs, and model output -> Markdown (Transformers path).
 
 Exported as `processing_jocr.py`. It is jocr's own pipeline, not a copy: views, prompt ids and Markdown come
-from `jocr.documents.request.PageRequestBuilder`, the request builder `jocr parse` runs.
+from `jocr.layout.request.PageRequestBuilder`, the request builder `jocr parse` runs.
 
 Prompts are written as DeepSeek-OCR's users write them: `"<image>\\n" + instruction`. The text around the one
 `<image>` marker is tokenized as is and the marker becomes the page's placeholder run, so `"<image>\\n" + p`
@@ -19,7 +19,7 @@ import torch
 from PIL import Image
 
 from jocr.config import OCRConfig, VisionConfig
-from jocr.documents.request import PageRequestBuilder
+from jocr.layout.request import PageRequestBuilder
 from jocr.tokenizer import IMAGE_TOKEN, Tokenizer
 from jocr.types import PageViews
 

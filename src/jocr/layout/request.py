@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from jocr.documents.furniture import furniture_runs
-from jocr.documents.postprocess import Box, postprocess_page
 from jocr.documents.preprocess import preprocess_image, views_token_count
-from jocr.documents.prose_tables import settled_tables, unwrap_prose_tables
-from jocr.documents.references import (
+from jocr.layout.furniture import furniture_runs
+from jocr.layout.postprocess import Box, postprocess_page
+from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
+from jocr.lines.references import (
     anchor_runs,
     join_soft_hyphens,
     resolve_references,
@@ -55,9 +55,9 @@ def join_windows(texts: Sequence[str]) -> str:
 
 def page_text(texts: Sequence[str], anchors: Sequence[str] = (), reasons: Sequence[str | None] = ()) -> str:
     """A page's text from its requests' outputs (one per anchor window, or the one of an unanchored page):
-    each window's tables of prose put back as text (`jocr.documents.prose_tables`), its run references
-    resolved against its own anchor (`jocr.documents.references`), the page's furniture runs left out
-    (`jocr.documents.furniture`), then joined, words the text layer broke across lines joined back. A
+    each window's tables of prose put back as text (`jocr.layout.prose_tables`), its run references
+    resolved against its own anchor (`jocr.lines.references`), the page's furniture runs left out
+    (`jocr.layout.furniture`), then joined, words the text layer broke across lines joined back. A
     window whose answer ran out of room (its finish reason, in `reasons`, is "length": the model's
     positions or the request's max_tokens ended first) is followed by the runs it never reached
     (`unread_runs`), as plain lines, which would otherwise be lost (docs/parsing.md, "Run references").
@@ -110,7 +110,7 @@ class PageRequestBuilder:
         self, image_token_counts: int | Sequence[int], text: str | None = None, anchor: str | None = None
     ) -> list[int]:
         """BOS, `<image>` x n per image, then the prompt: this builder's, or `text` verbatim (a request's own
-        words, as the server receives them); then the page's anchor when given (`jocr.documents.anchor`)."""
+        words, as the server receives them); then the page's anchor when given (`jocr.lines.anchor`)."""
         prompt = self.prompt if text is None else text
         return self.tokenizer.build_prompt(prompt, image_token_counts, anchor=anchor)
 

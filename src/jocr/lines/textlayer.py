@@ -23,7 +23,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
-from jocr.documents.references import SOFT_HYPHEN
+from jocr.lines.references import SOFT_HYPHEN
 
 # Verdicts. Only "ok" is used as an anchor; every other one sends the page down the image-only path.
 OK = "ok"

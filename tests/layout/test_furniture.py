@@ -8,14 +8,14 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from jocr.documents.anchor import build_windows
-from jocr.documents.furniture import furniture_runs
-from jocr.documents.references import anchor_runs
-from jocr.documents.request import page_text
-from jocr.documents.textlayer import read_page
+from jocr.layout.furniture import furniture_runs
+from jocr.layout.request import page_text
+from jocr.lines.anchor import build_windows
+from jocr.lines.references import anchor_runs
+from jocr.lines.textlayer import read_page
 from jocr.tokenizer import Tokenizer
 
-DATA = Path(__file__).parent / "data" / "olmocr-bench"
+DATA = Path(__file__).parents[1] / "documents" / "data" / "olmocr-bench"
 MODELS = Path(__file__).parents[2] / "models"
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from jocr.documents.anchor import (
+from jocr.layout.request import page_text
+from jocr.lines.anchor import (
     ANCHOR_VERSION,
     CUT_MARK,
     anchor_lines,
@@ -20,18 +21,17 @@ from jocr.documents.anchor import (
     reference_target,
     window_target,
 )
-from jocr.documents.references import (
+from jocr.lines.references import (
     anchor_runs,
     join_soft_hyphens,
     resolve_references,
     unread_runs,
     without_open_reference,
 )
-from jocr.documents.request import page_text
-from jocr.documents.textlayer import OK, TextLayer, TextLine, read_page
+from jocr.lines.textlayer import OK, TextLayer, TextLine, read_page
 from jocr.tokenizer import Tokenizer
 
-DATA = Path(__file__).parent / "data" / "olmocr-bench"
+DATA = Path(__file__).parents[1] / "documents" / "data" / "olmocr-bench"
 MODELS = Path(__file__).parents[2] / "models"
 VECTOR = Path(__file__).parents[2] / "data" / "frozen-test" / "vector"
 

@@ -10,7 +10,7 @@ order (PDFium's content order, which is the reading order of most born-digital p
 
 - header: `page WxH`, the page size in points as rendered (rounded), so the model knows the aspect.
 - each run: `@i x,y text`: the run's number (1, 2, ... in order within its window), its top-left corner
-  on the 0-999 grid of the grounding boxes (documents/postprocess.py: pixel = grid / 999 * size), then the
+  on the 0-999 grid of the grounding boxes (layout/postprocess.py: pixel = grid / 999 * size), then the
   run's text. The text never holds a newline (the text layer splits runs at line breaks), so no escaping
   is needed.
 - a run longer than `max_line_chars` keeps its head and tail around " ... ", cut at spaces (olmOCR caps
@@ -45,9 +45,9 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from jocr.documents.pages import one_line
-from jocr.documents.postprocess import GRID_MAX  # the grounding boxes' grid: anchors use the same
-from jocr.documents.references import REFERENCES, anchor_runs
-from jocr.documents.textlayer import TextLayer
+from jocr.lines.references import REFERENCES, anchor_runs
+from jocr.lines.textlayer import TextLayer
+from jocr.types import GRID_MAX  # the grounding boxes' grid: anchors use the same
 
 ANCHOR_VERSION = 2
 CUT_MARK = "..."

@@ -3,9 +3,9 @@ a table's leading and trailing rows of prose leave it; a window that starts insi
 
 from __future__ import annotations
 
-from jocr.documents.prose_tables import settled_tables, unwrap_prose_tables
-from jocr.documents.references import resolve_references, without_open_reference
-from jocr.documents.request import page_text
+from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
+from jocr.layout.request import page_text
+from jocr.lines.references import resolve_references, without_open_reference
 
 LINES = [
     "Corporate social responsibility (CSR) emerged from a",

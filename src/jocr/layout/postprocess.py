@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from jocr.tokenizer import BOS_TOKEN, EOS_TOKEN, PAD_TOKEN
+from jocr.types import GRID_MAX
 
 # DeepSeek-OCR joins pages with this marker (run_dpsk_ocr_pdf.py).
 PAGE_SPLIT = "<--- Page Split --->"
-GRID_MAX = 999
 
 _GROUNDING = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.DOTALL)
 _LONE_DET = re.compile(r"<\|det\|>(.*?)<\|/det\|>", re.DOTALL)

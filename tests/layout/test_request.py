@@ -6,7 +6,7 @@ import torch
 from PIL import Image, ImageDraw
 
 from jocr.config import tiny_config
-from jocr.documents.request import PageRequestBuilder, prompt_text
+from jocr.layout.request import PageRequestBuilder, prompt_text
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 
 

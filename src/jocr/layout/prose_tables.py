@@ -7,7 +7,7 @@ table holds, and the text comes out in the grid's order instead of the page's. H
 its text is at least `PROSE_WIDTH` columns wide (a CJK character counts two, as it prints); a table whose
 non-empty cells are at least half prose is not a table, and leading or trailing rows that are are not
 part of it. Their cells go back as paragraphs in the order of the runs they name, which is the text
-layer's order (`jocr.documents.anchor`), the order the model itself follows elsewhere.
+layer's order (`jocr.lines.anchor`), the order the model itself follows elsewhere.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from jocr.documents.references import REFERENCES
+from jocr.lines.references import REFERENCES
 
 PROSE_WIDTH = 30  # a 30-column cell: about 5 words of English, 15 CJK characters
 _TABLE = re.compile(r"<table>(.*?)(?:</table>|\Z)", re.S)

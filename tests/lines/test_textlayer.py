@@ -10,7 +10,7 @@ import layer_fixtures as F
 import pypdfium2 as pdfium
 import pytest
 
-from jocr.documents.textlayer import (
+from jocr.lines.textlayer import (
     INVISIBLE,
     MOJIBAKE,
     NONE,
@@ -24,7 +24,7 @@ from jocr.documents.textlayer import (
     read_page,
 )
 
-DATA = Path(__file__).parent / "data" / "olmocr-bench"
+DATA = Path(__file__).parents[1] / "documents" / "data" / "olmocr-bench"
 
 
 def layer_of(data, limits=None):

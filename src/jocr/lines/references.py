@@ -1,5 +1,5 @@
 """Run references in an anchored model's output (docs/parsing.md, "Run references"): `@i` stands for run i
-of the anchor the page (or window) was read with. Kept apart from `jocr.documents.anchor`, which reads text
+of the anchor the page (or window) was read with. Kept apart from `jocr.lines.anchor`, which reads text
 layers, so that turning output into text needs nothing but the anchor's text."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def resolve_references(text: str, anchor_text: str, drop: frozenset[int] = froze
     second time: each run is its own stretch of the page's text, printed once, so a repeat is the model
     looping back (it wrote a 600-character run three times on a real two-column page), and the first
     mention keeps its place, so a streamed prefix never changes. Runs in `drop` (page furniture,
-    `jocr.documents.furniture`) resolve to nothing."""
+    `jocr.layout.furniture`) resolve to nothing."""
     runs = anchor_runs(anchor_text)
     if not runs:
         return text
@@ -74,7 +74,7 @@ def resolve_references(text: str, anchor_text: str, drop: frozenset[int] = froze
 def unread_runs(text: str, anchor_text: str, drop: frozenset[int] = frozenset()) -> str:
     """The runs of `anchor_text` numbered past the last run `text` names, one a line, `drop` left out: what
     a window's answer that ran out of room (finish reason "length") never reached. They are the page's own
-    text in the text layer's order, so `jocr.documents.request.page_text` keeps them rather than lose
+    text in the text layer's order, so `jocr.layout.request.page_text` keeps them rather than lose
     them."""
     runs = anchor_runs(anchor_text)
     named = [int(n) for match in REFERENCES.findall(text) for n in match.split("@")[1:] if int(n) in runs]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import lxml.html
 
-from jocr.documents.postprocess import (
+from jocr.layout.postprocess import (
     PAGE_SPLIT,
     Box,
     clean_markdown,

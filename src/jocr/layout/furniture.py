@@ -29,8 +29,8 @@ import re
 import statistics
 from collections.abc import Sequence
 
-from jocr.documents.postprocess import GRID_MAX as GRID
-from jocr.documents.references import AnchorRun, anchor_entries
+from jocr.lines.references import AnchorRun, anchor_entries
+from jocr.types import GRID_MAX as GRID
 
 TOP_BAND = 50  # run tops at most this far down from the top edge (5% of the page's height)
 BOTTOM_BAND = 70  # run tops at least GRID - this far down (the bottom 7%)
