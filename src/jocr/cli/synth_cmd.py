@@ -54,9 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=sorted(PROFILES),
+        choices=sorted([*PROFILES, "docqa"]),
         default="cpu-small",
-        help="page profile; vector: real PDFs with text layers typeset by Chromium (always --format pdf)",
+        help="page profile; vector: real PDFs with text layers typeset by Chromium (always --format pdf); "
+        "docqa: invoices, receipts, forms and letters (EN/ZH) as vector PDFs with scanned and photographed "
+        "copies, their fields and questions with exact answers",
     )
     parser.add_argument(
         "--degrade",
@@ -108,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         profile, degrade = recipe["profile"], recipe["degrade"]
     if profile == "vector":
         return _run_vector(outdir, pages, seed, split, args)
+    if profile == "docqa":
+        return _run_docqa(outdir, pages, seed, split, args)
     try:
         check_fonts(cjk=profile in ("page", "dense"))
         start = time.perf_counter()
@@ -160,5 +164,31 @@ def _run_vector(outdir: Path, pages: int, seed: int, split: str, args) -> int:
         f"wrote {pages} vector PDF pages ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
         f"{time.perf_counter() - start:.1f} s; {manifest['tests']} unit tests in vector_{split}.jsonl, "
         f"{manifest['tests_dropped']} dropped (failed on their own ground truth)"
+    )
+    return 0
+
+
+def _run_docqa(outdir: Path, pages: int, seed: int, split: str, args) -> int:
+    from jocr.synth.docqa import write_docqa_dataset
+
+    if args.degrade is not False or args.workers > 1:
+        raise CliError(
+            "the docqa profile writes its own scanned and photographed copies with one browser: "
+            "drop --degrade and --workers"
+        )
+    start = time.perf_counter()
+    try:
+        manifest = write_docqa_dataset(outdir, pages=pages, seed=seed, split=split)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write to {outdir}: {exc.strerror or exc}") from None
+    except Exception as exc:  # the browser could not start (playwright or chromium missing)
+        raise CliError(
+            f"cannot typeset documents with Chromium: {' '.join(str(exc).split())[:200]}"
+        ) from None
+    print(
+        f"wrote {pages} documents ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
+        f"{time.perf_counter() - start:.1f} s; {manifest['questions']} questions in docqa_{split}.jsonl"
     )
     return 0

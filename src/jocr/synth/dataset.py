@@ -37,6 +37,8 @@ FROZEN_TEST_SETS: dict[str, dict[str, Any]] = {
     "page": {"profile": "page", "split": "test", "seed": 0, "pages": 50, "degrade": False},
     # Vector PDFs (jocr.synth.vector), committed as written: data/frozen-test/vector/.
     "vector": {"profile": "vector", "split": "test", "seed": 0, "pages": 8, "degrade": False},
+    # Documents to ask (jocr.synth.docqa), committed as written: data/frozen-test/docqa/.
+    "docqa": {"profile": "docqa", "split": "test", "seed": 0, "pages": 16, "degrade": False},
 }
 
 

@@ -133,3 +133,68 @@ def degrade(
         buffer.seek(0)
         out = Image.open(buffer).convert("RGB")
     return out, log
+
+
+def _perspective_coefficients(src: list[tuple[float, float]], dst: list[tuple[float, float]]) -> list[float]:
+    """The 8 coefficients PIL's PERSPECTIVE transform takes: for each output pixel (x, y) it samples the
+    input at ((a x + b y + c) / (g x + h y + 1), (d x + e y + f) / (g x + h y + 1)); solved from 4 pairs
+    mapping output corners `dst` to input corners `src`."""
+    rows, rhs = [], []
+    for (x, y), (u, v) in zip(dst, src):
+        rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
+        rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
+        rhs.extend([u, v])
+    return [float(c) for c in np.linalg.solve(np.asarray(rows, dtype=np.float64), np.asarray(rhs))]
+
+
+def photograph(image: Image.Image, strength: float, rng: random.Random) -> tuple[Image.Image, dict[str, Any]]:
+    """A page as a phone photographs it: the sheet in perspective on a darker surface, light falling off
+    across it, a soft shadow band, slight blur and JPEG. Same (image, strength, rng state), same bytes."""
+    s = float(min(max(strength, 0.0), 1.0))
+    page = image.convert("RGB")
+    w, h = page.size
+    margin = 0.04 + 0.04 * s
+    jitter = 0.06 * s
+    canvas_w, canvas_h = int(w * (1 + 2 * margin)), int(h * (1 + 2 * margin))
+
+    def corner(x: float, y: float) -> tuple[float, float]:
+        return (
+            (margin + x + rng.uniform(-jitter, jitter) * (1 if x else -1)) * w,
+            (margin + y + rng.uniform(-jitter, jitter) * (1 if y else -1)) * h,
+        )
+
+    dst = [corner(0, 0), corner(1, 0), corner(1, 1), corner(0, 1)]  # where the sheet's corners land
+    src = [(0.0, 0.0), (w, 0.0), (w, h), (0.0, h)]
+    coefficients = _perspective_coefficients(src, dst)
+    sheet = page.transform(
+        (canvas_w, canvas_h), Image.Transform.PERSPECTIVE, coefficients, Image.Resampling.BICUBIC
+    )
+    mask = Image.new("L", page.size, 255).transform(
+        (canvas_w, canvas_h), Image.Transform.PERSPECTIVE, coefficients, Image.Resampling.BILINEAR
+    )
+    surface = tuple(rng.randint(60, 120) for _ in range(3))
+    out = Image.composite(sheet, Image.new("RGB", (canvas_w, canvas_h), surface), mask)
+    pixels = np.asarray(out, dtype=np.float32)  # (H, W, 3)
+    yy, xx = np.mgrid[0:canvas_h, 0:canvas_w].astype(np.float32)
+    angle = rng.uniform(0, 2 * np.pi)
+    ramp = np.cos(angle) * xx / canvas_w + np.sin(angle) * yy / canvas_h
+    ramp = (ramp - ramp.min()) / max(float(np.ptp(ramp)), 1e-6)
+    light = 1.0 - 0.35 * s * ramp  # (H, W)
+    band_centre, band_width = rng.uniform(0.2, 0.8) * canvas_w, rng.uniform(0.05, 0.15) * canvas_w
+    shadow = 1.0 - 0.25 * s * np.exp(-(((xx - band_centre) / band_width) ** 2))
+    pixels = pixels * (light * shadow)[..., None]
+    out = Image.fromarray(np.clip(pixels, 0, 255).round().astype(np.uint8), mode="RGB")
+    radius = 0.4 + 0.8 * s * rng.random()
+    out = out.filter(ImageFilter.GaussianBlur(radius))
+    quality = int(85 - 35 * s * rng.random())
+    buffer = io.BytesIO()
+    out.save(buffer, format="JPEG", quality=quality)
+    buffer.seek(0)
+    log = {
+        "strength": round(s, 3),
+        "corners": [[round(c, 1) for c in p] for p in dst],
+        "blur_radius": round(radius, 3),
+        "jpeg_quality": quality,
+        "surface": list(surface),
+    }
+    return Image.open(buffer).convert("RGB"), log
