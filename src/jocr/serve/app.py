@@ -45,7 +45,7 @@ from jocr.serve.openai import (
     usage_dict,
 )
 from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, web_page
-from jocr.serve.service import OCRService, PixelHold, SamplingParams, Submitted, Transcription
+from jocr.serve.service import OCRService, SamplingParams, Submitted, Ticket, Transcription
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")
@@ -264,8 +264,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 param="model",
                 code="model_not_found",
             )
-        service.admission.acquire()
-        hold = PixelHold(service.admission)
+        ticket = service.admit()
         streaming = False
         try:
             deadline = time.monotonic() + config.request_timeout_s
@@ -275,7 +274,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     # is a page's).
                     one_page = len(task.image_urls) == 1
                     loaded = await _all_or_none(
-                        service.load_image(url, i, deadline, hold, with_anchor=one_page)
+                        service.load_image(url, i, deadline, ticket, with_anchor=one_page)
                         for i, url in enumerate(task.image_urls)
                     )
             except TimeoutError:
@@ -284,6 +283,9 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 ) from None
             images = [page.image for page in loaded]
             anchors = loaded[0].anchors if one_page else []
+            # A page read in anchor windows is one engine request per window, each up to max_tokens: each
+            # counts as a request in flight, as a Reader page does.
+            ticket.add_slots(len(anchors) - 1)
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
                 # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.
@@ -294,8 +296,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     unfinished = not submitted.done
                     # The slot and the pixels first: nothing after this (logging included) can keep them.
                     service.cancel(submitted)  # a no-op when the generation finished
-                    hold.release()
-                    service.admission.release()
+                    ticket.release()
                     if unfinished:
                         log.info(
                             "POST /v1/chat/completions: client disconnected mid-stream; generation cancelled"
@@ -324,22 +325,19 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             )
         finally:
             if not streaming:
-                hold.release()
-                service.admission.release()
+                ticket.release()
 
     @app.post("/v1/pages")
     async def pages(request: Request):
         check_auth(request)
         timeout_s = config.request_timeout_s
         await _read_body(request, timeout_s)  # read (and cached) before the disconnect watcher listens
-        service.admission.acquire()
-        try:
-            async with asyncio.timeout(timeout_s):
-                return await until_disconnected(request, _render_page(request, service))
-        except TimeoutError:
-            raise ApiError(504, f"rendering the page timed out after {timeout_s:g} s") from None
-        finally:
-            service.admission.release()
+        with service.admit() as ticket:
+            try:
+                async with asyncio.timeout(timeout_s):
+                    return await until_disconnected(request, _render_page(request, service, ticket))
+            except TimeoutError:
+                raise ApiError(504, f"rendering the page timed out after {timeout_s:g} s") from None
 
     @app.get("/", response_class=HTMLResponse)
     async def demo():
@@ -502,7 +500,7 @@ async def _sse(
     yield "data: [DONE]\n\n"
 
 
-async def _render_page(request: Request, service: OCRService) -> dict[str, Any]:
+async def _render_page(request: Request, service: OCRService, ticket: Ticket) -> dict[str, Any]:
     """The page image the model sees (downscaled for the browser), for the demo page."""
     payload = await service.run_blocking(load_json_body, await request.body())
     page = payload.get("page", 1) if isinstance(payload, dict) else 1
@@ -510,8 +508,8 @@ async def _render_page(request: Request, service: OCRService) -> dict[str, Any]:
         raise ApiError(400, "page must be a positive integer (1-based)", param="page")
     deadline = time.monotonic() + service.config.fetch.timeout_s + service.config.browser.timeout_s + 5
     data, source_url, content_type = await read_input(request, service, None, deadline)
-    web = await web_page(service, data, source_url, content_type, "pdf", deadline)
-    doc = await service.open_document(web.data if web else data, source_url or "document")
+    web = await web_page(service, data, source_url, content_type, "pdf", deadline, ticket)
+    doc = await service.open_document(web.data if web else data, source_url or "document", ticket)
     try:
         if page > doc.num_pages:
             raise ApiError(400, f"page {page} is out of range: the document has {doc.num_pages} page(s)")
