@@ -359,6 +359,35 @@ def _cases():
             "cross-site",
         ),
         ("cross-site reader POST", "POST", "/", {"pdf": pdf}, {"Origin": "null"}, 403, "cross-site"),
+        # DNS rebinding: another site's name pointed at this server; its Origin matches its Host.
+        (
+            "rebinding GET",
+            "GET",
+            "/v1/models",
+            None,
+            {"Host": "evil.example:{live_port}"},
+            403,
+            "DNS rebinding",
+        ),
+        (
+            "rebinding reader POST",
+            "POST",
+            "/",
+            {"pdf": pdf},
+            {"Host": "evil.example:{live_port}", "Origin": "http://evil.example:{live_port}"},
+            403,
+            "DNS rebinding",
+        ),
+        ("cross-site GET", "GET", "/v1/models", None, {"Sec-Fetch-Site": "cross-site"}, 403, "cross-site"),
+        (
+            "cross-site reader GET",
+            "GET",
+            "/{files}/page.png",
+            None,
+            {"Sec-Fetch-Site": "same-site"},
+            403,
+            "cross-site",
+        ),
     ]
     for target, message in SSRF_TARGETS:
         cases.append(
@@ -394,6 +423,7 @@ def test_hostile_input(api, live, files, name, method, path, body, headers, stat
         return text.replace("{live_port}", str(live.port)).replace("{files}", files["url"])
 
     path = fill(path)
+    headers = {k: fill(v) if isinstance(v, str) else v for k, v in headers.items()}
     if isinstance(body, dict):
         content = fill(json.dumps(body)).encode()
     else:
@@ -413,3 +443,29 @@ def test_healthy_after_hostile_input(api, files):
     assert response.status_code == 200, response.text
     assert response.json()["choices"][0]["message"]["content"] is not None
     assert api.get("/health").json()["in_flight"] == 0
+
+
+def test_own_names_and_same_origin_requests_are_accepted(api, live, tiny_model, tokenizer):
+    """IP addresses, localhost and same-origin browser requests pass the checks above; other names only when
+    given with --allowed-host (ServeConfig.allowed_hosts), and with an API key no name is checked."""
+    from serve_helpers import make_service
+    from starlette.testclient import TestClient
+
+    from jocr.serve.app import create_app
+
+    assert api.get("/v1/models", headers={"Host": f"localhost:{live.port}"}).status_code == 200
+    assert api.get("/v1/models", headers={"Host": f"[::1]:{live.port}"}).status_code == 200
+    assert api.get("/v1/models", headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
+    assert api.get("/v1/models", headers={"Sec-Fetch-Site": "none"}).status_code == 200
+    named = make_service(tiny_model, tokenizer, allowed_hosts=("ocr.internal",))
+    keyed = make_service(tiny_model, tokenizer, allowed_hosts=(), api_keys=("k",))
+    try:
+        client = TestClient(create_app(named.config, named), base_url="http://ocr.internal:8000")
+        assert client.get("/v1/models").status_code == 200
+        assert client.get("/v1/models", headers={"Host": "other.internal"}).status_code == 403
+        client = TestClient(create_app(keyed.config, keyed), base_url="http://anything.example")
+        auth = {"Authorization": "Bearer k", "Sec-Fetch-Site": "cross-site"}
+        assert client.get("/v1/models", headers=auth).status_code == 200
+    finally:
+        named.close()
+        keyed.close()

@@ -20,6 +20,7 @@ import base64
 import hmac
 import importlib.resources
 import io
+import ipaddress
 import json
 import logging
 import time
@@ -186,9 +187,12 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     keys = tuple(k.encode() for k in config.api_keys)
     served_models = {service.model_id, *MODEL_ALIASES}
 
+    # The names a browser may use for this server when it has no API key (see `_check_browser_request`).
+    own_hosts = frozenset({"localhost", config.host.lower(), *(h.lower() for h in config.allowed_hosts)})
+
     def check_auth(request: Request) -> None:
         if not keys:
-            _check_same_origin(request)
+            _check_browser_request(request, own_hosts)
             return
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
@@ -392,16 +396,58 @@ async def _all_or_none(coroutines) -> list:
         raise
 
 
-def _check_same_origin(request: Request) -> None:
-    """Without API keys a browser on another site could POST work to this server (CSRF: a form or a
-    `text/plain` fetch needs no CORS preflight). Browsers send `Origin` with every cross-site POST, so a POST
-    whose Origin is not this server's own is refused; clients that are not browsers send no Origin."""
+def host_name(host_header: str) -> str:
+    """The name in a Host header, lower case, without its port ("[::1]:8000" -> "::1")."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _is_ip_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_browser_request(request: Request, own_hosts: frozenset[str]) -> None:
+    """Without API keys, refuse what a web page in the user's browser could send here on another site's
+    behalf:
+
+    - DNS rebinding: a page on `evil.example` whose name is then pointed at this server's address talks to
+      it as its own origin (so Origin equals Host, and the browser lets the page read the answers). Its
+      requests carry `Host: evil.example`: only an IP address, `localhost`, the address the server is bound
+      to and the names given with `--allowed-host` are accepted (`*` accepts any);
+    - cross-site GETs (an `<img>`, a link, a `no-cors` fetch starting a Reader fetch): browsers mark them
+      `Sec-Fetch-Site: cross-site` (or `same-site`, another port or subdomain); only `same-origin` and `none`
+      (typed into the address bar) are accepted;
+    - cross-site POSTs (CSRF: a form or a `text/plain` fetch needs no CORS preflight): browsers send `Origin`
+      with every cross-site POST, so a POST whose Origin is not this server's own is refused. Clients that are
+      not browsers send neither header."""
+    host = request.headers.get("host", "")
+    name = host_name(host)
+    if "*" not in own_hosts and name not in own_hosts and not _is_ip_literal(name):
+        raise ApiError(
+            403,
+            f"Host {host[:100]!r} is not a name of this server (DNS rebinding?); start the server with "
+            "--allowed-host NAME to accept it, or with an API key",
+            code="host_not_allowed",
+        )
+    fetch_site = request.headers.get("sec-fetch-site", "").strip().lower()
+    if fetch_site not in ("", "same-origin", "none"):
+        raise ApiError(
+            403,
+            f"cross-site request refused (Sec-Fetch-Site {fetch_site[:30]!r}); start the server with an API "
+            "key to accept requests from other sites",
+            code="cross_origin",
+        )
     if request.method != "POST":
         return
     origin = request.headers.get("origin")
     if origin is None:
         return
-    host = request.headers.get("host", "")
     scheme, _, rest = origin.partition("://")
     if origin == "null" or scheme not in ("http", "https") or rest.rstrip("/").lower() != host.lower():
         raise ApiError(

@@ -30,6 +30,8 @@ class ServeConfig:
     (or of its previous response); idle keep-alive connections close after keep_alive_s.
     anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt, as in `jocr parse`
     (jocr.lines.anchor.page_anchor; chat requests with one image that is a PDF page, and the Reader).
+    allowed_hosts: names (Host header) a browser may use for this server when it has no API keys, besides IP
+    addresses, `localhost` and `host`; "*" accepts any (app.py `_check_browser_request`: DNS rebinding).
     fetch: limits of the URL fetcher (documents/fetch.py); `allow_private` there lets the server fetch from
     private addresses (off by default). browser: the web page renderer (Chromium; documents/browser.py),
     whose every request goes through the same fetcher and limits.
@@ -40,6 +42,7 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 8000
     api_keys: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
     max_batch: int = 8
     max_queue: int = 64
     max_body_bytes: int = 64 * 1024 * 1024
