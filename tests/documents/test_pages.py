@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import struct
 import zlib
 
@@ -270,3 +271,41 @@ def test_pdf_title_comes_from_the_metadata(tmp_path):
         path.write_bytes(text_pdf(["Hello"], title=title))
         with PdfSource("doc.pdf", str(path), LoadOptions()) as source:
             assert source.title == expected
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    """A FIFO named as an input is not opened for reading (that blocks until a writer comes)."""
+    import threading
+
+    fifo = tmp_path / "pipe.pdf"
+    os.mkfifo(fifo)
+    outcome: list[str] = []
+
+    def open_it() -> None:
+        try:
+            open_source(str(fifo))
+        except DocumentError as exc:
+            outcome.append(str(exc))
+
+    thread = threading.Thread(target=open_it, daemon=True)
+    thread.start()
+    thread.join(20)
+    assert outcome and "not a regular file" in outcome[0], outcome
+
+
+def test_recursive_glob_does_not_follow_folder_links(tmp_path):
+    """Two links to parent folders make `glob.glob("**")` exponential; the links are not followed."""
+    import threading
+
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    for name in ("in/a.pdf", "in/sub/b.pdf"):
+        (tmp_path / name).write_bytes(b"%PDF-1.4")
+    os.symlink("..", tmp_path / "in" / "sub" / "up")
+    os.symlink("../..", tmp_path / "in" / "sub" / "top")
+    found: list[list[str]] = []
+    thread = threading.Thread(
+        target=lambda: found.append(expand_inputs([str(tmp_path / "in" / "**" / "*.pdf")])), daemon=True
+    )
+    thread.start()
+    thread.join(30)
+    assert found == [[str(tmp_path / "in" / "a.pdf"), str(tmp_path / "in" / "sub" / "b.pdf")]]

@@ -12,6 +12,7 @@ import io
 import math
 import os
 import re
+import stat
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
@@ -349,8 +350,14 @@ def open_source(
     if path.is_dir():
         raise DocumentError(f"{label}: is a directory")
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
+        # Opened without blocking and checked on the open file: a FIFO (or a device) named as an input would
+        # otherwise block the open, or the read, forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise DocumentError(f"{label}: not a regular file (a FIFO, device or socket?)")
+            size = info.st_size
             head = fh.read(1024)
     except OSError as exc:
         raise DocumentError(f"{label}: cannot read ({exc.strerror or exc})") from None
@@ -404,13 +411,34 @@ def expand_inputs(items: Iterable[str | os.PathLike]) -> list[str]:
                 raise DocumentError(f"{text}: folder has no PDF or image files")
             out.extend(found)
         elif not path.exists() and glob.has_magic(text):
-            found = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p))
+            found = sorted(p for p in _glob(text) if os.path.isfile(p))
             if not found:
                 raise DocumentError(f"{text}: no files match")
             out.extend(found)
         else:
             out.append(text)
     return out
+
+
+def _glob(pattern: str) -> list[str]:
+    """The paths matching a glob pattern (`**` any folders deep), as `glob.glob(recursive=True)` gives them
+    but never following a symbolic link to a folder while recursing (`glob.glob` does, so a link to a parent
+    folder recurses until the path is too long, and two such links take exponential time). Names starting
+    with a dot match only a pattern part starting with one, as in `glob`."""
+    parts = Path(pattern).parts
+    fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+    base = Path(*parts[:fixed]) if fixed else Path(".")
+    rest = parts[fixed:]
+    if not rest:
+        return [pattern] if os.path.lexists(pattern) else []
+    shown_dots = any(part.startswith(".") for part in rest)
+    found = []
+    # pathlib's `**` does not descend into linked folders (Python 3.11+).
+    for match in base.glob(str(Path(*rest))):
+        if not shown_dots and any(part.startswith(".") for part in match.relative_to(base).parts):
+            continue
+        found.append(str(match))
+    return found
 
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?\s*)?$")
