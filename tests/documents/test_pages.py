@@ -309,3 +309,27 @@ def test_recursive_glob_does_not_follow_folder_links(tmp_path):
     thread.start()
     thread.join(30)
     assert found == [[str(tmp_path / "in" / "a.pdf"), str(tmp_path / "in" / "sub" / "b.pdf")]]
+
+
+def test_text_layer_in_its_own_process_does_not_wait_for_the_pdfium_lock():
+    """With `text_layer_timeout_s` (the server) a page's text layer is read in a process of its own: it
+    neither takes nor waits for the PDFium lock every other document's rendering holds, and one that takes
+    too long is cut off with the "too_large" verdict."""
+    import threading
+
+    from jocr.documents import pages as pages_mod
+
+    pdf = text_pdf(["Quarterly results rose"])
+    source = open_source(pdf, LoadOptions(text_layer_timeout_s=60))
+    got = []
+    try:
+        with pages_mod._PDFIUM_LOCK:  # another document rendering a slow page, say
+            thread = threading.Thread(target=lambda: got.append(source.text_layer(0)), daemon=True)
+            thread.start()
+            thread.join(60)
+            assert got, "the text layer waited for the PDFium lock"
+        assert got[0].verdict == "ok" and "Quarterly" in " ".join(line.text for line in got[0].lines)
+        cut = open_source(pdf, LoadOptions(text_layer_timeout_s=0.001)).text_layer(0)
+        assert cut.verdict == "too_large" and "took over" in cut.note
+    finally:
+        source.close()

@@ -143,7 +143,9 @@ def test_a_bundle_serves_anchored_pages_with_its_member_and_images_with_its_imag
     shutil.copytree(image, bundle)
     shutil.copytree(member, bundle / "anchored")
     pdf, png = text_pdf(["Quarterly results rose"]), png_bytes(page_image(0))
-    config = ServeConfig(max_batch=4, max_queue=8, default_max_tokens=MAX_TOKENS, max_tokens=256)
+    config = ServeConfig(
+        max_batch=4, max_queue=8, default_max_tokens=MAX_TOKENS, max_tokens=256, allowed_hosts=("testserver",)
+    )
     service = OCRService(
         EngineBackend.from_loaded(load_model(bundle), config.max_batch, config.max_queue), config
     )

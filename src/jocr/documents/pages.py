@@ -48,6 +48,10 @@ class LoadOptions:
     max_bytes: int = 512 * 1024 * 1024
     # Limits for http(s) inputs (a `jocr.documents.fetch.FetchLimits`); None = the fetcher's defaults.
     fetch_limits: object | None = None
+    # A PDF page's text layer read in a process of its own, killed after this many seconds (verdict
+    # "too_large"), so a page whose text is slow to read never holds the PDFium lock every other document
+    # waits for (the server); None reads it in this process, under the lock.
+    text_layer_timeout_s: float | None = None
 
 
 def sniff_type(head: bytes) -> str | None:
@@ -131,6 +135,7 @@ class PdfSource(PageSource):
 
         self.name = name
         self.options = options
+        self._data = data  # for a text layer read in another process
         with _PDFIUM_LOCK:
             try:
                 # A path lets PDFium read the file on demand instead of holding it in memory.
@@ -203,6 +208,8 @@ class PdfSource(PageSource):
     def text_layer(self, index: int):
         from jocr.lines.textlayer import ERROR, empty_layer, read_page
 
+        if self.options.text_layer_timeout_s is not None:
+            return _text_layer_in_process(self._data, self.options, index)
         with _PDFIUM_LOCK:
             try:
                 page = self._doc[index]
@@ -225,6 +232,63 @@ class PdfSource(PageSource):
     def close(self) -> None:
         with _PDFIUM_LOCK:
             self._doc.close()
+
+
+def _text_layer_worker(pipe, data, password, index) -> None:
+    """In a child process: page `index`'s text layer, sent back through `pipe` (an error as its text)."""
+    try:
+        import pypdfium2 as pdfium
+
+        from jocr.lines.textlayer import read_page
+
+        doc = pdfium.PdfDocument(data, password=password)
+        try:
+            page = doc[index]
+            try:
+                pipe.send(read_page(page))
+            finally:
+                page.close()
+        finally:
+            doc.close()
+    except Exception as exc:
+        pipe.send(one_line(exc))
+    finally:
+        pipe.close()
+
+
+def _text_layer_in_process(data, options: LoadOptions, index: int):
+    """Page `index`'s text layer read by `_text_layer_worker` in a fresh process (forkserver: started from a
+    clean server process, not forked from this threaded one), which is killed after
+    `options.text_layer_timeout_s`."""
+    import multiprocessing
+
+    from jocr.lines.textlayer import ERROR, TOO_LARGE, empty_layer
+
+    timeout = options.text_layer_timeout_s
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        # Imported once by the fork server, so each worker forked from it starts in milliseconds.
+        context.set_forkserver_preload(["jocr.documents.pages", "jocr.lines.textlayer", "pypdfium2"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(
+        target=_text_layer_worker, args=(send, data, options.password, index), daemon=True
+    )
+    try:
+        process.start()
+        send.close()
+        if not receive.poll(timeout):
+            return empty_layer(TOO_LARGE, f"reading the text took over {timeout:g} s")
+        got = receive.recv()
+    except (OSError, EOFError) as exc:  # the worker died (killed for memory, say) or could not start
+        return empty_layer(ERROR, f"the text layer could not be read ({one_line(exc)})")
+    finally:
+        receive.close()
+        if process.is_alive():
+            process.kill()
+        process.join(5)
+    return empty_layer(ERROR, f"cannot read the text ({got})") if isinstance(got, str) else got
 
 
 class ImageSource(PageSource):

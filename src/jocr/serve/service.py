@@ -289,7 +289,10 @@ class OCRService:
             max_workers=config.max_batch + config.max_queue + 2, thread_name_prefix="jocr-fetch"
         )
         self.load_options = LoadOptions(
-            max_pixels=config.max_image_pixels, max_bytes=config.max_body_bytes, fetch_limits=config.fetch
+            max_pixels=config.max_image_pixels,
+            max_bytes=config.max_body_bytes,
+            fetch_limits=config.fetch,
+            text_layer_timeout_s=config.text_layer_timeout_s,
         )
         # Chromium starts on the first web page, not before (documents/browser.py).
         self.web = WebRenderer(config.browser, config.fetch)
