@@ -359,6 +359,23 @@ def _cases():
             "cross-site",
         ),
         ("cross-site reader POST", "POST", "/", {"pdf": pdf}, {"Origin": "null"}, 403, "cross-site"),
+        # JSON as documented: UTF-8 only, integers and booleans as written.
+        ("UTF-16 body", "POST", "/v1/chat/completions", json.dumps(ok).encode("utf-16"), {}, 400, "UTF-8"),
+        ("max_tokens string", "POST", "/v1/chat/completions", {**ok, "max_tokens": "5"}, {}, 400, "integer"),
+        ("max_tokens true", "POST", "/v1/chat/completions", {**ok, "max_tokens": True}, {}, 400, "integer"),
+        ("seed string", "POST", "/v1/chat/completions", {**ok, "seed": "3"}, {}, 400, "integer"),
+        ("stream 1", "POST", "/v1/chat/completions", {**ok, "stream": 1}, {}, 400, "boolean"),
+        # Limits cite their own numbers.
+        ("300 stop strings", "POST", "/v1/chat/completions", {**ok, "stop": ["a"] * 300}, {}, 400, "up to 4"),
+        (
+            "max_completion_tokens over the cap",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "max_completion_tokens": 10**6},
+            {},
+            400,
+            "max_completion_tokens 1000000 is over the limit of 256",
+        ),
         # DNS rebinding: another site's name pointed at this server; its Origin matches its Host.
         (
             "rebinding GET",

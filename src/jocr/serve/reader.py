@@ -152,7 +152,8 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
     if value[:5].lower() == "data:":
         value = value.split(",", 1)[-1]
     if len(value) * 3 // 4 > service.config.max_body_bytes:
-        raise ApiError(413, "document too large")
+        limit = service.config.max_body_bytes
+        raise ApiError(413, f"{key}: document too large (limit {limit} bytes)", param=key)
     filename = payload.get("filename") or ""
     if not isinstance(filename, str) or len(filename) > 255:
         raise ApiError(400, "filename must be a string of up to 255 characters", param="filename")
