@@ -220,3 +220,17 @@ def test_typed_arrays_are_bounded_by_the_process_memory_limit(site):
         assert web.render(b"<title>After</title>", site["url"] + "/after.html").title == "After"
     finally:
         web.close()
+
+
+def test_a_stuck_browser_is_killed_with_every_process_and_started_again(renderer, site):
+    """What a context that does not close leads to (`_kill_browser`): every process of this renderer's
+    Chromium is killed, none survives, and the next page starts a new browser."""
+    renderer.render(ARTICLE, site["url"] + "/article.html")
+    before = set(chromium_processes())
+    assert "browser" in chromium_processes().values()
+    asyncio.run_coroutine_threadsafe(renderer._kill_browser(), renderer._loop).result(timeout=60)
+    deadline = time.monotonic() + 20
+    while before & set(chromium_processes()):
+        assert time.monotonic() < deadline, before & set(chromium_processes())
+        time.sleep(0.2)
+    assert renderer.render(ARTICLE, site["url"] + "/article.html").title == "Quarterly report"
