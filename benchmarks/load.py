@@ -76,6 +76,7 @@ def _poster_pdf(pages: int) -> bytes:
 # Web pages the hostile mix asks the server to read, served from loopback (the server is started with
 # --allow-fetch-host for that port only).
 HOSTILE_PAGES = {
+    "/plain.html": b"<title>Plain</title><h1>A plain page</h1><p>Read before the mix.</p>",
     "/spin.html": b"<title>Spin</title><p>x</p><script>while (true) {}</script>",
     # Random canvases print to a PDF of ~4 MB a page (20 pages: ~86 MB, over the 64 MiB limit).
     "/canvas.html": b"""<style>canvas{display:block;width:100%;page-break-after:always}</style><script>
@@ -477,7 +478,7 @@ def main() -> int:
             if args.hostile:
                 # A plain web page first: Chromium started, its idle renderers counted.
                 warm = httpx.post(
-                    url + "/v1/pages", json={"url": f"http://127.0.0.1:{site_port}/print.html"}, timeout=120
+                    url + "/v1/pages", json={"url": f"http://127.0.0.1:{site_port}/plain.html"}, timeout=120
                 )
                 if warm.status_code != 200:
                     raise SystemExit(f"web warm-up failed: HTTP {warm.status_code}: {warm.text[:300]}")
