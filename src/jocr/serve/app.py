@@ -428,7 +428,8 @@ def _check_browser_request(request: Request, own_hosts: frozenset[str]) -> None:
       not browsers send neither header."""
     host = request.headers.get("host", "")
     name = host_name(host)
-    if "*" not in own_hosts and name not in own_hosts and not _is_ip_literal(name):
+    # No Host at all (HTTP/1.0) is no browser's: browsers always send one.
+    if name and "*" not in own_hosts and name not in own_hosts and not _is_ip_literal(name):
         raise ApiError(
             403,
             f"Host {host[:100]!r} is not a name of this server (DNS rebinding?); start the server with "
