@@ -9,9 +9,15 @@ tiny random model saved to a temporary directory), then:
      the client honours Retry-After up to --retries times.
 
   3. with --hostile: the hostile mix, the same good requests interleaved with as many hostile ones
-     (`HOSTILE`: bodies that once froze, crashed or bloated the server, SSRF forms, bad headers) at the same
-     concurrency. Every good request must succeed (200, 429 retried) and every hostile one must get its
-     4xx; prints the server's peak RSS (VmHWM) before and after the mix.
+     (`hostile_cases`: bodies that once froze, crashed or bloated the server, SSRF forms, bad headers, DNS
+     rebinding, and web pages served by a loopback site the server may fetch from: a script spinning
+     forever read by a client that gives up, canvases printing to a PDF over the limit, typed arrays over
+     the renderer's memory limit, `window.print()`, poster pages through /v1/pages and screenshots) at the
+     same concurrency. Every good request must succeed (200, 429 retried) and every hostile one must get
+     one of its expected statuses; prints the server's peak RSS (VmHWM) before and after the mix, the
+     browser processes' peak RSS (sampled), /health latency during the mix, and the renderer processes
+     left after it: beyond the idle count before the mix, or burning CPU when idle, they are leaked (must
+     be 0).
 
 Every response must be 200 or 429: any 5xx, other status or transport error fails the run (exit 1). Prints
 a table with pages/s, latency percentiles and the batching gain (concurrent pages/s / sequential pages/s).
@@ -32,6 +38,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -66,8 +73,52 @@ def _poster_pdf(pages: int) -> bytes:
     return buf.getvalue()
 
 
-def hostile_cases() -> list[tuple[str, str, str, bytes, dict[str, str], int]]:
-    """(name, method, path, body, headers, expected status): the hostile inputs of docs/serving.md."""
+# Web pages the hostile mix asks the server to read, served from loopback (the server is started with
+# --allow-fetch-host for that port only).
+HOSTILE_PAGES = {
+    "/plain.html": b"<title>Plain</title><h1>A plain page</h1><p>Read before the mix.</p>",
+    "/spin.html": b"<title>Spin</title><p>x</p><script>while (true) {}</script>",
+    # Random canvases print to a PDF of ~4 MB a page (20 pages: ~86 MB, over the 64 MiB limit).
+    "/canvas.html": b"""<style>canvas{display:block;width:100%;page-break-after:always}</style><script>
+for (let k = 0; k < 20; k++) { const c = document.createElement("canvas"); c.width = c.height = 1200;
+const g = c.getContext("2d"), im = g.createImageData(1200, 1200), d = new Uint32Array(im.data.buffer);
+for (let i = 0; i < d.length; i++) d[i] = (Math.random() * 4294967296) | 0xff000000;
+g.putImageData(im, 0, 0); document.documentElement.appendChild(c); }</script>""",
+    "/arrays.html": b"""<title>Arrays</title><script>let kept = [], mb = 0;
+try { for (let i = 0; i < 128; i++) { kept.push(new Uint8Array(16 << 20).fill(1)); mb += 16; } }
+catch (e) {} document.title = "allocated " + mb;</script>""",
+    "/print.html": b"<title>Print</title><h1>Printed anyway</h1><script>window.print()</script>",
+}
+
+
+def start_site() -> tuple[object, int]:
+    """A loopback HTTP server of HOSTILE_PAGES (text/html); (server, port)."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):  # noqa: N802 (http.server's naming)
+            body = HOSTILE_PAGES.get(self.path.split("?", 1)[0])
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, httpd.server_address[1]
+
+
+# A hostile case: (name, method, path, body, headers, expected statuses, client timeout or None). A client
+# timeout makes the client give up at that time (the status is then "gone", which must be expected).
+GONE = 0
+
+
+def hostile_cases(site_port: int) -> list[tuple]:
+    """The hostile inputs of docs/serving.md; `site_port`: the loopback site of HOSTILE_PAGES."""
     import json
 
     def chat(url: str, **extra) -> dict:
@@ -89,7 +140,7 @@ def hostile_cases() -> list[tuple[str, str, str, bytes, dict[str, str], int]]:
         "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": big}}] * 8}]
     }
     chat_path = "/v1/chat/completions"
-    return [
+    cases = [
         ("JSON nested 100,000 deep", "POST", chat_path, b"[" * 100_000, {}, 400),
         ("3.3 million metadata keys", "POST", chat_path, metadata, {}, 400),
         (
@@ -119,6 +170,36 @@ def hostile_cases() -> list[tuple[str, str, str, bytes, dict[str, str], int]]:
         ("SSRF 64:ff9b:1::a9fe:a9fe", "POST", chat_path, j(chat("http://[64:ff9b:1::a9fe:a9fe]/")), {}, 400),
         ("cross-site POST", "POST", chat_path, j(chat(small)), {"Origin": "https://evil.example"}, 403),
     ]
+    site = f"http://127.0.0.1:{site_port}"
+    poster = {"pdf": page_pdf}  # one 200 x 200 inch page: renders at the 40 Mpx cap
+    nat64 = f"http://[64:ff9b::7f00:1]:{site_port}/"
+    shot = {"X-Respond-With": "screenshot"}
+    new = [
+        ("DNS rebinding GET", "GET", "/v1/models", b"", {"Host": "evil.example"}, 403),
+        ("cross-site GET", "GET", "/v1/models", b"", {"Sec-Fetch-Site": "cross-site"}, 403),
+        ("UTF-16 JSON", "POST", chat_path, json.dumps(chat(small)).encode("utf-16"), {}, 400),
+        ('max_tokens "5"', "POST", chat_path, j(chat(small, max_tokens="5")), {}, 400),
+        ("SSRF NAT64 form of the allowed site", "POST", chat_path, j(chat(nat64)), {}, 400),
+        ("/v1/pages: 200 x 200 inch page", "POST", "/v1/pages", j(poster), {}, (200, 429)),
+        ("Reader screenshot: 200 x 200 inch page", "POST", "/", j(poster), shot, (200, 429)),
+        (
+            "web: spinning script, client gone at 4.6 s",
+            "GET", f"/{site}/spin.html", b"", {"X-Timeout": "5"}, (GONE, 504, 429), 4.6,
+        ),
+        (
+            "web: canvases printing over the PDF limit",
+            "POST", "/v1/pages", j({"url": f"{site}/canvas.html"}), {}, (413, 504, 429),
+        ),
+        (
+            "web: typed arrays over the memory limit",
+            "GET", f"/{site}/arrays.html", b"", shot, (200, 502, 429),
+        ),
+        ("web: window.print()", "POST", "/v1/pages", j({"url": f"{site}/print.html"}), {}, (200, 429)),
+    ]  # fmt: skip
+    return [
+        (*case[:5], case[5] if isinstance(case[5], tuple) else (case[5],), case[6] if len(case) > 6 else None)
+        for case in cases + new
+    ]
 
 
 def peak_rss_mb(pid: int) -> tuple[float, float]:
@@ -128,6 +209,71 @@ def peak_rss_mb(pid: int) -> tuple[float, float]:
         key, _, value = line.partition(":")
         fields[key] = value.strip()
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def browser_rss_mb(server_pid: int) -> tuple[float, float, dict[int, str]]:
+    """(sum of RSS, largest single VmHWM) in MiB of the Chromium processes below the server, and their
+    pid -> type."""
+    from jocr.documents.browser import chromium_processes
+
+    processes = chromium_processes(server_pid)
+    total = peak = 0.0
+    for pid in processes:
+        try:
+            rss, hwm = peak_rss_mb(pid)
+        except (OSError, KeyError, ValueError):  # gone meanwhile
+            continue
+        total += rss
+        peak = max(peak, hwm)
+    return total, peak, processes
+
+
+def renderer_cpu_s(processes: dict[int, str]) -> float:
+    """CPU seconds (user + system) the renderer processes among `processes` have used so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid, kind in processes.items():
+        if kind != "renderer":
+            continue
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+class Sampler:
+    """Samples the browser's RSS and /health latency every `interval` s in a thread until `stop()`."""
+
+    def __init__(self, url: str, server_pid: int, interval: float = 0.25):
+        self.url, self.server_pid, self.interval = url, server_pid, interval
+        self.browser_total = self.browser_single = 0.0
+        self.health: list[float] = []
+        self.health_errors = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=30) as client:
+            while not self._stop.wait(self.interval):
+                total, single, _ = browser_rss_mb(self.server_pid)
+                self.browser_total = max(self.browser_total, total)
+                self.browser_single = max(self.browser_single, single)
+                start = time.perf_counter()
+                try:
+                    ok = client.get(self.url + "/health").status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                if ok:
+                    self.health.append(time.perf_counter() - start)
+                else:
+                    self.health_errors += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(60)
 
 
 def prepare_model(model: str | None, workdir: Path) -> tuple[Path, str]:
@@ -155,10 +301,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(model_dir: Path, port: int, args, log_path: Path) -> subprocess.Popen:
+def start_server(model_dir: Path, port: int, args, log_path: Path, site_port: int) -> subprocess.Popen:
     cmd = [
         sys.executable, "-m", "jocr", "serve", "--model", str(model_dir), "--port", str(port),
         "--max-batch", str(args.max_batch), "--max-queue", str(args.max_queue), "--log-level", "warning",
+        "--allow-fetch-host", f"127.0.0.1:{site_port}",
     ]  # fmt: skip
     if args.threads:
         cmd += ["--threads", str(args.threads)]
@@ -248,18 +395,29 @@ async def run_phase(
                 return
 
     async def bad(i: int, client: httpx.AsyncClient) -> None:
-        name, method, path, body, headers, want = hostile[i % len(hostile)]
+        name, method, path, body, headers, want, give_up_s = hostile[i % len(hostile)]
+        text = ""
         async with sem:
             try:
-                response = await client.request(method, url + path, content=body or None, headers=headers)
+                response = await client.request(
+                    method,
+                    url + path,
+                    content=body or None,
+                    headers=headers,
+                    timeout=give_up_s or args.request_timeout,
+                )
+                status, text = response.status_code, response.text[:200]
+            except httpx.TimeoutException as exc:
+                if give_up_s is None:
+                    phase.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                    return
+                status = GONE  # the client gave up, as the case asks
             except httpx.HTTPError as exc:
                 phase.errors.append(f"{name}: {type(exc).__name__}: {exc}")
                 return
-        phase.hostile.setdefault(name, []).append(response.status_code)
-        if response.status_code != want:
-            phase.errors.append(
-                f"{name}: HTTP {response.status_code} (expected {want}): {response.text[:200]}"
-            )
+        phase.hostile.setdefault(name, []).append(status)
+        if status not in want:
+            phase.errors.append(f"{name}: HTTP {status} (expected one of {want}): {text}")
 
     start = time.perf_counter()
     async with httpx.AsyncClient(timeout=args.request_timeout, limits=limits) as client:
@@ -298,11 +456,12 @@ def main() -> int:
     parser.add_argument("--hostile", action="store_true", help="add the hostile mix phase (see above)")
     args = parser.parse_args()
 
+    site, site_port = start_site()
     with tempfile.TemporaryDirectory() as tmp:
         model_dir, origin = prepare_model(args.model, Path(tmp))
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        proc = start_server(model_dir, port, args, Path(tmp) / "server.log")
+        proc = start_server(model_dir, port, args, Path(tmp) / "server.log", site_port)
         try:
             args.model_id = httpx.get(url + "/v1/models").json()["data"][0]["id"]
             images = [
@@ -317,16 +476,38 @@ def main() -> int:
             rss_before = peak_rss_mb(proc.pid)
             mixed = None
             if args.hostile:
-                name = f"hostile mix, concurrency {args.concurrency}"
-                cases = hostile_cases()
-                mixed = asyncio.run(
-                    run_phase(url, name, args.requests, args.concurrency, args, images, cases)
+                # A plain web page first: Chromium started, its idle renderers counted.
+                warm = httpx.post(
+                    url + "/v1/pages", json={"url": f"http://127.0.0.1:{site_port}/plain.html"}, timeout=120
                 )
+                if warm.status_code != 200:
+                    raise SystemExit(f"web warm-up failed: HTTP {warm.status_code}: {warm.text[:300]}")
+                time.sleep(2)
+                idle_before = sum(1 for k in browser_rss_mb(proc.pid)[2].values() if k == "renderer")
+                name = f"hostile mix, concurrency {args.concurrency}"
+                cases = hostile_cases(site_port)
+                sampler = Sampler(url, proc.pid)
+                try:
+                    mixed = asyncio.run(
+                        run_phase(url, name, args.requests, args.concurrency, args, images, cases)
+                    )
+                finally:
+                    sampler.stop()
                 rss_after = peak_rss_mb(proc.pid)
+                # Every context is closed within the close timeout (10 s); then renderers must be idle.
+                time.sleep(15)
+                processes = browser_rss_mb(proc.pid)[2]
+                idle_after = sum(1 for k in processes.values() if k == "renderer")
+                cpu_start = renderer_cpu_s(processes)
+                time.sleep(5)
+                busy_cpu = renderer_cpu_s(browser_rss_mb(proc.pid)[2]) - cpu_start
+                # A spinning renderer burns about 1 CPU second a second.
+                leaked = max(0, idle_after - idle_before) + (1 if busy_cpu > 1.0 else 0)
             health = httpx.get(url + "/health").json()
         finally:
             proc.terminate()
             proc.wait(30)
+            site.shutdown()
 
     threads = args.threads or "default"
     print(f"model: {model_dir} ({origin}); max_tokens {args.max_tokens}; server threads {threads}, "
@@ -348,7 +529,23 @@ def main() -> int:
         for case, statuses in mixed.hostile.items():
             print(f"  hostile: {case}: {sorted(set(statuses))} x{len(statuses)}")
         print(f"server RSS after the hostile mix: {rss_after[0]:.0f} MiB (peak {rss_after[1]:.0f} MiB)")
+        print(
+            f"browser RSS during the mix (sampled every 0.25 s): all processes up to "
+            f"{sampler.browser_total:.0f} MiB; largest single process peak {sampler.browser_single:.0f} MiB"
+        )
+        lat = sorted(sampler.health) or [0.0]
+        print(
+            f"/health during the mix: {len(sampler.health)} answered, {sampler.health_errors} failed; "
+            f"p50 {lat[len(lat) // 2] * 1000:.0f} ms, p95 {lat[int(0.95 * (len(lat) - 1))] * 1000:.0f} ms, "
+            f"max {lat[-1] * 1000:.0f} ms"
+        )
+        print(
+            f"renderers: {idle_before} idle before the mix, {idle_after} after it; renderer CPU over 5 s "
+            f"idle: {busy_cpu:.2f} s; leaked renderers: {leaked}"
+        )
     failures = seq.errors + conc.errors + (mixed.errors if mixed else [])
+    if mixed and leaked:
+        failures.append(f"{leaked} leaked renderer(s)")
     for e in failures[:10]:
         print("error:", e)
     unanswered = args.requests - sum(conc.statuses.values())

@@ -12,7 +12,7 @@ import pypdfium2
 import pytest
 from loopback_site import LoopbackSite
 
-from jocr.documents.browser import BrowserConfig, BrowserError, WebRenderer, is_html
+from jocr.documents.browser import BrowserConfig, BrowserError, WebRenderer, chromium_processes, is_html
 from jocr.documents.fetch import FetchLimits
 
 pytestmark = pytest.mark.browser
@@ -147,3 +147,90 @@ def test_missing_chromium_is_a_clear_error():
         assert info.value.status == 501
     finally:
         web.close()
+
+
+def _renderers() -> int:
+    return sum(1 for kind in chromium_processes().values() if kind == "renderer")
+
+
+def test_a_page_cancelled_while_closing_still_closes_its_context_and_renderer(renderer, site):
+    """A request cancelled again while its context is being closed (the client gone, then the request's own
+    timeout firing) must not leave the context, or its renderer spinning in a loop, behind; its slot is
+    given back only once the context is closed."""
+    before = _renderers()
+    spin = b"<title>Spin</title><script>while (true) {}</script>"
+
+    async def cancel_at_every_step() -> None:
+        task = asyncio.ensure_future(
+            renderer._render(spin, "text/html", site["url"] + "/spin.html", "pdf", 30)
+        )
+        while not (renderer._browser and renderer._browser.contexts):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)  # the page is loading: its script spins
+        while not task.done():  # the first cancel ends the page, the later ones hit its close
+            task.cancel()
+            await asyncio.sleep(0)
+
+    asyncio.run_coroutine_threadsafe(cancel_at_every_step(), renderer._loop).result(timeout=60)
+    deadline = time.monotonic() + 30
+    while (renderer.open_contexts(), renderer.active_pages()) != (0, 0) or _renderers() > before:
+        assert time.monotonic() < deadline, (renderer.open_contexts(), renderer.active_pages(), _renderers())
+        time.sleep(0.2)
+    page = renderer.render(ARTICLE, site["url"] + "/article.html")  # the slot is free again
+    assert page.title == "Quarterly report"
+
+
+def test_window_print_does_not_block_printing(renderer, site):
+    html = b"<title>Printer</title><p>Printed anyway</p><script>window.print()</script>"
+    page = renderer.render(html, site["url"] + "/print.html")
+    assert "Printed anyway" in _pdf_text(page.data)[0]
+
+
+def test_printed_pdf_over_the_limit_is_refused_while_read(site):
+    limits = FetchLimits(allowed_endpoints=frozenset({("127.0.0.1", site["port"])}), timeout_s=5)
+    web = WebRenderer(BrowserConfig(timeout_s=60, settle_s=0.5, max_contexts=1, max_pdf_bytes=30_000), limits)
+    try:
+        small = web.render(b"<p>short</p>", site["url"] + "/short.html")
+        assert len(small.data) < 30_000
+        long = b"".join(b"<p>Paragraph %d of many, printed on page after page.</p>" % i for i in range(1500))
+        with pytest.raises(BrowserError, match="over the 30000-byte PDF limit") as info:
+            web.render(long, site["url"] + "/long.html")
+        assert info.value.status == 413
+        assert web.open_contexts() == 0
+    finally:
+        web.close()
+
+
+def test_typed_arrays_are_bounded_by_the_process_memory_limit(site):
+    """V8's heap cap does not cover ArrayBuffers; the data-segment limit on Chromium's processes does."""
+    limits = FetchLimits(allowed_endpoints=frozenset({("127.0.0.1", site["port"])}), timeout_s=5)
+    web = WebRenderer(BrowserConfig(timeout_s=60, settle_s=0.5, max_contexts=1, max_process_mb=768), limits)
+    hog = b"""<script>let kept = [], mb = 0;
+    try { for (let i = 0; i < 64; i++) { kept.push(new Uint8Array(16 << 20).fill(1)); mb += 16; } }
+    catch (e) {}
+    document.title = "allocated " + mb;</script>"""
+    try:
+        try:
+            page = web.render(hog, site["url"] + "/hog.html")
+        except BrowserError as exc:  # the renderer crashed at the limit: as bounded
+            assert exc.status == 502
+        else:
+            allocated = int(page.title.split()[1])
+            assert allocated < 768, page.title  # 1024 MB without the limit
+        assert web.render(b"<title>After</title>", site["url"] + "/after.html").title == "After"
+    finally:
+        web.close()
+
+
+def test_a_stuck_browser_is_killed_with_every_process_and_started_again(renderer, site):
+    """What a context that does not close leads to (`_kill_browser`): every process of this renderer's
+    Chromium is killed, none survives, and the next page starts a new browser."""
+    renderer.render(ARTICLE, site["url"] + "/article.html")
+    before = set(chromium_processes())
+    assert "browser" in chromium_processes().values()
+    asyncio.run_coroutine_threadsafe(renderer._kill_browser(), renderer._loop).result(timeout=60)
+    deadline = time.monotonic() + 20
+    while before & set(chromium_processes()):
+        assert time.monotonic() < deadline, before & set(chromium_processes())
+        time.sleep(0.2)
+    assert renderer.render(ARTICLE, site["url"] + "/article.html").title == "Quarterly report"

@@ -84,3 +84,15 @@ def test_dns_answer_with_embedded_form_is_refused(monkeypatch):
     monkeypatch.setattr(fetch_mod.socket, "getaddrinfo", fake_getaddrinfo)
     with pytest.raises(FetchError, match="169.254.169.254.* metadata"):
         fetch_url("http://innocent.example.test/doc.pdf", FetchLimits(timeout_s=2))
+
+
+@pytest.mark.parametrize("form", ["::ffff:127.0.0.1", "::127.0.0.1", "64:ff9b::7f00:1", "2002:7f00:1::1"])
+def test_an_allowed_ipv4_endpoint_does_not_allow_ipv6_forms_of_it(form):
+    """`--allow-fetch-host 127.0.0.1` names the address dialled: an IPv6 address that carries it is dialled
+    as itself (a NAT64 or 6to4 gateway, an IPv4-compatible route), so it stays refused."""
+    limits = FetchLimits(allowed_endpoints=frozenset({("127.0.0.1", 0), ("127.0.0.1", 8080)}))
+    assert address_refusal(ipaddress.ip_address("127.0.0.1"), 8080, limits) is None
+    reason = address_refusal(ipaddress.ip_address(form), 8080, limits)
+    assert reason is not None and "127.0.0.1" in reason
+    allowed_v6 = FetchLimits(allowed_endpoints=frozenset({(str(ipaddress.ip_address(form)), 0)}))
+    assert address_refusal(ipaddress.ip_address(form), 8080, allowed_v6) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jocr.documents.naming import output_stems
+from jocr.documents.naming import output_stems, printable
 
 
 @pytest.mark.parametrize(
@@ -23,3 +23,18 @@ from jocr.documents.naming import output_stems
 def test_output_names_never_collide(names, stems):
     assert output_stems(names) == stems
     assert len({s.lower() for s in output_stems(names)}) == len(names)
+
+
+def test_long_names_fit_the_file_system():
+    """A 255-byte input name still gives outputs (`.json`, a `-2` suffix included) under 255 bytes; multi-byte
+    characters are cut whole."""
+    names = ["x" * 251 + ".pdf", "é" * 125 + ".pdf", "d/" + "x" * 251 + ".pdf"]
+    for stem in output_stems(names):
+        assert len(f"{stem}-99.json".encode()) <= 255, stem
+    assert output_stems(names)[1] == "é" * 120
+
+
+def test_printable_escapes_control_and_format_characters():
+    assert printable("report.pdf") == "report.pdf"
+    assert printable("a\nb\x1b[2J\u202ec.pdf") == "a\\nb\\x1b[2J\\u202ec.pdf"
+    assert printable("caf\u00e9 \u4e2d.pdf") == "caf\u00e9 \u4e2d.pdf"

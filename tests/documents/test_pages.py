@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import struct
 import zlib
 
@@ -270,3 +271,65 @@ def test_pdf_title_comes_from_the_metadata(tmp_path):
         path.write_bytes(text_pdf(["Hello"], title=title))
         with PdfSource("doc.pdf", str(path), LoadOptions()) as source:
             assert source.title == expected
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    """A FIFO named as an input is not opened for reading (that blocks until a writer comes)."""
+    import threading
+
+    fifo = tmp_path / "pipe.pdf"
+    os.mkfifo(fifo)
+    outcome: list[str] = []
+
+    def open_it() -> None:
+        try:
+            open_source(str(fifo))
+        except DocumentError as exc:
+            outcome.append(str(exc))
+
+    thread = threading.Thread(target=open_it, daemon=True)
+    thread.start()
+    thread.join(20)
+    assert outcome and "not a regular file" in outcome[0], outcome
+
+
+def test_recursive_glob_does_not_follow_folder_links(tmp_path):
+    """Two links to parent folders make `glob.glob("**")` exponential; the links are not followed."""
+    import threading
+
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    for name in ("in/a.pdf", "in/sub/b.pdf"):
+        (tmp_path / name).write_bytes(b"%PDF-1.4")
+    os.symlink("..", tmp_path / "in" / "sub" / "up")
+    os.symlink("../..", tmp_path / "in" / "sub" / "top")
+    found: list[list[str]] = []
+    thread = threading.Thread(
+        target=lambda: found.append(expand_inputs([str(tmp_path / "in" / "**" / "*.pdf")])), daemon=True
+    )
+    thread.start()
+    thread.join(30)
+    assert found == [[str(tmp_path / "in" / "a.pdf"), str(tmp_path / "in" / "sub" / "b.pdf")]]
+
+
+def test_text_layer_in_its_own_process_does_not_wait_for_the_pdfium_lock():
+    """With `text_layer_timeout_s` (the server) a page's text layer is read in a process of its own: it
+    neither takes nor waits for the PDFium lock every other document's rendering holds, and one that takes
+    too long is cut off with the "too_large" verdict."""
+    import threading
+
+    from jocr.documents import pages as pages_mod
+
+    pdf = text_pdf(["Quarterly results rose"])
+    source = open_source(pdf, LoadOptions(text_layer_timeout_s=60))
+    got = []
+    try:
+        with pages_mod._PDFIUM_LOCK:  # another document rendering a slow page, say
+            thread = threading.Thread(target=lambda: got.append(source.text_layer(0)), daemon=True)
+            thread.start()
+            thread.join(60)
+            assert got, "the text layer waited for the PDFium lock"
+        assert got[0].verdict == "ok" and "Quarterly" in " ".join(line.text for line in got[0].lines)
+        cut = open_source(pdf, LoadOptions(text_layer_timeout_s=0.001)).text_layer(0)
+        assert cut.verdict == "too_large" and "took over" in cut.note
+    finally:
+        source.close()

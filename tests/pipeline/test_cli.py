@@ -173,3 +173,26 @@ def test_longest_side_and_grounding_prompt(tmp_path, model_dir, parse_cli):
     data = json.loads((tmp_path / "a.json").read_text())
     assert (data["pages"][0]["width"], data["pages"][0]["height"]) == (387, 500)
     assert data["metadata"]["prompt"] == "<|grounding|>Convert the document to markdown."
+
+
+def test_serve_log_level_configures_jocr_loggers(capsys):
+    """`jocr serve --log-level info` logs jocr's own events (refused page requests, disconnects, the browser's
+    start), not only uvicorn's; `warning` keeps them quiet."""
+    import logging
+    import logging.config
+
+    from jocr.cli.serve_cmd import log_config
+
+    root = logging.getLogger("jocr")
+    saved = (root.handlers[:], root.level, root.propagate)
+    try:
+        logging.config.dictConfig(log_config("info"))
+        logging.getLogger("jocr.browser").info("Chromium started: test")
+        logging.getLogger("jocr.serve").debug("not shown at info")
+        logging.config.dictConfig(log_config("warning"))
+        logging.getLogger("jocr.serve").info("not shown at warning")
+    finally:
+        root.handlers[:], root.level, root.propagate = saved
+    err = capsys.readouterr().err
+    assert "Chromium started: test" in err
+    assert "not shown" not in err

@@ -32,3 +32,64 @@ def test_write_failure_is_per_document(tmp_path, model_dir, parse_cli):
     assert len(lines) == 1 and "cannot write" in lines[0] and "two.md" in lines[0], err
     assert "Traceback" not in err
     assert "2 of 3 input(s) parsed" in err and "1 failed" in err
+
+
+def test_a_link_planted_at_the_temporary_name_is_not_followed(tmp_path, model_dir, parse_cli):
+    """The old temporary name was predictable (`.<name>.tmp-<pid>`): a link planted there redirected the
+    write. Outputs go through a fresh `mkstemp` file; the link's target is untouched."""
+    import os
+
+    (tmp_path / "doc.pdf").write_bytes(text_pdf(["one"]))
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    os.symlink(victim, out / f".doc.md.tmp-{os.getpid()}")
+    code, err = parse_cli([str(tmp_path / "doc.pdf"), "-o", str(out), "--model", str(model_dir)])
+    assert code == 0, err
+    assert victim.read_text() == "precious"
+    assert (out / "doc.md").is_file() and not (out / "doc.md").is_symlink()
+    assert not [p for p in out.iterdir() if p.name.startswith(".jocr-")]  # no temporary file left
+
+
+def test_a_255_byte_input_name_is_written(tmp_path, model_dir, parse_cli):
+    name = "x" * 251 + ".pdf"
+    (tmp_path / name).write_bytes(text_pdf(["one"]))
+    out = tmp_path / "out"
+    code, err = parse_cli(
+        [str(tmp_path / name), "-o", str(out), "--format", "json", "--model", str(model_dir)]
+    )
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["x" * 240 + ".json", "x" * 240 + ".md"]
+
+
+def test_file_names_are_escaped_in_messages(tmp_path, model_dir, parse_cli):
+    bad = tmp_path / "evil\nname\x1b[2J.pdf"
+    bad.write_bytes(b"not a pdf")
+    code, err = parse_cli([str(bad), "-o", str(tmp_path / "out"), "--model", str(model_dir)])
+    assert code == 1
+    assert "evil\\nname\\x1b[2J.pdf" in err and "\x1b" not in err and "evil\nname" not in err
+
+
+def test_an_interrupted_run_keeps_its_finished_pages(tmp_path, model_dir, parse_cli, monkeypatch):
+    """Ctrl-C in the middle of a document: the pages read so far go to `<stem>.partial.md` (never
+    `<stem>.md`, which --skip-existing would take as done), and the run exits 130."""
+    import tqdm
+
+    (tmp_path / "long.pdf").write_bytes(text_pdf(["one", "two", "three", "four"]))
+    out = tmp_path / "out"
+    calls = []
+    real_update = tqdm.tqdm.update
+
+    def interrupt_at_the_second_page(self, n=1):
+        calls.append(n)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_update(self, n)
+
+    monkeypatch.setattr(tqdm.tqdm, "update", interrupt_at_the_second_page)
+    code, err = parse_cli([str(tmp_path / "long.pdf"), "-o", str(out), "--model", str(model_dir)])
+    assert code == 130, err
+    assert sorted(p.name for p in out.iterdir()) == ["long.partial.md"]
+    assert "interrupted: pages" in err and "long.partial.md" in err
+    assert (out / "long.partial.md").read_text().count("<--- Page Split --->") == 1  # two pages

@@ -55,7 +55,10 @@ def pipeline_markdown(model, tokenizer, image, prompt: str | None = None, max_to
 
 
 def make_service(model, tokenizer, **overrides) -> OCRService:
-    settings = dict(max_batch=4, max_queue=8, default_max_tokens=MAX_TOKENS, max_tokens=256)
+    # Starlette's TestClient sends `Host: testserver`, a name the server accepts only when told to.
+    settings = dict(
+        max_batch=4, max_queue=8, default_max_tokens=MAX_TOKENS, max_tokens=256, allowed_hosts=("testserver",)
+    )
     settings.update(overrides)
     config = ServeConfig(**settings)
     backend = EngineBackend.create(model, tokenizer, config.max_batch, config.max_queue, model_id="jocr-tiny")
@@ -108,7 +111,7 @@ class GatedBackend(EngineBackend):
 def gated_service(tiny_model, tokenizer, **overrides) -> tuple[OCRService, threading.Event]:
     """A service over `GatedBackend` (one decoding, one waiting unless `overrides` say otherwise) and its
     gate, closed."""
-    settings = dict(max_batch=1, max_queue=1, default_max_tokens=16)
+    settings = dict(max_batch=1, max_queue=1, default_max_tokens=16, allowed_hosts=("testserver",))
     settings.update(overrides)
     config = ServeConfig(**settings)
     backend = GatedBackend.create(tiny_model, tokenizer, config.max_batch, config.max_queue, "jocr-tiny")

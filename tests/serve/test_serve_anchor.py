@@ -143,7 +143,9 @@ def test_a_bundle_serves_anchored_pages_with_its_member_and_images_with_its_imag
     shutil.copytree(image, bundle)
     shutil.copytree(member, bundle / "anchored")
     pdf, png = text_pdf(["Quarterly results rose"]), png_bytes(page_image(0))
-    config = ServeConfig(max_batch=4, max_queue=8, default_max_tokens=MAX_TOKENS, max_tokens=256)
+    config = ServeConfig(
+        max_batch=4, max_queue=8, default_max_tokens=MAX_TOKENS, max_tokens=256, allowed_hosts=("testserver",)
+    )
     service = OCRService(
         EngineBackend.from_loaded(load_model(bundle), config.max_batch, config.max_queue), config
     )
@@ -173,3 +175,30 @@ def test_a_bundle_serves_anchored_pages_with_its_member_and_images_with_its_imag
     assert served_pdf == alone(member, pdf, "on") != alone(image, pdf, "on")
     assert served_png == alone(image, png, "auto") != alone(member, png, "auto")
     assert reader.status_code == 200 and reader.text == alone(member, pdf, "on")
+
+
+def test_a_page_read_in_windows_counts_one_request_in_flight_per_window(tokenizer):
+    """Each anchor window is an engine request with the full max_tokens: a chat request whose page splits
+    into three or more windows is refused (429) by a server that admits two requests in flight, and leaves
+    nothing counted; one that fits is admitted."""
+    model = _anchored_model(100)
+    pdf = layer_pdf(lines_content([f"Line {i} of the quarterly report" for i in range(6)]))
+    service = make_service(model, tokenizer, anchor="on", max_batch=1, max_queue=1)
+    url = "data:application/pdf;base64," + base64.b64encode(pdf).decode()
+    body = {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]}
+    try:
+        with TestClient(create_app(service.config, service)) as client:
+            response = client.post("/v1/chat/completions", json={**body, "max_tokens": MAX_TOKENS})
+            assert response.status_code == 429, response.text
+            assert "capacity 2" in response.json()["error"]["message"]
+            assert service.admission.in_flight == 0 and service.admission.pixels == 0
+    finally:
+        service.close()
+    wide = make_service(model, tokenizer, anchor="on", max_batch=4, max_queue=4)
+    try:
+        with TestClient(create_app(wide.config, wide)) as client:
+            response = client.post("/v1/chat/completions", json={**body, "max_tokens": MAX_TOKENS})
+            assert response.status_code == 200, response.text
+            assert wide.admission.in_flight == 0
+    finally:
+        wide.close()

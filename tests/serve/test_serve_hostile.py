@@ -359,6 +359,52 @@ def _cases():
             "cross-site",
         ),
         ("cross-site reader POST", "POST", "/", {"pdf": pdf}, {"Origin": "null"}, 403, "cross-site"),
+        # JSON as documented: UTF-8 only, integers and booleans as written.
+        ("UTF-16 body", "POST", "/v1/chat/completions", json.dumps(ok).encode("utf-16"), {}, 400, "UTF-8"),
+        ("max_tokens string", "POST", "/v1/chat/completions", {**ok, "max_tokens": "5"}, {}, 400, "integer"),
+        ("max_tokens true", "POST", "/v1/chat/completions", {**ok, "max_tokens": True}, {}, 400, "integer"),
+        ("seed string", "POST", "/v1/chat/completions", {**ok, "seed": "3"}, {}, 400, "integer"),
+        ("stream 1", "POST", "/v1/chat/completions", {**ok, "stream": 1}, {}, 400, "boolean"),
+        # Limits cite their own numbers.
+        ("300 stop strings", "POST", "/v1/chat/completions", {**ok, "stop": ["a"] * 300}, {}, 400, "up to 4"),
+        (
+            "max_completion_tokens over the cap",
+            "POST",
+            "/v1/chat/completions",
+            {**ok, "max_completion_tokens": 10**6},
+            {},
+            400,
+            "max_completion_tokens 1000000 is over the limit of 256",
+        ),
+        # DNS rebinding: another site's name pointed at this server; its Origin matches its Host.
+        (
+            "rebinding GET",
+            "GET",
+            "/v1/models",
+            None,
+            {"Host": "evil.example:{live_port}"},
+            403,
+            "DNS rebinding",
+        ),
+        (
+            "rebinding reader POST",
+            "POST",
+            "/",
+            {"pdf": pdf},
+            {"Host": "evil.example:{live_port}", "Origin": "http://evil.example:{live_port}"},
+            403,
+            "DNS rebinding",
+        ),
+        ("cross-site GET", "GET", "/v1/models", None, {"Sec-Fetch-Site": "cross-site"}, 403, "cross-site"),
+        (
+            "cross-site reader GET",
+            "GET",
+            "/{files}/page.png",
+            None,
+            {"Sec-Fetch-Site": "same-site"},
+            403,
+            "cross-site",
+        ),
     ]
     for target, message in SSRF_TARGETS:
         cases.append(
@@ -394,6 +440,7 @@ def test_hostile_input(api, live, files, name, method, path, body, headers, stat
         return text.replace("{live_port}", str(live.port)).replace("{files}", files["url"])
 
     path = fill(path)
+    headers = {k: fill(v) if isinstance(v, str) else v for k, v in headers.items()}
     if isinstance(body, dict):
         content = fill(json.dumps(body)).encode()
     else:
@@ -413,3 +460,29 @@ def test_healthy_after_hostile_input(api, files):
     assert response.status_code == 200, response.text
     assert response.json()["choices"][0]["message"]["content"] is not None
     assert api.get("/health").json()["in_flight"] == 0
+
+
+def test_own_names_and_same_origin_requests_are_accepted(api, live, tiny_model, tokenizer):
+    """IP addresses, localhost and same-origin browser requests pass the checks above; other names only when
+    given with --allowed-host (ServeConfig.allowed_hosts), and with an API key no name is checked."""
+    from serve_helpers import make_service
+    from starlette.testclient import TestClient
+
+    from jocr.serve.app import create_app
+
+    assert api.get("/v1/models", headers={"Host": f"localhost:{live.port}"}).status_code == 200
+    assert api.get("/v1/models", headers={"Host": f"[::1]:{live.port}"}).status_code == 200
+    assert api.get("/v1/models", headers={"Sec-Fetch-Site": "same-origin"}).status_code == 200
+    assert api.get("/v1/models", headers={"Sec-Fetch-Site": "none"}).status_code == 200
+    named = make_service(tiny_model, tokenizer, allowed_hosts=("ocr.internal",))
+    keyed = make_service(tiny_model, tokenizer, allowed_hosts=(), api_keys=("k",))
+    try:
+        client = TestClient(create_app(named.config, named), base_url="http://ocr.internal:8000")
+        assert client.get("/v1/models").status_code == 200
+        assert client.get("/v1/models", headers={"Host": "other.internal"}).status_code == 403
+        client = TestClient(create_app(keyed.config, keyed), base_url="http://anything.example")
+        auth = {"Authorization": "Bearer k", "Sec-Fetch-Site": "cross-site"}
+        assert client.get("/v1/models", headers=auth).status_code == 200
+    finally:
+        named.close()
+        keyed.close()

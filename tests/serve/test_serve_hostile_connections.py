@@ -109,3 +109,60 @@ def test_server_wide_body_budget():
 
     second, third = asyncio.run(scenario())
     assert (second, third) == (429, 200)
+
+
+def test_the_private_uvicorn_api_the_header_timeout_relies_on():
+    """uvicorn has no public header timeout (timeout_keep_alive starts only after a response, and
+    h11_max_incomplete_event_size bounds bytes, not time), so HeaderTimeoutProtocol subclasses H11Protocol
+    (uvicorn is pinned in pyproject.toml). What it relies on: the constructor, `loop`, `transport`, `cycle`
+    (None before the first request, then a cycle with `response_complete`) and the four protocol methods
+    it overrides, each still calling through."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.server import ServerState
+
+    for name in ("connection_made", "data_received", "on_response_complete", "connection_lost"):
+        assert callable(getattr(H11Protocol, name, None)), name
+
+    config = uvicorn.Config(_hello, lifespan="off", log_level="warning")
+    config.load()
+    loop = asyncio.new_event_loop()
+    try:
+        protocol = header_timeout_protocol(30)(
+            config=config, server_state=ServerState(), app_state={}, _loop=loop
+        )
+        assert protocol.loop is loop and protocol.cycle is None
+
+        class Transport(asyncio.Transport):
+            closed = False
+
+            def get_extra_info(self, name, default=None):
+                return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5000)}.get(name, default)
+
+            def is_closing(self):
+                return self.closed
+
+            def close(self):
+                self.closed = True
+
+            def write(self, data):
+                pass
+
+            def pause_reading(self):
+                pass
+
+            def resume_reading(self):
+                pass
+
+        transport = Transport()
+        protocol.connection_made(transport)
+        assert protocol.transport is transport and protocol._waiting_for_head()
+        assert protocol._head_timer is not None  # armed at connection
+        protocol.data_received(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert protocol.cycle is not None and protocol.cycle.response_complete is False
+        assert not protocol._waiting_for_head() and protocol._head_timer is None
+        loop.run_until_complete(asyncio.wait(asyncio.all_tasks(loop), timeout=10))  # the app answers
+        assert protocol.cycle.response_complete and protocol._head_timer is not None  # armed again
+        protocol.connection_lost(None)
+        assert protocol._head_timer is None
+    finally:
+        loop.close()

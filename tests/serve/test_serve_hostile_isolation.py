@@ -180,3 +180,24 @@ def test_server_pixel_budget_answers_429(live, api):
         service.admission.release_pixels(taken)
     assert api.post("/v1/chat/completions", json=_chat(url, max_tokens=2)).status_code == 200
     assert service.admission.pixels == 0
+
+
+def test_every_route_that_renders_reserves_its_pixels(live, api):
+    """/v1/pages and the Reader's page images (screenshot, pageshot) render through the same admission as
+    chat and Reader pages: with the server's pixel budget nearly taken, a poster page is refused (429)."""
+    service = live.server.config.app.state.service
+    pdf = base64.b64encode(_poster_pdf(1)).decode()
+    taken = service.admission.max_server_pixels - 1_000_000
+    service.admission.reserve_pixels(taken)
+    try:
+        response = api.post("/v1/pages", json={"pdf": pdf})
+        assert response.status_code == 429, response.text
+        for shot in ("screenshot", "pageshot"):
+            response = api.post("/", json={"pdf": pdf}, headers={"X-Respond-With": shot})
+            assert response.status_code == 429, response.text
+    finally:
+        service.admission.release_pixels(taken)
+    assert service.admission.pixels == 0 and api.get("/health").json()["in_flight"] == 0
+    response = api.post("/v1/pages", json={"pdf": pdf})
+    assert response.status_code == 200, response.text
+    assert service.admission.pixels == 0

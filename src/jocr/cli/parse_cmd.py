@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from jocr.cli import CliError
-from jocr.documents.naming import output_stems
+from jocr.documents.naming import output_stems, printable
 
 
 def add_arguments(parser) -> None:
@@ -75,14 +75,27 @@ def add_format_arguments(parser) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write to a temporary name in the same folder, then rename: readers never see half a file."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    """Write to a new temporary file in the same folder, then rename: readers never see half a file. The
+    temporary file is created by `mkstemp` (a fresh, short name, opened exclusively: a link planted in the
+    folder is never followed) and given the permissions a plain new file would have."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".jocr-", suffix=".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):  # named after the file being written, not its temporary name
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
 
 
 def checked_pages_and_spec(args):
@@ -117,7 +130,7 @@ def run(args) -> int:
     try:
         items = expand_inputs(args.inputs)
     except DocumentError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(printable(str(exc))) from None
 
     out_dir = Path(args.output_dir)
     try:
@@ -157,13 +170,43 @@ def run(args) -> int:
     # Each input is opened once, by the pipeline: the bar's total grows by its pages as it is opened.
     bar = tqdm(total=0, unit="page", disable=args.quiet, file=sys.stderr, dynamic_ncols=True)
 
+    # Opened inputs in input order (each paired with its stem) and their finished pages, so an interrupted
+    # run still writes what it has read (`write_partial`).
+    opened: list = []
+    finished: dict[int, list] = {}
+
     def on_open(doc) -> None:
+        opened.append(doc)
         bar.total += len(doc.pages)
         bar.refresh()
 
     def on_page(doc, page) -> None:
-        bar.set_postfix_str(f"{Path(doc.source).name} p{page.page}", refresh=False)
+        if page.error is None:
+            finished.setdefault(id(doc), []).append(page)
+        bar.set_postfix_str(printable(f"{Path(doc.source).name} p{page.page}"), refresh=False)
         bar.update(1)
+
+    def write_partial(written: set[int]) -> None:
+        """After Ctrl-C: each unfinished input's finished pages to `<stem>.partial.md`, in page order."""
+        from jocr.pipeline.results import Document
+
+        for doc, (_, stem) in zip(opened, todo):
+            pages = sorted(finished.get(id(doc), []), key=lambda p: p.page)
+            if id(doc) in written or not pages:
+                continue
+            marker = None if args.no_page_marker else doc.page_marker
+            partial = Document(doc.source, pages=pages, page_marker=marker)
+            target = out_dir / f"{stem}.partial.md"
+            try:
+                write_atomic(target, partial.markdown + "\n")
+            except OSError as exc:
+                print(printable(f"jocr parse: cannot write {target}: {exc.strerror or exc}"), file=sys.stderr)
+                continue
+            shown = ",".join(str(p.page) for p in pages)
+            print(
+                printable(f"jocr parse: interrupted: pages {shown} of {doc.source} -> {target}"),
+                file=sys.stderr,
+            )
 
     def write_outputs(doc, stem: str) -> str | None:
         """Write one document's files; a failure is that document's alone (one line), never the run's."""
@@ -194,19 +237,21 @@ def run(args) -> int:
         skip_blank=not args.keep_blank_pages,
         anchor=args.anchor,
     )
+    written: set[int] = set()
     try:
         # Documents come back in input order, so they pair with their stems.
         for (_, stem), doc in zip(todo, documents):
+            written.add(id(doc))
             if args.no_page_marker:
                 doc.page_marker = None
             if doc.error and not any(p.error is None for p in doc.pages):
                 failed_docs += 1
-                bar.write(f"jocr parse: {doc.error}", file=sys.stderr)
+                bar.write(printable(f"jocr parse: {doc.error}"), file=sys.stderr)
                 continue
             failure = write_outputs(doc, stem)
             if failure is not None:
                 failed_docs += 1
-                bar.write(f"jocr parse: {doc.source}: {failure}", file=sys.stderr)
+                bar.write(printable(f"jocr parse: {doc.source}: {failure}"), file=sys.stderr)
                 continue
             good = [p for p in doc.pages if p.error is None]
             done_pages += len(good)
@@ -214,9 +259,14 @@ def run(args) -> int:
             if doc.error:
                 # Some pages failed to render: the others are written, the input still counts as failed.
                 failed_docs += 1
-                bar.write(f"jocr parse: {doc.error} (other pages written)", file=sys.stderr)
+                bar.write(printable(f"jocr parse: {doc.error} (other pages written)"), file=sys.stderr)
             else:
                 done_docs += 1
+    except KeyboardInterrupt:
+        bar.close()
+        documents.close()  # cancels the pages in flight
+        write_partial(written)
+        raise
     finally:
         bar.close()
     elapsed = time.perf_counter() - started
@@ -229,5 +279,5 @@ def run(args) -> int:
         summary += f", {skipped} skipped (outputs exist)"
     if failed_docs:
         summary += f", {failed_docs} failed"
-    print(summary + f" -> {out_dir}", file=sys.stderr)
+    print(printable(summary + f" -> {out_dir}"), file=sys.stderr)
     return 1 if failed_docs else 0

@@ -43,6 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=float, default=D.request_timeout_s, help="per-request time limit in seconds"
     )
     parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="without an API key, also accept requests for this host name (besides IP addresses, localhost "
+        "and --host; '*' any); other names are refused (DNS rebinding); repeatable",
+    )
+    parser.add_argument(
         "--allow-private-fetch",
         action="store_true",
         help="let the URL fetcher reach private and loopback addresses (never cloud metadata)",
@@ -135,15 +143,33 @@ def build_config(args: argparse.Namespace):
         host=args.host,
         port=args.port,
         api_keys=tuple(keys),
+        allowed_hosts=tuple(h.strip() for h in args.allowed_host if h.strip()),
         max_batch=args.max_batch,
         max_queue=args.max_queue,
         max_image_pixels=args.max_image_pixels,
         max_body_bytes=int(args.max_body_mb * 1024 * 1024),
         request_timeout_s=args.timeout,
         fetch=FetchLimits(allow_private=args.allow_private_fetch, allowed_endpoints=allowed),
-        browser=BrowserConfig(executable=args.chromium, max_contexts=args.browser_contexts),
+        # A printed web page is read no further than a PDF sent in a request body may be long.
+        browser=BrowserConfig(
+            executable=args.chromium,
+            max_contexts=args.browser_contexts,
+            max_pdf_bytes=int(args.max_body_mb * 1024 * 1024),
+        ),
         anchor=args.anchor,
     )
+
+
+def log_config(level: str) -> dict:
+    """uvicorn's logging configuration with jocr's own loggers (`jocr.*`: refused page requests, clients that
+    went away, the browser's start) at the same level and on the same stream as uvicorn's."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["jocr"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+    return config
 
 
 def _run_vllm(args: argparse.Namespace) -> int:
@@ -208,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
         host=config.host,
         port=config.port,
         log_level=args.log_level,
+        log_config=log_config(args.log_level),
         timeout_graceful_shutdown=5,
         timeout_keep_alive=config.keep_alive_s,
         http=header_timeout_protocol(config.header_timeout_s),

@@ -10,9 +10,18 @@ A web page is hostile input that runs code in our browser, so:
 - WebSockets are closed, service workers blocked, downloads refused, popups closed, methods other than GET
   and schemes other than http(s) (file://, ...) refused;
 - per page: a wall-time budget (load, settle, print), a byte budget over all responses, a request budget,
-  at most `max_print_pages` printed pages, a screenshot height cap and a V8 heap cap;
+  at most `max_print_pages` printed pages and `max_pdf_bytes` of PDF (read from Chromium's print stream in
+  chunks, so a bigger PDF never reaches this process), a screenshot height cap and a V8 heap cap;
+- per Chromium process (browser, renderers, utilities; Linux): a data-segment limit (RLIMIT_DATA,
+  `max_process_mb`), which bounds what V8's heap cap does not: typed arrays, canvases, images, the
+  printed PDF. A page over it fails to allocate (a JS RangeError, or the renderer crashes: 502);
 - one Chromium process, reused; at most `max_contexts` pages at once, each in a fresh browser context (no
-  cookies, cache or storage shared between requests) that is closed afterwards.
+  cookies, cache or storage shared between requests) that is closed afterwards. The close cannot be
+  cancelled (it runs in a task of its own, shielded from the request's cancellation), a page's slot is
+  given back only once its context is closed, and a context that does not close within
+  `_CLOSE_TIMEOUT_S` takes the whole browser down with it (its processes killed; the next page starts a new
+  one), so no renderer outlives its request;
+- `window.print()` is a no-op (a page that calls it would otherwise block printing).
 
 Playwright's async API runs on a private event loop in a thread of its own, so a hostile page can only slow
 that loop, never the caller's; `WebRenderer.submit` is thread-safe and returns a concurrent Future.
@@ -22,12 +31,17 @@ Chromium is Debian's `chromium` (or `BrowserConfig.executable`): Playwright neve
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import dataclasses
 import logging
 import os
+import shlex
 import shutil
+import signal
 import socket
+import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -42,6 +56,28 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 # Fetches in flight per page, as browsers limit connections per host (RFC 9112 leaves it to them; Chromium
 # uses 6): bounds the memory a page's parallel requests can hold at once.
 _FETCHES_PER_PAGE = 6
+# A browser context that has not closed by then is stuck (a renderer that no longer answers): the browser
+# is killed instead.
+_CLOSE_TIMEOUT_S = 10.0
+# Bytes of printed PDF read from Chromium per IO.read call.
+_PRINT_CHUNK = 1 << 20
+# Run in every frame before its own scripts: printing from the page would block our own print.
+_INIT_SCRIPT = "window.print = function () {};"
+# Paper sizes in inches (Playwright's `page.pdf` formats).
+PAPER_INCHES = {
+    "letter": (8.5, 11.0),
+    "legal": (8.5, 14.0),
+    "tabloid": (11.0, 17.0),
+    "ledger": (17.0, 11.0),
+    "a0": (33.1, 46.8),
+    "a1": (23.4, 33.1),
+    "a2": (16.54, 23.4),
+    "a3": (11.7, 16.54),
+    "a4": (8.27, 11.7),
+    "a5": (5.83, 8.27),
+    "a6": (4.13, 5.83),
+}
+_UNIT_INCHES = {"px": 1 / 96, "in": 1.0, "cm": 1 / 2.54, "mm": 1 / 25.4}
 
 
 class BrowserError(Exception):
@@ -69,8 +105,11 @@ class BrowserConfig:
     viewport: CSS pixels, for layout and `screenshot`. paper / margin: the printed page (Chromium's own
     print dialog defaults to about 1 cm margins; Playwright's to none). max_pageshot_height: `pageshot` is cut
     there.
-    js_heap_mb: V8 old-space cap per renderer (a page over it crashes, answered 502). sandbox: Chromium's own
-    sandbox (needs a non-root user and user namespaces; Chromium refuses to start as root with it).
+    js_heap_mb: V8 old-space cap per renderer (a page over it crashes, answered 502). max_process_mb: the
+    data-segment limit (RLIMIT_DATA) of every Chromium process on Linux, which bounds the memory V8's cap does
+    not (typed arrays, canvases); 0 turns it off. max_pdf_bytes: a printed PDF over this is refused (413)
+    while it is read from Chromium. sandbox: Chromium's own sandbox (needs a non-root user and user
+    namespaces; Chromium refuses to start as root with it).
     """
 
     executable: str | None = None
@@ -85,6 +124,8 @@ class BrowserConfig:
     margin: str = "1cm"
     max_pageshot_height: int = 16_384
     js_heap_mb: int = 512
+    max_process_mb: int = 1024
+    max_pdf_bytes: int = 64 * 1024 * 1024
     sandbox: bool = False
     launch_timeout_s: float = 60.0
 
@@ -175,6 +216,10 @@ class WebRenderer:
             max_workers=self.config.max_contexts * _FETCHES_PER_PAGE, thread_name_prefix="jocr-web-fetch"
         )
         self._dead_proxy: socket.socket | None = None
+        self._closing_tasks: dict[asyncio.Future, asyncio.Task] = {}  # contexts being closed
+        self._wrapper_dir: str | None = None
+        # A switch Chromium ignores, on its browser process's command line: which browser is this one's.
+        self._marker = f"--jocr-renderer={os.getpid()}-{id(self):x}"
 
     # Public, thread-safe ------------------------------------------------------------------------------
     def submit(
@@ -209,6 +254,10 @@ class WebRenderer:
 
         return asyncio.run_coroutine_threadsafe(count(), loop).result(timeout=10)
 
+    def active_pages(self) -> int:
+        """Pages holding a slot: being rendered, or whose context is still being closed."""
+        return self._active
+
     def close(self) -> None:
         """Close Chromium and the renderer's thread; a later `submit` starts them again."""
         with self._lock:
@@ -224,6 +273,9 @@ class WebRenderer:
         if self._dead_proxy is not None:
             self._dead_proxy.close()
             self._dead_proxy = None
+        if self._wrapper_dir is not None:
+            shutil.rmtree(self._wrapper_dir, ignore_errors=True)
+            self._wrapper_dir = None
 
     # The renderer's own loop --------------------------------------------------------------------------
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
@@ -280,12 +332,13 @@ class WebRenderer:
                 # WebRTC's UDP does not use the proxy: forbid it, as the proxy cannot refuse it.
                 "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
                 f"--js-flags=--max-old-space-size={self.config.js_heap_mb}",
+                self._marker,
             ]
             try:
                 if self._playwright is None:
                     self._playwright = await async_playwright().start()
                 self._browser = await self._playwright.chromium.launch(
-                    executable_path=exe,
+                    executable_path=self._limited(exe),
                     args=args,
                     headless=True,
                     chromium_sandbox=self.config.sandbox,
@@ -308,7 +361,10 @@ class WebRenderer:
                 "retry shortly",
                 429,
             )
+        # The slot is held until the page's context is closed (`_close_context`), not merely until this
+        # coroutine ends: a cancelled request must not free a slot whose renderer still runs.
         self._active += 1
+        opening: asyncio.Future | None = None
         try:
             from playwright.async_api import Error as PlaywrightError
 
@@ -321,50 +377,121 @@ class WebRenderer:
             if session.bytes > self.config.max_bytes:
                 raise session.over_bytes(url)
             width, height = self.config.viewport
-            try:
-                context = await browser.new_context(
+            # Its own task: cancelled while Chromium creates it, the context is still closed once it exists.
+            opening = asyncio.ensure_future(
+                browser.new_context(
                     viewport={"width": width, "height": height},
                     accept_downloads=False,
                     service_workers="block",
                     java_script_enabled=True,
                     ignore_https_errors=False,
                 )
+            )
+            try:
+                context = await asyncio.shield(opening)
             except PlaywrightError as exc:  # Chromium died: the next page starts a new one
                 raise BrowserError(f"the browser failed: {_first_line(exc)}") from None
             try:
-                try:
-                    await context.route("**/*", lambda route: self._on_route(session, route))
-                    await context.route_web_socket("**/*", lambda ws: self._on_websocket(session, ws))
-                except PlaywrightError as exc:
-                    raise BrowserError(f"the browser failed: {_first_line(exc)}") from None
-                work = asyncio.ensure_future(self._load_and_capture(context, session, mode))
-                failed = asyncio.ensure_future(session.failed.wait())
-                try:
-                    done, _ = await asyncio.wait(
-                        {work, failed},
-                        timeout=max(0.0, deadline - time.monotonic()),
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                finally:
-                    work.cancel()
-                    failed.cancel()
-                if session.error is not None:
-                    raise session.error
-                if work not in done:
-                    raise BrowserError(f"the page did not {session.stage} within {timeout:.3g} s", 504)
-                try:
-                    data, title = work.result()
-                except PlaywrightError as exc:
-                    message = f"the browser failed to {session.stage} the page: {_first_line(exc)}"
-                    raise BrowserError(message) from None
-            finally:
-                try:
-                    await asyncio.wait_for(context.close(), 10)
-                except Exception as exc:
-                    log.warning("closing a browser context failed: %s", _first_line(exc))
+                data, title = await self._run_page(context, session, mode, timeout)
+            except PlaywrightError as exc:
+                raise BrowserError(f"the browser failed: {_first_line(exc)}") from None
             return RenderedPage(data, mode, title, url, session.blocked, session.requests, session.bytes)
         finally:
+            if opening is None:
+                self._active -= 1
+            else:
+                self._close_when_open(opening)
+                closing = self._closing_tasks.get(opening)
+                if closing is not None:
+                    await asyncio.shield(closing)  # cancelled here, the close still runs to its end
+
+    async def _run_page(self, context, session: _Session, mode: str, timeout: float) -> tuple[bytes, str]:
+        """Load and capture the page in `context` under the session's deadline and budgets."""
+        from playwright.async_api import Error as PlaywrightError
+
+        await context.add_init_script(_INIT_SCRIPT)
+        await context.route("**/*", lambda route: self._on_route(session, route))
+        await context.route_web_socket("**/*", lambda ws: self._on_websocket(session, ws))
+        work = asyncio.ensure_future(self._load_and_capture(context, session, mode))
+        failed = asyncio.ensure_future(session.failed.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {work, failed},
+                timeout=max(0.0, session.deadline - time.monotonic()),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            work.cancel()
+            failed.cancel()
+        if session.error is not None:
+            raise session.error
+        if work not in done:
+            raise BrowserError(f"the page did not {session.stage} within {timeout:.3g} s", 504)
+        try:
+            return work.result()
+        except PlaywrightError as exc:
+            message = f"the browser failed to {session.stage} the page: {_first_line(exc)}"
+            raise BrowserError(message) from None
+
+    def _close_when_open(self, opening: asyncio.Future) -> None:
+        """Close the context `opening` gives (now, or once Chromium has created it) in a task of its own,
+        which gives the page's slot back when the context is closed."""
+
+        def start(done: asyncio.Future) -> None:
+            if done.cancelled() or done.exception() is not None:
+                self._active -= 1  # no context was created
+                return
+            task = asyncio.ensure_future(self._close_context(done.result()))
+            self._closing_tasks[opening] = task
+            task.add_done_callback(lambda _t: self._closing_tasks.pop(opening, None))
+
+        if opening.done():
+            start(opening)
+        else:
+            opening.add_done_callback(start)
+
+    async def _close_context(self, context) -> None:
+        try:
+            await asyncio.wait_for(context.close(), _CLOSE_TIMEOUT_S)
+        except Exception as exc:  # TimeoutError included: a renderer that no longer answers
+            log.warning("closing a browser context failed (%s): killing the browser", _first_line(exc))
+            await self._kill_browser()
+        finally:
             self._active -= 1
+
+    async def _kill_browser(self) -> None:
+        """Kill Chromium (every process of it below this one), so nothing of a stuck page keeps running; the
+        next page starts a new browser. Pages being rendered meanwhile fail (502)."""
+        browser, self._browser = self._browser, None
+        mine = [pid for pid, command in _chromium_commands().items() if self._marker in command]
+        doomed = set(mine)
+        for pid in mine:
+            doomed.update(chromium_processes(pid))
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if browser is not None:
+            try:
+                await asyncio.wait_for(browser.close(), _CLOSE_TIMEOUT_S)
+            except Exception as exc:
+                log.debug("closing the killed browser: %s", _first_line(exc))
+
+    def _limited(self, exe: str) -> str:
+        """`exe`, or on Linux with `max_process_mb` a wrapper script that sets the data-segment limit
+        (RLIMIT_DATA, inherited by every process Chromium starts) and then runs it. Written once, in a
+        private folder of its own."""
+        if not sys.platform.startswith("linux") or self.config.max_process_mb <= 0:
+            return exe
+        if self._wrapper_dir is None:
+            self._wrapper_dir = tempfile.mkdtemp(prefix="jocr-chromium-")
+        path = os.path.join(self._wrapper_dir, "chromium")
+        kib = self.config.max_process_mb * 1024
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(f'#!/bin/sh\nulimit -d {kib} || exit 1\nexec {shlex.quote(exe)} "$@"\n')
+        os.chmod(path, 0o700)
+        return path
 
     async def _load_and_capture(self, context, session: _Session, mode: str) -> tuple[bytes, str]:
         from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -388,12 +515,7 @@ class WebRenderer:
         title = " ".join((await page.title()).split())[:300]
         if mode == "pdf":
             session.stage = "print"
-            data = await page.pdf(
-                format=config.paper,
-                margin=dict.fromkeys(("top", "right", "bottom", "left"), config.margin),
-                print_background=True,
-                page_ranges=f"1-{config.max_print_pages}",
-            )
+            data = await self._print(context, page)
         else:
             session.stage = "take a screenshot of"
             if mode == "screenshot":
@@ -405,6 +527,53 @@ class WebRenderer:
                 clip = {"x": 0, "y": 0, "width": width, "height": height}
                 data = await page.screenshot(type="png", full_page=True, clip=clip)
         return data, title
+
+    async def _print(self, context, page) -> bytes:
+        """The page printed to PDF through Chromium's DevTools protocol, returned as a stream that is read in
+        chunks: a PDF over `max_pdf_bytes` is refused (413) at the chunk that crosses the limit, so no more
+        of it than that enters this process (Playwright's `page.pdf` hands over the whole PDF at once)."""
+        config = self.config
+        width, height = paper_inches(config.paper)
+        margin = length_inches(config.margin)
+        cdp = await context.new_cdp_session(page)
+        try:
+            printed = await cdp.send(
+                "Page.printToPDF",
+                {
+                    "paperWidth": width,
+                    "paperHeight": height,
+                    **{f"margin{side}": margin for side in ("Top", "Right", "Bottom", "Left")},
+                    "printBackground": True,
+                    "pageRanges": f"1-{config.max_print_pages}",
+                    "transferMode": "ReturnAsStream",
+                },
+            )
+            handle = printed["stream"]
+            chunks: list[bytes] = []
+            total = 0
+            try:
+                while True:
+                    got = await cdp.send("IO.read", {"handle": handle, "size": _PRINT_CHUNK})
+                    text = got.get("data", "")
+                    chunk = base64.b64decode(text) if got.get("base64Encoded") else text.encode("latin-1")
+                    total += len(chunk)
+                    if total > config.max_pdf_bytes:
+                        raise BrowserError(
+                            f"the printed page is over the {config.max_pdf_bytes}-byte PDF limit", 413
+                        )
+                    chunks.append(chunk)
+                    if got.get("eof"):
+                        return b"".join(chunks)
+            finally:
+                try:
+                    await cdp.send("IO.close", {"handle": handle})
+                except Exception as exc:  # the context is closing: the stream goes with it
+                    log.debug("closing the print stream: %s", _first_line(exc))
+        finally:
+            try:
+                await cdp.detach()
+            except Exception as exc:
+                log.debug("detaching from the page: %s", _first_line(exc))
 
     async def _on_route(self, session: _Session, route) -> None:
         """Answer one request of the page through the safe fetcher, or refuse it."""
@@ -491,6 +660,73 @@ async def _close_popup(main, popup, session: _Session) -> None:
         await popup.close()
     except Exception as exc:
         log.debug("popup: %s", _first_line(exc))
+
+
+def paper_inches(paper: str) -> tuple[float, float]:
+    """(width, height) in inches of a paper format ("A4", "Letter", ...)."""
+    try:
+        return PAPER_INCHES[paper.lower()]
+    except KeyError:
+        raise ValueError(f"unknown paper format {paper!r}; one of {', '.join(PAPER_INCHES)}") from None
+
+
+def length_inches(length: str | float) -> float:
+    """A CSS length ("1cm", "10mm", "0.5in", "96px", or a number of pixels) in inches."""
+    text = str(length).strip().lower()
+    unit = text[-2:] if text[-2:] in _UNIT_INCHES else "px"
+    number = text[:-2] if text[-2:] in _UNIT_INCHES else text
+    return float(number) * _UNIT_INCHES[unit]
+
+
+def _process_table() -> tuple[dict[int, int], dict[int, str]]:
+    """(pid -> parent pid, pid -> command line) of every process, from Linux /proc; empty elsewhere."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return parents, commands
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode("utf-8", "replace")
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                command = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1:
+            parents[int(entry)] = int(fields[1])
+            commands[int(entry)] = command
+    return parents, commands
+
+
+def _chromium_commands(root: int | None = None) -> dict[int, str]:
+    """pid -> command line of the Chromium processes below process `root` (this one by default)."""
+    root = os.getpid() if root is None else root
+    parents, commands = _process_table()
+    found: dict[int, str] = {}
+    for pid, command in commands.items():
+        program = os.path.basename(command.split(" ", 1)[0])
+        if "chrom" not in program and "headless_shell" not in program:
+            continue
+        ancestor, hops = parents.get(pid), 0
+        while ancestor not in (None, 0, 1, root) and hops < 64:
+            ancestor, hops = parents.get(ancestor), hops + 1
+        if ancestor == root:
+            found[pid] = command
+    return found
+
+
+def chromium_processes(root: int | None = None) -> dict[int, str]:
+    """Chromium processes below process `root` (this one by default): pid -> type ("browser", "renderer",
+    "zygote", "utility", ...). Read from Linux /proc; {} elsewhere."""
+    return {
+        pid: command.split("--type=", 1)[1].split(" ", 1)[0] if "--type=" in command else "browser"
+        for pid, command in _chromium_commands(root).items()
+    }
 
 
 def _first_line(exc: BaseException) -> str:

@@ -19,7 +19,8 @@ DNS rebinding). This module therefore:
 
 Tests that serve files from loopback name their server in `FetchLimits.allowed_endpoints`: only that exact
 (address, port) pair is let through (port 0: every port of that address, `jocr serve --allow-fetch-host`),
-so a redirect from it to any other private address is still refused.
+matched against the address actually dialled (an IPv6 form carrying an allowed IPv4 address is not it), so a
+redirect from it to any other private address is still refused.
 """
 
 from __future__ import annotations
@@ -152,8 +153,10 @@ def address_refusal(ip: _IPAddress, port: int, limits: FetchLimits) -> str | Non
     shown = f"{ip}" if not carried else f"{ip} (IPv4 {', '.join(map(str, carried))})"
     if ip in METADATA_ADDRESSES or any(c in METADATA_ADDRESSES for c in carried):
         return f"address {shown} is a cloud metadata endpoint"
+    # An allowed endpoint names the address dialled, never one an IPv6 address carries: that address is
+    # dialled as itself, through whatever gateway (NAT64, 6to4) routes it.
     allowed = limits.allowed_endpoints
-    if any((str(a), p) in allowed for a in (ip, *carried) for p in (port, 0)):
+    if any((str(ip), p) in allowed for p in (port, 0)):
         return None
     for a in carried or [ip]:
         reason = _refusal_of(a, limits)

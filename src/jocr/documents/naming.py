@@ -8,16 +8,36 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 _URI = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+# Bytes of an output stem: with a collision suffix (`-2`) and `.json` the name stays under the 255 bytes most
+# file systems allow.
+MAX_STEM_BYTES = 240
+
+
+def _fit(stem: str) -> str:
+    """`stem` cut to MAX_STEM_BYTES of UTF-8, at a character boundary."""
+    data = stem.encode("utf-8", "surrogateescape")
+    if len(data) <= MAX_STEM_BYTES:
+        return stem
+    return data[:MAX_STEM_BYTES].decode("utf-8", "ignore")
+
+
+def printable(text: str) -> str:
+    """`text` fit for a terminal line: control characters (newlines, escape sequences), format characters
+    (bidirectional overrides) and other unprintable ones escaped as `\\n`, `\\x1b`, `\\u202e`, so a file
+    name cannot forge output lines or drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def output_stem(name: str) -> str:
     """File stem for an input: the file name without suffix, or the last path segment of a URL or storage
-    URI (`s3://bucket/a.pdf`), without its query."""
+    URI (`s3://bucket/a.pdf`), without its query; cut to MAX_STEM_BYTES."""
     if _URI.match(name):
         parsed = urlparse(name)
         tail = Path(parsed.path).name or parsed.netloc or "page"
-        return Path(tail).stem or tail
-    return Path(name).stem
+        return _fit(Path(tail).stem or tail)
+    return _fit(Path(name).stem)
 
 
 def output_stems(names: list[str]) -> list[str]:
@@ -33,7 +53,7 @@ def output_stems(names: list[str]) -> list[str]:
     for name, stem in zip(names, stems):
         if count[stem.lower()] > 1:
             full = urlparse(name).path if _URI.match(name) else name
-            stem = Path(full).name or stem
+            stem = _fit(Path(full).name) or stem
         wanted.append(stem)
     taken = {w.lower() for w in wanted}
     seen: set[str] = set()

@@ -12,6 +12,7 @@ import io
 import math
 import os
 import re
+import stat
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
@@ -47,6 +48,10 @@ class LoadOptions:
     max_bytes: int = 512 * 1024 * 1024
     # Limits for http(s) inputs (a `jocr.documents.fetch.FetchLimits`); None = the fetcher's defaults.
     fetch_limits: object | None = None
+    # A PDF page's text layer read in a process of its own, killed after this many seconds (verdict
+    # "too_large"), so a page whose text is slow to read never holds the PDFium lock every other document
+    # waits for (the server); None reads it in this process, under the lock.
+    text_layer_timeout_s: float | None = None
 
 
 def sniff_type(head: bytes) -> str | None:
@@ -130,6 +135,7 @@ class PdfSource(PageSource):
 
         self.name = name
         self.options = options
+        self._data = data  # for a text layer read in another process
         with _PDFIUM_LOCK:
             try:
                 # A path lets PDFium read the file on demand instead of holding it in memory.
@@ -202,6 +208,8 @@ class PdfSource(PageSource):
     def text_layer(self, index: int):
         from jocr.lines.textlayer import ERROR, empty_layer, read_page
 
+        if self.options.text_layer_timeout_s is not None:
+            return _text_layer_in_process(self._data, self.options, index)
         with _PDFIUM_LOCK:
             try:
                 page = self._doc[index]
@@ -224,6 +232,63 @@ class PdfSource(PageSource):
     def close(self) -> None:
         with _PDFIUM_LOCK:
             self._doc.close()
+
+
+def _text_layer_worker(pipe, data, password, index) -> None:
+    """In a child process: page `index`'s text layer, sent back through `pipe` (an error as its text)."""
+    try:
+        import pypdfium2 as pdfium
+
+        from jocr.lines.textlayer import read_page
+
+        doc = pdfium.PdfDocument(data, password=password)
+        try:
+            page = doc[index]
+            try:
+                pipe.send(read_page(page))
+            finally:
+                page.close()
+        finally:
+            doc.close()
+    except Exception as exc:
+        pipe.send(one_line(exc))
+    finally:
+        pipe.close()
+
+
+def _text_layer_in_process(data, options: LoadOptions, index: int):
+    """Page `index`'s text layer read by `_text_layer_worker` in a fresh process (forkserver: started from a
+    clean server process, not forked from this threaded one), which is killed after
+    `options.text_layer_timeout_s`."""
+    import multiprocessing
+
+    from jocr.lines.textlayer import ERROR, TOO_LARGE, empty_layer
+
+    timeout = options.text_layer_timeout_s
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        # Imported once by the fork server, so each worker forked from it starts in milliseconds.
+        context.set_forkserver_preload(["jocr.documents.pages", "jocr.lines.textlayer", "pypdfium2"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(
+        target=_text_layer_worker, args=(send, data, options.password, index), daemon=True
+    )
+    try:
+        process.start()
+        send.close()
+        if not receive.poll(timeout):
+            return empty_layer(TOO_LARGE, f"reading the text took over {timeout:g} s")
+        got = receive.recv()
+    except (OSError, EOFError) as exc:  # the worker died (killed for memory, say) or could not start
+        return empty_layer(ERROR, f"the text layer could not be read ({one_line(exc)})")
+    finally:
+        receive.close()
+        if process.is_alive():
+            process.kill()
+        process.join(5)
+    return empty_layer(ERROR, f"cannot read the text ({got})") if isinstance(got, str) else got
 
 
 class ImageSource(PageSource):
@@ -349,8 +414,14 @@ def open_source(
     if path.is_dir():
         raise DocumentError(f"{label}: is a directory")
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
+        # Opened without blocking and checked on the open file: a FIFO (or a device) named as an input would
+        # otherwise block the open, or the read, forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise DocumentError(f"{label}: not a regular file (a FIFO, device or socket?)")
+            size = info.st_size
             head = fh.read(1024)
     except OSError as exc:
         raise DocumentError(f"{label}: cannot read ({exc.strerror or exc})") from None
@@ -404,13 +475,34 @@ def expand_inputs(items: Iterable[str | os.PathLike]) -> list[str]:
                 raise DocumentError(f"{text}: folder has no PDF or image files")
             out.extend(found)
         elif not path.exists() and glob.has_magic(text):
-            found = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p))
+            found = sorted(p for p in _glob(text) if os.path.isfile(p))
             if not found:
                 raise DocumentError(f"{text}: no files match")
             out.extend(found)
         else:
             out.append(text)
     return out
+
+
+def _glob(pattern: str) -> list[str]:
+    """The paths matching a glob pattern (`**` any folders deep), as `glob.glob(recursive=True)` gives them
+    but never following a symbolic link to a folder while recursing (`glob.glob` does, so a link to a parent
+    folder recurses until the path is too long, and two such links take exponential time). Names starting
+    with a dot match only a pattern part starting with one, as in `glob`."""
+    parts = Path(pattern).parts
+    fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+    base = Path(*parts[:fixed]) if fixed else Path(".")
+    rest = parts[fixed:]
+    if not rest:
+        return [pattern] if os.path.lexists(pattern) else []
+    shown_dots = any(part.startswith(".") for part in rest)
+    found = []
+    # pathlib's `**` does not descend into linked folders (Python 3.11+).
+    for match in base.glob(str(Path(*rest))):
+        if not shown_dots and any(part.startswith(".") for part in match.relative_to(base).parts):
+            continue
+        found.append(str(match))
+    return found
 
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?\s*)?$")

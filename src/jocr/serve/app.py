@@ -20,6 +20,7 @@ import base64
 import hmac
 import importlib.resources
 import io
+import ipaddress
 import json
 import logging
 import time
@@ -45,7 +46,7 @@ from jocr.serve.openai import (
     usage_dict,
 )
 from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, web_page
-from jocr.serve.service import OCRService, PixelHold, SamplingParams, Submitted, Transcription
+from jocr.serve.service import OCRService, SamplingParams, Submitted, Ticket, Transcription
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")
@@ -186,9 +187,12 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     keys = tuple(k.encode() for k in config.api_keys)
     served_models = {service.model_id, *MODEL_ALIASES}
 
+    # The names a browser may use for this server when it has no API key (see `_check_browser_request`).
+    own_hosts = frozenset({"localhost", config.host.lower(), *(h.lower() for h in config.allowed_hosts)})
+
     def check_auth(request: Request) -> None:
         if not keys:
-            _check_same_origin(request)
+            _check_browser_request(request, own_hosts)
             return
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
@@ -264,8 +268,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 param="model",
                 code="model_not_found",
             )
-        service.admission.acquire()
-        hold = PixelHold(service.admission)
+        ticket = service.admit()
         streaming = False
         try:
             deadline = time.monotonic() + config.request_timeout_s
@@ -275,7 +278,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     # is a page's).
                     one_page = len(task.image_urls) == 1
                     loaded = await _all_or_none(
-                        service.load_image(url, i, deadline, hold, with_anchor=one_page)
+                        service.load_image(url, i, deadline, ticket, with_anchor=one_page)
                         for i, url in enumerate(task.image_urls)
                     )
             except TimeoutError:
@@ -284,6 +287,9 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 ) from None
             images = [page.image for page in loaded]
             anchors = loaded[0].anchors if one_page else []
+            # A page read in anchor windows is one engine request per window, each up to max_tokens: each
+            # counts as a request in flight, as a Reader page does.
+            ticket.add_slots(len(anchors) - 1)
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
                 # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.
@@ -294,8 +300,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     unfinished = not submitted.done
                     # The slot and the pixels first: nothing after this (logging included) can keep them.
                     service.cancel(submitted)  # a no-op when the generation finished
-                    hold.release()
-                    service.admission.release()
+                    ticket.release()
                     if unfinished:
                         log.info(
                             "POST /v1/chat/completions: client disconnected mid-stream; generation cancelled"
@@ -324,22 +329,19 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             )
         finally:
             if not streaming:
-                hold.release()
-                service.admission.release()
+                ticket.release()
 
     @app.post("/v1/pages")
     async def pages(request: Request):
         check_auth(request)
         timeout_s = config.request_timeout_s
         await _read_body(request, timeout_s)  # read (and cached) before the disconnect watcher listens
-        service.admission.acquire()
-        try:
-            async with asyncio.timeout(timeout_s):
-                return await until_disconnected(request, _render_page(request, service))
-        except TimeoutError:
-            raise ApiError(504, f"rendering the page timed out after {timeout_s:g} s") from None
-        finally:
-            service.admission.release()
+        with service.admit() as ticket:
+            try:
+                async with asyncio.timeout(timeout_s):
+                    return await until_disconnected(request, _render_page(request, service, ticket))
+            except TimeoutError:
+                raise ApiError(504, f"rendering the page timed out after {timeout_s:g} s") from None
 
     @app.get("/", response_class=HTMLResponse)
     async def demo():
@@ -394,16 +396,59 @@ async def _all_or_none(coroutines) -> list:
         raise
 
 
-def _check_same_origin(request: Request) -> None:
-    """Without API keys a browser on another site could POST work to this server (CSRF: a form or a
-    `text/plain` fetch needs no CORS preflight). Browsers send `Origin` with every cross-site POST, so a POST
-    whose Origin is not this server's own is refused; clients that are not browsers send no Origin."""
+def host_name(host_header: str) -> str:
+    """The name in a Host header, lower case, without its port ("[::1]:8000" -> "::1")."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _is_ip_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_browser_request(request: Request, own_hosts: frozenset[str]) -> None:
+    """Without API keys, refuse what a web page in the user's browser could send here on another site's
+    behalf:
+
+    - DNS rebinding: a page on `evil.example` whose name is then pointed at this server's address talks to
+      it as its own origin (so Origin equals Host, and the browser lets the page read the answers). Its
+      requests carry `Host: evil.example`: only an IP address, `localhost`, the address the server is bound
+      to and the names given with `--allowed-host` are accepted (`*` accepts any);
+    - cross-site GETs (an `<img>`, a link, a `no-cors` fetch starting a Reader fetch): browsers mark them
+      `Sec-Fetch-Site: cross-site` (or `same-site`, another port or subdomain); only `same-origin` and `none`
+      (typed into the address bar) are accepted;
+    - cross-site POSTs (CSRF: a form or a `text/plain` fetch needs no CORS preflight): browsers send `Origin`
+      with every cross-site POST, so a POST whose Origin is not this server's own is refused. Clients that are
+      not browsers send neither header."""
+    host = request.headers.get("host", "")
+    name = host_name(host)
+    # No Host at all (HTTP/1.0) is no browser's: browsers always send one.
+    if name and "*" not in own_hosts and name not in own_hosts and not _is_ip_literal(name):
+        raise ApiError(
+            403,
+            f"Host {host[:100]!r} is not a name of this server (DNS rebinding?); start the server with "
+            "--allowed-host NAME to accept it, or with an API key",
+            code="host_not_allowed",
+        )
+    fetch_site = request.headers.get("sec-fetch-site", "").strip().lower()
+    if fetch_site not in ("", "same-origin", "none"):
+        raise ApiError(
+            403,
+            f"cross-site request refused (Sec-Fetch-Site {fetch_site[:30]!r}); start the server with an API "
+            "key to accept requests from other sites",
+            code="cross_origin",
+        )
     if request.method != "POST":
         return
     origin = request.headers.get("origin")
     if origin is None:
         return
-    host = request.headers.get("host", "")
     scheme, _, rest = origin.partition("://")
     if origin == "null" or scheme not in ("http", "https") or rest.rstrip("/").lower() != host.lower():
         raise ApiError(
@@ -502,7 +547,7 @@ async def _sse(
     yield "data: [DONE]\n\n"
 
 
-async def _render_page(request: Request, service: OCRService) -> dict[str, Any]:
+async def _render_page(request: Request, service: OCRService, ticket: Ticket) -> dict[str, Any]:
     """The page image the model sees (downscaled for the browser), for the demo page."""
     payload = await service.run_blocking(load_json_body, await request.body())
     page = payload.get("page", 1) if isinstance(payload, dict) else 1
@@ -510,8 +555,8 @@ async def _render_page(request: Request, service: OCRService) -> dict[str, Any]:
         raise ApiError(400, "page must be a positive integer (1-based)", param="page")
     deadline = time.monotonic() + service.config.fetch.timeout_s + service.config.browser.timeout_s + 5
     data, source_url, content_type = await read_input(request, service, None, deadline)
-    web = await web_page(service, data, source_url, content_type, "pdf", deadline)
-    doc = await service.open_document(web.data if web else data, source_url or "document")
+    web = await web_page(service, data, source_url, content_type, "pdf", deadline, ticket)
+    doc = await service.open_document(web.data if web else data, source_url or "document", ticket)
     try:
         if page > doc.num_pages:
             raise ApiError(400, f"page {page} is out of range: the document has {doc.num_pages} page(s)")

@@ -28,8 +28,12 @@ class ServeConfig:
     other request too (its body, fetches, rendering and generation).
     header_timeout_s: a connection must send a complete request head within this many seconds of opening
     (or of its previous response); idle keep-alive connections close after keep_alive_s.
+    text_layer_timeout_s: a PDF page's text layer (for its anchor) is read in a process of its own, killed
+    after this many seconds, so no request's slow text layer holds the PDFium lock all others wait for.
     anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt, as in `jocr parse`
     (jocr.lines.anchor.page_anchor; chat requests with one image that is a PDF page, and the Reader).
+    allowed_hosts: names (Host header) a browser may use for this server when it has no API keys, besides IP
+    addresses, `localhost` and `host`; "*" accepts any (app.py `_check_browser_request`: DNS rebinding).
     fetch: limits of the URL fetcher (documents/fetch.py); `allow_private` there lets the server fetch from
     private addresses (off by default). browser: the web page renderer (Chromium; documents/browser.py),
     whose every request goes through the same fetcher and limits.
@@ -40,6 +44,7 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 8000
     api_keys: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
     max_batch: int = 8
     max_queue: int = 64
     max_body_bytes: int = 64 * 1024 * 1024
@@ -57,5 +62,6 @@ class ServeConfig:
     preprocess_workers: int = 2
     retry_after_s: int = 1
     anchor: str = "auto"
+    text_layer_timeout_s: float = 10.0
     fetch: FetchLimits = field(default_factory=FetchLimits)
     browser: BrowserConfig = field(default_factory=BrowserConfig)

@@ -3,8 +3,12 @@
 uvicorn closes idle keep-alive connections after `timeout_keep_alive`, but a connection that opens and then
 sends its request head slowly (or one byte, then nothing) is held open forever ("slowloris"). This protocol
 closes a connection that has not sent a complete request head within `header_timeout_s` of opening or of
-its previous response. It relies on H11Protocol's `cycle` attribute (uvicorn 0.3x-0.5x): the request
-being answered, None before the first.
+its previous response. uvicorn's public settings do not cover this (`timeout_keep_alive` starts only after
+a response; `h11_max_incomplete_event_size` bounds the head's bytes, not its time; `limit_concurrency`
+counts connections, which a slowloris holds cheaply), so this subclasses the private H11Protocol and relies
+on its constructor, `loop`, `transport`, `cycle` (the request being answered, None before the first, with
+`response_complete`) and the four methods overridden here. uvicorn is therefore pinned to the tested range in
+pyproject.toml, and tests/serve/test_serve_hostile_connections.py checks that API.
 """
 
 from __future__ import annotations

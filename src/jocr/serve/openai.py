@@ -25,6 +25,7 @@ MAX_PROMPT_CHARS = 8192  # the text parts of a request, joined
 MAX_NAME_CHARS = 256  # model, user, name, filename, stop strings
 MAX_URL_CHARS = 8192  # an http(s) image URL (data: URLs are bounded by the body limit)
 MAX_MESSAGES = 16
+MAX_STOP_STRINGS = 4
 MAX_METADATA_KEYS = 16  # OpenAI's own limits on `metadata`: 16 pairs, keys <= 64, values <= 512 characters
 
 
@@ -61,27 +62,28 @@ class ApiError(Exception):
 
 
 class ImageURL(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     url: str  # http(s) URLs are capped at MAX_URL_CHARS in parse_chat_request; data: URLs by the body limit
     detail: Literal["auto", "low", "high"] | None = None
 
 
 class ContentPart(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     type: Literal["text", "image_url"]
     text: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
     image_url: ImageURL | None = None
 
 
 class Message(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[ContentPart] | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
+    # Bounded in `parse_chat_request` (prompt characters, images), whose errors cite those limits.
+    content: str | list[ContentPart] | None = None
     name: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
 
 
 class StreamOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     include_usage: bool = False
     include_obfuscation: bool | None = None
 
@@ -90,7 +92,8 @@ class ChatCompletionRequest(BaseModel):
     """Fields the server honours, plus OpenAI fields accepted only at their no-op values (checked in
     `parse_chat_request`). Anything else is an unsupported option and gets a 400."""
 
-    model_config = ConfigDict(extra="allow")
+    # Strict: JSON types as written ("5" and true are not integers, 1 is not a boolean).
+    model_config = ConfigDict(extra="allow", strict=True)
     model: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
     # OpenAI's range is [0, 2]; a positive temperature below MIN_TEMPERATURE would only round to greedy.
@@ -98,7 +101,7 @@ class ChatCompletionRequest(BaseModel):
     top_p: float | None = Field(default=None, ge=MIN_TOP_P, le=1.0)
     max_tokens: int | None = Field(default=None, ge=1, le=2**31)
     max_completion_tokens: int | None = Field(default=None, ge=1, le=2**31)
-    stop: str | list[str] | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    stop: str | list[str] | None = None  # bounded in `parse_chat_request`
     stream: bool = False
     stream_options: StreamOptions | None = None
     seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
@@ -151,7 +154,8 @@ def load_json_body(raw: bytes) -> Any:
             400, f"request body has too many JSON values or too deep nesting (limit {MAX_JSON_VALUES})"
         )
     try:
-        return json.loads(raw)
+        # UTF-8 only (RFC 8259 section 8.1): json.loads would also take UTF-16 and UTF-32 bytes.
+        return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ApiError(400, "request body is not valid UTF-8 JSON") from None
     except RecursionError:
@@ -209,8 +213,12 @@ def parse_chat_request(
             )
         if msg.role != "user":
             continue  # system/developer instructions do not apply to a transcription model
+        if isinstance(msg.content, str) and len(msg.content) > MAX_PROMPT_CHARS:
+            raise ApiError(
+                400, f"messages.{i}.content: text over {MAX_PROMPT_CHARS} characters", param="messages"
+            )
         parts = (
-            [ContentPart(type="text", text=msg.content)]
+            [ContentPart.model_construct(type="text", text=msg.content, image_url=None)]
             if isinstance(msg.content, str)
             else msg.content or []
         )
@@ -241,15 +249,16 @@ def parse_chat_request(
     if len(images) > max_images:
         raise ApiError(400, f"too many images ({len(images)}; limit {max_images})", param="messages")
 
+    given = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
     max_tokens = req.max_completion_tokens or req.max_tokens or default_max_tokens
     if max_tokens > max_tokens_cap:
-        raise ApiError(
-            400, f"max_tokens {max_tokens} is over the limit of {max_tokens_cap}", param="max_tokens"
-        )
+        raise ApiError(400, f"{given} {max_tokens} is over the limit of {max_tokens_cap}", param=given)
     stop = [req.stop] if isinstance(req.stop, str) else list(req.stop or [])
-    if len(stop) > 4 or any(not s or len(s) > MAX_NAME_CHARS for s in stop):
+    if len(stop) > MAX_STOP_STRINGS or any(not s or len(s) > MAX_NAME_CHARS for s in stop):
         raise ApiError(
-            400, f"stop: up to 4 non-empty strings of up to {MAX_NAME_CHARS} characters", param="stop"
+            400,
+            f"stop: up to {MAX_STOP_STRINGS} non-empty strings of up to {MAX_NAME_CHARS} characters",
+            param="stop",
         )
     for key, value in (req.metadata or {}).items():
         if len(key) > 64 or len(value) > 512:

@@ -31,7 +31,7 @@ from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
 from jocr.pipeline import Document, DocumentRun
 from jocr.serve.openai import ApiError, load_json_body
-from jocr.serve.service import OCRService, PixelHold, post_to_loop
+from jocr.serve.service import OCRService, Ticket, post_to_loop
 
 FORMATS = ("markdown", "text")
 SHOTS = ("screenshot", "pageshot")
@@ -152,7 +152,8 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
     if value[:5].lower() == "data:":
         value = value.split(",", 1)[-1]
     if len(value) * 3 // 4 > service.config.max_body_bytes:
-        raise ApiError(413, "document too large")
+        limit = service.config.max_body_bytes
+        raise ApiError(413, f"{key}: document too large (limit {limit} bytes)", param=key)
     filename = payload.get("filename") or ""
     if not isinstance(filename, str) or len(filename) > 255:
         raise ApiError(400, "filename must be a string of up to 255 characters", param="filename")
@@ -164,14 +165,20 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
 
 
 async def web_page(
-    service: OCRService, data: bytes, url: str, content_type: str | None, mode: str, deadline: float
+    service: OCRService,
+    data: bytes,
+    url: str,
+    content_type: str | None,
+    mode: str,
+    deadline: float,
+    ticket: Ticket,
 ) -> RenderedPage | None:
     """A fetched web page rendered in Chromium (its PDF, or a PNG for screenshot/pageshot); None for
     anything else, which is read as it is. Base64 input (no content type) is never rendered: a page
     needs its URL for its links and resources."""
     if content_type is None or not is_html(data, content_type):
         return None
-    return await service.render_web_page(data, url, content_type, mode, deadline)
+    return await service.render_web_page(data, url, content_type, mode, deadline, ticket)
 
 
 async def read_pages(service: OCRService, source, indices: list[int], name: str) -> Document:
@@ -240,52 +247,47 @@ async def read_pages(service: OCRService, source, indices: list[int], name: str)
 async def handle_reader(request: Request, service: OCRService, url_path: str | None) -> Response:
     opts = parse_options(request, service)
     deadline = time.monotonic() + opts.timeout_s
-    service.admission.acquire(1)
-    held = 1
-    pixels = PixelHold(service.admission)
-    try:
-        async with asyncio.timeout(opts.timeout_s):
-            data, source_url, content_type = await read_input(request, service, url_path, deadline)
-            mode = opts.respond_with if opts.respond_with in SHOTS else "pdf"
-            web = await web_page(service, data, source_url, content_type, mode, deadline)
-            if web is not None and web.mode != "pdf":
-                return image_response(web.data, opts, source_url, web.title)
-            data, web_title = (web.data, web.title) if web else (data, "")
-            doc = await service.open_document(data, source_url or "document")
-            try:
-                if opts.respond_with in SHOTS:
-                    return await page_image_response(doc, opts, service, source_url)
-                if opts.page is not None:
-                    if opts.page > doc.num_pages:
+    with service.admit() as ticket:
+        try:
+            async with asyncio.timeout(opts.timeout_s):
+                data, source_url, content_type = await read_input(request, service, url_path, deadline)
+                mode = opts.respond_with if opts.respond_with in SHOTS else "pdf"
+                web = await web_page(service, data, source_url, content_type, mode, deadline, ticket)
+                if web is not None and web.mode != "pdf":
+                    return image_response(web.data, opts, source_url, web.title)
+                data, web_title = (web.data, web.title) if web else (data, "")
+                doc = await service.open_document(data, source_url or "document", ticket)
+                try:
+                    if opts.respond_with in SHOTS:
+                        return await page_image_response(doc, opts, service, source_url)
+                    if opts.page is not None:
+                        if opts.page > doc.num_pages:
+                            raise ApiError(
+                                400,
+                                f"X-Page {opts.page} is out of range: the document has {doc.num_pages} "
+                                "page(s)",
+                            )
+                        indices = [opts.page - 1]
+                    elif doc.num_pages > service.config.max_pages:
                         raise ApiError(
                             400,
-                            f"X-Page {opts.page} is out of range: the document has {doc.num_pages} page(s)",
+                            f"document has {doc.num_pages} pages, over the limit of "
+                            f"{service.config.max_pages} per request; choose one with X-Page",
                         )
-                    indices = [opts.page - 1]
-                elif doc.num_pages > service.config.max_pages:
-                    raise ApiError(
-                        400,
-                        f"document has {doc.num_pages} pages, over the limit of {service.config.max_pages} "
-                        "per request; choose one with X-Page",
-                    )
-                else:
-                    indices = list(range(doc.num_pages))
-                # Reserved before any page is rendered (docs/serving.md, Limits): every selected page, an
-                # upper bound of what the pipeline, which renders them one at a time, can hold.
-                for i in indices:
-                    pixels.add(await doc.page_pixels(i))
-                if len(indices) > 1:
-                    service.admission.acquire(len(indices) - 1)
-                    held = len(indices)
-                doc_title = web_title or doc.title
-                parsed = await read_pages(service, doc.source, indices, source_url or "document")
-            finally:
-                await doc.close()
-    except TimeoutError:
-        raise ApiError(504, f"request timed out after {opts.timeout_s:g} s (X-Timeout)") from None
-    finally:
-        pixels.release()
-        service.admission.release(held)
+                    else:
+                        indices = list(range(doc.num_pages))
+                    # Reserved before any page is rendered (docs/serving.md, Limits): every selected page,
+                    # an upper bound of what the pipeline, which renders them one at a time, can hold; and
+                    # one slot per page, each an engine request.
+                    for i in indices:
+                        await doc.reserve(i)
+                    ticket.add_slots(len(indices) - 1)
+                    doc_title = web_title or doc.title
+                    parsed = await read_pages(service, doc.source, indices, source_url or "document")
+                finally:
+                    await doc.close()
+        except TimeoutError:
+            raise ApiError(504, f"request timed out after {opts.timeout_s:g} s (X-Timeout)") from None
     results = parsed.pages
     content = parsed.markdown  # joined as `jocr parse` joins pages (DeepSeek-OCR's page-split marker)
     if opts.respond_with == "text":

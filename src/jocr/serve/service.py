@@ -189,20 +189,61 @@ class PixelHold:
         self.admission.release_pixels(held)
 
 
-class OpenDocument:
-    """An opened document (PDF or image) whose pages render on the worker pool."""
+class Ticket:
+    """One request's admission, the one path every route takes (`OCRService.admit`): its slots among the
+    requests in flight (one per engine request it will run: a Reader page, a chat page's anchor window) and
+    its decoded-pixel reservation (`pixels`: every page it renders, every screenshot it takes, reserved
+    before the work). `release()` (or leaving the `with` block) frees both, once."""
 
-    def __init__(self, source: PageSource, title: str, service: OCRService):
+    def __init__(self, admission: Admission, slots: int = 1):
+        admission.acquire(slots)
+        self.admission = admission
+        self.slots = slots
+        self.pixels = PixelHold(admission)
+        self.released = False
+
+    def add_slots(self, n: int) -> None:
+        """Count `n` more engine requests of this request (429 past the capacity)."""
+        if n > 0:
+            self.admission.acquire(n)
+            self.slots += n
+
+    def release(self) -> None:
+        if self.released:
+            return
+        self.released = True
+        self.pixels.release()
+        self.admission.release(self.slots)
+
+    def __enter__(self) -> Ticket:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class OpenDocument:
+    """An opened document (PDF or image) whose pages render on the worker pool, each page's pixels reserved
+    on the request's ticket before it is rendered."""
+
+    def __init__(self, source: PageSource, title: str, service: OCRService, ticket: Ticket):
         self.source = source
         self.title = title
         self.num_pages = source.num_pages
+        self.ticket = ticket
         self._service = service
+        self._reserved: set[int] = set()
+
+    async def reserve(self, index: int) -> None:
+        """Reserve the pixels page `index` decodes to (once per page): 413 over the request's limit, 429
+        over the server's."""
+        if index not in self._reserved:
+            self.ticket.pixels.add(await self._service.run_blocking(self.source.page_pixels, index))
+            self._reserved.add(index)
 
     async def render(self, index: int) -> Image.Image:
+        await self.reserve(index)
         return await self._service.run_blocking(self.source.render, index)
-
-    async def page_pixels(self, index: int) -> int:
-        return await self._service.run_blocking(self.source.page_pixels, index)
 
     async def anchors(self, index: int) -> list[str]:
         """The page's anchor texts (one per window) under the server's anchor setting; [] for the image
@@ -248,7 +289,10 @@ class OCRService:
             max_workers=config.max_batch + config.max_queue + 2, thread_name_prefix="jocr-fetch"
         )
         self.load_options = LoadOptions(
-            max_pixels=config.max_image_pixels, max_bytes=config.max_body_bytes, fetch_limits=config.fetch
+            max_pixels=config.max_image_pixels,
+            max_bytes=config.max_body_bytes,
+            fetch_limits=config.fetch,
+            text_layer_timeout_s=config.text_layer_timeout_s,
         )
         # Chromium starts on the first web page, not before (documents/browser.py).
         self.web = WebRenderer(config.browser, config.fetch)
@@ -279,24 +323,37 @@ class OCRService:
             raise ApiError(exc.status, str(exc), code="fetch_error") from None
         return got.data, got.content_type, got.final_url
 
-    async def open_document(self, data: bytes, name: str) -> OpenDocument:
+    def admit(self, slots: int = 1) -> Ticket:
+        """Admit a request (429 past the capacity): the ticket every route holds while it works."""
+        return Ticket(self.admission, slots)
+
+    async def open_document(self, data: bytes, name: str, ticket: Ticket) -> OpenDocument:
+        """Open a document whose pages reserve their pixels on `ticket` before they render."""
+
         def _open() -> OpenDocument:
             try:
                 source = open_source(data, self.load_options, name=name)
             except DocumentError as exc:
                 raise ApiError(400, str(exc), code="bad_document") from None
-            return OpenDocument(source, source.title, self)
+            return OpenDocument(source, source.title, self, ticket)
 
         return await self.run_blocking(_open)
 
     async def render_web_page(
-        self, html: bytes, url: str, content_type: str, mode: str, deadline: float
+        self, html: bytes, url: str, content_type: str, mode: str, deadline: float, ticket: Ticket
     ) -> RenderedPage:
-        """A fetched HTML page rendered in Chromium: a PDF (mode "pdf") or a PNG ("screenshot",
-        "pageshot"); BrowserError -> ApiError with the renderer's status and one-line message."""
+        """A fetched HTML page rendered in Chromium: a PDF (mode "pdf", whose pages reserve their pixels when
+        they are rendered) or a PNG ("screenshot", "pageshot": the image's largest size is reserved on
+        `ticket` first); BrowserError -> ApiError with the renderer's status and one-line message."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise ApiError(504, "request timed out before rendering the page")
+        if mode != "pdf":
+            browser = self.config.browser
+            width, height = browser.viewport
+            ticket.pixels.add(
+                width * (height if mode == "screenshot" else max(height, browser.max_pageshot_height))
+            )
         # Half a second less than the request has left, so a slow page gets the renderer's own message.
         budget = max(0.1, remaining - 0.5)
         future = self.web.submit(html, url, mode, content_type=content_type, timeout_s=budget)
@@ -315,19 +372,17 @@ class OCRService:
         self,
         url: str,
         index: int,
-        deadline: float | None = None,
-        hold: PixelHold | None = None,
+        deadline: float | None,
+        ticket: Ticket,
         with_anchor: bool = True,
     ) -> ChatImage:
         """The first page of an image or PDF given by URL (chat `image_url` parts), with its anchor windows
         when it is a PDF page and `with_anchor` (`OpenDocument.anchors`; a request of several images is never
-        anchored, so their text layers are not read); its pixels are reserved on `hold` before it is
+        anchored, so their text layers are not read); its pixels are reserved on `ticket` before it is
         decoded."""
         data, _ctype, _final = await self.fetch(url, deadline, allow_data=True)
-        doc = await self.open_document(data, f"image {index + 1}")
+        doc = await self.open_document(data, f"image {index + 1}", ticket)
         try:
-            if hold is not None:
-                hold.add(await doc.page_pixels(0))
             image = await doc.render(0)
             return ChatImage(image, await doc.anchors(0) if with_anchor else [])
         except DocumentError as exc:
