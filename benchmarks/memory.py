@@ -80,6 +80,7 @@ def reader_child(pdf: str, model, max_tokens: int, batch_size: int) -> None:
         max_server_pixels=pixels,
         default_max_tokens=max_tokens,
         request_timeout_s=3600.0,
+        allowed_hosts=("testserver",),  # the TestClient's Host header
     )
     backend = EngineBackend.from_loaded(model, config.max_batch, config.max_queue, model_id="jocr")
     service = OCRService(backend, config)
