@@ -24,12 +24,33 @@ class ModelNotFoundError(FileNotFoundError):
     """No usable model directory; the message says where it looked and how to point at one."""
 
 
+# Where the bundled models are found: inside the installed package (a wheel carries them there, copied from
+# the repository's models/ at build time by scripts/bundle_models.py), else in the source checkout this
+# package is imported from (src/jocr -> models/ at the repository root: an editable install or PYTHONPATH).
+BUNDLED_MODELS = "bundled_models"
+
+
 def default_model_dir() -> Path:
-    """$JOCR_MODEL, else the bundled `models/` directory at the repository root (next to src/)."""
+    """$JOCR_MODEL, else the bundled models (`bundled_model_dir`)."""
     env = os.environ.get(MODEL_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "models"
+    return bundled_model_dir()
+
+
+def bundled_model_dir(package: Path | None = None) -> Path:
+    """The bundled models of the jocr package at `package` (default: this one): `<package>/bundled_models`
+    in an installed wheel, else `models/` at the root of the source checkout holding `src/jocr`. When
+    neither has a config.json, the place the package should have them (for the error message)."""
+    package = package or Path(__file__).resolve().parents[1]
+    installed = package / BUNDLED_MODELS
+    candidates = [installed]
+    if package.parent.name == "src":
+        candidates.append(package.parent.parent / "models")
+    for candidate in candidates:
+        if (candidate / "config.json").is_file():
+            return candidate
+    return candidates[-1]
 
 
 @dataclass
