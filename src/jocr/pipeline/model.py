@@ -219,8 +219,8 @@ def model_digest(directory: str | os.PathLike) -> str:
     and its safetensors weights, each by name, size and full contents, with its anchored member's. Two
     directories holding the same model give the same digest wherever they are; a retrained model of the
     same shape gives another (a digest of safetensors headers and sizes alone would not tell them apart).
-    Reads every weight byte once: about 0.2 s for the bundled models (2 x 18 MB), ~2 s per GB here
-    (docs/results/2026-12-03-wheel.md)."""
+    Reads every weight byte once: 0.10 s for the bundled models (2 x 18 MB), about 2-2.5 s per GB
+    (docs/batch.md, "Resuming")."""
     directory = Path(directory)
     digest = hashlib.sha256()
     member = anchored_member(directory)
