@@ -148,6 +148,44 @@ def test_killed_job_resumes_without_redoing_finished_pages(tmp_path, model_dir, 
     assert all((out / f"doc{i}.md").read_text().count("<--- Page Split --->") == 1 for i in range(4))
 
 
+def test_a_new_model_at_the_same_path_reads_pages_afresh_with_a_note(tmp_path, model_dir, ray_local, capsys):
+    import shutil
+
+    import jocr
+    from jocr.config import tiny_config
+    from jocr.model import OCRModel
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(2):
+        (src / f"doc{i}.pdf").write_bytes(text_pdf([f"page {i} a", f"page {i} b"]))
+    model = tmp_path / "model"
+    shutil.copytree(model_dir, model)
+    out = tmp_path / "out"
+    options = dict(model=str(model), max_tokens=MAX_TOKENS, retries=0, quiet=True)
+
+    first = jocr.batch([str(src)], str(out), **options)
+    assert (first.done, first.pages, first.notes) == (2, 4, [])
+    again = jocr.batch([str(src)], str(out), **options)
+    assert (again.skipped, again.pages, again.notes) == (2, 0, [])
+    capsys.readouterr()
+
+    # Retrained in place: the same path, shape and size, other weights.
+    OCRModel(tiny_config()).init_weights(seed=1).save_pretrained(model)
+    renewed = jocr.batch([str(src)], str(out), **options)
+    note = (
+        "4 page(s) in the manifest were read with another model, jocr version or page options: "
+        "reading them afresh"
+    )
+    assert renewed.notes == [note]
+    assert f"jocr batch: {note}\n" in capsys.readouterr().err
+    assert (renewed.done, renewed.skipped, renewed.pages) == (2, 0, 4)
+    rows = _manifest(out)
+    assert len({r["config"] for r in rows}) == 2
+    latest = jocr.batch([str(src)], str(out), **options)
+    assert (latest.skipped, latest.pages, latest.notes) == (2, 0, [])
+
+
 def test_batch_without_ray_says_how_to_install(tmp_path, model_dir, monkeypatch, capsys):
     (tmp_path / "a.pdf").write_bytes(text_pdf(["a"]))
     monkeypatch.setitem(sys.modules, "ray", None)

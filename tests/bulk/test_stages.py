@@ -145,6 +145,68 @@ def test_manifest_newest_row_wins_and_compaction_keeps_it(tmp_path):
     assert len(output.list("_manifest", ".parquet")) == 1
     assert {k: r["status"] for k, r in first.load().items()} == {("a", 1): "ok", ("b", 0): "written"}
     assert Manifest(output, config="c2", run="x").load()[("a", 1)]["status"] == "blank"
+    assert first.superseded == set()  # c2's page is c1's too
+    other = Manifest(output, config="c3", run="y")
+    assert other.load() == {} and other.superseded == {("a", 1)}  # pages only: document rows are not read
+
+
+def _copy_model(source, target):
+    import shutil
+
+    shutil.copytree(source, target)
+    return target
+
+
+def _flip_last_weight_byte(directory):
+    path = directory / "model.safetensors"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1  # a weight changed, the header and the size not: a retrained model of the same shape
+    path.write_bytes(bytes(data))
+
+
+def test_the_job_key_is_the_model_contents_version_engine_and_page_options(tmp_path, model_dir, monkeypatch):
+    import jocr
+
+    here = _copy_model(model_dir, tmp_path / "here")
+    there = _copy_model(model_dir, tmp_path / "there")
+    key = PageSettings(model=str(here)).fingerprint()
+    assert PageSettings(model=str(there)).fingerprint() == key  # the same model wherever it lies
+    # Settings that never change a greedy reading keep the key.
+    for same in (dict(spec=0), dict(batch_size=1), dict(threads=2), dict(device="cpu"), dict(page_timeout=9)):
+        assert PageSettings(model=str(here), **same).fingerprint() == key, same
+    assert PageSettings(model=str(here), vllm_kwargs={"dtype": "float32"}).fingerprint() == key
+    changed = [
+        dict(dpi=200.0),
+        dict(prompt="<image>\nFree OCR."),
+        dict(anchor="off"),
+        dict(max_tokens=7),
+        dict(pages="1"),
+        dict(longest_side=512),
+        dict(retries=0),
+        dict(device="cuda:1"),
+    ]
+    keys = {PageSettings(model=str(here), **c).fingerprint() for c in changed}
+    assert len(keys) == len(changed) and key not in keys
+    assert PageSettings(model=str(here)).fingerprint("vllm") != key
+    vllm = PageSettings(model=str(here), vllm_kwargs={"dtype": "float32"}).fingerprint("vllm")
+    assert vllm != PageSettings(model=str(here)).fingerprint("vllm")
+    monkeypatch.setattr(jocr, "__version__", "0.0.0-other")
+    assert PageSettings(model=str(here)).fingerprint() != key
+    monkeypatch.undo()
+    _flip_last_weight_byte(there)
+    assert PageSettings(model=str(there)).fingerprint() != key
+    (here / "tokenizer.json").write_text((here / "tokenizer.json").read_text() + " ")
+    assert PageSettings(model=str(here)).fingerprint() != key
+
+
+def test_the_job_key_covers_the_anchored_member(tmp_path, model_dir):
+    bundle = _copy_model(model_dir, tmp_path / "bundle")
+    key = PageSettings(model=str(bundle)).fingerprint()
+    member = _copy_model(model_dir, bundle / "anchored")
+    with_member = PageSettings(model=str(bundle)).fingerprint()
+    assert with_member != key
+    _flip_last_weight_byte(member)
+    assert PageSettings(model=str(bundle)).fingerprint() not in (key, with_member)
 
 
 def test_manifest_rolls_small_parts_into_one(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ class BatchSummary:
     seconds: float = 0.0
     output: str = ""
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one line each, printed to stderr as the job starts
 
     @property
     def pages_per_second(self) -> float:
@@ -163,9 +165,7 @@ class ReaderActor:
 
 
 def _check_model(config: BatchConfig) -> None:
-    from jocr.pipeline import default_model_dir
-
-    model = Path(config.settings.model) if config.settings.model else default_model_dir()
+    model = config.settings.model_dir()
     if uri_scheme(str(model)) is None and not (model / "config.json").is_file():
         raise BatchError(f"no model directory at {model} (config.json missing); pass --model DIR")
 
@@ -360,11 +360,23 @@ def run_batch(config: BatchConfig, on_result=None) -> BatchSummary:
         output.make_dirs(MANIFEST_DIR)
     except OSError as exc:
         raise BatchError(f"cannot create output folder {output}: {exc.strerror or exc}") from None
-    manifest = Manifest(output, config.settings.fingerprint(), f"{int(time.time())}-{uuid.uuid4().hex[:8]}")
+    _check_model(config)  # the job's key is the model's contents
+    manifest = Manifest(
+        output, config.settings.fingerprint(config.engine), f"{int(time.time())}-{uuid.uuid4().hex[:8]}"
+    )
     writer = _Writer(config, output, manifest, names)
     writer.summary.documents = len(sources)
 
     previous = manifest.load()
+    wanted = set(sources)
+    afresh = sum(doc_id in wanted for doc_id, _ in manifest.superseded)
+    if afresh:
+        note = (
+            f"{afresh} page(s) in the manifest were read with another model, jocr version or page options: "
+            "reading them afresh"
+        )
+        writer.summary.notes.append(note)
+        print(f"jocr batch: {note}", file=sys.stderr)
     todo: list[dict] = []
     for doc_id in sources:
         doc_row = previous.get((doc_id, 0))
@@ -388,7 +400,6 @@ def run_batch(config: BatchConfig, on_result=None) -> BatchSummary:
         todo.append({"doc_id": doc_id, "location": location, "done_pages": [r["page"] for r in done]})
 
     if todo:
-        _check_model(config)
         owns_ray = _start_ray(config)
         results = None
         try:

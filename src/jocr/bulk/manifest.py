@@ -13,8 +13,9 @@ Page rows (page >= 1): status is one of
   failed    the page could not be rendered or generated at all (error says why)
 Document rows (page 0): status "written" (all pages read, outputs written), "partial" (outputs written,
 some pages failed: a re-run retries those pages) or "failed" (nothing written; error says why).
-`config` is a hash of the settings that change outputs (model, prompt, pages, max tokens, rendering,
-retries): a re-run with other settings redoes everything instead of mixing results.
+`config` is the job's key (stages.PageSettings.fingerprint: the model's contents, the jocr version, the
+engine, the page options): a re-run under another key reads its pages afresh instead of mixing results, and
+`load` counts the pages recorded under other keys so the job can say so.
 """
 
 from __future__ import annotations
@@ -65,23 +66,30 @@ class Manifest:
     _seq: int = 0
     _small: list = field(default_factory=list)
     _rolled: int = 0
+    # (doc_id, page) of page rows recorded under other configs only, as `load` found them
+    superseded: set[tuple[str, int]] = field(default_factory=set)
 
     def load(self) -> dict[tuple[str, int], dict]:
-        """The newest row per (doc_id, page) written under this config."""
+        """The newest row per (doc_id, page) written under this config; `superseded` gets the pages that
+        only other configs recorded."""
         import pyarrow.parquet as pq
 
         rows: dict[tuple[str, int], dict] = {}
+        others: set[tuple[str, int]] = set()
         for part in self.output.list(MANIFEST_DIR, ".parquet"):
             try:
                 table = pq.read_table(io.BytesIO(self.output.read(part)))
             except Exception:  # noqa: S112 - a part is written atomically; an unreadable one is foreign
                 continue
             for row in table.to_pylist():
-                if row.get("config") != self.config:
-                    continue
                 key = (row["doc_id"], row["page"])
+                if row.get("config") != self.config:
+                    if row["page"] >= 1:
+                        others.add(key)
+                    continue
                 if key not in rows or (row["time"] or 0) >= (rows[key]["time"] or 0):
                     rows[key] = row
+        self.superseded = others - rows.keys()
         return rows
 
     def append(self, rows: list[dict]) -> None:

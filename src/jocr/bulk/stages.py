@@ -22,6 +22,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from jocr.bulk.storage import read_uri, uri_scheme
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
@@ -61,21 +62,41 @@ class PageSettings:
     def load_options(self) -> LoadOptions:
         return LoadOptions(dpi=self.dpi, longest_side=self.longest_side, password=self.password)
 
-    def fingerprint(self) -> str:
-        """Hash of the settings that change outputs (the manifest's `config`)."""
-        fields = (
-            self.model,
-            self.prompt,
-            self.pages,
-            self.max_tokens,
-            self.dpi,
-            self.longest_side,
-            self.skip_blank,
-            self.retries,
-            self.retry_temperatures[: self.retries],
-            self.anchor,
-        )
-        return hashlib.sha256(repr(fields).encode()).hexdigest()[:16]
+    def model_dir(self) -> Path:
+        """The model directory: `model`, else $JOCR_MODEL or the bundled models."""
+        from jocr.pipeline import default_model_dir
+
+        return Path(self.model) if self.model else default_model_dir()
+
+    def fingerprint(self, engine: str = "jocr") -> str:
+        """The manifest's `config`: a hash of everything that makes a page's reading, so that a resumed job
+        keeps only pages read the same way. The model by its contents (`model_digest`: a new model at the
+        same path is another model; a copy elsewhere is the same), the jocr version (post-processing rules
+        change with it), the engine and device type (their numerics differ: bf16 on CUDA, fp32 on CPU), and
+        the page options. Not the speculation setting, batch size or threads: they never change a greedy
+        reading (docs/engine.md)."""
+        from jocr import __version__
+        from jocr.pipeline.model import model_digest
+
+        directory = self.model_dir()
+        fields = {
+            "model": model_digest(directory) if directory.is_dir() else str(directory),
+            "jocr": __version__,
+            "engine": engine,
+            "device": self.device.split(":")[0],
+            "vllm_kwargs": self.vllm_kwargs if engine == "vllm" else {},
+            "prompt": self.prompt,
+            "pages": self.pages,
+            "max_tokens": self.max_tokens,
+            "dpi": self.dpi,
+            "longest_side": self.longest_side,
+            "skip_blank": self.skip_blank,
+            "retries": self.retries,
+            "retry_temperatures": list(self.retry_temperatures[: self.retries]),
+            "anchor": self.anchor,
+        }
+        text = json.dumps(fields, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _open(row: dict, options: LoadOptions):
@@ -204,7 +225,7 @@ def page_anchoring(settings: PageSettings):
     mode = normalise_anchor_mode(settings.anchor)
     if mode == "off":
         return None
-    path = _model_dir(settings.model)
+    path = settings.model_dir()
     try:
         config = anchor_config_of(path)
         tokenizer = Tokenizer.from_dir(path) if mode == "on" or config.version else None
@@ -434,7 +455,7 @@ def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, pa
     doc.metadata = {
         "source": doc_id,
         "prompt": prompt_text(settings.prompt),
-        "model": str(_model_dir(settings.model)),
+        "model": str(settings.model_dir()),
         "max_tokens": settings.max_tokens,
     }
     if not page_marker:
@@ -461,14 +482,6 @@ def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, pa
     if failed:
         doc.error = failed[0]
     return doc
-
-
-def _model_dir(model: str | None):
-    from pathlib import Path
-
-    from jocr.pipeline import default_model_dir
-
-    return Path(model) if model is not None else default_model_dir()
 
 
 def _anchor(row: dict) -> PageAnchor | None:

@@ -26,7 +26,6 @@ class VllmPageReader(PageReader):
         from jocr.config import OCRConfig
         from jocr.integrations.vllm import CPU_ENV, register
         from jocr.layout.request import PageRequestBuilder
-        from jocr.pipeline import default_model_dir
         from jocr.pipeline.model import anchored_member
         from jocr.tokenizer import Tokenizer
 
@@ -38,7 +37,7 @@ class VllmPageReader(PageReader):
         except ImportError as exc:
             raise ImportError(f"--engine vllm needs vLLM: pip install 'jocr[vllm]' ({exc})") from exc
         register()
-        path = Path(self.settings.model) if self.settings.model else default_model_dir()
+        path = self.settings.model_dir()
         self.llm = self.start_llm(path)
         self.member, self.member_llm = anchored_member(path), None
         self.tokenizer = Tokenizer.from_dir(path)

@@ -4,7 +4,8 @@ linear layer (`linear`) and a whole MoE layer's experts (`moe`).
 The C source is compiled once with the system C compiler (`cc -O3 -mavx2 -mfma -fopenmp`) into a per-user
 cache directory ($JOCR_KERNEL_DIR, default ~/.cache/jocr/kernels) named by the source's hash, and called
 through ctypes (which releases the GIL). Where that is impossible (no compiler, not x86-64 with AVX2 and FMA,
-JOCR_KERNELS=0) `available()` is False and callers use torch's own products instead: same maths, slower.
+JOCR_KERNELS=0) `available()` is False and callers use torch's own products instead: same maths, slower;
+`unavailable_reason()` then says why. The source ships in the wheel as package data (pyproject.toml).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ PARALLEL_MIN = 1 << 18  # weights per call from which the work is split across t
 
 _lib: ctypes.CDLL | None = None
 _tried = False
+_reason: str | None = None  # why the kernels are unavailable, once `available()` has tried
 
 
 def _cpu_supports() -> bool:
@@ -52,7 +54,9 @@ def _build() -> ctypes.CDLL | None:
             cmd = [compiler, *flags, str(SOURCE), "-o", str(out)]
             done = subprocess.run(cmd, capture_output=True, timeout=120)
             if done.returncode != 0:
-                return None
+                lines = done.stderr.decode(errors="replace").strip().splitlines()
+                first = next((line for line in lines if "error" in line), lines[0] if lines else "")
+                raise OSError(f"{compiler} failed on {SOURCE.name}: {first or done.returncode}")
             os.replace(out, target)  # atomic: concurrent builders never load a half-written file
     lib = ctypes.CDLL(str(target))
     for fn in (lib.linear_bf16, lib.linear_i8):
@@ -72,15 +76,24 @@ def _build() -> ctypes.CDLL | None:
 
 def available() -> bool:
     """True when the kernels are built and loadable here (built on first call)."""
-    global _lib, _tried
+    global _lib, _tried, _reason
     if not _tried:
         _tried = True
-        if os.environ.get("JOCR_KERNELS", "1") != "0" and _cpu_supports():
+        if os.environ.get("JOCR_KERNELS", "1") == "0":
+            _reason = "turned off (JOCR_KERNELS=0)"
+        elif not _cpu_supports():
+            _reason = "this CPU is not x86-64 with AVX2 and FMA"
+        else:
             try:
                 _lib = _build()
-            except (OSError, subprocess.SubprocessError):
-                _lib = None
+            except (OSError, subprocess.SubprocessError) as exc:
+                _lib, _reason = None, f"cannot build {SOURCE}: {exc}"
     return _lib is not None
+
+
+def unavailable_reason() -> str | None:
+    """None when `available()`, else one line saying why not (turned off, CPU, source or compiler)."""
+    return None if available() else _reason
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor | None = None) -> torch.Tensor:

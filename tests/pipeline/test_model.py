@@ -1,0 +1,52 @@
+"""Where the bundled models are found (jocr.pipeline.model.default_model_dir): $JOCR_MODEL, else inside the
+installed package (a wheel), else models/ beside src/ (a source checkout or editable install)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jocr.pipeline.model import BUNDLED_MODELS, MODEL_ENV, bundled_model_dir, default_model_dir
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _model(directory: Path) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "config.json").write_text("{}")
+    return directory
+
+
+def test_a_source_checkout_reads_the_repository_models(monkeypatch):
+    monkeypatch.delenv(MODEL_ENV, raising=False)
+    assert default_model_dir() == REPO / "models"
+    assert (default_model_dir() / "model.safetensors").is_file()
+
+
+def test_the_environment_variable_wins(monkeypatch, tmp_path):
+    monkeypatch.setenv(MODEL_ENV, str(tmp_path))
+    assert default_model_dir() == tmp_path
+
+
+def test_an_installed_wheel_reads_the_models_inside_the_package(tmp_path):
+    package = tmp_path / "lib" / "python3.11" / "site-packages" / "jocr"
+    package.mkdir(parents=True)
+    assert bundled_model_dir(package) == package / BUNDLED_MODELS  # not there: named in the error
+    _model(tmp_path / "lib" / "python3.11" / "models")  # what the old parents[3] rule would have read
+    assert bundled_model_dir(package) == package / BUNDLED_MODELS
+    _model(package / BUNDLED_MODELS)
+    assert bundled_model_dir(package) == package / BUNDLED_MODELS
+
+
+def test_a_checkout_prefers_a_copy_inside_the_package_then_models_beside_src(tmp_path):
+    package = tmp_path / "src" / "jocr"
+    package.mkdir(parents=True)
+    assert bundled_model_dir(package) == tmp_path / "models"  # neither: the checkout's place is named
+    _model(tmp_path / "models")
+    assert bundled_model_dir(package) == tmp_path / "models"
+    _model(package / BUNDLED_MODELS)
+    assert bundled_model_dir(package) == package / BUNDLED_MODELS
+
+
+def test_the_build_step_copies_into_the_place_the_package_looks():
+    text = (REPO / "scripts" / "bundle_models.py").read_text()
+    assert f'TARGET = ("jocr", "{BUNDLED_MODELS}")' in text
