@@ -31,25 +31,13 @@ from jocr.engine.cache import KVCache
 from jocr.engine.guard import GuardConfig, GuardState
 from jocr.engine.requests import GenerationRequest, GenerationResult
 from jocr.engine.stats import RequestStats
-from jocr.engine.verify import ban_repeats, verify
+from jocr.engine.verify import ban_repeats, sampling_distribution, verify
 from jocr.model import kernels
 
 
 def sample_token(logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator) -> int:
     """Sample from softmax(logits / temperature) restricted to the top-p nucleus; logits: (V,)."""
-    logits = logits.float()
-    # Shifted so the largest is 0 before dividing: a tiny temperature then gives -inf or 0, never inf - inf
-    # (NaN), and the distribution tends to greedy as it should.
-    probs = torch.softmax((logits - logits.max()) / temperature, dim=-1)
-    if top_p < 1.0:
-        sorted_probs, order = probs.sort(descending=True)
-        before = sorted_probs.cumsum(0) - sorted_probs  # mass strictly before each token
-        # The most likely token always stays, so a top_p below float32's resolution cannot empty the nucleus.
-        keep = before < top_p
-        keep[0] = True
-        sorted_probs = torch.where(keep, sorted_probs, torch.zeros_like(sorted_probs))
-        probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-    return int(torch.multinomial(probs, 1, generator=generator))
+    return int(torch.multinomial(sampling_distribution(logits, temperature, top_p), 1, generator=generator))
 
 
 class Row:
@@ -80,7 +68,9 @@ class Row:
         self.last = req.prompt_ids[-1]
         self.finish_reason: str | None = None
         self.stop_string: str | None = None
-        self.spec_ok = req.greedy and req.spec is not False
+        # Greedy rows speculate unless told not to; sampled rows only when asked (engine/verify.py: their
+        # tokens then keep plain sampling's distribution, but a seed no longer gives plain sampling's tokens).
+        self.spec_ok = req.spec is not False if req.greedy else req.spec is True
         self.stats = RequestStats(prompt_tokens=self.prompt_len)
         self.cancelled = False
         self.error: BaseException | None = None
