@@ -114,6 +114,7 @@ class Attention(nn.Module):
                 visible = torch.arange(1, t + 1, device=x.device).expand(b, t)  # (B, T)
             else:
                 k_all, v_all, _ = cache.update(self.layer_idx, k, v, positions)  # (B, Hkv, S, D)
+                k_all, v_all = k_all.float(), v_all.float()  # a copy only for a cache kept in another dtype
                 visible = positions + 1  # (B, T): slots 0 .. position, the cache's visibility rule
             out = kernels.attention(q, k_all, v_all, visible, self.head_dim**-0.5)  # (B, T, H, D)
             return self.o_proj(out.view(b, t, self.num_heads * self.head_dim))

@@ -128,6 +128,8 @@ def linear(x: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor | None = N
     -> (M, N) float32, any M. K must be a multiple of 16; call only when `available()`."""
     m, k = x.shape
     n = weight.shape[0]
+    if x.dtype != torch.float32 or not x.is_contiguous() or weight.shape[1] != k or k % 16:
+        raise ValueError(f"kernels.linear: needs float32 contiguous x with K % 16 == 0, got {tuple(x.shape)}")
     y = torch.empty(m, n, dtype=torch.float32)
     # One thread for small matrices: waking a second one costs more than it saves (and a descheduled worker
     # on a busy machine stalls the whole call).
@@ -210,6 +212,10 @@ def attention(
     Returns (B, T, H, D) float32. D must be a multiple of 16 and H a multiple of H_kv."""
     b, h, t, d = q.shape
     hkv = k.shape[1]
+    if not q.dtype == k.dtype == v.dtype == torch.float32 or visible.dtype != torch.int64:
+        raise TypeError("kernels.attention takes float32 q, k, v and int64 visible counts")
+    if d % 16 or h % hkv or k.shape[3] != d or visible.shape != (b, t):
+        raise ValueError(f"kernels.attention: unsupported shapes q {tuple(q.shape)}, k {tuple(k.shape)}")
     q = q.contiguous()
     visible = visible.contiguous()
     if k.stride(3) != 1 or k.stride(2) != d or v.stride() != k.stride():
