@@ -76,8 +76,8 @@ def test_attention_kernel_gives_a_query_the_same_result_in_any_pass(kv_heads):
     def first_query(batch: int, queries: int, extra: int) -> torch.Tensor:
         visible = torch.arange(seen, seen + queries).expand(batch, queries)  # (B, T)
         width = seen + queries - 1 + extra
-        out = kernels.attention(q[:batch, :, :queries], k[:batch, :, :width], v[:batch, :, :width], visible, 0.2)
-        return out[0, 0]  # (H, D)
+        keys, values = k[:batch, :, :width], v[:batch, :, :width]
+        return kernels.attention(q[:batch, :, :queries], keys, values, visible, 0.2)[0, 0]  # (H, D)
 
     ref = first_query(1, 1, 0)
     for batch in (1, 8):

@@ -105,7 +105,8 @@ def verify(
             try:
                 if spec:
                     req = r.req
-                    choices.append(sample_drafts(logits[i], drafts[i], req.temperature, req.top_p, r.generator))
+                    tokens = sample_drafts(logits[i], drafts[i], req.temperature, req.top_p, r.generator)
+                    choices.append(tokens)
                 else:
                     choices.append([r.choose(logits[i, 0])])
             except Exception as exc:  # this row's own failure, not the batch's

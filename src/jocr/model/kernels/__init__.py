@@ -147,8 +147,9 @@ class ExpertTable:
     """Pointers to one MoE layer's expert weights, as `moe` takes them.
 
     gate, up: E tensors (I, D); down: E tensors (D, I), all bf16, all fp32 or all int8 (then with per-row
-    fp32 scales); shared: the shared experts' (gate, up, down) weights and scales, or None. The table keeps the
-    tensors it points into (so the pointers stay valid) and rebuilds its pointers when copied or unpickled."""
+    fp32 scales); shared: the shared experts' (gate, up, down) weights and scales, or None. The table keeps
+    the tensors it points into (so the pointers stay valid) and rebuilds its pointers when copied or
+    unpickled."""
 
     def __init__(self, gate, up, down, scales=None, shared=None, shared_scales=None):
         self.tensors = (list(gate), list(up), list(down), scales, shared, shared_scales)
