@@ -108,7 +108,9 @@ class Attention(nn.Module):
         q = apply_rope(q, cos, sin)
         k = apply_rope(k, cos, sin)
         gqa = self.num_kv_heads != self.num_heads
-        if self._invariant(q, b * t):
+        # Only caches that state jocr's visibility rule (a query at position p sees exactly slots 0 .. p) can
+        # be read by the kernel; others (e.g. a left-padded Transformers cache) bring their own mask.
+        if self._invariant(q, b * t) and (cache is None or getattr(cache, "prefix_visible", False)):
             if cache is None:  # causal by index: query t sees keys 0 .. t
                 k_all, v_all = k, v
                 visible = torch.arange(1, t + 1, device=x.device).expand(b, t)  # (B, T)
