@@ -68,13 +68,13 @@ def _chi_square(counts: torch.Tensor, probs: torch.Tensor) -> float:
 
 def test_speculative_sampling_keeps_the_target_distribution():
     """Rejection sampling over deterministic drafts: the first committed token follows p_0 and, after an
-    accepted first draft, the second follows p_1 (chi-square, 40,000 steps, fixed seed, 6 tokens), whether the
+    accepted first draft, the second follows p_1 (chi-square, 15,000 steps, fixed seed, 6 tokens), whether the
     drafts are likely or unlikely under the target; acceptance of d_1 happens at rate p_0(d_1)."""
     from jocr.engine.verify import sample_drafts, sampling_distribution
 
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(3, 6, generator=g) * 1.5  # (k + 1, V): positions 0, 1, 2
-    temperature, top_p, steps = 0.8, 0.95, 40_000
+    temperature, top_p, steps = 0.8, 0.95, 15_000
     p0 = sampling_distribution(logits[0], temperature, top_p)
     p1 = sampling_distribution(logits[1], temperature, top_p)
     p0, p1 = p0 / p0.sum(), p1 / p1.sum()
@@ -87,7 +87,7 @@ def test_speculative_sampling_keeps_the_target_distribution():
             if tokens[0] == drafts[0] and len(tokens) > 1:
                 second[tokens[1]] += 1
         assert _chi_square(first, p0) < 20.52, drafts
-        assert abs(first[drafts[0]] / steps - p0[drafts[0]]) < 0.01
+        assert abs(first[drafts[0]] / steps - p0[drafts[0]]) < 0.015
         if second.sum() > 100:
             assert _chi_square(second, p1) < 20.52, drafts
 
