@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from engine_models import OCRModel, build_cycle_model, build_random_model
+from engine_models import OCRModel, build_cycle_model, build_random_model, build_tied_model
 
 
 @pytest.fixture(autouse=True)
@@ -30,3 +30,9 @@ def cycle_model() -> OCRModel:
 def loop_model() -> OCRModel:
     """Greedy output cycles through 7 tokens: the repetition guard has work to do."""
     return build_cycle_model(2, period=7, noise=10.0)
+
+
+@pytest.fixture(scope="session")
+def tied_model() -> OCRModel:
+    """Pairs of nearly tied logits, in the row-invariant float32 format (engine_models.build_tied_model)."""
+    return build_tied_model(0)

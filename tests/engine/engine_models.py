@@ -5,6 +5,9 @@
 - `cycle_model`: an (almost) bigram model whose greedy output follows a fixed permutation of the vocabulary,
   with small random attention/MLP weights so the context sometimes overrides it; its FastMTP head is set to
   predict the permutation's next step, so drafts are often, but not always, accepted.
+- `tied_model`: the cycle model with its output rows paired and each pair's two logits nearly tied (apart by
+  about 1e-7 to 1e-6, near float32's resolution at logits of order 1), in the `float32` format (the
+  row-invariant kernels): which of a pair wins is decided by the last bits of the computation.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from jocr.config import OCRConfig
+from jocr.model.formats import apply_format
 from jocr.model.ocr import OCRModel
 
 IMAGE_ID = 3
@@ -68,3 +72,29 @@ def build_cycle_model(seed: int = 0, period: int = 0, noise: float = 30.0) -> OC
 def random_prompt(g: torch.Generator, low: int = 2, high: int = 12) -> list[int]:
     n = int(torch.randint(low, high, (1,), generator=g))
     return torch.randint(11, 500, (n,), generator=g).tolist()
+
+
+def build_tied_model(seed: int = 0, gap: float = 3e-8) -> OCRModel:
+    """The cycle model, its lm_head scaled to logits of order 1 and row 2i + 1 set to row 2i plus noise of
+    std `gap` (so the pair's logits differ by about gap x |h| ~ 1e-7..1e-6), packed for the kernels."""
+    model = build_cycle_model(seed, noise=30.0)
+    g = torch.Generator().manual_seed(seed + 7)
+    with torch.no_grad():
+        head = model.lm_head.weight
+        head.mul_(1.0 / 32.0)
+        head[1::2] = head[0::2] + torch.randn(head[0::2].shape, generator=g) * gap
+        head[:11] = 0.0  # never emit special tokens
+    return apply_format(model, "float32")
+
+
+class RefTokens:
+    """What the reference drafter asks of a tokenizer (`ReferenceLookup.from_tokenizer`), over the test
+    models' vocabulary: `@` and the digits are ids 11..21, which random prompts and outputs contain."""
+
+    ids = {c: 11 + i for i, c in enumerate("@0123456789")}
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.ids.get(token)
+
+    def encode(self, text: str) -> list[int]:
+        return [self.ids.get(c, 30 + ord(c) % 200) for c in text]

@@ -42,22 +42,52 @@ def one_thread():
 
 
 @needs_kernel
-@pytest.mark.parametrize("fmt", ["bf16", "int8"])
+@pytest.mark.parametrize("fmt", ["bf16", "fp32", "int8"])
 def test_kernel_matches_fp32_product_and_is_identical_for_any_row_count(fmt):
+    torch.set_num_threads(2)  # the kernel's threads split the outputs; a row's sums must not care
     g = torch.Generator().manual_seed(0)
     w = torch.randn(37, 96, generator=g)
-    x = torch.randn(9, 96, generator=g)
-    if fmt == "bf16":
-        weight, scale = w.bfloat16(), None
-        ref = F.linear(x.double(), weight.double())
-    else:
+    x = torch.randn(150, 96, generator=g)  # past one tile of x rows (linear.c MTILE = 64)
+    if fmt == "int8":
         weight, scale = quantize_int8(w)
         ref = F.linear(x.double(), weight.double()) * scale.double()
-    for m in range(1, 10):
+    else:
+        weight, scale = (w.bfloat16() if fmt == "bf16" else w), None
+        ref = F.linear(x.double(), weight.double())
+    alone = torch.cat([kernels.linear(x[i : i + 1].contiguous(), weight, scale) for i in range(len(x))])
+    assert (alone.double() - ref).abs().max() < 1e-4
+    for m in (*range(2, 10), 31, 32, 64, 65, 150):
         y = kernels.linear(x[:m].contiguous(), weight, scale)
-        assert (y.double() - ref[:m]).abs().max() < 1e-4
-        alone = torch.cat([kernels.linear(x[i : i + 1].contiguous(), weight, scale) for i in range(m)])
-        assert torch.equal(y, alone)  # a row's result does not depend on its neighbours
+        assert torch.equal(y, alone[:m])  # a row's result does not depend on its neighbours
+
+
+@needs_kernel
+@pytest.mark.parametrize("kv_heads", [4, 2])
+def test_attention_kernel_gives_a_query_the_same_result_in_any_pass(kv_heads):
+    """A query's attention output depends only on its keys: not on the batch, on the queries beside it (1 or
+    k + 1 in a verify pass, a whole prompt), or on the cache slots past what it sees; close to SDPA."""
+    torch.set_num_threads(2)
+    g = torch.Generator().manual_seed(0)
+    heads, dim, seen = 4, 32, 40
+    q = torch.randn(8, heads, 4, dim, generator=g)  # (B, H, T, D)
+    k = torch.randn(8, kv_heads, seen + 40, dim, generator=g)  # (B, Hkv, S, D)
+    v = torch.randn(8, kv_heads, seen + 40, dim, generator=g)
+
+    def first_query(batch: int, queries: int, extra: int) -> torch.Tensor:
+        visible = torch.arange(seen, seen + queries).expand(batch, queries)  # (B, T)
+        width = seen + queries - 1 + extra
+        keys, values = k[:batch, :, :width], v[:batch, :, :width]
+        return kernels.attention(q[:batch, :, :queries], keys, values, visible, 0.2)[0, 0]  # (H, D)
+
+    ref = first_query(1, 1, 0)
+    for batch in (1, 8):
+        for queries in (1, 2, 4):
+            for extra in (0, 3, 30):
+                assert torch.equal(first_query(batch, queries, extra), ref), (batch, queries, extra)
+    sdpa = F.scaled_dot_product_attention(
+        q[:1, :, :1], k[:1, :, :seen], v[:1, :, :seen], scale=0.2, enable_gqa=kv_heads != heads
+    )  # (1, H, 1, D)
+    assert (sdpa[0, :, 0] - ref).abs().max() < 1e-5
 
 
 @needs_kernel

@@ -10,6 +10,12 @@ truncates it at the same token plain decoding would stop at. Rows with different
 each row's length advances by its own count and the k/v written for its rejected positions stay past its
 length, invisible, until overwritten.
 
+Prefill: a prompt of more than `kernels.QUERY_MAX` tokens is prefilled alone (short ones together, up to
+`max_prefill_tokens`). Long passes take torch's GEMM and SDPA, whose per-row results depend on the padded
+shape of the whole pass; alone, a prompt's cache depends on that request only, so its tokens do not depend
+on which requests happened to join with it (which speculation changes, as rows finish at other steps). A
+page shared by several requests is still encoded once per admission (`image_embeds`).
+
 Row isolation: an error raised by one row's own work (seeding its generator, choosing or committing its
 tokens) finishes that row alone with finish reason "error" and the exception in `row.error`; the batch drops
 the row and the other rows go on. Only an error in the shared forward pass fails the whole batch.
@@ -25,24 +31,13 @@ from jocr.engine.cache import KVCache
 from jocr.engine.guard import GuardConfig, GuardState
 from jocr.engine.requests import GenerationRequest, GenerationResult
 from jocr.engine.stats import RequestStats
-from jocr.engine.verify import ban_repeats, verify
+from jocr.engine.verify import ban_repeats, sampling_distribution, verify
+from jocr.model import kernels
 
 
 def sample_token(logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator) -> int:
     """Sample from softmax(logits / temperature) restricted to the top-p nucleus; logits: (V,)."""
-    logits = logits.float()
-    # Shifted so the largest is 0 before dividing: a tiny temperature then gives -inf or 0, never inf - inf
-    # (NaN), and the distribution tends to greedy as it should.
-    probs = torch.softmax((logits - logits.max()) / temperature, dim=-1)
-    if top_p < 1.0:
-        sorted_probs, order = probs.sort(descending=True)
-        before = sorted_probs.cumsum(0) - sorted_probs  # mass strictly before each token
-        # The most likely token always stays, so a top_p below float32's resolution cannot empty the nucleus.
-        keep = before < top_p
-        keep[0] = True
-        sorted_probs = torch.where(keep, sorted_probs, torch.zeros_like(sorted_probs))
-        probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-    return int(torch.multinomial(probs, 1, generator=generator))
+    return int(torch.multinomial(sampling_distribution(logits, temperature, top_p), 1, generator=generator))
 
 
 class Row:
@@ -73,7 +68,9 @@ class Row:
         self.last = req.prompt_ids[-1]
         self.finish_reason: str | None = None
         self.stop_string: str | None = None
-        self.spec_ok = req.greedy and req.spec is not False
+        # Greedy rows speculate unless told not to; sampled rows only when asked (engine/verify.py: their
+        # tokens then keep plain sampling's distribution, but a seed no longer gives plain sampling's tokens).
+        self.spec_ok = req.spec is not False if req.greedy else req.spec is True
         self.stats = RequestStats(prompt_tokens=self.prompt_len)
         self.cancelled = False
         self.error: BaseException | None = None
@@ -192,22 +189,46 @@ class DecodeBatch:
             raise ValueError("admitting more rows than max_batch_size")
         self.reserve(len(self.rows) + len(items), max(self.slots_needed(r) for _, r in items))
         events = []
+        encoded = self._encode_shared_images(items)
         group: list[tuple[int, GenerationRequest]] = []
         longest = 0
         for item in items:
-            longest2 = max(longest, len(item[1].prompt_ids))
+            length = len(item[1].prompt_ids)
+            if length > kernels.QUERY_MAX:  # alone (module docstring)
+                events += self._prefill([item], encoded)
+                continue
+            longest2 = max(longest, length)
             if group and longest2 * (len(group) + 1) > self.config.max_prefill_tokens:
-                events += self._prefill(group)
-                group, longest2 = [], len(item[1].prompt_ids)
+                events += self._prefill(group, encoded)
+                group, longest2 = [], length
             group.append(item)
             longest = longest2
         if group:
-            events += self._prefill(group)
+            events += self._prefill(group, encoded)
         self._retire()
         return events
 
     @torch.inference_mode()
-    def _prefill(self, group: list[tuple[int, GenerationRequest]]) -> list[tuple[Row, list[int]]]:
+    def _encode_shared_images(self, items: list[tuple[int, GenerationRequest]]) -> dict[int, torch.Tensor]:
+        """Embeddings of the pages that several of `items` share (by object), encoded once, keyed by id; {}
+        when the model cannot take them precomputed."""
+        if not self.engine.image_embeds_kwarg:
+            return {}
+        seen: dict[int, int] = {}
+        pages = {}
+        for _, r in items:
+            for pv in r.images or ():
+                seen[id(pv)] = seen.get(id(pv), 0) + 1
+                pages[id(pv)] = pv
+        shared = [pages[key] for key, count in seen.items() if count > 1]
+        if not shared:
+            return {}
+        return dict(zip(map(id, shared), self.model.encode_images(shared)))
+
+    @torch.inference_mode()
+    def _prefill(
+        self, group: list[tuple[int, GenerationRequest]], encoded: dict[int, torch.Tensor] | None = None
+    ) -> list[tuple[Row, list[int]]]:
         t0 = time.perf_counter()
         eng = self.engine
         start = len(self.rows)
@@ -230,9 +251,15 @@ class DecodeBatch:
         pos = torch.arange(width, device=eng.device)[None].expand(len(rows), width)  # (B, T)
         images = [r.req.images for r in rows]
         images = images if any(im for im in images) else None
+        kwargs = dict(eng.last_logits_kwargs)  # only each row's last position needs logits
+        if images is not None and encoded and any(id(pv) in encoded for row in images if row for pv in row):
+            fresh = {id(pv): pv for row in images if row for pv in row if id(pv) not in encoded}
+            encoded = {**encoded, **dict(zip(fresh, self.model.encode_images(list(fresh.values()))))}
+            kwargs["image_embeds"] = [[encoded[id(pv)] for pv in row] if row else None for row in images]
+        else:
+            kwargs["images"] = images
         view = self.cache.view(start, start + len(rows))
-        # Only each row's last position needs logits: (T, V) logits of a page prompt would be large.
-        out = self.model(ids, images=images, positions=pos, cache=view, **eng.last_logits_kwargs)
+        out = self.model(ids, positions=pos, cache=view, **kwargs)
         if self.drafter is not None and self.drafter.needs_hidden:
             self.cache.write_hidden(start, pos, self.model.mtp_feedback(out))
         self.cache.write_tokens(start, pos, ids)
@@ -244,8 +271,9 @@ class DecodeBatch:
             short = [i for i, n in enumerate(lens) if n < width]
             if short:
                 idx = torch.tensor(short, device=eng.device)
-                states = out.normed_hidden_states[idx, last[idx]]  # (b, D)
-                logits[idx] = self.model.lm_head(states).float()
+                states = out.normed_hidden_states[idx, last[idx]][:, None]  # (b, 1, D): one position each
+                with kernels.positions_per_row(1):
+                    logits[idx] = self.model.lm_head(states)[:, 0].float()
         if eng.image_id is not None:
             logits[:, eng.image_id] = float("-inf")
         events = []

@@ -104,6 +104,10 @@ class CacheView:
     the whole preallocation would make each step cost O(max_len) instead of O(current length).
     """
 
+    # A query at position p sees exactly the slots 0 .. p of its row (the mask `update` returns), so the
+    # model may attend without the mask (model/decoder.py's row-invariant kernel path).
+    prefix_visible = True
+
     def __init__(self, cache: KVCache, start: int, stop: int):
         self.cache = cache
         self.start = start

@@ -91,6 +91,8 @@ class Engine:
             params = {}
         if "num_logits_to_keep" in params and hasattr(model, "lm_head"):
             self.last_logits_kwargs = {"num_logits_to_keep": 1}
+        # Pages shared by requests prefilled apart are encoded once when the model takes embeddings.
+        self.image_embeds_kwarg = "image_embeds" in params and hasattr(model, "encode_images")
         model.eval()
 
     def token_limit(self, req: GenerationRequest) -> int:

@@ -21,8 +21,10 @@ class GenerationRequest:
     """One generation. `prompt_ids` comes from `Tokenizer.build_prompt`, `images` are its pages' views.
 
     temperature 0 is greedy (and speculation applies); > 0 samples with top_p and a seed (reproducible for a
-    given seed). stop_token_ids None means the model's EOS. spec None follows the engine's configuration;
-    False forces plain decoding for this request. guard None uses the engine's guard settings.
+    given seed). stop_token_ids None means the model's EOS. spec None follows the engine's configuration for
+    greedy requests and means plain decoding for sampled ones; False forces plain decoding; True lets a
+    sampled request speculate (exact distribution by rejection sampling, engine/verify.py; a seed then
+    reproduces its tokens only for a fixed k). guard None uses the engine's guard settings.
     """
 
     prompt_ids: list[int]

@@ -10,6 +10,13 @@ takes k, v of shape (B, H_kv, T, D) after RoPE and returns the whole (B, H_kv, S
 0): SDPA then skips the masked half (`is_causal`; on this CPU 39 ms instead of 70 ms for one layer of a
 1,610-token prompt, bitwise the same output). Without a cache, attention is plain causal over the given
 sequence.
+
+Row invariance: in inference passes whose sequences are short (decode, verify, draft steps, short prompts:
+`kernels.row_invariant`), attention, every linear product and the router's scores go through
+jocr's kernels (model/kernels), which compute each query row's result in an order that depends only on
+that row's inputs and the keys it sees: not on the batch, on the other queries of the pass (1 or k + 1) or
+on the cache slots past it. torch's SDPA does not (measured: last-bit differences between 1 and 4 queries,
+and with extra masked slots), so those passes do not use it.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from jocr.config import DecoderConfig
+from jocr.model import kernels
 
 
 class KVCache(Protocol):
@@ -100,6 +108,18 @@ class Attention(nn.Module):
         q = apply_rope(q, cos, sin)
         k = apply_rope(k, cos, sin)
         gqa = self.num_kv_heads != self.num_heads
+        # Only caches that state jocr's visibility rule (a query at position p sees exactly slots 0 .. p) can
+        # be read by the kernel; others (e.g. a left-padded Transformers cache) bring their own mask.
+        if self._invariant(q, b * t) and (cache is None or getattr(cache, "prefix_visible", False)):
+            if cache is None:  # causal by index: query t sees keys 0 .. t
+                k_all, v_all = k, v
+                visible = torch.arange(1, t + 1, device=x.device).expand(b, t)  # (B, T)
+            else:
+                k_all, v_all, _ = cache.update(self.layer_idx, k, v, positions)  # (B, Hkv, S, D)
+                k_all, v_all = k_all.float(), v_all.float()  # a copy only for a cache kept in another dtype
+                visible = positions + 1  # (B, T): slots 0 .. position, the cache's visibility rule
+            out = kernels.attention(q, k_all, v_all, visible, self.head_dim**-0.5)  # (B, T, H, D)
+            return self.o_proj(out.view(b, t, self.num_heads * self.head_dim))
         if cache is None:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=t > 1, enable_gqa=gqa)
         else:
@@ -115,6 +135,16 @@ class Attention(nn.Module):
         out = out.transpose(1, 2).reshape(b, t, self.num_heads * self.head_dim)  # (B, T, H*D)
         return self.o_proj(out)
 
+    def _invariant(self, q: torch.Tensor, rows: int) -> bool:
+        """Whether this pass attends through the row-invariant kernel (module docstring)."""
+        return (
+            q.dtype == torch.float32
+            and q.device.type == "cpu"
+            and self.head_dim % 16 == 0
+            and self.num_heads % self.num_kv_heads == 0
+            and kernels.row_invariant(rows)
+        )
+
 
 class MLP(nn.Module):
     """SwiGLU MLP: the dense layers, each routed expert and the (merged) shared experts."""
@@ -129,11 +159,11 @@ class MLP(nn.Module):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
-# A pass of at most this many positions (every decode, verify and draft pass) scores its rows one at a time.
-# A batched fp32 product takes other paths for a few rows than for many (MKL: last-bit differences between
-# 1-3 rows and 4 or more, measured at 64 x 1280), which can flip a near-tie in the top-k, so a row could
-# route differently alone, in a batch of 8 or in a FastMTP verify pass. One `mv` per row costs a few
-# microseconds; prompts (longer passes) keep the batched product.
+# Without the kernels, a pass of at most this many positions scores its rows one at a time. A batched fp32
+# product takes other paths for a few rows than for many (MKL: last-bit differences between 1-3 rows and 4
+# or more, measured at 64 x 1280), which can flip a near-tie in the top-k, so a row could route differently
+# alone, in a batch of 8 or in a FastMTP verify pass. One `mv` per row costs a few microseconds; prompts
+# (longer passes) keep the batched product. With the kernels, `kernels.row_invariant` passes use them.
 ROW_INVARIANT_MAX_ROWS = 64
 
 
@@ -160,6 +190,8 @@ class Router(nn.Module):
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         # x: (N, D) float32 -> (N, E); a row's logits do not depend on the rows beside it in short passes
         weight = self.weight.float()
+        if weight.shape[1] % 16 == 0 and kernels.row_invariant(x.shape[0]):
+            return kernels.linear(x.contiguous(), weight.contiguous())
         if 0 < x.shape[0] <= ROW_INVARIANT_MAX_ROWS:
             return torch.stack([torch.mv(weight, row) for row in x])
         return F.linear(x, weight)

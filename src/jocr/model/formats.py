@@ -8,10 +8,13 @@ the bytes of weights read per token. Hence:
 - `bfloat16`: every weight and product in bf16 (torch's own kernels; the plain path).
 - `auto` (default): nothing is rounded. On CUDA: bf16. On CPU: the vision encoder, embeddings, norms and
   routers are upcast to fp32 (compute-bound, few bytes); the decoder's linear layers (attention, experts,
-  shared experts, dense MLP, lm_head, FastMTP head) keep the stored bf16 bytes and compute in fp32: decode
-  shapes (<= kernels.MAX_ROWS rows) through jocr's AVX2 kernel (model/kernels), larger ones through torch's
-  fp32 GEMM on the weight upcast per call. The residual stream is fp32, so `auto` computes what `float32`
-  computes (up to summation order) with the memory of bf16.
+  shared experts, dense MLP, lm_head, FastMTP head) keep the stored bf16 bytes and compute in fp32: decode,
+  verify and draft passes and short prompts (sequences of <= kernels.QUERY_MAX positions, any batch)
+  through jocr's AVX2 kernel (model/kernels), in an order that makes a row's result independent of the
+  rows beside it; longer prompts through torch's fp32 GEMM on the weight upcast per call. The residual
+  stream is fp32, so `auto` computes what `float32` computes (up to summation order) with the memory of
+  bf16. `float32` packs the decoder linears the same way (fp32 weights, same kernel), so it is
+  row-invariant too.
 - `quantize="int8"` (opt-in, lossy): the same decoder linears as int8 with one fp32 scale per output row
   (symmetric, round to nearest), through the same kernel; half the bytes of bf16 per decoded token.
   Its cost against fp32 logits is measured by benchmarks/fullsize.py and stated in docs/model.md.
@@ -34,7 +37,7 @@ _NON_DECODER = re.compile(r"^model\.(sam_model|vision_model|projector|image_newl
 
 
 class PackedLinear(nn.Module):
-    """Bias-free linear layer with bf16 (or int8 + per-row scale) weights and fp32 inputs and outputs.
+    """Bias-free linear layer with bf16, fp32 (or int8 + per-row scale) weights and fp32 inputs and outputs.
 
     `weight` keeps its published name and shape (N, K), so state_dict keys are unchanged."""
 
@@ -48,7 +51,7 @@ class PackedLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
         x2 = x.reshape(-1, shape[-1]).float().contiguous()  # (M, K)
-        if self.fast and 0 < x2.shape[0] <= kernels.MAX_ROWS and not torch.is_grad_enabled():
+        if self.fast and kernels.row_invariant(x2.shape[0]):
             y = kernels.linear(x2, self.weight, self.scale)  # (M, N)
         else:
             y = F.linear(x2, self.weight.float())
@@ -58,8 +61,8 @@ class PackedLinear(nn.Module):
 
 
 class FusedExperts:
-    """A MoE layer's routed and shared experts through one kernel call (`kernels.moe`) for decode shapes (at
-    most kernels.MAX_ROWS rows, no autograd): each chosen expert runs once on all the rows that chose it, as
+    """A MoE layer's routed and shared experts through one kernel call (`kernels.moe`) wherever the kernels
+    apply (`kernels.row_invariant`): each chosen expert runs once on all the rows that chose it, as
     in `MoE.routed`, and the layer costs one Python call instead of three per chosen expert (the
     per-expert calls were about a fifth of a full-size decode step: docs/model.md)."""
 
@@ -93,7 +96,7 @@ class FusedExperts:
 
     def __call__(self, x: torch.Tensor, weights: torch.Tensor, indices: torch.Tensor) -> torch.Tensor | None:
         # x: (N, D); weights, indices: (N, k) -> (N, D) float32, or None (the caller's own path then runs)
-        if not 0 < x.shape[0] <= kernels.MAX_ROWS or torch.is_grad_enabled():
+        if not kernels.row_invariant(x.shape[0]):
             return None
         return kernels.moe(x.float().contiguous(), weights, indices, self.table)
 
@@ -160,10 +163,10 @@ def apply_format(model: nn.Module, dtype: str = "auto", quantize: str = "none") 
             w = layer.weight.detach()
             if quantize == "int8":
                 done[id(layer)] = PackedLinear(*quantize_int8(w))
-            elif w.dtype == torch.bfloat16:
+            elif w.dtype in (torch.bfloat16, torch.float32):
                 done[id(layer)] = PackedLinear(w)
             else:
-                continue  # fp32 weights stay a plain nn.Linear
+                continue
         setattr(parent, attr, done[id(layer)])
         layer.weight = None  # drop the reference so the original storage is freed
     for module in model.modules():

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from jocr.config import OCRConfig
+from jocr.model import kernels
 from jocr.model.decoder import DecoderLayer, KVCache, RMSNorm, RotaryEmbedding, default_positions
 from jocr.model.mtp import MTPModule
 from jocr.model.vision import ClipEncoder, Projector, SamEncoder, deep_encoder_features
@@ -186,11 +187,13 @@ class OCRModel(nn.Module):
     ) -> ModelOutput:
         cos, sin = self.rotary(positions, inputs_embeds.dtype)
         h = inputs_embeds
-        for layer in self.model.layers:
-            h = layer(h, cos, sin, positions, cache)
-        normed = self.model.norm(h)
-        head_in = normed if num_logits_to_keep is None else normed[:, -num_logits_to_keep:]
-        return ModelOutput(self.lm_head(head_in).float(), h, normed)
+        with kernels.positions_per_row(inputs_embeds.shape[1]):  # which products take the kernels
+            for layer in self.model.layers:
+                h = layer(h, cos, sin, positions, cache)
+            normed = self.model.norm(h)
+            head_in = normed if num_logits_to_keep is None else normed[:, -num_logits_to_keep:]
+            logits = self.lm_head(head_in).float()
+        return ModelOutput(logits, h, normed)
 
     def forward(
         self,
@@ -199,14 +202,20 @@ class OCRModel(nn.Module):
         positions: torch.Tensor | None = None,  # (B, T) long
         cache: KVCache | None = None,
         num_logits_to_keep: int | None = None,
+        image_embeds: list[list[torch.Tensor] | None] | None = None,
     ) -> ModelOutput:
         """Logits and hidden states. `num_logits_to_keep` (optional) computes logits for the last n positions
-        only (prefill of long pages need not materialise (T, V) logits)."""
+        only (prefill of long pages need not materialise (T, V) logits). `image_embeds` (instead of
+        `images`): rows already encoded by `encode_rows` (a page shared by requests prefilled apart is encoded
+        once)."""
         if input_ids.dim() != 2:
             raise ValueError(f"input_ids must be (B, T), got shape {tuple(input_ids.shape)}")
         if positions is None:
             positions = default_positions(input_ids)
-        image_embeds = None
+        if image_embeds is not None:
+            if images is not None:
+                raise ValueError("pass images or image_embeds, not both")
+            return self.decode(self.embed(input_ids, image_embeds), positions, cache, num_logits_to_keep)
         if images is not None:
             if len(images) != input_ids.shape[0]:
                 raise ValueError(f"images has {len(images)} rows for a batch of {input_ids.shape[0]}")
@@ -233,10 +242,12 @@ class OCRModel(nn.Module):
         lm_head = shared.head if shared is not None and hasattr(shared, "head") else self.lm_head
         token_embeds = embed(next_ids)  # (B, T, D)
         cos, sin = self.rotary(positions, token_embeds.dtype)
-        h = head(token_embeds, prev_hidden, cos, sin, positions, cache)
-        normed = norm(h)
-        head_in = normed if num_logits_to_keep is None else normed[:, -num_logits_to_keep:]
-        return MTPOutput(lm_head(head_in).float(), h, normed)
+        with kernels.positions_per_row(next_ids.shape[1]):
+            h = head(token_embeds, prev_hidden, cos, sin, positions, cache)
+            normed = norm(h)
+            head_in = normed if num_logits_to_keep is None else normed[:, -num_logits_to_keep:]
+            logits = lm_head(head_in).float()
+        return MTPOutput(logits, h, normed)
 
     def mtp_feedback(self, output: ModelOutput | MTPOutput) -> torch.Tensor:
         """The state to feed to the next draft step, taken before or after the final norm per MTPConfig."""

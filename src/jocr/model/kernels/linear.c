@@ -1,7 +1,9 @@
-/* Decode-time products with fp32 activations and bf16 (or int8 + one fp32 scale per row) weights.
+/* Inference products with fp32 activations and bf16, fp32 or int8 (+ one fp32 scale per row) weights, and
+   attention over a KV cache, each computed in an order that does not depend on the shape of the pass.
 
-   linear_*: y (M, N) fp32 = x (M, K) fp32 . W (N, K)^T.
-   moe_*:    a whole MoE layer's experts (routed + shared SwiGLU MLPs) for a few rows in one call.
+   linear_*:  y (M, N) fp32 = x (M, K) fp32 . W (N, K)^T, for any M.
+   moe_*:     a whole MoE layer's experts (routed + shared SwiGLU MLPs) for some rows in one call.
+   attention: softmax(q k^T * scale) v per query over the keys it may see (attention_f32 below).
 
    Why: this CPU family (AVX2, no AVX512-BF16 / AMX) has no bf16 matrix unit, and torch's bf16 products run
    at a few GFLOP/s whatever the shape, so decoding (M = 1..8 rows) is bound by converting weights, not by
@@ -15,9 +17,10 @@
    against R x rows.
 
    Summation order: every output y[m, n] is two 8-wide accumulators over k (k % 16 < 8 and >= 8), added,
-   then the same horizontal sum, whatever M is, so a row gives bit-identical results alone, in a batch or in
-   a verify pass (docs/model.md "Weight formats"). Requires K % 16 == 0 (checked by the caller). Threads:
-   OpenMP over blocks of 8 output rows. */
+   then the same horizontal sum, whatever M is, so a row gives bit-identical results alone, in a batch, in
+   a verify pass or in a prompt (docs/model.md "Weight formats"). Requires K % 16 == 0 (checked by the
+   caller). Threads: OpenMP over blocks of 8 output rows. Many rows (a prompt) are taken MTILE at a time,
+   so a tile of x stays in cache while every weight row passes over it; the order of each sum is unchanged. */
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
@@ -26,6 +29,7 @@
 #include <omp.h>
 
 #define NBLK 8 /* output rows per thread work item */
+#define MTILE 64 /* x rows per pass over the weights */
 /* Software prefetch distance in bytes ahead of the weight being read, non-temporal (weights are read once
    per call). The hardware prefetcher alone left one row at 62% of a plain read's rate on this machine;
    with it a 1-row product ran 1.2-1.25x faster and a 4-row one 1.1x (1 KB to 8 KB measured alike). */
@@ -48,6 +52,8 @@ static inline __m256 load_i8(const int8_t *p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
 }
 
+static inline __m256 load_f32(const float *p) { return _mm256_loadu_ps(p); }
+
 /* R x rows (stride ldx) against one weight row: y[r * ldy] = scale * sum_k x[r, k] w[k]. R is a
    compile-time constant after inlining, so the 2 * R accumulators stay in registers. */
 #define BLOCK(NAME, WTYPE, LOAD)                                                                        \
@@ -68,14 +74,15 @@ static inline __attribute__((always_inline)) void NAME(const float *x, int64_t l
     for (int r = 0; r < R; r++) y[r * ldy] = hsum(_mm256_add_ps(a0[r], a1[r])) * scale;                \
 }
 
-/* Output rows [n0, n1) for all M x rows, in groups of 4 x rows. */
+/* Output rows [n0, n1) for all M x rows, in groups of 4 x rows (a group stays in L1 while the block's
+   weight rows pass over it, so x is read once per block however many rows it has). */
 #define ROWS(NAME, BLOCKFN, WTYPE)                                                                      \
 static void NAME(const float *x, int64_t M, const WTYPE *w, const float *scale, float *y, int64_t N,    \
                  int64_t K, int64_t n0, int64_t n1) {                                                   \
-    for (int64_t n = n0; n < n1; n++) {                                                                 \
-        const WTYPE *wr = w + n * K;                                                                    \
-        float s = scale ? scale[n] : 1.0f;                                                              \
-        for (int64_t m0 = 0; m0 < M; m0 += 4) {                                                         \
+    for (int64_t m0 = 0; m0 < M; m0 += 4) {                                                             \
+        for (int64_t n = n0; n < n1; n++) {                                                             \
+            const WTYPE *wr = w + n * K;                                                                \
+            float s = scale ? scale[n] : 1.0f;                                                          \
             const float *xr = x + m0 * K;                                                               \
             float *yr = y + m0 * N + n;                                                                 \
             switch (M - m0 < 4 ? M - m0 : 4) {                                                          \
@@ -92,10 +99,13 @@ static void NAME(const float *x, int64_t M, const WTYPE *w, const float *scale, 
 #define SHARED_LINEAR(NAME, ROWSFN, WTYPE)                                                              \
 static void NAME(const float *x, int64_t M, const WTYPE *w, const float *scale, float *y, int64_t N,    \
                  int64_t K) {                                                                           \
-    _Pragma("omp for schedule(static)")                                                                 \
-    for (int64_t b = 0; b < (N + NBLK - 1) / NBLK; b++) {                                               \
-        int64_t n0 = b * NBLK, n1 = n0 + NBLK < N ? n0 + NBLK : N;                                      \
-        ROWSFN(x, M, w, scale, y, N, K, n0, n1);                                                        \
+    for (int64_t m0 = 0; m0 < M; m0 += MTILE) {                                                         \
+        int64_t mt = M - m0 < MTILE ? M - m0 : MTILE;                                                   \
+        _Pragma("omp for schedule(static)")                                                             \
+        for (int64_t b = 0; b < (N + NBLK - 1) / NBLK; b++) {                                           \
+            int64_t n0 = b * NBLK, n1 = n0 + NBLK < N ? n0 + NBLK : N;                                  \
+            ROWSFN(x + m0 * K, mt, w, scale, y + m0 * N, N, K, n0, n1);                                 \
+        }                                                                                               \
     }                                                                                                   \
 }
 
@@ -181,13 +191,99 @@ void NAME(const float *x, int64_t N, int64_t D, int64_t I, int64_t E, int64_t k,
 
 BLOCK(block_bf16, uint16_t, load_bf16)
 BLOCK(block_i8, int8_t, load_i8)
+BLOCK(block_f32, float, load_f32)
 ROWS(rows_bf16, block_bf16, uint16_t)
 ROWS(rows_i8, block_i8, int8_t)
+ROWS(rows_f32, block_f32, float)
 SHARED_LINEAR(shared_bf16, rows_bf16, uint16_t)
 SHARED_LINEAR(shared_i8, rows_i8, int8_t)
+SHARED_LINEAR(shared_f32, rows_f32, float)
 LINEAR(linear_bf16, shared_bf16, uint16_t)
 LINEAR(linear_i8, shared_i8, int8_t)
+LINEAR(linear_f32, shared_f32, float)
 MLP(mlp_bf16, rows_bf16, uint16_t)
 MLP(mlp_i8, rows_i8, int8_t)
+MLP(mlp_f32, rows_f32, float)
 MOE(moe_bf16, mlp_bf16, uint16_t)
 MOE(moe_i8, mlp_i8, int8_t)
+MOE(moe_f32, mlp_f32, float)
+
+/* exp on 8 lanes: Cephes' expf (range reduction by ln 2 in two parts, degree-5 polynomial, 2^n by the
+   exponent bits); within 2 ulp of expf on [-87, 88]. One function for every lane, so a value's exp never
+   depends on where it sits in a vector. */
+static inline __m256 exp8(__m256 x) {
+    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f)), _mm256_set1_ps(-87.0f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500E-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* Attention of one query row, written so that its result depends only on q, the keys and values it sees
+   and their number: not on the other queries of the pass, the batch, or how many cache slots follow.
+   q (B, H, T, D); k, v rows b at k + b * ldb, head g at + g * ldh, slot s at + s * D (a KV cache's rows or
+   a pass's own k/v); visible[b * T + t] = number of keys query (b, t) sees: slots 0 .. visible - 1.
+   Query head h reads key/value head h / (H / Hkv). out (B, T, H, D). D % 16 == 0.
+   Per query: s_j = scale * (q . k_j) summed as in the linear kernel; m = max_j s_j; p_j = exp(s_j - m);
+   l = sum_j p_j in j order; out = (sum_j p_j v_j in j order) / l. */
+void attention_f32(const float *q, int64_t B, int64_t H, int64_t T, int64_t D, const float *k,
+                   const float *v, int64_t Hkv, int64_t ldb, int64_t ldh, const int64_t *visible, float scale,
+                   float *out, int threads) {
+    int64_t most = 0;
+    for (int64_t i = 0; i < B * T; i++) most = visible[i] > most ? visible[i] : most;
+    int64_t group = H / Hkv;
+    _Pragma("omp parallel num_threads(threads)")
+    {
+        float *s = malloc(((most + 7) / 8 * 8 + 8) * sizeof(float));
+        float *acc = malloc(D * sizeof(float));
+        _Pragma("omp for schedule(static)")
+        for (int64_t item = 0; item < B * H * T; item++) {
+            int64_t b = item / (H * T), h = (item / T) % H, t = item % T;
+            int64_t L = visible[b * T + t];
+            const float *qr = q + ((b * H + h) * T + t) * D;
+            const float *kh = k + b * ldb + (h / group) * ldh, *vh = v + b * ldb + (h / group) * ldh;
+            float *o = out + ((b * T + t) * H + h) * D;
+            if (L <= 0) {
+                for (int64_t d = 0; d < D; d++) o[d] = 0.0f;
+                continue;
+            }
+            float m = -INFINITY;
+            for (int64_t j = 0; j < L; j++) {
+                const float *kr = kh + j * D;
+                __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+                for (int64_t d = 0; d < D; d += 16) {
+                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d), _mm256_loadu_ps(qr + d), a0);
+                    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d + 8), _mm256_loadu_ps(qr + d + 8), a1);
+                }
+                s[j] = hsum(_mm256_add_ps(a0, a1)) * scale;
+                m = s[j] > m ? s[j] : m;
+            }
+            int64_t padded = (L + 7) / 8 * 8;
+            for (int64_t j = L; j < padded; j++) s[j] = m; /* lanes past L: computed, never used */
+            __m256 mv = _mm256_set1_ps(m);
+            for (int64_t j = 0; j < padded; j += 8)
+                _mm256_storeu_ps(s + j, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), mv)));
+            float l = 0.0f;
+            for (int64_t j = 0; j < L; j++) l += s[j];
+            for (int64_t d = 0; d < D; d++) acc[d] = 0.0f;
+            for (int64_t j = 0; j < L; j++) {
+                __m256 p = _mm256_set1_ps(s[j]);
+                const float *vr = vh + j * D;
+                for (int64_t d = 0; d < D; d += 8)
+                    _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(p, _mm256_loadu_ps(vr + d), _mm256_loadu_ps(acc + d)));
+            }
+            for (int64_t d = 0; d < D; d++) o[d] = acc[d] / l;
+        }
+        free(s);
+        free(acc);
+    }
+}
