@@ -80,10 +80,35 @@ def engine_page(bundled):
     return loaded, doc.pages[0]
 
 
+# Both sides compute in float32 (the export's default dtype, jocr's CPU default), so their logits differ only
+# by summation order (measured: 0 on the sample page, teacher-forced; fp32 rounding is ~1e-6 of logits of
+# magnitude ~20). A greedy token is then decided by the arithmetic when the gap between the best two logits
+# is wider than twice the tolerance: the smallest gap on the sample page's path is 0.046 (at token 13, where
+# bf16 arithmetic, off by up to 0.18, picks another token).
+LOGIT_TOLERANCE = 1e-3
+
+
+def _page_inputs(loaded, png):
+    from PIL import Image
+
+    views = preprocess_image(Image.open(png), loaded.vision)
+    ids = loaded.tokenizer.build_prompt(DEFAULT_PROMPT, [views_token_count(views, loaded.vision)])
+    return ids, views
+
+
+def _path_logits(network, prompt_ids, views, tokens) -> torch.Tensor:
+    """(len(tokens) + 1, V) float32 logits predicting each token of a greedy path and the one after it, in one
+    teacher-forced pass of a jocr `OCRModel`."""
+    with torch.inference_mode():
+        seq = torch.tensor([prompt_ids + tokens])
+        return network(seq, images=[[views]]).logits[0, len(prompt_ids) - 1 :].float()
+
+
 def test_infer_matches_engine_tokens_and_parse_markdown(bundled, engine_page):
     out, png = bundled
     loaded, page = engine_page
     model, tok = _auto(out)
+    assert {p.dtype for p in model.parameters()} == {torch.float32}  # config.json's torch_dtype: float32
     details = model.infer(
         tok,
         prompt="<image>\n" + DEFAULT_PROMPT,
@@ -93,13 +118,16 @@ def test_infer_matches_engine_tokens_and_parse_markdown(bundled, engine_page):
         eval_mode=True,
         return_details=True,
     )
-    vision = loaded.vision
-    from PIL import Image
-
-    views = preprocess_image(Image.open(png), vision)
-    ids = loaded.tokenizer.build_prompt(DEFAULT_PROMPT, [views_token_count(views, vision)])
+    ids, views = _page_inputs(loaded, png)
     request = GenerationRequest(prompt_ids=ids, images=[views], max_tokens=DEFAULT_MAX_TOKENS)
     engine_tokens = loaded.engine("auto").generate([request])[0].token_ids
+    # The two computations agree to the tolerance of fp32 arithmetic along jocr's path, and every greedy
+    # choice on it is wider than that: token equality below is decided by the maths, not by luck.
+    ours = _path_logits(model.core, ids, views, engine_tokens)
+    jocrs = _path_logits(loaded.model, ids, views, engine_tokens)
+    assert (ours - jocrs).abs().max().item() <= LOGIT_TOLERANCE
+    best2 = jocrs.topk(2, dim=-1).values
+    assert (best2[:, 0] - best2[:, 1]).min().item() > 2 * LOGIT_TOLERANCE
     assert details["token_ids"] == engine_tokens
     assert details["finish_reason"] == page.finish_reason == "stop"
     assert details["text"] == page.markdown and page.markdown.strip()
