@@ -5,7 +5,7 @@ never jocr:
 
 | file | what |
 |---|---|
-| `config.json` | jocr's config (`OCRConfig.to_dict`) + `architectures`, `auto_map` for `trust_remote_code`, `torch_dtype` float32 (the compute dtype) |
+| `config.json` | jocr's config + `architectures`, `auto_map`, `torch_dtype` float32 (the compute dtype) |
 | `model.safetensors`, or `model-0000i-of-0000n.safetensors` + index | the tensors, copied as stored |
 | `tokenizer.json`, `tokenizer_config.json` | the tokenizer; its config carries the plain chat template |
 | `generation_config.json` | BOS / EOS / PAD ids, greedy, `<image>` suppressed |
