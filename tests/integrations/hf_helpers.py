@@ -31,6 +31,31 @@ sys.meta_path.insert(0, _NoJocr())
 """
 
 
+# The exported model and jocr both compute in float32 (the export's default dtype, jocr's CPU default), so
+# their logits differ only by summation order (measured: 0 on the bundled models' pages, teacher-forced;
+# fp32 rounding is ~1e-6 of logits of magnitude ~20).
+LOGIT_TOLERANCE = 1e-3
+
+
+def path_logits(network, prompt_ids, views, tokens) -> torch.Tensor:
+    """(len(tokens) + 1, V) float32 logits predicting each token of a greedy path and the one after it, in one
+    teacher-forced pass of a jocr `OCRModel`."""
+    with torch.inference_mode():
+        seq = torch.tensor([list(prompt_ids) + list(tokens)])
+        return network(seq, images=[[views]]).logits[0, len(prompt_ids) - 1 :].float()
+
+
+def assert_greedy_path_decided(ours, theirs, prompt_ids, views, tokens) -> None:
+    """The two networks' logits agree to LOGIT_TOLERANCE along the greedy path `tokens` (and the step after
+    it), and every choice on it is wider than twice that: the two computations' greedy tokens are then equal
+    by arithmetic, whatever their summation order, so comparing them exactly is deterministic."""
+    a = path_logits(ours, prompt_ids, views, tokens)
+    b = path_logits(theirs, prompt_ids, views, tokens)
+    assert (a - b).abs().max().item() <= LOGIT_TOLERANCE
+    best2 = b.topk(2, dim=-1).values
+    assert (best2[:, 0] - best2[:, 1]).min().item() > 2 * LOGIT_TOLERANCE
+
+
 def sample_page(path: Path) -> Path:
     """Page 1 of the bundled sample PDF at 144 dpi (the bundled model's training size), as a PNG."""
     from jocr.documents.pages import open_source

@@ -7,6 +7,10 @@
     llm = LLM(**vllm_llm_kwargs("models/jocr", num_speculative_tokens=3))
     out = llm.generate(vllm_prompt("models/jocr", image), vllm_sampling_params(max_tokens=4096))
 
+    # A PDF page, with its text layer for a model trained with anchors (models/anchored):
+    inputs, page = vllm_page_prompts("models/anchored", "paper.pdf", page=1)
+    markdown = vllm_page_markdown("models/anchored", page, llm.generate(inputs, vllm_sampling_params()))
+
 `register()` makes vLLM read jocr's `config.json` (model type "jocr") and adds two architectures: the OCR
 model ("JocrOCRForCausalLM", vllm_model.py) and its FastMTP head as an EAGLE draft ("EagleJocrOCRForCausalLM",
 vllm_mtp.py). Nothing here imports vLLM at module level: this module imports without vLLM installed.
@@ -206,6 +210,55 @@ def vllm_prompt(model: str | os.PathLike, image, prompt: str = DEFAULT_OCR_PROMP
 
     builder = PageRequestBuilder(Tokenizer.from_dir(_model_dir(model)), vision=None)
     return {"prompt_token_ids": builder.prompt_ids([1], prompt), "multi_modal_data": {"image": image}}
+
+
+def vllm_page_prompts(
+    model: str | os.PathLike,
+    file,
+    page: int = 1,
+    anchor: str = "auto",
+    prompt: str = DEFAULT_OCR_PROMPT,
+    password: str | None = None,
+):
+    """A document page as `llm.generate` inputs, read as `jocr parse` reads it: (inputs, page).
+
+    `file` is a PDF (path or bytes; its page `page`, 1-based, rendered at 144 dpi) or an image file. A model
+    trained with anchors (`models/anchored`) reads a PDF page with a usable text layer in one request per
+    anchor window, the window after the prompt (`anchor` "auto" | "on" | "off", as `jocr parse --anchor`);
+    otherwise one request, the image alone. Pass all the inputs to one `llm.generate` call and its outputs,
+    in order, to `vllm_page_markdown(model, page, outputs)`, which resolves the answers' run references."""
+    from jocr.config import OCRConfig
+    from jocr.integrations.document_page import read_page
+    from jocr.layout.request import PageRequestBuilder
+    from jocr.tokenizer import Tokenizer
+
+    path = _model_dir(model)
+    tokenizer = Tokenizer.from_dir(path)
+    document = read_page(file, page, anchor, OCRConfig.load(path).anchor, tokenizer, password)
+    builder = PageRequestBuilder(tokenizer, vision=None)
+    inputs = [
+        {
+            "prompt_token_ids": builder.prompt_ids([1], prompt, anchor=window),
+            "multi_modal_data": {"image": image},
+        }
+        for window, image in ((w, document.image) for w in document.anchors)
+    ]
+    return inputs, document
+
+
+def vllm_page_markdown(model: str | os.PathLike, page, outputs) -> str:
+    """The page's Markdown from `llm.generate`'s outputs for `vllm_page_prompts`' inputs (in their order), as
+    `jocr parse` writes it: the answers decoded as jocr decodes them, run references (`@i`) resolved against
+    their windows, page furniture left out, the text post-processed."""
+    from jocr.integrations.document_page import page_markdown
+    from jocr.layout.request import PageRequestBuilder
+    from jocr.tokenizer import Tokenizer
+
+    builder = PageRequestBuilder(Tokenizer.from_dir(_model_dir(model)), vision=None)
+    answers = [output.outputs[0] for output in outputs]
+    texts = [builder.text(list(answer.token_ids)) for answer in answers]
+    reasons = [str(answer.finish_reason or "stop") for answer in answers]
+    return page_markdown(builder, page, texts, reasons)[0]
 
 
 def spec_decode_metrics(llm, baseline: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ DRAFT_ARCH = "Eagle" + TARGET_ARCH
 # draft name from it, so the FastMTP head of such a checkpoint is registered under this name too.
 PUBLISHED_DRAFT_ARCH = "EagleDeepseekOCRForCausalLM"
 
-_SECTIONS = ("vision", "decoder", "mtp")
+_SECTIONS = ("vision", "decoder", "mtp", "anchor")
 _TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "image_token_id")
 
 
@@ -39,12 +39,15 @@ class JocrVllmConfig(PretrainedConfig):
         vision: dict[str, Any] | None = None,
         decoder: dict[str, Any] | None = None,
         mtp: dict[str, Any] | None = None,
+        anchor: dict[str, Any] | None = None,
         image_token_id: int = 128815,
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault("architectures", [TARGET_ARCH])
         defaults = OCRConfig().to_dict()
-        given = {"vision": vision, "decoder": decoder, "mtp": mtp}
+        # `anchor`: how the model reads a PDF page's text layer (version 0: it does not), which the exported
+        # model's `infer` follows.
+        given = {"vision": vision, "decoder": decoder, "mtp": mtp, "anchor": anchor}
         # One attribute, not `decoder`: transformers' get_text_config() would take an attribute named
         # "decoder" for a nested text config.
         self.jocr_sections = {k: dict(v if v is not None else defaults[k]) for k, v in given.items()}

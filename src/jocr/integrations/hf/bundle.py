@@ -18,7 +18,14 @@ look for). Only import statements and `module:Class` strings that name a bundled
 Transformers copies the files named by relative imports next to the entry file and checks only the absolute
 imports outside `try` blocks (transformers/dynamic_module_utils.py `get_relative_imports`, `get_imports`), so
 the same files serve both. Anything a bundled module imports beyond the standard library and ALLOWED_PACKAGES
-is an error at export time, naming the module.
+is an error at export time, naming the module, with two exceptions, both for imports inside a function
+(lazy, run only on the path that needs them):
+- OPTIONAL_PACKAGES (pypdfium2, which reads PDF pages) are imported where installed; without them only
+  that path fails, with Python's own ImportError. Entry files never import them, so Transformers, which
+  checks the entry file's imports before loading it, does not require them.
+- LEFT_OUT jocr modules (URL fetching) are not bundled: their import becomes `raise ImportError(...)`
+  saying what is not part of an exported model.
+A module-level import of either is an error at export time.
 """
 
 from __future__ import annotations
@@ -35,6 +42,10 @@ from pathlib import Path
 # the Transformers path.
 ALLOWED_PACKAGES = frozenset({"torch", "transformers", "safetensors", "tokenizers", "PIL", "numpy"})
 VLLM_PACKAGES = frozenset({"vllm"})
+# Imported inside functions only, where installed: a PDF page's pixels and text layer (pypdfium2).
+OPTIONAL_PACKAGES = frozenset({"pypdfium2"})
+# jocr modules an export leaves out (imported inside functions only), and what needs them.
+LEFT_OUT = {"jocr.documents.fetch": "URL inputs (fetching needs jocr and httpx)"}
 
 # Entry modules and the file names the exported repository gives them.
 ENTRY_FILES = {
@@ -100,37 +111,58 @@ def _top(name: str) -> str:
     return name.split(".")[0]
 
 
-def _jocr_imports(module: str, tree: ast.AST) -> list[tuple[ast.ImportFrom, str]]:
-    """(node, absolute jocr module) for every `from jocr... import` in the tree; other forms are checked."""
-    found = []
-    stdlib = sys.stdlib_module_names
+def _lazy_nodes(tree: ast.AST) -> set[int]:
+    """ids of the nodes inside a function body (run only when the function is called)."""
+    lazy: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            for child in ast.walk(node):
+                if child is not node:
+                    lazy.add(id(child))
+    return lazy
+
+
+def _check_package(module: str, name: str, lazy: bool, form: str) -> None:
+    top = _top(name)
+    if top in sys.stdlib_module_names or top == "__future__":
+        return
     allowed = ALLOWED_PACKAGES | (VLLM_PACKAGES if module in VLLM_ONLY else frozenset())
+    if top in allowed or (lazy and top in OPTIONAL_PACKAGES):
+        return
+    where = (
+        " at module level (import it inside the function that needs it)" if top in OPTIONAL_PACKAGES else ""
+    )
+    raise BundleError(f"{module}: {form} {name}{where}, which an exported model may not need")
+
+
+def _jocr_imports(module: str, tree: ast.AST) -> list[tuple[ast.ImportFrom, str]]:
+    """(node, absolute jocr module) for every `from jocr... import` in the tree (LEFT_OUT modules included:
+    `_rewrite` turns those into errors); other imports are checked against the packages allowed."""
+    found = []
+    lazy = _lazy_nodes(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                top = _top(alias.name)
-                if top == "jocr":
+                if _top(alias.name) == "jocr":
                     raise BundleError(
                         f"{module}: `import {alias.name}` cannot be bundled; use `from ... import`"
                     )
-                if top not in stdlib and top not in allowed:
-                    raise BundleError(f"{module}: imports {alias.name}, which an exported model may not need")
+                _check_package(module, alias.name, id(node) in lazy, "imports")
         elif isinstance(node, ast.ImportFrom):
             target = _resolve(node, module)
             if target is None:
                 continue
-            top = _top(target)
-            if top == "jocr":
-                for alias in node.names:
-                    sub = f"{target}.{alias.name}"
-                    if importlib.util.find_spec(target) is not None and _is_package(target):
-                        if importlib.util.find_spec(sub) is not None:
-                            raise BundleError(
-                                f"{module}: `from {target} import {alias.name}` imports a module"
-                            )
-                found.append((node, target))
-            elif top != "__future__" and top not in stdlib and top not in allowed:
-                raise BundleError(f"{module}: imports {target}, which an exported model may not need")
+            if _top(target) != "jocr":
+                _check_package(module, target, id(node) in lazy, "imports")
+                continue
+            if target in LEFT_OUT and id(node) not in lazy:
+                raise BundleError(f"{module}: imports {target} at module level; an export leaves it out")
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                if importlib.util.find_spec(target) is not None and _is_package(target):
+                    if importlib.util.find_spec(sub) is not None:
+                        raise BundleError(f"{module}: `from {target} import {alias.name}` imports a module")
+            found.append((node, target))
     return found
 
 
@@ -142,6 +174,10 @@ def _rewrite(module: str, source: str, closure: set[str]) -> str:
         names = ", ".join(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in node.names)
         flat = flat_name(target)[:-3]
         pad = " " * node.col_offset
+        if target in LEFT_OUT:
+            message = f"{LEFT_OUT[target]} are not part of an exported model ({target} is left out)"
+            edits.append((node.lineno - 1, node.end_lineno, f"{pad}raise ImportError({message!r})\n"))
+            continue
         block = (
             f"{pad}try:\n{pad}    from .{flat} import {names}\n{pad}except ImportError:\n"
             f"{pad}    if __package__:\n{pad}        raise\n{pad}    from {flat} import {names}\n"
@@ -169,7 +205,7 @@ def closure(entries: list[str]) -> list[str]:
             continue
         seen.append(module)
         source = _module_path(module).read_text()
-        targets = [target for _, target in _jocr_imports(module, ast.parse(source))]
+        targets = [t for _, t in _jocr_imports(module, ast.parse(source)) if t not in LEFT_OUT]
         targets += [m.group(2) for m in _MODULE_STRING.finditer(source)]
         todo.extend(t for t in targets if t not in seen)
     return seen

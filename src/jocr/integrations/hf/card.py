@@ -50,6 +50,24 @@ print(outputs[0].outputs[0].text)
 """
 
 
+# For a model trained with anchors (config.json `anchor.version` > 0): PDF pages read with their text layer.
+ANCHORED_SECTION = """## PDF pages with a text layer
+
+This model reads a born-digital PDF page with the page's text layer in its prompt and answers in run
+references (`@i`: run i of the text layer). `infer` does it all when given a PDF (pypdfium2 must be
+installed): the page rendered at 144 dpi, its text layer read and anchored, the references resolved.
+
+```python
+text = model.infer(tokenizer, image_file="paper.pdf", page=1, eval_mode=True)
+```
+
+With vLLM: `inputs, page = vllm_page_prompts(model_path, "paper.pdf", page=1)`, then
+`vllm_page_markdown(model_path, page, llm.generate(inputs, vllm_sampling_params()))` (both in
+`deepseek_ocr_mtp.py`).
+
+"""
+
+
 def snippets(config: OCRConfig, name: str) -> dict[str, str]:
     from jocr.tokenizer import DEFAULT_PROMPT
 
@@ -65,6 +83,7 @@ def model_card(config: OCRConfig, name: str, code_files: list[str]) -> str:
     v, d = config.vision, config.decoder
     code = snippets(config, name)
     files = "\n".join(f"- `{f}`" for f in code_files)
+    anchored = ANCHORED_SECTION.format(name=name) if config.anchor.version else ""
     mtp = (
         f"a FastMTP draft head ({config.mtp.num_steps} recursive steps)"
         if config.mtp.enabled
@@ -101,7 +120,7 @@ with `inputs` from `processing_jocr.JocrProcessor.from_pretrained(model_path)(im
 ```python
 {code["transformers"]}```
 
-## vLLM (FastMTP speculative decoding)
+{anchored}## vLLM (FastMTP speculative decoding)
 
 The FastMTP head runs as an EAGLE draft (`method="eagle"`: each draft step is fed the previous step's own
 state, as the head was trained) and vLLM verifies the drafts greedily, so the text is the greedy text.

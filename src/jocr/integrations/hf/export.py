@@ -5,7 +5,7 @@ never jocr:
 
 | file | what |
 |---|---|
-| `config.json` | jocr's config (`OCRConfig.to_dict`) + `architectures`, `auto_map` for `trust_remote_code` |
+| `config.json` | jocr's config + `architectures`, `auto_map`, `torch_dtype` float32 (the compute dtype) |
 | `model.safetensors`, or `model-0000i-of-0000n.safetensors` + index | the tensors, copied as stored |
 | `tokenizer.json`, `tokenizer_config.json` | the tokenizer; its config carries the plain chat template |
 | `generation_config.json` | BOS / EOS / PAD ids, greedy, `<image>` suppressed |
@@ -51,6 +51,8 @@ AUTO_MAP = {
     "AutoModel": "modeling_jocr.JocrForOCR",
     "AutoModelForCausalLM": "modeling_jocr.JocrForOCR",
 }
+# What Transformers loads the model in by default (hf_config): jocr's default compute dtype.
+COMPUTE_DTYPE = "float32"
 DEFAULT_MAX_SHARD_SIZE = "5GB"  # Transformers' own default for save_pretrained
 _OWN_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json", "README.md")
 
@@ -128,20 +130,21 @@ def _copy_tensors(plan: dict[str, Path], out_dir: Path, max_shard_size: int | No
     return weight_map
 
 
-def _stored_dtype(plan: dict[str, Path]) -> str:
-    key = "model.embed_tokens.weight"
-    with safe_open(str(plan[key]), framework="pt") as f:
-        stored = f.get_slice(key).get_dtype()
-    return {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}.get(stored, "float32")
+def hf_config(config: OCRConfig) -> dict:
+    """The exported config.json: jocr's own sections plus what Transformers reads.
 
-
-def hf_config(config: OCRConfig, dtype: str) -> dict:
-    """The exported config.json: jocr's own sections plus what Transformers reads."""
+    `torch_dtype` is the dtype Transformers loads the model in when the caller names none (its default,
+    "auto", reads it here), so it says what the model computes in, not how the tensors are stored:
+    float32, as jocr computes by default (on a CPU, float32 products over the stored bf16 weights:
+    jocr.model.formats) and as the vLLM recipe does (`vllm_llm_kwargs`). Upcasting bf16 is exact, so the
+    export computes what `jocr parse` computes; in bf16 its greedy tokens would drift from jocr's (and on
+    CPUs without a bf16 matrix unit run several times slower). A caller that wants bf16 (a GPU) passes
+    `dtype=torch.bfloat16` to `from_pretrained`."""
     return {
         **config.to_dict(),
         "architectures": [ARCHITECTURE],
         "auto_map": dict(AUTO_MAP),
-        "torch_dtype": dtype,
+        "torch_dtype": COMPUTE_DTYPE,
         "tie_word_embeddings": False,
     }
 
@@ -201,12 +204,11 @@ def export_hf(
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    dtype = _stored_dtype(plan)
     _copy_tensors(plan, out_dir, limit)
     shutil.copyfile(model_dir / "tokenizer.json", out_dir / "tokenizer.json")
     max_positions = config.decoder.max_position_embeddings
     writes = {
-        "config.json": hf_config(config, dtype),
+        "config.json": hf_config(config),
         "tokenizer_config.json": tokenizer_config(tok, max_positions),
         "generation_config.json": generation_config(tok, config),
     }

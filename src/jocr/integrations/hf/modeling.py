@@ -29,8 +29,10 @@ from transformers.cache_utils import DynamicCache
 from transformers.modeling_outputs import CausalLMOutputWithPast
 
 from jocr.engine.guard import GuardConfig, GuardState
+from jocr.integrations.document_page import is_pdf, page_markdown, read_page
 from jocr.integrations.hf.configuration import JocrConfig
-from jocr.integrations.hf.processing import JocrProcessor, jocr_tokenizer, vision_settings
+from jocr.integrations.hf.processing import JocrProcessor, jocr_tokenizer, load_image, vision_settings
+from jocr.layout.request import join_windows
 from jocr.model.ocr import OCRModel
 
 # `jocr parse`'s default token budget (jocr.pipeline.DEFAULT_MAX_TOKENS, jina-ocr-v1's published default).
@@ -157,25 +159,57 @@ class JocrForOCR(JocrPreTrainedModel, GenerationMixin):
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         max_tiles: int | None = None,
         return_details: bool = False,
+        page: int = 1,
+        anchor: str = "auto",
     ):
-        """One page -> Markdown, as `jocr parse` writes it (DeepSeek-OCR's `infer` signature).
+        """One page -> Markdown, as `jocr parse` writes it (DeepSeek-OCR's `infer` signature, plus `page` and
+        `anchor` for PDFs).
 
+        image_file: an image (path or PIL image) or a PDF (path or bytes), of which page `page` (1-based) is
+        rendered at 144 dpi and, for a model trained with anchors (config.json `anchor.version`), read with
+        its text layer in the prompt (`anchor` "auto" | "on" | "off", as `jocr parse --anchor`; needs
+        pypdfium2): one request per anchor window, the answers' run references (`@i`) resolved against it.
         base_size / image_size / crop_mode / max_tiles default to the model's config.json; pass DeepSeek-OCR's
         mode values (e.g. 1024 / 640 / True) to change the views. With save_results the Markdown goes to
         `output_path/result.mmd` (and grounding boxes to `result_with_boxes.jpg`). Without eval_mode the text
-        is also printed. return_details gives a dict with the token ids and finish reason as well."""
+        is also printed. return_details gives a dict with the token ids (all requests', in order), finish
+        reason, boxes, and for a PDF each request's token ids, the raw answer and the anchoring decision."""
         del test_compress  # DeepSeek-OCR prints compression statistics with it; nothing to compute here
         vision = vision_settings(self.ocr_config.vision, base_size, image_size, crop_mode, max_tiles)
         processor = JocrProcessor(jocr_tokenizer(tokenizer), vision)
-        ids, views, size = processor.page(image_file, prompt)
-        token_ids, finish = self.generate_page(ids, views, processor.tokenizer, max_new_tokens)
-        markdown, boxes = processor.postprocess(token_ids, size, finish)
+        document = None
+        if is_pdf(image_file):
+            config = self.ocr_config.anchor
+            document = read_page(image_file, page, anchor, config, processor.tokenizer)
+            image = document.image
+        elif page != 1:
+            raise ValueError(f"page {page}: only a PDF has pages (image_file is an image)")
+        else:
+            image = load_image(image_file)
+        views, image_tokens = processor.builder.views(image)
+        answers = []
+        for window in document.anchors if document is not None else [None]:
+            ids = processor.prompt_ids(prompt, image_tokens, anchor=window)
+            answers.append(self.generate_page(ids, views, processor.tokenizer, max_new_tokens))
+        token_ids = [t for tokens, _ in answers for t in tokens]
+        if document is None:
+            finish = answers[0][1]
+            markdown, boxes = processor.postprocess(token_ids, image.size, finish)
+        else:
+            texts = [processor.decode(tokens) for tokens, _ in answers]
+            reasons = [reason for _, reason in answers]
+            markdown, boxes, finish = page_markdown(processor.builder, document, texts, reasons)
         if save_results:
-            _save_results(Path(output_path or "."), markdown, boxes, image_file)
+            _save_results(Path(output_path or "."), markdown, boxes, image)
         if not eval_mode:
             print(markdown)
         if return_details:
-            return {"text": markdown, "token_ids": token_ids, "finish_reason": finish, "boxes": boxes}
+            details = {"text": markdown, "token_ids": token_ids, "finish_reason": finish, "boxes": boxes}
+            if document is not None:
+                details["requests"] = [tokens for tokens, _ in answers]
+                details["raw"] = join_windows([processor.decode(tokens) for tokens, _ in answers])
+                details["anchor"] = document.anchor.to_dict()
+            return details
         return markdown
 
     def generate_page(
@@ -185,6 +219,12 @@ class JocrForOCR(JocrPreTrainedModel, GenerationMixin):
         finish reason "stop" | "length" | "repetition"). guard: the repetition guard's settings (default: the
         engine's, with the tokenizer's `<td>`/`</td>` exempt)."""
         tok = jocr_tokenizer(tokenizer)
+        # The engine's limit (jocr.engine.generate): output stops where prompt + output would pass the model's
+        # trained positions, with finish reason "length".
+        positions = self.ocr_config.decoder.max_position_embeddings
+        max_new_tokens = min(max_new_tokens, positions - len(prompt_ids))
+        if max_new_tokens < 1:
+            return [], "length"
         guard = _Guard(guard or GuardConfig(whitelist_ids=tuple(tok.td_ids)), len(prompt_ids))
         input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)  # (1, T)
         out = self.generate(
@@ -254,16 +294,15 @@ class _Guard:
         return _Loop()
 
 
-def _save_results(out_dir: Path, markdown: str, boxes, image_file: Any) -> None:
-    """DeepSeek-OCR's result files: result.mmd, and result_with_boxes.jpg for output with grounding boxes."""
+def _save_results(out_dir: Path, markdown: str, boxes, page_image) -> None:
+    """DeepSeek-OCR's result files: result.mmd, and result_with_boxes.jpg (the page the model read, boxes
+    drawn) for output with grounding boxes."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "result.mmd").write_text(markdown, encoding="utf-8")
     if boxes:
         from PIL import ImageDraw
 
-        from jocr.integrations.hf.processing import load_image
-
-        image = load_image(image_file).convert("RGB")
+        image = page_image.convert("RGB")
         draw = ImageDraw.Draw(image)
         for box in boxes:
             draw.rectangle((box.x1, box.y1, box.x2, box.y2), outline=(255, 0, 0), width=2)

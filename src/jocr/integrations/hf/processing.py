@@ -84,14 +84,20 @@ class JocrProcessor:
         config = OCRConfig.load(path)
         return cls(Tokenizer.from_dir(path), vision_settings(config.vision, **settings))
 
-    def prompt_ids(self, prompt: str | None, image_tokens: int) -> list[int]:
-        """BOS, the text before `<image>`, the placeholders, the text after it."""
+    def prompt_ids(self, prompt: str | None, image_tokens: int, anchor: str | None = None) -> list[int]:
+        """BOS, the text before `<image>`, the placeholders, the text after it; then the anchor, if given
+        (`Tokenizer.build_prompt`'s layout, the one anchored models are trained on: the prompt must then be
+        the instruction alone or `"<image>\\n" + instruction`)."""
         tok = self.tokenizer
         if not prompt or IMAGE_TOKEN not in prompt:
-            return self.builder.prompt_ids([image_tokens], prompt or None)
+            return self.builder.prompt_ids([image_tokens], prompt or None, anchor=anchor)
         if prompt.count(IMAGE_TOKEN) > 1:
             raise ValueError("one page per prompt: the prompt has more than one <image> marker")
         before, after = prompt.split(IMAGE_TOKEN)
+        if anchor is not None:
+            if before or not after.startswith("\n"):
+                raise ValueError('an anchored prompt is "<image>\\n" + instruction, or the instruction alone')
+            return self.builder.prompt_ids([image_tokens], after[1:], anchor=anchor)
         ids = [tok.bos_id]
         if before:
             ids.extend(tok.encode(before))

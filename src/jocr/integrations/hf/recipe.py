@@ -8,8 +8,9 @@
                                                      {"type": "text", "text": DEFAULT_OCR_PROMPT}]}],
                        sampling_params=vllm_sampling_params(max_tokens=4096))
 
-The four names are jocr's vLLM integration (jocr/integrations/vllm.py, docs/vllm.md: FastMTP as an EAGLE
-draft, verified greedily) with two additions for a repository that travels on its own:
+The four names (and `vllm_page_prompts` / `vllm_page_markdown` for PDF pages, which an anchored model
+reads with their text layer) are jocr's vLLM integration (jocr/integrations/vllm.py, docs/vllm.md: FastMTP
+as an EAGLE draft, verified greedily) with two additions for a repository that travels on its own:
 - the model argument may be the Hub id the repository was downloaded from: a name that is not a local model
   directory means the repository this file sits in (so `vllm_llm_kwargs("jinaai/jina-ocr-v1", ...)` in the
   announcement's snippet needs no download at run time);
@@ -27,9 +28,18 @@ from typing import Any
 
 from jocr.integrations.vllm import CPU_ENV, DEFAULT_OCR_PROMPT, register
 from jocr.integrations.vllm import vllm_llm_kwargs as _llm_kwargs
+from jocr.integrations.vllm import vllm_page_markdown as _page_markdown
+from jocr.integrations.vllm import vllm_page_prompts as _page_prompts
 from jocr.integrations.vllm import vllm_sampling_params as _sampling_params
 
-__all__ = ["DEFAULT_OCR_PROMPT", "register", "vllm_llm_kwargs", "vllm_sampling_params"]
+__all__ = [
+    "DEFAULT_OCR_PROMPT",
+    "register",
+    "vllm_llm_kwargs",
+    "vllm_page_markdown",
+    "vllm_page_prompts",
+    "vllm_sampling_params",
+]
 
 HERE = Path(__file__).resolve().parent
 
@@ -75,3 +85,14 @@ def vllm_sampling_params(max_tokens: int = 4096, **overrides: Any):
     if "whitelist_ids" not in overrides:
         overrides["model"] = model_dir(overrides.get("model") or HERE)
     return _sampling_params(max_tokens, **overrides)
+
+
+def vllm_page_prompts(model: str | os.PathLike, file, page: int = 1, anchor: str = "auto", **settings: Any):
+    """`llm.generate` inputs for a PDF page (with its text layer, for a model trained with anchors) or an
+    image, and the page to pass to `vllm_page_markdown` with the outputs (jocr's, docs/vllm.md)."""
+    return _page_prompts(model_dir(model), file, page, anchor, **settings)
+
+
+def vllm_page_markdown(model: str | os.PathLike, page, outputs) -> str:
+    """The page's Markdown from the outputs of `vllm_page_prompts`' inputs, run references resolved."""
+    return _page_markdown(model_dir(model), page, outputs)
