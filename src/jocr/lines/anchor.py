@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass, field
 
 from jocr.documents.pages import one_line
 from jocr.lines.references import REFERENCES, anchor_runs
-from jocr.lines.textlayer import TextLayer
+from jocr.lines.types import PageLines
 from jocr.types import GRID_MAX  # the grounding boxes' grid: anchors use the same
 
 ANCHOR_VERSION = 2
@@ -86,7 +86,7 @@ def _grid(value: float, size: float) -> int:
     return min(GRID_MAX, max(0, round(value / size * GRID_MAX))) if size > 0 else 0
 
 
-def anchor_lines(layer: TextLayer, max_line_chars: int = 200) -> list[str]:
+def anchor_lines(layer: PageLines, max_line_chars: int = 200) -> list[str]:
     """The header and one `@i x,y text` line per run (no budget applied)."""
     lines = [f"page {round(layer.width)}x{round(layer.height)}"]
     for run in layer.lines:
@@ -155,7 +155,7 @@ def _reference_form(markdown: str, runs: dict[int, str]) -> str:
 
 
 def build_windows(
-    layer: TextLayer,
+    layer: PageLines,
     tokenizer,
     max_tokens: int = 1024,
     max_line_chars: int = 200,
@@ -209,7 +209,7 @@ def _window(header: str, runs: list[str], first: int, end: int, total: int, toke
         end -= 1
 
 
-def build_anchor(layer: TextLayer, tokenizer, max_tokens: int = 1024, max_line_chars: int = 200) -> Anchor:
+def build_anchor(layer: PageLines, tokenizer, max_tokens: int = 1024, max_line_chars: int = 200) -> Anchor:
     """The first window of `layer` (`build_windows`): the prefix of its runs that fits `max_tokens`."""
     return build_windows(layer, tokenizer, max_tokens, max_line_chars, max_windows=1)[0]
 
