@@ -9,7 +9,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from jocr.lines import ocr
-from jocr.lines.ocr import OCRConfig, normalise_ocr_mode, read_image, resolve_engine
+from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
 from jocr.lines.types import NONE, OK, TOO_LARGE, PageLines
 from jocr.synth.fonts import get_font
 
@@ -53,7 +53,7 @@ def test_engines_are_installed(engine):
 @pytest.mark.parametrize("engine", ocr.ENGINES)
 def test_reads_words_with_boxes(engine):
     image, truth = text_crop()
-    lines = read_image(image, OCRConfig(engine=engine))
+    lines = read_image(image, OCRLinesConfig(engine=engine))
     assert lines.verdict == OK and lines.source == engine
     assert (lines.width, lines.height) == image.size
     assert [ln.text for ln in lines.lines] == LINES
@@ -71,7 +71,7 @@ def test_reads_words_with_boxes(engine):
 def test_turned_page_is_read_upright_boxes_in_its_own_frame(engine):
     image, truth = text_crop()
     turned = image.transpose(Image.Transpose.ROTATE_90)  # lying on its left side (counter-clockwise)
-    lines = read_image(turned, OCRConfig(engine=engine))
+    lines = read_image(turned, OCRLinesConfig(engine=engine))
     assert lines.verdict == OK
     assert lines.stats.get("turn") == 90
     assert [ln.text for ln in lines.lines] == LINES
@@ -85,7 +85,7 @@ def test_turned_page_is_read_upright_boxes_in_its_own_frame(engine):
 def test_skewed_page_is_deskewed(engine):
     image, _ = text_crop()
     skewed = image.rotate(3, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=255)
-    lines = read_image(skewed, OCRConfig(engine=engine))
+    lines = read_image(skewed, OCRLinesConfig(engine=engine))
     assert lines.verdict == OK
     assert abs(abs(lines.stats.get("skew", 0.0)) - 3.0) <= 0.3
     assert [ln.text for ln in lines.lines] == LINES
@@ -97,7 +97,7 @@ def test_skewed_page_is_deskewed(engine):
 def test_page_units():
     """Boxes in the page's units when the image is a rendered page (points for a PDF page)."""
     image, truth = text_crop()
-    lines = read_image(image, OCRConfig(engine="tesseract"), page_size=(310.0, 110.0))
+    lines = read_image(image, OCRLinesConfig(engine="tesseract"), page_size=(310.0, 110.0))
     assert (lines.width, lines.height) == (310.0, 110.0)
     x0, y0, x1, y1 = truth["quick"]
     assert close(words_of(lines)["quick"], (x0 / 2, y0 / 2, x1 / 2, y1 / 2), 4)
@@ -121,14 +121,14 @@ def test_page_units():
     ids=["blank", "dark", "noise", "1px-wide", "30000-tall", "200MP"],
 )
 def test_bad_images_get_a_note_and_no_lines(engine, image, verdict, note):
-    lines = read_image(image, OCRConfig(engine=engine))
+    lines = read_image(image, OCRLinesConfig(engine=engine))
     assert (lines.verdict, lines.lines) == (verdict, [])
     assert note in lines.note and "\n" not in lines.note
 
 
 def test_engine_time_limit_is_a_note():
     image, _ = text_crop()
-    lines = read_image(image, OCRConfig(engine="tesseract", timeout_s=0.001, orient=False))
+    lines = read_image(image, OCRLinesConfig(engine="tesseract", timeout_s=0.001, orient=False))
     assert (lines.verdict, lines.lines) == (TOO_LARGE, [])
     assert "ran past" in lines.note
 
@@ -143,7 +143,7 @@ def test_modes():
 
 
 def test_unknown_engine_in_config_is_a_note():
-    lines = read_image(text_crop()[0], OCRConfig(engine="abbyy"))
+    lines = read_image(text_crop()[0], OCRLinesConfig(engine="abbyy"))
     assert lines.verdict == "error" and "ocr must be one of" in lines.note
 
 

@@ -50,7 +50,7 @@ OCR_MODES = ("auto", *ENGINES, "none")
 
 
 @dataclass
-class OCRConfig:
+class OCRLinesConfig:
     """How a page image is read by OCR (module docstring for each step)."""
 
     engine: str = "auto"  # "auto" (AUTO_ORDER's first installed), "rapidocr" or "tesseract"
@@ -197,7 +197,7 @@ def skew_angle(grey: Image.Image, max_degrees: float) -> float:
 # --- reading ----------------------------------------------------------------------------------------------
 
 
-def _refuse(image: Image.Image, config: OCRConfig) -> str | None:
+def _refuse(image: Image.Image, config: OCRLinesConfig) -> str | None:
     w, h = image.size
     if min(w, h) < config.min_side:
         return f"the image is {w}x{h} pixels, too small to read"
@@ -208,7 +208,7 @@ def _refuse(image: Image.Image, config: OCRConfig) -> str | None:
     return None
 
 
-def _languages(config: OCRConfig, script: str) -> str:
+def _languages(config: OCRLinesConfig, script: str) -> str:
     if config.languages != "auto":
         return config.languages
     if script in ("Han", "HanS", "HanT") and "chi_sim" in _tesseract_languages():
@@ -228,12 +228,12 @@ def _tesseract_languages() -> set[str]:
 
 def read_image(
     image: Image.Image,
-    config: OCRConfig | None = None,
+    config: OCRLinesConfig | None = None,
     page_size: tuple[float, float] | None = None,
 ) -> PageLines:
     """The lines of a page image by OCR. Boxes are in the page's units: `page_size` (width, height), e.g.
     the PDF page in points the image was rendered from; the image's own pixels when None. Never raises."""
-    config = config or OCRConfig()
+    config = config or OCRLinesConfig()
     start = time.perf_counter()
     width, height = image.size
     page_w, page_h = page_size or (float(width), float(height))
@@ -280,7 +280,7 @@ def _scaled(line: Line, sx: float, sy: float) -> Line:
     return Line(line.text, box(line.box), line.size * sy, line.weight, line.confidence, line.source, words)
 
 
-def _read(image: Image.Image, engine: str, config: OCRConfig) -> tuple[list[Line] | None, dict]:
+def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list[Line] | None, dict]:
     """Lines in the original image's pixel frame (None for a blank page), and what was done."""
     from jocr.documents.preprocess import is_blank_page
 
