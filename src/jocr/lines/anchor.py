@@ -438,7 +438,7 @@ def line_source_answers(windows: list[Anchor]) -> list[str]:
     for window in windows:
         runs = [(int(n), int(y)) for n, _x, y in _RUN_POSITION.findall(window.text)]
         steps = sorted(b[1] - a[1] for a, b in zip(runs, runs[1:]) if b[1] > a[1])
-        step = steps[len(steps) // 2] if steps else 0
+        step = steps[(len(steps) - 1) // 2] if steps else 0  # the lower median: a line step
         parts = []
         for k, (number, y) in enumerate(runs):
             if k:
