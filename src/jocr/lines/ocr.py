@@ -9,7 +9,8 @@ Steps, all bounded:
 3. Set the page upright: projection profiles tell a page lying on its side (rows of text give a sharper
    profile across than along them); Tesseract's OSD, when Tesseract is installed, gives the quarter turn
    (taken when its confidence reaches `min_osd_confidence` or it agrees with the profiles on sideways or
-   not); without Tesseract an upside-down page rests on RapidOCR's per-line direction classifier. Then the
+   not); without Tesseract an upside-down page rests on RapidOCR's per-line direction classifier (with
+   it that classifier is off: it turns some long upright lines over). Then the
    skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
    least `min_skew_degrees`.
 4. Read with the engine (Tesseract: a subprocess under `timeout_s`; RapidOCR: in-process, its work
@@ -297,10 +298,12 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         forward = _scale(size[0] / width, size[1] / height) @ forward
         stats["scale"] = round(scale, 4)
     osd = None
+    settled = False  # the orientation was decided here (with Tesseract's OSD), not left to RapidOCR
     if config.orient:
         sideways = profile_turn(grey) == 90
         turn = 90 if sideways else 0
         if ocr_tesseract.binary() is not None:
+            settled = True
             osd = ocr_tesseract.orientation(grey, config.timeout_s)
             # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not.
             if osd is not None and (
@@ -330,7 +333,7 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         stats["languages"] = languages
         lines = ocr_tesseract.read(grey, languages, config.timeout_s, config.min_confidence)
     else:
-        lines = ocr_rapid.read(grey, config.rapid_max_side, config.min_confidence)
+        lines = ocr_rapid.read(grey, config.rapid_max_side, config.min_confidence, use_cls=not settled)
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
     inverse = np.linalg.inv(forward)
     bound = (float(width), float(height))

@@ -16,7 +16,7 @@ from PIL import Image
 
 from jocr.lines.types import RAPIDOCR, Line, Word
 
-_ENGINES: dict[int, object] = {}
+_ENGINES: dict[tuple[int, bool], object] = {}
 _LOCK = threading.Lock()  # one page at a time per process: onnxruntime already uses every core
 
 
@@ -29,13 +29,13 @@ def available() -> bool:
     return True
 
 
-def _engine(max_side: int):
-    engine = _ENGINES.get(max_side)
+def _engine(max_side: int, use_cls: bool):
+    engine = _ENGINES.get((max_side, use_cls))
     if engine is None:
         from rapidocr import RapidOCR
 
-        engine = _ENGINES[max_side] = RapidOCR(
-            params={"Global.log_level": "error", "Global.max_side_len": max_side, "Global.use_cls": True}
+        engine = _ENGINES[(max_side, use_cls)] = RapidOCR(
+            params={"Global.log_level": "error", "Global.max_side_len": max_side, "Global.use_cls": use_cls}
         )
     return engine
 
@@ -45,11 +45,15 @@ def _aabb(quad) -> tuple[float, float, float, float]:
     return (float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
 
 
-def read(image: Image.Image, max_side: int, min_word_confidence: float) -> list[Line]:
-    """The lines of `image` (its own pixel frame) in RapidOCR's order (top to bottom, left to right)."""
+def read(image: Image.Image, max_side: int, min_word_confidence: float, use_cls: bool) -> list[Line]:
+    """The lines of `image` (its own pixel frame) in RapidOCR's order (top to bottom, left to right).
+
+    `use_cls`: turn lines its direction classifier calls upside down. Only for a page whose orientation
+    was not settled before: on upright pages the classifier turns some long lines over (a clean manual
+    page at 150 dpi: 86.8% of characters right with it, 96.6% without)."""
     array = np.asarray(image.convert("RGB"))
     with _LOCK:
-        result = _engine(max_side)(array, return_word_box=True)
+        result = _engine(max_side, use_cls)(array, return_word_box=True)
     boxes, texts, scores = result.boxes, result.txts, result.scores
     if boxes is None or texts is None or scores is None:
         return []
