@@ -45,8 +45,9 @@ from jocr.lines.types import (
 )
 
 ENGINES = (RAPIDOCR, TESSERACT)
-# "auto" takes the first installed engine in this order (docs/parsing.md, "OCR line source": measured).
-AUTO_ORDER = (TESSERACT, RAPIDOCR)
+# "auto" takes the first installed engine in this order (docs/parsing.md, "OCR line source": RapidOCR read
+# more characters right on every set measured, Chinese above all; Tesseract is lighter and faster).
+AUTO_ORDER = (RAPIDOCR, TESSERACT)
 OCR_MODES = ("auto", *ENGINES, "none")
 
 
