@@ -28,7 +28,8 @@ from jocr.lines.references import (
     unread_runs,
     without_open_reference,
 )
-from jocr.lines.textlayer import OK, TextLayer, TextLine, read_page
+from jocr.lines.textlayer import read_page
+from jocr.lines.types import OK, Line, PageLines
 from jocr.tokenizer import Tokenizer
 
 DATA = Path(__file__).parents[1] / "documents" / "data" / "olmocr-bench"
@@ -36,15 +37,15 @@ MODELS = Path(__file__).parents[2] / "models"
 VECTOR = Path(__file__).parents[2] / "data" / "frozen-test" / "vector"
 
 
-def small_layer() -> TextLayer:
-    return TextLayer(
+def small_layer() -> PageLines:
+    return PageLines(
         width=600.0,
         height=800.0,
         verdict=OK,
         lines=[
-            TextLine("Title of the page", (60.0, 40.0, 300.0, 60.0), 18.0, 700),
-            TextLine("first  line\tof body", (60.0, 100.0, 540.0, 112.0), 10.0, 400),
-            TextLine("second line", (600.0, 800.0, 600.0, 800.0), 10.0, 400),
+            Line("Title of the page", (60.0, 40.0, 300.0, 60.0), 18.0, 700),
+            Line("first  line\tof body", (60.0, 100.0, 540.0, 112.0), 10.0, 400),
+            Line("second line", (600.0, 800.0, 600.0, 800.0), 10.0, 400),
         ],
     )
 

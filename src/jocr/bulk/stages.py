@@ -28,9 +28,10 @@ from jocr.bulk.storage import read_uri, uri_scheme
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
 from jocr.layout.postprocess import Box
-from jocr.layout.request import join_windows, page_finish_reason, page_text
+from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_reason, page_text
 from jocr.lines.anchor import PageAnchor
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
+from jocr.pipeline.stream import write_from_lines
 
 RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
 RETRY_ON = ("length", "repetition", "timeout")
@@ -57,6 +58,7 @@ class PageSettings:
     max_doc_pages: int | None = None  # documents with more pages fail at once (a "huge document")
     threads: int = 0  # torch threads per actor; 0 leaves torch's default
     anchor: str = "auto"  # a PDF page's text layer in the prompt (jocr.lines.anchor.page_anchor)
+    ocr: str = "auto"  # the OCR line source of images and pages without a usable layer (jocr.lines.source)
     vllm_kwargs: dict = field(default_factory=dict)
 
     def load_options(self) -> LoadOptions:
@@ -94,6 +96,7 @@ class PageSettings:
             "retries": self.retries,
             "retry_temperatures": list(self.retry_temperatures[: self.retries]),
             "anchor": self.anchor,
+            "ocr": self.ocr,
         }
         text = json.dumps(fields, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -205,8 +208,14 @@ def render_pages(rows: list[dict], settings: PageSettings):
                 yield dict(row, status="blank", finish_reason="blank", result=_result_json(result))
                 continue
             if anchoring is not None:
-                decision = anchoring(sources[row["doc_id"]], row["page"] - 1)
+                decision = anchoring(sources[row["doc_id"]], row["page"] - 1, image)
                 row["anchor"] = json.dumps(decision.state(), ensure_ascii=False)
+                if decision.alone:  # an OCR'd page read from its lines alone: no model request
+                    result.anchor = decision
+                    write_from_lines(result, PageRequestBuilder(None, None))
+                    result.timings.update(render_s=t1 - t0, anchor_s=time.perf_counter() - t1)
+                    yield dict(row, status="ok", finish_reason="stop", result=_result_json(result))
+                    continue
             row["image"] = image.tobytes()  # RGB, as every PageSource renders
             yield row
     finally:
@@ -215,7 +224,8 @@ def render_pages(rows: list[dict], settings: PageSettings):
 
 
 def page_anchoring(settings: PageSettings):
-    """(source, page index) -> the page's `PageAnchor`, for the job's model and `anchor` mode; None when no
+    """(source, page index, image) -> the page's `PageAnchor`, for the job's model, `anchor` and `ocr` modes
+    (`image`, the rendered page, is what OCR reads); None when no
     page is anchored (mode "off", or "auto" with a model trained on images alone), so the text layer is
     not even read, as in `jocr parse`."""
     from jocr.lines.anchor import normalise_anchor_mode, page_anchor_or_note
@@ -234,8 +244,10 @@ def page_anchoring(settings: PageSettings):
     if tokenizer is None:
         return None
 
-    def decide(source, index: int):
-        return page_anchor_or_note(source, index, mode, config.version, tokenizer, config.max_tokens)
+    def decide(source, index: int, image=None):
+        return page_anchor_or_note(
+            source, index, mode, config.version, tokenizer, config.max_tokens, image=image, ocr=settings.ocr
+        )
 
     return decide
 

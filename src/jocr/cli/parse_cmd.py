@@ -44,6 +44,7 @@ def add_arguments(parser) -> None:
         "--keep-blank-pages", action="store_true", help="also read pages without ink (default: empty)"
     )
     add_anchor_argument(parser)
+    add_ocr_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -55,6 +56,18 @@ def add_anchor_argument(parser) -> None:
         default="auto",
         help="put a PDF page's text layer in the prompt: auto (when the model was trained with anchors and "
         "the layer is usable; default), on, off",
+    )
+
+
+def add_ocr_argument(parser) -> None:
+    """--ocr (jocr.lines.source.page_lines): the OCR line source of images and PDF pages without a usable
+    text layer."""
+    parser.add_argument(
+        "--ocr",
+        choices=("auto", "rapidocr", "tesseract", "none"),
+        default="auto",
+        help="read images and PDF pages without a usable text layer with OCR: auto (the installed default "
+        "engine; default), rapidocr, tesseract, none",
     )
 
 
@@ -236,6 +249,7 @@ def run(args) -> int:
         on_open=on_open,
         skip_blank=not args.keep_blank_pages,
         anchor=args.anchor,
+        ocr=args.ocr,
     )
     written: set[int] = set()
     try:

@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass, field
 
 from jocr.documents.pages import one_line
 from jocr.lines.references import REFERENCES, anchor_runs
-from jocr.lines.textlayer import TextLayer
+from jocr.lines.types import TEXTLAYER, PageLines
 from jocr.types import GRID_MAX  # the grounding boxes' grid: anchors use the same
 
 ANCHOR_VERSION = 2
@@ -86,7 +86,7 @@ def _grid(value: float, size: float) -> int:
     return min(GRID_MAX, max(0, round(value / size * GRID_MAX))) if size > 0 else 0
 
 
-def anchor_lines(layer: TextLayer, max_line_chars: int = 200) -> list[str]:
+def anchor_lines(layer: PageLines, max_line_chars: int = 200) -> list[str]:
     """The header and one `@i x,y text` line per run (no budget applied)."""
     lines = [f"page {round(layer.width)}x{round(layer.height)}"]
     for run in layer.lines:
@@ -155,7 +155,7 @@ def _reference_form(markdown: str, runs: dict[int, str]) -> str:
 
 
 def build_windows(
-    layer: TextLayer,
+    layer: PageLines,
     tokenizer,
     max_tokens: int = 1024,
     max_line_chars: int = 200,
@@ -209,7 +209,7 @@ def _window(header: str, runs: list[str], first: int, end: int, total: int, toke
         end -= 1
 
 
-def build_anchor(layer: TextLayer, tokenizer, max_tokens: int = 1024, max_line_chars: int = 200) -> Anchor:
+def build_anchor(layer: PageLines, tokenizer, max_tokens: int = 1024, max_line_chars: int = 200) -> Anchor:
     """The first window of `layer` (`build_windows`): the prefix of its runs that fits `max_tokens`."""
     return build_windows(layer, tokenizer, max_tokens, max_line_chars, max_windows=1)[0]
 
@@ -304,17 +304,23 @@ class PageAnchor:
     windows: list[Anchor] = field(default_factory=list)
     verdict: str | None = None
     note: str = ""
+    # The line source the anchor came from: "textlayer", "rapidocr" or "tesseract" (None: not anchored).
+    source: str | None = None
+    # The page's text is its line source alone (`line_source_answers`): no model request. OCR'd pages
+    # under "auto" (OCR_PAGES), where the anchored member reads worse than the lines alone.
+    alone: bool = False
 
     @property
     def texts(self) -> list[str]:
-        """The windows' anchor texts, one request each; [] when the page is read from the image alone."""
+        """The windows' anchor texts, one request each (or, for a page read from its lines `alone`, the
+        anchors its text resolves against); [] when the page is read from the image alone."""
         return [w.text for w in self.windows] if self.anchored else []
 
     @property
     def request_anchors(self) -> list[str | None]:
         """The anchor of each of the page's requests: the windows' texts, or [None] (one request, the image
         alone)."""
-        return self.texts or [None]
+        return [] if self.alone else self.texts or [None]
 
     def state(self) -> dict:
         """Everything, windows and all, as plain data (`from_state` rebuilds it): a page's decision handed
@@ -324,10 +330,21 @@ class PageAnchor:
     @classmethod
     def from_state(cls, state: dict) -> PageAnchor:
         windows = [Anchor(**w) for w in state["windows"]]
-        return cls(anchored=state["anchored"], windows=windows, verdict=state["verdict"], note=state["note"])
+        return cls(
+            anchored=state["anchored"],
+            windows=windows,
+            verdict=state["verdict"],
+            note=state["note"],
+            source=state.get("source"),
+            alone=state.get("alone", False),
+        )
 
     def to_dict(self) -> dict:
         out = {"anchored": self.anchored, "verdict": self.verdict, "note": self.note or None}
+        if self.source is not None:
+            out["source"] = self.source
+        if self.alone:
+            out["alone"] = True
         if self.windows:
             lines = sum(w.lines for w in self.windows)
             total = self.windows[0].lines_total
@@ -342,6 +359,13 @@ class PageAnchor:
         return out
 
 
+# How a page whose lines come from OCR is read under --anchor auto: "lines" (its lines alone, every run in
+# order: `line_source_answers`) or "model" (the anchored member with the OCR anchor). "lines": the member,
+# trained on text-layer anchors only, read real scanned pages worse than their lines alone
+# (docs/results/2026-12-03-ocr.md). --anchor on always asks the model.
+OCR_PAGES = "lines"
+
+
 def page_anchor(
     source,
     index: int,
@@ -350,15 +374,22 @@ def page_anchor(
     tokenizer,
     max_tokens: int,
     max_windows: int = MAX_WINDOWS,
+    image=None,
+    ocr: str = "auto",
+    ocr_config=None,
 ) -> PageAnchor:
     """Decide and build a page's anchor: the one rule the CLI, `jocr.parse`, the server and training share.
 
-    mode "off": never (the text layer is not read). "auto": only for a model trained with anchors of this
-    format (`trained_version == ANCHOR_VERSION`, from its config) and a page whose text layer is usable, so
-    a model trained on images alone behaves exactly as without this feature. "on": every page with a
-    usable layer, even for a model not trained with anchors (noted). A page without a usable layer falls
-    back to the image alone, with the layer's verdict and note. The anchor is `build_windows`' windows of
-    `max_tokens` each."""
+    mode "off": never (no line source is read). "auto": only for a model trained with anchors of this
+    format (`trained_version == ANCHOR_VERSION`, from its config), so a model trained on images alone
+    behaves exactly as without this feature. "on": even for a model not trained with anchors (noted).
+    The lines come from `jocr.lines.source.page_lines`: the text layer when usable, else OCR over `image`
+    (the page as rendered; `ocr` "auto", "rapidocr", "tesseract" or "none", `ocr_config` a
+    `jocr.lines.ocr.OCRLinesConfig`); a page without usable lines falls back to the image alone, with the
+    verdict and note. Under "auto", an OCR'd page is read from its lines `alone` when OCR_PAGES says so.
+    The anchor is `build_windows`' windows of `max_tokens` each."""
+    from jocr.lines.source import page_lines
+
     mode = normalise_anchor_mode(mode)
     if mode == "off" or (mode == "auto" and trained_version == 0):
         return PageAnchor()
@@ -366,27 +397,82 @@ def page_anchor(
         return PageAnchor(
             note=f"the model reads anchor version {trained_version}; this build writes {ANCHOR_VERSION}"
         )
-    layer = source.text_layer(index)
-    if layer is None:
+    lines = page_lines(source, index, image, ocr, ocr_config)
+    if lines is None:
         return PageAnchor(note="the input has no text layer (an image)" if mode == "on" else "")
-    if not layer.usable:
-        return PageAnchor(verdict=layer.verdict, note=layer.note)
-    if not layer.lines:
-        return PageAnchor(verdict=layer.verdict, note="the text layer holds no runs")
-    windows = build_windows(layer, tokenizer, max_tokens, max_windows=max_windows)
-    notes = [] if trained_version else ["the model was not trained with anchors"]
+    if not lines.usable:  # `verdict` stays the text layer's: None for an image OCR found nothing in
+        verdict = lines.verdict if lines.source == TEXTLAYER else None
+        return PageAnchor(verdict=verdict, note=lines.note, source=lines.source)
+    if not lines.lines:
+        return PageAnchor(verdict=lines.verdict, note="the page holds no text runs", source=lines.source)
+    windows = build_windows(lines, tokenizer, max_tokens, max_windows=max_windows)
+    ocred = lines.source != TEXTLAYER
+    alone = ocred and mode == "auto" and OCR_PAGES == "lines"
+    notes = [lines.note] if ocred and lines.note else []
+    if not trained_version and not alone:
+        notes.append("the model was not trained with anchors")
+    elif ocred and not alone:
+        notes.append(f"the model was trained on text-layer anchors, not {lines.source}'s")
     kept = sum(w.lines for w in windows)
-    if kept < len(layer.lines) and len(windows) == max_windows:
+    if kept < len(lines.lines) and len(windows) == max_windows:
         notes.append(f"text runs past {kept} left out ({max_windows} windows of {max_tokens} tokens)")
-    return PageAnchor(anchored=True, windows=windows, verdict=layer.verdict, note="; ".join(notes))
+    return PageAnchor(
+        anchored=True,
+        windows=windows,
+        verdict=lines.verdict,
+        note="; ".join(notes),
+        source=lines.source,
+        alone=alone,
+    )
+
+
+_RUN_POSITION = re.compile(r"^@(\d+) (\d+),(\d+) ", re.MULTILINE)
+
+
+def line_source_answers(windows: list[Anchor]) -> list[str]:
+    """What a page read from its lines alone "answers" in each window: every run referenced in order
+    (`@1`, `@2`, ...), a blank line (a new paragraph) where the next run starts above the previous one (a
+    new column) or lower than 1.6 times the window's median step between consecutive runs. Resolved by
+    `jocr.layout.request.page_text` like a model's answer (furniture dropped, broken words joined)."""
+    answers = []
+    for window in windows:
+        runs = [(int(n), int(y)) for n, _x, y in _RUN_POSITION.findall(window.text)]
+        steps = sorted(b[1] - a[1] for a, b in zip(runs, runs[1:]) if b[1] > a[1])
+        step = steps[(len(steps) - 1) // 2] if steps else 0  # the lower median: a line step
+        parts = []
+        for k, (number, y) in enumerate(runs):
+            if k:
+                gap = y - runs[k - 1][1]
+                parts.append("\n\n" if gap < 0 or (step and gap > 1.6 * step) else "\n")
+            parts.append(f"@{number}")
+        answers.append("".join(parts))
+    return answers
 
 
 def page_anchor_or_note(
-    source, index: int, mode: str, trained_version: int, tokenizer, max_tokens: int
+    source,
+    index: int,
+    mode: str,
+    trained_version: int,
+    tokenizer,
+    max_tokens: int,
+    image=None,
+    ocr: str = "auto",
+    ocr_config=None,
 ) -> PageAnchor:
-    """`page_anchor`, where a text layer that cannot be read, for whatever reason, sends the page down the
+    """`page_anchor`, where a line source that cannot be read, for whatever reason, sends the page down the
     image-only path with a note: it never fails the page."""
     try:
-        return page_anchor(source, index, mode, trained_version, tokenizer, max_tokens)
+        return page_anchor(
+            source,
+            index,
+            mode,
+            trained_version,
+            tokenizer,
+            max_tokens,
+            image=image,
+            ocr=ocr,
+            ocr_config=ocr_config,
+        )
     except Exception as exc:
         return PageAnchor(note=f"text layer not used ({one_line(exc)})")

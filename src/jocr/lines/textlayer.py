@@ -6,6 +6,8 @@ synthetic pages the anchored model is trained on (jocr.synth.vector), so the anc
 is the anchor it sees at inference. Per-character calls use `pypdfium2.raw` because the helpers do not
 expose char boxes, font sizes, weights or render modes.
 
+The lines are `jocr.lines.types.Line`s in a `PageLines` (source "textlayer"), the type OCR gives too.
+
 A text layer is hostile input like any other: the number of characters read, the time spent and the text
 kept per line are bounded (`TextLayerLimits`), and every problem ends in a verdict with a one-line note,
 never an exception, so the page falls back to the image-only path.
@@ -21,19 +23,18 @@ import re
 import statistics
 import time
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from jocr.lines.references import SOFT_HYPHEN
+from jocr.lines.types import ERROR, NONE, OK, TEXTLAYER, TOO_LARGE, Line, PageLines, empty_lines
 
-# Verdicts. Only "ok" is used as an anchor; every other one sends the page down the image-only path.
-OK = "ok"
-NONE = "none"  # no text layer (a scan, an image, a page of vector drawings)
+# Verdicts. Only "ok" is used as an anchor; every other one sends the page down the image-only path (or to
+# OCR). OK, NONE ("no text layer": a scan, an image, a page of vector drawings), TOO_LARGE and ERROR are
+# shared by every line source (jocr.lines.types).
 INVISIBLE = "invisible"  # render mode 3 text over an image: an OCR layer of unknown quality
 UNMAPPED = "unmapped"  # glyphs without Unicode: private-use codes, U+FFFD, `(cid:..)`, map errors
 MOJIBAKE = "mojibake"  # text decoded with the wrong encoding (UTF-8 read as cp1252, control characters)
 OFFPAGE = "offpage"  # most glyphs outside the page or of zero size (hidden text)
-TOO_LARGE = "too_large"  # more characters or time than the limits allow
-ERROR = "error"  # PDFium refused the page's text
 VERDICTS = (OK, NONE, INVISIBLE, UNMAPPED, MOJIBAKE, OFFPAGE, TOO_LARGE, ERROR)
 
 _RENDER_INVISIBLE = 3  # PDF 1.7 spec table 106, text rendering mode 3: neither fill nor stroke
@@ -61,56 +62,8 @@ class TextLayerLimits:
     offpage_share: float = 0.5
 
 
-@dataclass
-class TextLine:
-    """One run of text on one baseline: `box` (x0, y0, x1, y1) in points, top-left origin."""
-
-    text: str
-    box: tuple[float, float, float, float]
-    size: float = 0.0  # font size in points (median over the run's glyphs)
-    weight: int = 0  # font weight (400 regular, 700 bold), 0 when PDFium does not know
-
-    def to_dict(self) -> dict:
-        return {
-            "text": self.text,
-            "box": [round(v, 2) for v in self.box],
-            "size": round(self.size, 2),
-            "weight": self.weight,
-        }
-
-
-@dataclass
-class TextLayer:
-    """A page's lines and the verdict on them; `note` says in one line why a layer is not usable."""
-
-    width: float  # page size in points as rendered
-    height: float
-    lines: list[TextLine] = field(default_factory=list)
-    verdict: str = NONE
-    note: str = ""
-    stats: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def usable(self) -> bool:
-        return self.verdict == OK
-
-    @property
-    def text(self) -> str:
-        return "\n".join(line.text for line in self.lines)
-
-    def to_dict(self) -> dict:
-        return {
-            "width": round(self.width, 2),
-            "height": round(self.height, 2),
-            "verdict": self.verdict,
-            "note": self.note,
-            "stats": dict(self.stats),
-            "lines": [ln.to_dict() for ln in self.lines],
-        }
-
-
-def empty_layer(verdict: str, note: str, width: float = 0.0, height: float = 0.0) -> TextLayer:
-    return TextLayer(width=width, height=height, verdict=verdict, note=note)
+def empty_layer(verdict: str, note: str, width: float = 0.0, height: float = 0.0) -> PageLines:
+    return empty_lines(verdict, note, width, height, source=TEXTLAYER)
 
 
 def _is_unmapped(code: int) -> bool:
@@ -186,7 +139,7 @@ def _drop_cap(run: list[_Char], c: _Char) -> bool:
     return cap.y1 - cap.y0 >= 1.8 * (c.y1 - c.y0) and cap.y0 <= c.y0 and c.y1 <= cap.y1 + 0.5 * (c.y1 - c.y0)
 
 
-def read_page(page, limits: TextLayerLimits | None = None) -> TextLayer:
+def read_page(page, limits: TextLayerLimits | None = None) -> PageLines:
     """The text layer of a `pypdfium2.PdfPage`. Never raises for a bad layer: problems become the verdict.
 
     The caller holds the PDFium lock (documents/pages.py) for the whole call."""
@@ -216,7 +169,7 @@ def read_page(page, limits: TextLayerLimits | None = None) -> TextLayer:
         textpage.close()
 
 
-def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLimits) -> TextLayer:
+def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLimits) -> PageLines:
     start = time.perf_counter()
     tp = textpage.raw
     count = raw.FPDFText_CountChars(tp)
@@ -290,7 +243,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
         "dropped": dropped,
         "lines": len(lines),
     }
-    layer = TextLayer(width=width, height=height, lines=lines, stats=stats)
+    layer = PageLines(width=width, height=height, lines=lines, stats=stats, source=TEXTLAYER)
     layer.verdict, layer.note = _verdict(layer, limits)
     return layer
 
@@ -357,7 +310,7 @@ def _crop_box(page) -> tuple[float, float, float, float]:
     return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
 
 
-def _lines(raw, page, runs: list[list[_Char]], width: float, height: float) -> list[TextLine]:
+def _lines(raw, page, runs: list[list[_Char]], width: float, height: float) -> list[Line]:
     # FPDF_PageToDevice maps user space to the page as rendered (rotation, crop box offset); it returns
     # integer pixels, so map onto a canvas 16x the page size for 1/16 pt precision.
     scale = 16
@@ -380,11 +333,11 @@ def _lines(raw, page, runs: list[list[_Char]], width: float, height: float) -> l
         weights = [c.weight for c in glyphs if c.weight > 0]
         weight = statistics.median_low(weights) if weights else 0
         box = (min(xs0, xs1), min(ys0, ys1), max(xs0, xs1), max(ys0, ys1))
-        lines.append(TextLine(text=text, box=box, size=float(size), weight=int(weight)))
+        lines.append(Line(text=text, box=box, size=float(size), weight=int(weight), source=TEXTLAYER))
     return lines
 
 
-def _verdict(layer: TextLayer, limits: TextLayerLimits) -> tuple[str, str]:
+def _verdict(layer: PageLines, limits: TextLayerLimits) -> tuple[str, str]:
     s = layer.stats
     glyphs = s["glyphs"]
     if glyphs == 0:

@@ -62,6 +62,7 @@ def parse(
     skip_blank: bool = True,
     max_tiles: int | None = None,
     anchor: str = "auto",
+    ocr: str = "auto",
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -74,6 +75,9 @@ def parse(
     without running the model. max_tiles: the tile-count limit when `model` is loaded here (see `load_model`).
     anchor: "auto" (the page's text layer goes into the prompt when the model was trained with anchors and
     the layer is usable), "on" or "off"; each page's `anchor` says what happened (docs/parsing.md).
+    ocr: "auto" (default), "rapidocr", "tesseract" or "none": OCR reads the lines of images and of PDF pages
+    without a usable text layer; under anchor "auto" such a page is read from its lines alone
+    (docs/parsing.md, "OCR line source").
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
@@ -95,6 +99,7 @@ def parse(
             options=options,
             skip_blank=skip_blank,
             anchor=anchor,
+            ocr=ocr,
         )
     )
     if raise_errors:

@@ -23,7 +23,8 @@ from jocr.layout.request import (
     page_finish_reason,
     page_text,
 )
-from jocr.lines.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note
+from jocr.lines.anchor import PageAnchor, line_source_answers, normalise_anchor_mode, page_anchor_or_note
+from jocr.lines.ocr import normalise_ocr_mode
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
 
@@ -72,12 +73,13 @@ class _Pages:
     writes results back, and hands out Documents in input order once all their pages are done."""
 
     def __init__(
-        self, inputs, names, model: LoadedModel, pages, max_tokens, builder, options, skip_blank, anchor
+        self, inputs, names, model: LoadedModel, pages, max_tokens, builder, options, skip_blank, anchor, ocr
     ):
         self.inputs, self.names, self.model = inputs, names, model
         self.pages, self.max_tokens, self.builder = pages, max_tokens, builder
         self.options, self.skip_blank = options, skip_blank
         self.anchor_mode, self.anchor_config = normalise_anchor_mode(anchor), model.anchor_config
+        self.ocr = normalise_ocr_mode(ocr)
         self.open_docs: list[_OpenDoc] = []  # in input order; finished ones leave from the front
 
     def open(self, item: Any, name: str) -> _OpenDoc:
@@ -134,8 +136,14 @@ class _Pages:
             result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
             return False
         t2 = time.perf_counter()
-        result.anchor = self.anchor(job)
+        result.anchor = self.anchor(job, image)
         t3 = time.perf_counter()
+        if result.anchor.verdict is not None or result.anchor.source is not None:  # lines were read
+            result.timings["anchor_s"] = t3 - t2
+        if result.anchor.alone:  # read from its lines alone: nothing to generate
+            write_from_lines(result, self.builder)
+            result.timings.update(render_s=t1 - t0, preprocess_s=t2 - t1)
+            return False
         try:
             job.inputs = self.builder.pages(image, result.anchor.request_anchors)
         except Exception as exc:  # e.g. a degenerate page size: this page fails, the run goes on
@@ -148,12 +156,11 @@ class _Pages:
         result.image_tokens = job.inputs[0].image_tokens
         result.prompt_tokens = sum(len(i.prompt_ids) for i in job.inputs)
         result.timings.update(render_s=t1 - t0, preprocess_s=(t2 - t1) + (time.perf_counter() - t3))
-        if result.anchor.verdict is not None:  # the text layer was read
-            result.timings["anchor_s"] = t3 - t2
         return True
 
-    def anchor(self, job: _Job) -> PageAnchor:
-        """The page's anchoring decision (a text layer that cannot be used never fails the page)."""
+    def anchor(self, job: _Job, image) -> PageAnchor:
+        """The page's anchoring decision, its lines from the text layer or OCR over `image` (a line source
+        that cannot be used never fails the page)."""
         return page_anchor_or_note(
             job.entry.source,
             job.index,
@@ -161,6 +168,8 @@ class _Pages:
             self.anchor_config.version,
             self.model.tokenizer,
             self.anchor_config.max_tokens,
+            image=image,
+            ocr=self.ocr,
         )
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
@@ -211,6 +220,17 @@ class _Pages:
             entry.close()
 
 
+def write_from_lines(page: PageResult, builder: PageRequestBuilder) -> None:
+    """The Markdown of a page read from its lines alone (`PageAnchor.alone`: an OCR'd page under --anchor
+    auto): every run in order, resolved by `page_text` like a model's answer (docs/parsing.md, "OCR line
+    source")."""
+    answers = line_source_answers(page.anchor.windows)
+    page.raw = join_windows(answers)
+    page.finish_reason = "stop"
+    text = page_text(answers, page.anchor.texts, ["stop"] * len(answers))
+    page.markdown, page.boxes = builder.markdown(text, (page.width, page.height), "stop")
+
+
 class DocumentRun:
     """One run of the streaming pipeline as steps a driver calls, so the same run can be driven by a
     blocking loop (`iter_documents`) or by an event loop (the server's Reader) without a thread of its own.
@@ -231,8 +251,10 @@ class DocumentRun:
 
     runner: a `jocr.engine.Scheduler` shared with other callers (the server's), used instead of one of
     this run's own; it is left open, and this run's requests in it are cancelled when the run closes.
-    anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt
-    (`jocr.lines.anchor.page_anchor`, docs/parsing.md); each page's `.anchor` says what happened.
+    anchor: "auto", "on" or "off": whether a page's lines go into its prompt (`jocr.lines.anchor.page_anchor`,
+    docs/parsing.md); each page's `.anchor` says what happened. ocr: "auto", "rapidocr", "tesseract" or
+    "none": the OCR line source for images and PDF pages without a usable text layer
+    (`jocr.lines.source.page_lines`); under anchor "auto" an OCR'd page is read from its lines alone.
     """
 
     def __init__(
@@ -252,6 +274,7 @@ class DocumentRun:
         on_open: Callable[[Document], None] | None = None,
         runner: Any = None,
         anchor: str = "auto",
+        ocr: str = "auto",
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, not {batch_size}")
@@ -261,7 +284,16 @@ class DocumentRun:
         names = list(names) if names is not None else [input_name(i) for i in inputs]
         builder = PageRequestBuilder(model.tokenizer, model.vision, prompt)
         self.pages = _Pages(
-            inputs, names, model, pages, max_tokens, builder, options or LoadOptions(), skip_blank, anchor
+            inputs,
+            names,
+            model,
+            pages,
+            max_tokens,
+            builder,
+            options or LoadOptions(),
+            skip_blank,
+            anchor,
+            ocr,
         )
         self.max_tokens = max_tokens
         self.deliver = deliver
@@ -351,7 +383,8 @@ class DocumentRun:
 def iter_documents(inputs: Iterable[Any], model: LoadedModel, **options: Any) -> Iterator[Document]:
     """Parse inputs in order, yielding each Document as soon as its last page is done; `options` are
     `DocumentRun`'s (pages, max_tokens, spec, batch_size, prompt, options, names, on_page, skip_blank,
-    on_open, runner, anchor). Stopping early (closing the generator) cancels the run's requests in flight.
+    on_open, runner, anchor, ocr). Stopping early (closing the generator) cancels the run's requests in
+    flight.
     """
     finished: queue.SimpleQueue = queue.SimpleQueue()  # items from the decode thread's done callbacks
     run = DocumentRun(inputs, model, finished.put, **options)

@@ -31,6 +31,7 @@ class EngineBackend:
         self.model_id = model_id
         self.vision = loaded.vision
         self.builder = PageRequestBuilder(self.tokenizer, self.vision)
+        self.ocr = "none"  # the OCR line source of chat pages (`anchor`): "auto", "rapidocr", "tesseract"
 
     @classmethod
     def from_loaded(
@@ -78,11 +79,20 @@ class EngineBackend:
     def prompt_ids(self, prompt: str, image_token_counts: list[int], anchor: str | None = None) -> list[int]:
         return self.builder.prompt_ids(image_token_counts, prompt, anchor=anchor)
 
-    def anchor(self, source, index: int, mode: str) -> PageAnchor:
+    def anchor(self, source, index: int, mode: str, image: Image.Image | None = None) -> PageAnchor:
         """The page's anchoring decision for this model (`jocr.lines.anchor.page_anchor`, the rule
-        `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pages.py)."""
+        `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pages.py).
+
+        The line source is the text layer; OCR (`self.ocr`, "none" by default) reads `image` when it is
+        given and the layer is not usable. A chat answer is always the model's: a page whose decision is
+        to be read from its lines alone (`PageAnchor.alone`, `jocr parse`'s rule for OCR'd pages) is
+        answered by the anchored member here, so the server turns OCR on only on request."""
         config = self.loaded.anchor_config
-        return page_anchor(source, index, mode, config.version, self.tokenizer, config.max_tokens)
+        decision = page_anchor(
+            source, index, mode, config.version, self.tokenizer, config.max_tokens, image=image, ocr=self.ocr
+        )
+        decision.alone = False
+        return decision
 
     def submit(self, prompt_ids: list[int], views: list[PageViews], params, on_token=None, on_done=None):
         """Into the shared scheduler; `on_token` / `on_done` run on its decode thread."""

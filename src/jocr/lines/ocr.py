@@ -1,0 +1,350 @@
+"""OCR as a line source: a page image in, `PageLines` (lines and word boxes, source "rapidocr" or
+"tesseract") out, on a CPU. The engines sit behind one call, `read_image`; docs/parsing.md ("OCR line
+source") says which is the default and why.
+
+Steps, all bounded:
+1. Refuse what cannot be a page worth reading, with a one-line note and no lines: fewer than
+   `min_side` pixels on a side, more than `max_input_pixels`, an aspect beyond `max_aspect`, a blank page.
+2. Scale down to at most `max_pixels` (an engine reads small text fine at 150-200 dpi; more only costs).
+3. Set the page upright: projection profiles tell a page lying on its side (rows of text give a sharper
+   profile across than along them); Tesseract's OSD, when Tesseract is installed, gives the quarter turn
+   (taken when its confidence reaches `min_osd_confidence` or it agrees with the profiles on sideways or
+   not); without Tesseract an upside-down page rests on RapidOCR's per-line direction classifier (with
+   it that classifier is off: it turns some long upright lines over). Then the
+   skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
+   least `min_skew_degrees`.
+4. Read with the engine (Tesseract: a subprocess under `timeout_s`; RapidOCR: in-process, its work
+   bounded by the image size), drop words and lines under `min_confidence`.
+5. Map every box back to the original image's frame (the inverse of steps 2-3) and scale it to the page's
+   units (`page_size`: points for a PDF page).
+
+Never raises for a bad image or a failing engine: problems are the verdict ("none", "too_large",
+"error") and the note.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from jocr.lines import ocr_rapid, ocr_tesseract
+from jocr.lines.types import (
+    ERROR,
+    NONE,
+    OK,
+    RAPIDOCR,
+    TESSERACT,
+    TOO_LARGE,
+    Line,
+    PageLines,
+    Word,
+    empty_lines,
+)
+
+ENGINES = (RAPIDOCR, TESSERACT)
+# "auto" takes the first installed engine in this order (docs/parsing.md, "OCR line source", measured):
+# RapidOCR reads more characters right on single-column pages (Chinese above all), but orders its lines
+# row by row across columns, which Tesseract's page segmentation does not; Tesseract is also 4-5x cheaper.
+AUTO_ORDER = (TESSERACT, RAPIDOCR)
+OCR_MODES = ("auto", *ENGINES, "none")
+
+
+@dataclass
+class OCRLinesConfig:
+    """How a page image is read by OCR (module docstring for each step)."""
+
+    engine: str = "auto"  # "auto" (AUTO_ORDER's first installed), "rapidocr" or "tesseract"
+    # Tesseract languages ("eng+chi_sim"), or "auto": English, plus Simplified Chinese when OSD says the
+    # script is Han and the language is installed. RapidOCR's bundled recogniser reads both at once.
+    languages: str = "auto"
+    max_pixels: int = 8_000_000  # scaled down beyond (an A4 page at 300 dpi is 8.7 MP)
+    max_input_pixels: int = 150_000_000  # refused beyond
+    max_aspect: float = 12.0  # refused beyond (a 30,000 x 1,000 strip reads as nothing at page scale)
+    min_side: int = 16  # refused below
+    timeout_s: float = 120.0  # Tesseract's subprocess, per call
+    rapid_max_side: int = 2000  # RapidOCR scales the longest side to at most this
+    orient: bool = True
+    min_osd_confidence: float = 2.0
+    deskew: bool = True
+    max_skew_degrees: float = 8.0
+    min_skew_degrees: float = 0.3
+    min_confidence: float = 0.3  # words and lines below it are dropped (noise reads at 0.0-0.3)
+
+
+def normalise_ocr_mode(mode: str | None) -> str:
+    """ "auto" (default), "rapidocr", "tesseract" or "none"; one-line ValueError otherwise."""
+    value = "auto" if mode is None else str(mode).strip().lower()
+    if value not in OCR_MODES:
+        raise ValueError(f"ocr must be one of {', '.join(OCR_MODES)}, not {mode!r}")
+    return value
+
+
+def engine_available(name: str) -> bool:
+    if name == TESSERACT:
+        return ocr_tesseract.binary() is not None
+    if name == RAPIDOCR:
+        return ocr_rapid.available()
+    return False
+
+
+def resolve_engine(mode: str) -> str | None:
+    """The engine a mode reads with: the named one when installed, AUTO_ORDER's first installed for
+    "auto", None for "none" or when none is installed."""
+    mode = normalise_ocr_mode(mode)
+    if mode == "none":
+        return None
+    if mode == "auto":
+        return next((e for e in AUTO_ORDER if engine_available(e)), None)
+    return mode if engine_available(mode) else None
+
+
+# --- geometry: the page as read -> the original image ----------------------------------------------------
+
+
+def _scale(sx: float, sy: float) -> np.ndarray:
+    return np.array([[sx, 0, 0], [0, sy, 0], [0, 0, 1]], dtype=np.float64)
+
+
+def _quarter_turn(turn: int, width: float, height: float) -> np.ndarray:
+    """Original -> turned coordinates for a clockwise quarter `turn` of a width x height image."""
+    if turn == 90:  # PIL ROTATE_270
+        return np.array([[0, -1, height], [1, 0, 0], [0, 0, 1]], dtype=np.float64)
+    if turn == 180:
+        return np.array([[-1, 0, width], [0, -1, height], [0, 0, 1]], dtype=np.float64)
+    if turn == 270:  # PIL ROTATE_90
+        return np.array([[0, 1, 0], [-1, 0, width], [0, 0, 1]], dtype=np.float64)
+    return np.eye(3)
+
+
+_TRANSPOSE = {90: Image.Transpose.ROTATE_270, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_90}
+
+
+def _rotation(degrees: float, width: int, height: int) -> tuple[np.ndarray, tuple[int, int]]:
+    """Original -> rotated coordinates for a rotation that maps lines of slope tan(degrees) to level ones,
+    about the centre, onto a canvas grown to hold the whole image; and that canvas's size."""
+    a = np.deg2rad(degrees)
+    c, s = np.cos(a), np.sin(a)
+    new_w = int(np.ceil(abs(width * c) + abs(height * s)))
+    new_h = int(np.ceil(abs(width * s) + abs(height * c)))
+    to_centre = np.array([[1, 0, -width / 2], [0, 1, -height / 2], [0, 0, 1]], dtype=np.float64)
+    rotate = np.array([[c, s, 0], [-s, c, 0], [0, 0, 1]], dtype=np.float64)
+    from_centre = np.array([[1, 0, new_w / 2], [0, 1, new_h / 2], [0, 0, 1]], dtype=np.float64)
+    return from_centre @ rotate @ to_centre, (new_w, new_h)
+
+
+def _map_box(box, inverse: np.ndarray, bound: tuple[float, float]) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = box
+    corners = np.array([[x0, x1, x1, x0], [y0, y0, y1, y1], [1, 1, 1, 1]], dtype=np.float64)
+    xs, ys, _ = inverse @ corners
+    w, h = bound
+    return (
+        float(np.clip(xs.min(), 0, w)),
+        float(np.clip(ys.min(), 0, h)),
+        float(np.clip(xs.max(), 0, w)),
+        float(np.clip(ys.max(), 0, h)),
+    )
+
+
+# --- orientation and skew ---------------------------------------------------------------------------------
+
+
+def _ink_points(grey: Image.Image, max_points: int = 60_000) -> np.ndarray | None:
+    """(x, y) of dark pixels of a small copy of the page (longest side ~1000 px), or None for too few."""
+    small = grey.copy()
+    small.thumbnail((1000, 1000))
+    a = np.asarray(small, dtype=np.float32)
+    threshold = min(float(np.median(a)) - 40.0, 160.0)
+    ys, xs = np.nonzero(a < threshold)
+    if len(xs) < 200:
+        return None
+    if len(xs) > max_points:
+        step = len(xs) // max_points + 1
+        xs, ys = xs[::step], ys[::step]
+    return np.stack([xs, ys]).astype(np.float64)
+
+
+def _sharpness(points: np.ndarray, degrees: float, axis: int = 1) -> float:
+    """How peaked the profile of `points` is across rows (axis 1) or columns (axis 0) after turning them
+    by `degrees`: the sum of squared bin counts, high when ink gathers in lines with gaps between."""
+    a = np.deg2rad(degrees)
+    c, s = np.cos(a), np.sin(a)
+    coord = -points[0] * s + points[1] * c if axis == 1 else points[0] * c + points[1] * s
+    counts = np.bincount(np.round(coord - coord.min()).astype(np.int64))
+    return float(np.square(counts, dtype=np.float64).sum())
+
+
+def profile_turn(grey: Image.Image) -> int:
+    """0 or 90 from projection profiles: 90 when the ink lines up in columns more than in rows (a page
+    lying on its side). Cannot tell 0 from 180."""
+    points = _ink_points(grey)
+    if points is None:
+        return 0
+    return 90 if _sharpness(points, 0.0, axis=0) > 1.3 * _sharpness(points, 0.0, axis=1) else 0
+
+
+def skew_angle(grey: Image.Image, max_degrees: float) -> float:
+    """The angle (degrees) in [-max_degrees, max_degrees] that best levels the page's text lines: a coarse
+    search in 0.5 degree steps, refined to 0.1 degree; 0.0 for a page with too little ink."""
+    points = _ink_points(grey)
+    if points is None:
+        return 0.0
+    coarse = np.arange(-max_degrees, max_degrees + 1e-9, 0.5)
+    best = max(coarse, key=lambda d: _sharpness(points, d))
+    fine = np.arange(best - 0.4, best + 0.41, 0.1)
+    return float(round(max(fine, key=lambda d: _sharpness(points, d)), 2))
+
+
+# --- reading ----------------------------------------------------------------------------------------------
+
+
+def _refuse(image: Image.Image, config: OCRLinesConfig) -> str | None:
+    w, h = image.size
+    if min(w, h) < config.min_side:
+        return f"the image is {w}x{h} pixels, too small to read"
+    if w * h > config.max_input_pixels:
+        return f"the image has {w * h / 1e6:.0f} MP, over the limit of {config.max_input_pixels / 1e6:.0f} MP"
+    if max(w, h) / min(w, h) > config.max_aspect:
+        return f"the image is {w}x{h} pixels, an aspect beyond {config.max_aspect:g}:1"
+    return None
+
+
+def _languages(config: OCRLinesConfig, script: str) -> str:
+    if config.languages != "auto":
+        return config.languages
+    if script in ("Han", "HanS", "HanT") and "chi_sim" in _tesseract_languages():
+        return "chi_sim+eng"
+    return "eng"
+
+
+_LANGS: set[str] | None = None
+
+
+def _tesseract_languages() -> set[str]:
+    global _LANGS
+    if _LANGS is None:
+        _LANGS = ocr_tesseract.installed_languages()
+    return _LANGS
+
+
+def read_image(
+    image: Image.Image,
+    config: OCRLinesConfig | None = None,
+    page_size: tuple[float, float] | None = None,
+) -> PageLines:
+    """The lines of a page image by OCR. Boxes are in the page's units: `page_size` (width, height), e.g.
+    the PDF page in points the image was rendered from; the image's own pixels when None. Never raises."""
+    config = config or OCRLinesConfig()
+    start = time.perf_counter()
+    width, height = image.size
+    page_w, page_h = page_size or (float(width), float(height))
+    try:
+        engine = resolve_engine(config.engine)
+    except ValueError as exc:
+        return empty_lines(ERROR, str(exc), page_w, page_h, source=config.engine)
+    if engine is None:
+        return empty_lines(NONE, f"no OCR engine installed for {config.engine!r}", page_w, page_h, "none")
+    refusal = _refuse(image, config)
+    if refusal is not None:
+        return empty_lines(TOO_LARGE, refusal, page_w, page_h, engine)
+    try:
+        lines, stats = _read(image, engine, config)
+    except ocr_tesseract.TesseractError as exc:
+        verdict = TOO_LARGE if "ran past" in str(exc) else ERROR
+        return empty_lines(verdict, str(exc), page_w, page_h, engine)
+    except Exception as exc:  # an engine's own failure on a strange image fails this page's OCR only
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return empty_lines(ERROR, f"{engine} failed ({first[:200]})", page_w, page_h, engine)
+    if lines is None:
+        return empty_lines(NONE, "the image is blank", page_w, page_h, engine)
+    sx, sy = page_w / width, page_h / height
+    if (sx, sy) != (1.0, 1.0):
+        lines = [_scaled(line, sx, sy) for line in lines]
+    stats["seconds"] = round(time.perf_counter() - start, 3)
+    stats["lines"] = len(lines)
+    out = PageLines(width=page_w, height=page_h, lines=lines, source=engine, stats=stats)
+    if not lines:
+        out.verdict, out.note = NONE, f"{engine} found no text"
+    else:
+        out.verdict = OK
+        turned = [f"turned {stats['turn']} degrees"] if stats.get("turn") else []
+        skewed = [f"deskewed {stats['skew']:g} degrees"] if stats.get("skew") else []
+        out.note = "; ".join(turned + skewed)
+    return out
+
+
+def _scaled(line: Line, sx: float, sy: float) -> Line:
+    def box(b):
+        return (b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy)
+
+    words = None if line.words is None else [Word(w.text, box(w.box), w.confidence) for w in line.words]
+    return Line(line.text, box(line.box), line.size * sy, line.weight, line.confidence, line.source, words)
+
+
+def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list[Line] | None, dict]:
+    """Lines in the original image's pixel frame (None for a blank page), and what was done."""
+    from jocr.documents.preprocess import is_blank_page
+
+    width, height = image.size
+    grey = image.convert("L") if image.mode != "L" else image
+    if is_blank_page(grey):
+        return None, {}
+    stats: dict = {"engine": engine}
+    forward = np.eye(3)
+    scale = min(1.0, (config.max_pixels / (width * height)) ** 0.5)
+    if scale < 1.0:
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        grey = grey.resize(size, Image.Resampling.LANCZOS)
+        forward = _scale(size[0] / width, size[1] / height) @ forward
+        stats["scale"] = round(scale, 4)
+    osd = None
+    settled = False  # the orientation was decided here (with Tesseract's OSD), not left to RapidOCR
+    if config.orient:
+        sideways = profile_turn(grey) == 90
+        turn = 90 if sideways else 0
+        if ocr_tesseract.binary() is not None:
+            settled = True
+            osd = ocr_tesseract.orientation(grey, config.timeout_s)
+            # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not.
+            if osd is not None and (
+                osd.confidence >= config.min_osd_confidence or sideways == (osd.turn in (90, 270))
+            ):
+                turn = osd.turn
+        if turn:
+            forward = _quarter_turn(turn, *grey.size) @ forward
+            grey = grey.transpose(_TRANSPOSE[turn])
+            stats["turn"] = turn
+    if config.deskew:
+        angle = skew_angle(grey, config.max_skew_degrees)
+        if abs(angle) >= config.min_skew_degrees:
+            rotation, size = _rotation(angle, *grey.size)
+            inverse = np.linalg.inv(rotation)
+            grey = grey.transform(
+                size,
+                Image.Transform.AFFINE,
+                tuple(inverse[:2].flatten()),
+                resample=Image.Resampling.BILINEAR,
+                fillcolor=255,
+            )
+            forward = rotation @ forward
+            stats["skew"] = angle
+    if engine == TESSERACT:
+        languages = _languages(config, osd.script if osd else "")
+        stats["languages"] = languages
+        lines = ocr_tesseract.read(grey, languages, config.timeout_s, config.min_confidence)
+    else:
+        lines = ocr_rapid.read(grey, config.rapid_max_side, config.min_confidence, use_cls=not settled)
+    lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
+    inverse = np.linalg.inv(forward)
+    bound = (float(width), float(height))
+    out = []
+    for line in lines:
+        words = None
+        if line.words is not None:
+            words = [Word(w.text, _map_box(w.box, inverse, bound), w.confidence) for w in line.words]
+        box = _map_box(line.box, inverse, bound)
+        size = line.size / scale
+        out.append(Line(line.text, box, size, 0, line.confidence, line.source, words))
+    return out, stats

@@ -1,0 +1,158 @@
+"""OCR line source: both engines read a small rendered text crop with line and word boxes in the original
+image's frame (also turned a quarter and skewed), and bad images end in a verdict and a note, never an
+exception."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from jocr.lines import ocr
+from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
+from jocr.lines.types import NONE, OK, TOO_LARGE, PageLines
+from jocr.synth.fonts import get_font
+
+NOISE = Image.fromarray((np.random.default_rng(0).random((300, 400)) * 255).astype(np.uint8))
+LINES = ["The quick brown fox jumps", "over the lazy dog near", "Seventy bright yellow kites"]
+
+
+def text_crop() -> tuple[Image.Image, dict[str, tuple[int, int, int, int]]]:
+    """A white crop with three lines of 30 px DejaVu Sans, and the drawn box of each word."""
+    image = Image.new("L", (620, 220), 255)
+    draw = ImageDraw.Draw(image)
+    font = get_font("sans", "regular", 30)
+    boxes = {}
+    for row, line in enumerate(LINES):
+        x, y = 30, 30 + row * 60
+        for word in line.split():
+            box = draw.textbbox((x, y), word, font=font)
+            draw.text((x, y), word, fill=0, font=font)
+            boxes[word] = box
+            x = box[2] + font.getlength(" ")
+    return image, boxes
+
+
+def words_of(lines: PageLines) -> dict[str, tuple]:
+    return {w.text.strip(".,"): w.box for ln in lines.lines for w in ln.words or []}
+
+
+def close(a, b, tolerance: float, along: int = 0) -> bool:
+    """Same centre within `tolerance`, and the same edges along the line (`along`: 0 for x, 1 for y)
+    within it; across the line RapidOCR's boxes take the line's full height, padding included (measured
+    26-69 for glyphs drawn at 35-58)."""
+    centre = all(abs((a[i] + a[i + 2]) / 2 - (b[i] + b[i + 2]) / 2) <= tolerance for i in (0, 1))
+    return centre and abs(a[along] - b[along]) <= tolerance and abs(a[along + 2] - b[along + 2]) <= tolerance
+
+
+@pytest.mark.parametrize("engine", ocr.ENGINES)
+def test_engines_are_installed(engine):
+    assert ocr.engine_available(engine), f"{engine} is a dependency of the test extra / CI apt packages"
+
+
+@pytest.mark.parametrize("engine", ocr.ENGINES)
+def test_reads_words_with_boxes(engine):
+    image, truth = text_crop()
+    lines = read_image(image, OCRLinesConfig(engine=engine))
+    assert lines.verdict == OK and lines.source == engine
+    assert (lines.width, lines.height) == image.size
+    assert [ln.text for ln in lines.lines] == LINES
+    found = words_of(lines)
+    assert set(truth) <= set(found)
+    for word, box in truth.items():  # word boxes within a few pixels of where they were drawn
+        assert close(found[word], box, 8), (word, found[word], box)
+    for line in lines.lines:
+        assert line.source == engine and 0.0 <= line.confidence <= 1.0
+        for w in line.words:
+            assert line.box[0] - 1 <= w.box[0] and w.box[2] <= line.box[2] + 1
+
+
+@pytest.mark.parametrize("engine", ocr.ENGINES)
+def test_turned_page_is_read_upright_boxes_in_its_own_frame(engine):
+    image, truth = text_crop()
+    turned = image.transpose(Image.Transpose.ROTATE_90)  # lying on its left side (counter-clockwise)
+    lines = read_image(turned, OCRLinesConfig(engine=engine))
+    assert lines.verdict == OK
+    assert lines.stats.get("turn") == 90
+    assert [ln.text for ln in lines.lines] == LINES
+    found = words_of(lines)
+    w = image.size[0]
+    for word, (x0, y0, x1, y1) in truth.items():  # (x, y) -> (y, w - x) under ROTATE_90
+        assert close(found[word], (y0, w - x1, y1, w - x0), 8, along=1), word
+
+
+@pytest.mark.parametrize("engine", ocr.ENGINES)
+def test_skewed_page_is_deskewed(engine):
+    image, _ = text_crop()
+    skewed = image.rotate(3, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=255)
+    lines = read_image(skewed, OCRLinesConfig(engine=engine))
+    assert lines.verdict == OK
+    assert abs(abs(lines.stats.get("skew", 0.0)) - 3.0) <= 0.3
+    assert [ln.text for ln in lines.lines] == LINES
+    for line in lines.lines:  # boxes inside the skewed image
+        assert 0 <= line.box[0] < line.box[2] <= skewed.size[0]
+        assert 0 <= line.box[1] < line.box[3] <= skewed.size[1]
+
+
+def test_page_units():
+    """Boxes in the page's units when the image is a rendered page (points for a PDF page)."""
+    image, truth = text_crop()
+    lines = read_image(image, OCRLinesConfig(engine="tesseract"), page_size=(310.0, 110.0))
+    assert (lines.width, lines.height) == (310.0, 110.0)
+    x0, y0, x1, y1 = truth["quick"]
+    assert close(words_of(lines)["quick"], (x0 / 2, y0 / 2, x1 / 2, y1 / 2), 4)
+
+
+@pytest.mark.parametrize("engine", ocr.ENGINES)
+@pytest.mark.parametrize(
+    "image, verdict, note",
+    [
+        (Image.new("L", (600, 400), 255), NONE, "blank"),
+        (Image.new("RGB", (600, 400), (40, 40, 40)), NONE, "blank"),
+        (
+            Image.fromarray((np.random.default_rng(0).random((300, 400)) * 255).astype(np.uint8)),
+            NONE,
+            "no text",
+        ),
+        (Image.new("L", (1, 500), 255), TOO_LARGE, "too small"),
+        (Image.new("L", (1000, 30_000), 255), TOO_LARGE, "aspect"),
+        (Image.new("1", (20_000, 10_000), 1), TOO_LARGE, "200 MP"),
+    ],
+    ids=["blank", "dark", "noise", "1px-wide", "30000-tall", "200MP"],
+)
+def test_bad_images_get_a_note_and_no_lines(engine, image, verdict, note):
+    lines = read_image(image, OCRLinesConfig(engine=engine))
+    assert (lines.verdict, lines.lines) == (verdict, [])
+    assert note in lines.note and "\n" not in lines.note
+
+
+def test_engine_time_limit_is_a_note():
+    image, _ = text_crop()
+    lines = read_image(image, OCRLinesConfig(engine="tesseract", timeout_s=0.001, orient=False))
+    assert (lines.verdict, lines.lines) == (TOO_LARGE, [])
+    assert "ran past" in lines.note
+
+
+def test_modes():
+    assert normalise_ocr_mode(None) == "auto"
+    assert normalise_ocr_mode(" Tesseract ") == "tesseract"
+    with pytest.raises(ValueError, match="ocr must be one of"):
+        normalise_ocr_mode("abbyy")
+    assert resolve_engine("none") is None
+    assert resolve_engine("auto") == ocr.AUTO_ORDER[0]
+
+
+def test_unknown_engine_in_config_is_a_note():
+    lines = read_image(text_crop()[0], OCRLinesConfig(engine="abbyy"))
+    assert lines.verdict == "error" and "ocr must be one of" in lines.note
+
+
+@pytest.mark.parametrize("turn", [90, 180, 270])
+def test_quarter_turn_geometry(turn):
+    """The forward matrix agrees with PIL's transpose, pixel for pixel, so boxes map back exactly."""
+    image = Image.new("L", (40, 30), 255)
+    image.putpixel((5, 7), 0)
+    turned = image.transpose(ocr._TRANSPOSE[turn])
+    forward = ocr._quarter_turn(turn, 40, 30)
+    x, y, _ = forward @ np.array([5.5, 7.5, 1.0])  # the pixel's centre
+    assert turned.getpixel((int(x), int(y))) == 0
