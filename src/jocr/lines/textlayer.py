@@ -69,14 +69,18 @@ class TextLine:
     box: tuple[float, float, float, float]
     size: float = 0.0  # font size in points (median over the run's glyphs)
     weight: int = 0  # font weight (400 regular, 700 bold), 0 when PDFium does not know
+    mono: bool = False  # most of its glyphs are set in a monospace font (code)
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "text": self.text,
             "box": [round(v, 2) for v in self.box],
             "size": round(self.size, 2),
             "weight": self.weight,
         }
+        if self.mono:
+            out["mono"] = True
+        return out
 
 
 @dataclass
@@ -133,6 +137,7 @@ class _Char:
     y1: float
     size: float
     weight: int
+    mono: bool = False
 
 
 class _Builder:
@@ -230,7 +235,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
     matrix = raw.FS_MATRIX()
     glyphs = invisible = unmapped = offpage = degenerate = dropped = 0
     # Per text object (one PDF show-text operation): (render mode, font size in page points, weight).
-    objects: dict[int, tuple[int, float, int]] = {}
+    objects: dict[int, tuple[int, float, int, bool]] = {}
     builder = _Builder(limits.max_line_chars)
     # The page box in user space: chars outside it are hidden text. PDFium reports boxes in user space,
     # unrotated, so compare against the unrotated crop box.
@@ -254,8 +259,8 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
         info = objects.get(key)
         if info is None:
-            info = objects[key] = _object_info(raw, tp, i, obj, matrix) if key else (0, 0.0, 0)
-        mode, size, weight = info
+            info = objects[key] = _object_info(raw, tp, i, obj, matrix) if key else (0, 0.0, 0, False)
+        mode, size, weight, mono = info
         if mode == _RENDER_INVISIBLE:
             invisible += 1
         bad = _is_unmapped(code) or raw.FPDFText_HasUnicodeMapError(tp, i) == 1
@@ -276,7 +281,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
             continue
         if bad:
             continue
-        if not builder.add(_Char(chr(code), x0, y0, x1, y1, size, weight)):
+        if not builder.add(_Char(chr(code), x0, y0, x1, y1, size, weight, mono)):
             dropped += 1
     builder.flush()
     lines = _lines(raw, page, builder.runs, width, height)
@@ -299,15 +304,37 @@ _BREAKS = frozenset((0x0A, 0x0D))
 _SPACES = frozenset((0x20, 0x09, 0xA0))
 
 
-def _object_info(raw, tp, index: int, obj, matrix) -> tuple[int, float, int]:
+# Monospace fonts by name (after a subset's "ABCDEF+" prefix): the fixed-pitch flag of a font descriptor is
+# often unset (TeX's CMTT fonts, the standard 14 Courier without a descriptor).
+_MONO_NAME = re.compile(r"courier|mono(?!type)|consol|menlo|inconsolata|typewriter|^(?:cm|lm|sf|ec)?i?tt[0-9]|^lmmono|code", re.I)
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
+_FIXED_PITCH, _FORCE_BOLD = 1, 1 << 18  # PDF 1.7 spec table 123, font descriptor flags: bits 1 and 19
+
+
+def _object_info(raw, tp, index: int, obj, matrix) -> tuple[int, float, int, bool]:
     """Render mode, font size in points as drawn (Tf size times the text matrix's scale: PDFs often set
-    `1 Tf` and scale with Tm), and weight (0 when unknown) of the text object holding char `index`."""
+    `1 Tf` and scale with Tm), weight (0 when unknown) and whether the font is monospace, of the text object
+    holding char `index`."""
     mode = int(raw.FPDFTextObj_GetTextRenderMode(obj))
     size = float(raw.FPDFText_GetFontSize(tp, index))
     if raw.FPDFText_GetMatrix(tp, index, matrix):
         size *= abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
     weight = max(int(raw.FPDFText_GetFontWeight(tp, index)), 0)
-    return mode, size, weight
+    name, flags = _font_info(raw, tp, index)
+    if weight == 0 and (_BOLD_NAME.search(name) or flags & _FORCE_BOLD):
+        weight = 700  # a standard font without a descriptor ("Helvetica-Bold"): its name says it
+    return mode, size, weight, bool(flags & _FIXED_PITCH) or _MONO_NAME.search(name) is not None
+
+
+def _font_info(raw, tp, index: int) -> tuple[str, int]:
+    """The font's name (without a subset's prefix) and its descriptor flags, ("", 0) when unknown."""
+    flags = ctypes.c_int(0)
+    buffer = ctypes.create_string_buffer(128)
+    try:
+        raw.FPDFText_GetFontInfo(tp, index, buffer, len(buffer), ctypes.byref(flags))
+    except Exception:  # an old PDFium without it
+        return "", 0
+    return buffer.value.decode("latin-1", "replace").split("+")[-1], flags.value
 
 
 def estimate_glyphs(page, limits: TextLayerLimits | None = None) -> int:
@@ -379,8 +406,9 @@ def _lines(raw, page, runs: list[list[_Char]], width: float, height: float) -> l
         size = statistics.median(c.size for c in glyphs) if glyphs else 0.0
         weights = [c.weight for c in glyphs if c.weight > 0]
         weight = statistics.median_low(weights) if weights else 0
+        mono = 2 * sum(c.mono for c in glyphs) > len(glyphs) if glyphs else False
         box = (min(xs0, xs1), min(ys0, ys1), max(xs0, xs1), max(ys0, ys1))
-        lines.append(TextLine(text=text, box=box, size=float(size), weight=int(weight)))
+        lines.append(TextLine(text=text, box=box, size=float(size), weight=int(weight), mono=mono))
     return lines
 
 

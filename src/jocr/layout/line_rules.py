@@ -1,0 +1,380 @@
+"""A page's document tree from its source lines alone (the text layer's or OCR lines, every line in order):
+what a page gets when no model answer is there, the part of an answer that ran out of room, and the
+control the model is measured against (docs/layout.md, "Rules over lines").
+
+- Furniture: `jocr.layout.furniture.edge_furniture` (kept in the tree, marked).
+- Columns: a gutter is an x-interval that rows split at (`_gutters`); runs of consecutive rows whose lines
+  all keep to one side of it, with prose on both sides, are read column by column, lines that cross it
+  (titles, full-width paragraphs) in between.
+- Within a column: rows (lines of one baseline) become blocks. A paragraph wrapped over rows is one
+  block: a new paragraph starts after a step of more than `PARAGRAPH_STEP` line pitches, at a change of
+  font size or weight, at an indented first line, or after a short line that ends a sentence; a word
+  broken by a soft hyphen always goes on. Headings: rows set at least `HEADING_SIZE` times the body size,
+  or bold rows in a regular body that are short and end without a full stop (never a body line);
+  numbering ("2.1") sets a heading's level, else its size's rank. List items start with a bullet or a
+  number; code is set in a monospace font (`TextLine.mono`) with its indentation kept; footnotes are small
+  rows below the body starting with a number or a note sign; captions start "Figure 3", "Table 2";
+  rows split into cells become a table, or, when their last cell is a page number (a table of contents),
+  list items.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+
+from jocr.layout.furniture import edge_furniture
+from jocr.layout.geometry import Line, Row, body_size, join_text, line_pitch, rows_of, source_lines
+from jocr.layout.tree import (
+    CAPTION,
+    CODE,
+    FOOTNOTE,
+    FROM_LINES,
+    HEADING,
+    LIST_ITEM,
+    PARAGRAPH,
+    TABLE,
+    TITLE,
+    Block,
+    PageTree,
+    union,
+)
+from jocr.lines.references import SOFT_HYPHEN
+
+PARAGRAPH_STEP = 1.35  # line pitches: a larger step between rows starts a new paragraph
+HEADING_SIZE = 1.15  # times the body size
+TITLE_SIZE = 1.5
+FOOTNOTE_SIZE = 0.9
+MAX_HEADING_CHARS = 150
+_BULLET = re.compile(r"([•◦▪‣∙·●○■□▸►➢✓–*-])\s+(\S.*)")
+_NUMBERED = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
+_SECTION_NUMBER = re.compile(r"((?:[0-9]{1,2}|[A-Z])(?:\.[0-9]{1,2}){0,4})\.?\s+\S")
+_CAPTION = re.compile(r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*[0-9IVX]+", re.I)
+_FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
+_LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
+_TOC_PAGE = re.compile(r"[0-9]{1,4}|[ivxlc]{1,6}")
+_SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
+
+
+def lines_tree(
+    lines: Sequence, width: float, height: float, unit: str = "pt", page: int = 1, source: str = "textlayer"
+) -> PageTree:
+    """The page's tree from its lines alone (any line type: `geometry.source_lines`)."""
+    items = [ln for ln in source_lines(lines, source) if ln.text.strip()]
+    blocks = line_blocks(items, width, height)
+    return PageTree(width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page).numbered()
+
+
+def line_blocks(items: list[Line], width: float, height: float, furniture: dict[int, str] | None = None) -> list[Block]:
+    """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known."""
+    if not items:
+        return []
+    kinds = edge_furniture(items, width, height) if furniture is None else furniture
+    body = [ln for ln in items if ln.index not in kinds]
+    size = body_size(body or items)
+    blocks: list[Block] = []
+    top = [ln for ln in items if ln.index in kinds and ln.y0 < height / 2]
+    bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
+    blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(top, key=lambda ln: (ln.y0, ln.x0))]
+    body_blocks: list[Block] = []
+    for column in _reading_columns(body, size):
+        body_blocks += _column_blocks(column, size, height)
+    _set_heading_levels(body_blocks, size)
+    blocks += body_blocks
+    blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(bottom, key=lambda ln: (ln.y0, ln.x0))]
+    return blocks
+
+
+def _furniture_block(line: Line, kind: str) -> Block:
+    text = line.text.replace(SOFT_HYPHEN, "-")
+    return Block(type=kind, text=text, markdown=text, bbox=line.box, lines=[line.tree_line()])
+
+
+# -- columns ------------------------------------------------------------------------------------------
+
+
+def _reading_columns(lines: list[Line], size: float) -> list[list[Line]]:
+    """The body's lines as a sequence of groups each read top to bottom: column by column where the page
+    has columns, crossing lines in between."""
+    rows = rows_of(lines)
+    gutters = _gutters(rows, size)
+    if not gutters:
+        return [lines]
+    groups: list[list[Line]] = []
+    section: list[Line] = []
+
+    def close() -> None:
+        if section:
+            groups.extend(_split_section(section, gutters))
+            section.clear()
+
+    for row in rows:
+        crossing = [ln for ln in row.lines if any(ln.x0 < g0 and ln.x1 > g1 for g0, g1 in gutters)]
+        if crossing:
+            close()
+            groups.append(list(row.lines))
+        else:
+            section.extend(row.lines)
+    close()
+    merged: list[list[Line]] = []
+    for group in groups:  # consecutive full-width rows read as one group
+        if merged and _full_width(merged[-1], gutters) and _full_width(group, gutters):
+            merged[-1].extend(group)
+        else:
+            merged.append(group)
+    return merged
+
+
+def _full_width(group: list[Line], gutters) -> bool:
+    return any(ln.x0 < g0 and ln.x1 > g1 for ln in group for g0, g1 in gutters)
+
+
+def _split_section(lines: list[Line], gutters) -> list[list[Line]]:
+    """A run of rows none of whose lines crosses a gutter: its columns left to right when each holds prose
+    (three rows at least, lines of 15 characters in the median), else the run as it is (a table)."""
+    edges = [float("-inf")] + [(g0 + g1) / 2 for g0, g1 in gutters] + [float("inf")]
+    columns = [[ln for ln in lines if a <= (ln.x0 + ln.x1) / 2 < b] for a, b in zip(edges, edges[1:], strict=False)]
+    columns = [c for c in columns if c]
+    if len(columns) < 2:
+        return [lines]
+    prose = all(len(rows_of(c)) >= 3 and statistics.median(len(ln.text) for ln in c) >= 15 for c in columns)
+    return columns if prose else [lines]
+
+
+def _gutters(rows: list[Row], size: float) -> list[tuple[float, float]]:
+    """x-intervals (up to two) that at least three rows and more rows than lines crossing them split at, with
+    a gap of at least 1.5 body sizes."""
+    if len(rows) < 6:
+        return []
+    lines = [ln for row in rows for ln in row.lines]
+    left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+    span = right - left
+    if span <= 0:
+        return []
+    gaps = []
+    for row in rows:
+        for a, b in zip(row.lines, row.lines[1:], strict=False):
+            if b.x0 - a.x1 >= 1.5 * size:
+                gaps.append((a.x1, b.x0))
+    if len(gaps) < 3:
+        return []
+    found: list[tuple[float, float]] = []
+    for _ in range(2):
+        best = None
+        step = max(span / 400, 0.5)
+        x = left + 0.15 * span
+        while x < right - 0.15 * span:
+            if not any(g0 - 0.1 * span <= x <= g1 + 0.1 * span for g0, g1 in found):
+                votes = sum(1 for g0, g1 in gaps if g0 <= x <= g1)
+                crossing = sum(1 for ln in lines if ln.x0 < x < ln.x1)
+                if votes >= 3 and votes > crossing and (best is None or votes > best[0]):
+                    best = (votes, x)
+            x += step
+        if best is None:
+            break
+        x = best[1]
+        within = [(g0, g1) for g0, g1 in gaps if g0 <= x <= g1]
+        found.append((max(g0 for g0, _ in within), min(g1 for _, g1 in within)))
+    return sorted(found)
+
+
+# -- blocks of one column -------------------------------------------------------------------------------
+
+
+def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[Block]:
+    rows = rows_of(lines)
+    if not rows:
+        return []
+    pitch = line_pitch(rows, size)
+    right = _right_edge(rows)
+    left = min(r.x0 for r in rows)
+    last_body = max((r.y1 for r in rows if r.size > FOOTNOTE_SIZE * size), default=0.0)
+    blocks: list[Block] = []
+    current: list[Row] = []
+    kind = PARAGRAPH
+    index = 0
+    while index < len(rows):
+        row = rows[index]
+        em = max(row.size, 1.0)
+        cells = row.cells(em)
+        run = _cell_rows(rows, index, em) if len(cells) >= 2 and row.size < HEADING_SIZE * size else 0
+        if run:
+            if current:
+                blocks.append(_text_block(kind, current))
+                current = []
+            blocks.extend(_table_or_contents(rows[index : index + run], em))
+            index += run
+            continue
+        row_kind = _row_kind(row, size, page_height, last_body)
+        if current and _continues(current, kind, row, row_kind, pitch, right, left):
+            current.append(row)
+        else:
+            if current:
+                blocks.append(_text_block(kind, current))
+            current, kind = [row], row_kind
+        index += 1
+    if current:
+        blocks.append(_text_block(kind, current))
+    return blocks
+
+
+def _right_edge(rows: list[Row]) -> float:
+    ends = sorted(r.x1 for r in rows)
+    return ends[int(0.9 * (len(ends) - 1))]
+
+
+def _row_kind(row: Row, size: float, page_height: float, last_body: float) -> str:
+    text = row.text.strip()
+    if row.mono:
+        return CODE
+    if _BULLET.fullmatch(text) or _NUMBERED.fullmatch(text):
+        big = row.size >= HEADING_SIZE * size or (row.bold and len(text) < 80)
+        return HEADING if big and _NUMBERED.fullmatch(text) else LIST_ITEM
+    if row.size >= HEADING_SIZE * size and len(text) <= MAX_HEADING_CHARS:
+        return HEADING
+    if row.size <= FOOTNOTE_SIZE * size and row.y0 >= last_body - 1 and row.y0 > 0.6 * page_height:
+        if _FOOTNOTE_START.match(text):
+            return FOOTNOTE
+    if row.bold and len(text) <= 80 and not _SENTENCE_END.search(text):
+        return HEADING
+    if _CAPTION.match(text):
+        return CAPTION
+    return PARAGRAPH
+
+
+def _continues(current: list[Row], kind: str, row: Row, row_kind: str, pitch: float, right: float, left: float) -> bool:
+    """Whether `row` goes on the block of `current` rows (of kind `kind`)."""
+    last = current[-1]
+    step = row.y0 - last.y0
+    if step <= 0 or step > PARAGRAPH_STEP * max(pitch, last.size * 1.1):
+        return False
+    if abs(row.size - last.size) > 0.1 * last.size or row.bold != last.bold or row.mono != last.mono:
+        return False
+    if kind == CODE:
+        return row_kind == CODE
+    if last.text.endswith(SOFT_HYPHEN):
+        return True
+    if row_kind in (LIST_ITEM, CAPTION) or (row_kind == FOOTNOTE and kind != FOOTNOTE):
+        return False
+    if kind == HEADING:
+        return row_kind == HEADING and len(current) < 3
+    if kind == FOOTNOTE:
+        return row_kind != FOOTNOTE or not _FOOTNOTE_START.match(row.text)
+    em = last.size
+    if kind == LIST_ITEM:
+        first = current[0]
+        return row.x0 > first.x0 + 0.3 * em or last.x1 >= right - 3 * em
+    if row.x0 > last.x0 + 0.8 * em and row.x0 > left + 0.8 * em:
+        return False  # an indented first line starts the next paragraph
+    short = last.x1 < right - max(3 * em, 0.12 * (right - left))
+    return not (short and _SENTENCE_END.search(last.text))
+
+
+def _text_block(kind: str, rows: list[Row]) -> Block:
+    lines = [ln for row in rows for ln in row.lines]
+    tree_lines = [ln.tree_line() for ln in lines]
+    bbox = union(ln.box for ln in lines)
+    if kind == CODE:
+        char = 0.6 * max(rows[0].size, 1.0)
+        x = min(r.x0 for r in rows)
+        text = "\n".join(" " * max(0, round((r.x0 - x) / char)) + r.text for r in rows)
+        return Block(type=CODE, text=text, markdown=f"```\n{text}\n```", bbox=bbox, lines=tree_lines)
+    text = join_text([r.text for r in rows])
+    block = Block(type=kind, text=text, bbox=bbox, lines=tree_lines)
+    if kind == LIST_ITEM:
+        match = _BULLET.fullmatch(text) or _NUMBERED.fullmatch(text)
+        if match:
+            block.marker, block.text = match.group(1), match.group(2)
+    if kind == PARAGRAPH and _CAPTION.match(text):
+        block.type = CAPTION
+    block.level = None
+    block.markdown = _markdown(block)
+    return block
+
+
+def _markdown(block: Block) -> str:
+    from jocr.layout.render import block_markdown
+
+    return block_markdown(block)
+
+
+def _cell_rows(rows: list[Row], start: int, em: float) -> int:
+    """How many rows from `start` are rows of cells (two or more groups of lines an em apart), when at
+    least two in a row are; else 0."""
+    end = start
+    while end < len(rows) and len(rows[end].cells(em)) >= 2:
+        if end > start and (rows[end].y0 - rows[end - 1].y1 > 3 * em or abs(rows[end].size - em) > 0.1 * em):
+            break
+        end += 1
+    return end - start if end - start >= 2 else 0
+
+
+def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
+    """Rows of cells: a table of contents (most rows end in a page number after a title) as list items,
+    else a table."""
+    cells = [[join_text([ln.text for ln in c]) for c in row.cells(em)] for row in rows]
+    toc = sum(1 for c in cells if _TOC_PAGE.fullmatch(c[-1]) and not _TOC_PAGE.fullmatch(c[0])) >= 0.6 * len(rows)
+    if toc:
+        left = min(r.x0 for r in rows)
+        out = []
+        for row, row_cells in zip(rows, cells, strict=True):
+            title = _LEADERS.sub("", " ".join(row_cells[:-1])).strip()
+            depth = min(6, 1 + round((row.x0 - left) / (2 * em)))
+            block = Block(type=LIST_ITEM, text=f"{title} {row_cells[-1]}", marker="-", level=depth)
+            block.bbox, block.lines = row.box, [ln.tree_line() for ln in row.lines]
+            block.markdown = "  " * (depth - 1) + f"- {block.text}"
+            out.append(block)
+        return out
+    starts = _column_starts([row.cells(em) for row in rows], em)
+    body = []
+    for row in rows:
+        slots = [""] * len(starts)
+        for cell in row.cells(em):
+            at = min(range(len(starts)), key=lambda k: abs(starts[k] - cell[0].x0))
+            slots[at] = (slots[at] + " " + join_text([ln.text for ln in cell])).strip()
+        body.append("<tr>" + "".join(f"<td>{_escape(s)}</td>" for s in slots) + "</tr>")
+    html = "<table>" + "".join(body) + "</table>"
+    lines = [ln for row in rows for ln in row.lines]
+    text = "\n".join(" | ".join(c) for c in cells)
+    return [Block(type=TABLE, text=text, markdown=html, html=html, bbox=union(ln.box for ln in lines),
+                  lines=[ln.tree_line() for ln in lines])]  # fmt: skip
+
+
+def _column_starts(rows_cells: list[list[list[Line]]], em: float) -> list[float]:
+    starts: list[float] = []
+    for cells in rows_cells:
+        for cell in cells:
+            if not any(abs(s - cell[0].x0) < 1.5 * em for s in starts):
+                starts.append(cell[0].x0)
+    return sorted(starts)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# -- headings -------------------------------------------------------------------------------------------
+
+
+def _set_heading_levels(blocks: list[Block], size: float) -> None:
+    """Levels: the page's largest heading, at least `TITLE_SIZE` times the body size and first among its
+    headings, is its title (level 1); numbered headings take their depth ("2.1": 3); the others rank by
+    size (larger first, from 2)."""
+    headings = [b for b in blocks if b.type == HEADING]
+    if not headings:
+        return
+    sizes = {id(b): max(ln.size for ln in b.lines) for b in headings}
+    largest = max(sizes.values())
+    ranks = sorted({round(s * 2) / 2 for s in sizes.values()}, reverse=True)
+    first = headings[0]
+    for block in headings:
+        number = _SECTION_NUMBER.match(block.text)
+        if block is first and sizes[id(block)] == largest and largest >= TITLE_SIZE * size and not number:
+            block.type, block.level = TITLE, 1
+        elif number:
+            block.level = min(6, 2 + number.group(1).count("."))
+        else:
+            block.level = min(6, 2 + ranks.index(round(sizes[id(block)] * 2) / 2) - (1 if ranks[0] >= TITLE_SIZE * size else 0))
+            block.level = max(2, block.level)
+        block.markdown = _markdown(block)
