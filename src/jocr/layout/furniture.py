@@ -44,7 +44,7 @@ MIN_GAP_PITCHES = 2.0
 NUMBER_GAP_PITCHES = 1.3
 JITTER = 2 / GRID  # steps this small are lines of one level (sub- and superscripts, rounding)
 TITLE_SIZE = 1.15
-PAGE_NUMBER = re.compile(r"(?:page|p\.|seite|página)?\s*[-–—(]?\s*[0-9]{1,4}\s*[-–—)]?(?:\s*(?:of|/)\s*[0-9]{1,4})?", re.I)
+_NUMBER_LINE = re.compile(r"(?:page|p\.|seite|página)?\s*[-–—(]?\s*[0-9]{1,4}\s*[-–—)]?(?:\s*(?:of|/)\s*[0-9]{1,4})?", re.I)
 
 
 def furniture_runs(anchors: Sequence[str], lines: Sequence | None = None) -> list[frozenset[int]]:
@@ -150,7 +150,7 @@ def edge_furniture(lines: Sequence[Line], width: float, height: float) -> dict[i
 
 
 def _page_number(row: list[Line]) -> bool:
-    return len(row) == 1 and PAGE_NUMBER.fullmatch(row[0].text.strip()) is not None
+    return len(row) == 1 and _NUMBER_LINE.fullmatch(row[0].text.strip()) is not None
 
 
 def _levels(tops: list[float], jitter: float) -> list[float]:

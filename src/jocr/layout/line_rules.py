@@ -49,7 +49,7 @@ FOOTNOTE_SIZE = 0.9
 MAX_HEADING_CHARS = 150
 _BULLET = re.compile(r"([•◦▪‣∙·●○■□▸►➢✓–*-])\s+(\S.*)")
 _NUMBERED = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
-_SECTION_NUMBER = re.compile(r"((?:[0-9]{1,2}|[A-Z])(?:\.[0-9]{1,2}){0,4})\.?\s+\S")
+_SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
 _CAPTION = re.compile(r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*[0-9IVX]+", re.I)
 _FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
 _LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
@@ -106,7 +106,7 @@ def _reading_columns(lines: list[Line], size: float) -> list[list[Line]]:
 
     def close() -> None:
         if section:
-            groups.extend(_split_section(section, gutters))
+            groups.extend(_split_section(list(section), gutters))
             section.clear()
 
     for row in rows:
@@ -314,8 +314,8 @@ def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
     """Rows of cells: a table of contents (most rows end in a page number after a title) as list items,
     else a table."""
     cells = [[join_text([ln.text for ln in c]) for c in row.cells(em)] for row in rows]
-    toc = sum(1 for c in cells if _TOC_PAGE.fullmatch(c[-1]) and not _TOC_PAGE.fullmatch(c[0])) >= 0.6 * len(rows)
-    if toc:
+    cells = [[c for c in row if not _LEADERS.fullmatch(" " + c)] or row for row in cells]
+    if _contents(cells):
         left = min(r.x0 for r in rows)
         out = []
         for row, row_cells in zip(rows, cells, strict=True):
@@ -339,6 +339,18 @@ def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
     text = "\n".join(" | ".join(c) for c in cells)
     return [Block(type=TABLE, text=text, markdown=html, html=html, bbox=union(ln.box for ln in lines),
                   lines=[ln.tree_line() for ln in lines])]  # fmt: skip
+
+
+def _contents(cells: list[list[str]]) -> bool:
+    """Whether rows of cells are a table of contents: most rows are a title (after a section number at
+    most) and a page number, and the page numbers never go down."""
+    numbers = []
+    for row in cells:
+        title = row[1:-1] if len(row) == 3 and _SECTION_NUMBER.match(row[0] + " x") else row[:-1]
+        if len(title) == 1 and _TOC_PAGE.fullmatch(row[-1]) and re.search(r"[^\W\d_]", title[0]):
+            numbers.append(row[-1])
+    digits = [int(n) for n in numbers if n.isdigit()]
+    return len(numbers) >= max(2, 0.6 * len(cells)) and digits == sorted(digits)
 
 
 def _column_starts(rows_cells: list[list[list[Line]]], em: float) -> list[float]:
