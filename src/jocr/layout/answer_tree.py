@@ -1,0 +1,357 @@
+"""A page's document tree from a model's answer (docs/layout.md, "Building the tree"):
+
+- anchored pages (`anchored_tree`): each window's answer is split into its Markdown blocks; a block's lines
+  are the runs it references (page-wide run numbers, in the text layer's order), so its box is the union of
+  theirs. With the page's source lines (`lines`) the boxes and font sizes are the text layer's; without
+  them (a server that has only the anchors), each run's top-left corner on the anchor's grid, its extent
+  estimated. Furniture runs (`jocr.layout.furniture`) become furniture blocks whether or not the answer
+  names them; a window that ran out of room is followed by the runs it never reached; paragraphs the
+  model split at every line of a wrapped paragraph are joined back (`_continues`), and a word broken
+  across lines joins its next part only where that part goes on the same paragraph;
+- unanchored pages (`markdown_tree`): one block per grounding box when the answer has them (the box
+  converted to the page's pixels, its label giving the type), else one block per Markdown block.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+
+from jocr.layout.furniture import anchor_furniture, anchor_lines, page_size
+from jocr.layout.geometry import Line, source_lines
+from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
+from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
+from jocr.layout.render import block_markdown
+from jocr.layout.tree import (
+    CAPTION,
+    CODE,
+    FIGURE,
+    FOOTER,
+    FOOTNOTE,
+    FORMULA,
+    FROM_ANCHORED,
+    FROM_GROUNDING,
+    FROM_MARKDOWN,
+    HEADER,
+    HEADING,
+    LIST_ITEM,
+    PAGE_NUMBER,
+    PARAGRAPH,
+    TABLE,
+    TITLE,
+    Block,
+    PageTree,
+    TreeLine,
+    union,
+)
+from jocr.lines.references import REFERENCES, SOFT_HYPHEN, anchor_entries, join_soft_hyphens
+
+_HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
+_LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
+_CAPTION = re.compile(r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Algorithm)\s*[0-9IVX]+", re.I)
+_TAGS = re.compile(r"<[^>]+>")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+PARAGRAPH_STEP = 1.35  # line pitches: at most this step from a paragraph's last line to the next one's first
+
+
+def markdown_blocks(text: str) -> list[str]:
+    """A Markdown text's blocks: the parts between blank lines, a fenced code block or a `$$` formula kept
+    whole however many blank lines it holds."""
+    out: list[str] = []
+    current: list[str] = []
+    fence = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if fence is None and not stripped:
+            if current:
+                out.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+        if fence is None and (stripped.startswith("```") or stripped == "$$" or stripped.startswith("$$") and not stripped.endswith("$$", 2)):
+            fence = "```" if stripped.startswith("```") else "$$"
+        elif fence is not None and stripped.startswith(fence):
+            fence = None
+    if current:
+        out.append("\n".join(current))
+    return out
+
+
+def block_type(markdown: str) -> tuple[str, int | None]:
+    """A Markdown block's type and heading level."""
+    text = markdown.strip()
+    heading = _HEADING.fullmatch(text)
+    if heading:
+        level = len(heading.group(1))
+        return (TITLE, 1) if level == 1 else (HEADING, level)
+    if text.startswith("<table") or "<table>" in text[:40]:
+        return TABLE, None
+    if text.startswith("```"):
+        return CODE, None
+    if text.startswith("$$") or text.startswith("\\["):
+        return FORMULA, None
+    if _IMAGE.fullmatch(text):
+        return FIGURE, None
+    if _LIST.match(text):
+        return LIST_ITEM, None
+    if _CAPTION.match(_plain(text)):
+        return CAPTION, None
+    return PARAGRAPH, None
+
+
+def _plain(markdown: str) -> str:
+    """A block's text without its Markdown syntax."""
+    text = markdown.strip()
+    heading = _HEADING.fullmatch(text)
+    if heading:
+        text = heading.group(2)
+    listed = _LIST.fullmatch(text)
+    if listed and "\n" not in text:
+        text = listed.group(2)
+    if text.startswith("<table") or "<table>" in text[:40]:
+        text = re.sub(r"</t[dh]>\s*<t[dh][^>]*>", " | ", text)
+        text = re.sub(r"</tr>", "\n", text)
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _TAGS.sub("", text)
+    for fence in ("```", "$$"):
+        if text.startswith(fence):
+            text = text[len(fence):].split("\n", 1)[-1] if fence == "```" else text[len(fence):]
+            text = text.rsplit(fence, 1)[0]
+    return text.strip()
+
+
+def _typed_block(markdown: str, lines: list[Line]) -> Block:
+    kind, level = block_type(markdown)
+    block = Block(type=kind, markdown=markdown.strip("\n"), text=_plain(markdown), level=level)
+    if kind == LIST_ITEM:
+        match = _LIST.match(markdown)
+        block.marker = match.group(1) if match else "-"
+    if kind == TABLE:
+        block.html = markdown.strip()
+    if kind == FORMULA:
+        block.latex = markdown.strip().removeprefix("$$").removesuffix("$$").strip()
+    block.lines = [ln.tree_line() for ln in lines]
+    block.bbox = union(ln.box for ln in lines)
+    return block
+
+
+# -- anchored pages -----------------------------------------------------------------------------------
+
+
+def page_geometry(anchors: Sequence[str], lines: Sequence | None) -> tuple[list[Line], float, float, str]:
+    """The page's runs as `Line`s indexed by page-wide run number - 1, the page's size and unit: the text
+    layer's lines when given (points), else the anchors' positions scaled to points, extents estimated."""
+    width, height = page_size(anchors)
+    total = sum(len(anchor_entries(a)) for a in anchors)
+    if lines is not None and len(lines) >= total and width > 0:
+        return source_lines(lines)[:total], width, height, "pt"
+    grid, gw, gh = anchor_lines(anchors)
+    if width <= 0:
+        width, height = gw, gh
+    sx, sy = width / gw, height / gh
+    tops = sorted({ln.y0 for ln in grid})
+    steps = [b - a for a, b in zip(tops, tops[1:], strict=False) if b - a > 2]
+    line_height = 0.8 * (statistics.median(steps) if steps else 12.0) * sy
+    out = []
+    for ln in grid:
+        x0, y0 = ln.x0 * sx, ln.y0 * sy
+        box = (x0, y0, min(width, x0 + 0.5 * line_height * len(ln.text)), min(height, y0 + line_height))
+        out.append(Line(ln.index, ln.text, box, 0.0, estimated=True))
+    return out, width, height, "pt"
+
+
+def anchored_tree(
+    texts: Sequence[str],
+    anchors: Sequence[str],
+    reasons: Sequence[str | None] = (),
+    lines: Sequence | None = None,
+    page: int = 1,
+) -> PageTree:
+    """The tree of an anchored page from its windows' answers (`texts`, the first few of `anchors` while a
+    page is streamed; `reasons` as `jocr.layout.request.page_text` takes them). A block still being written
+    keeps a trailing soft hyphen (`SOFT_HYPHEN`) for the caller to hold back."""
+    reasons = list(reasons) or ["stop"] * len(texts)
+    geometry, width, height, unit = page_geometry(anchors, lines)
+    kinds = anchor_furniture(anchors, lines)
+    offsets, offset = [], 0
+    for anchor in anchors:
+        offsets.append(offset)
+        offset += len(anchor_entries(anchor))
+    blocks: list[Block] = []
+    named: set[int] = set()  # page-wide indices of runs some block holds
+    apart: set[int] = set()  # ids of the blocks of runs a window never reached: never joined to the answer's
+    for text, anchor, reason, start in zip(texts, anchors, reasons, offsets):
+        runs = {n: run.text for n, run in anchor_entries(anchor).items()}
+        if reason is None:
+            text = settled_tables(text)
+        text = unwrap_prose_tables(text, runs)
+        written: set[int] = set()
+        last = 0
+        for piece in markdown_blocks(text):
+            own: list[int] = []
+
+            def resolve(match: re.Match, runs=runs, start=start, written=written, own=own) -> str:
+                out = []
+                for number in (int(n) for n in match.group(0).split("@")[1:]):
+                    if number not in runs or number in written:
+                        continue
+                    written.add(number)
+                    if start + number - 1 in kinds:
+                        named.add(start + number - 1)
+                        continue
+                    own.append(number)
+                    out.append(runs[number])
+                return "".join(out)
+
+            resolved = REFERENCES.sub(resolve, piece)
+            last = max([last, *(int(n) for m in REFERENCES.findall(piece) for n in m.split("@")[1:] if int(n) in runs)])
+            if not resolved.strip() or not _plain(resolved).strip(" |\n"):
+                continue
+            named.update(start + n - 1 for n in own)
+            blocks.append(_typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own]))
+        if reason == "length":
+            unread = [start + n - 1 for n in runs if n > last and start + n - 1 not in kinds]
+            if unread:
+                tail = _unread_blocks([geometry[i] for i in unread], width, height, lines is not None)
+                apart.update(id(b) for b in tail)
+                blocks += tail
+                named.update(unread)
+    blocks = _joined_paragraphs(blocks, geometry, apart)
+    top, bottom = [], []
+    for index, kind in sorted(kinds.items()):
+        line = geometry[index]
+        furniture = Block(type=kind, text=line.text, markdown=line.text, bbox=line.box, lines=[line.tree_line()])
+        (top if kind == HEADER or line.y0 < height / 2 else bottom).append(furniture)
+    return PageTree(width, height, unit, FROM_ANCHORED, top + blocks + bottom, page).numbered()
+
+
+def join_soft_hyphens_inside(markdown: str) -> str:
+    """A block's words broken across its lines joined back; a soft hyphen at the block's very end stays (its
+    next part may be the next block's)."""
+    body = markdown.rstrip()
+    if body.endswith(SOFT_HYPHEN):
+        return join_soft_hyphens(body[:-1]) + SOFT_HYPHEN
+    return join_soft_hyphens(markdown)
+
+
+def _unread_blocks(lines: list[Line], width: float, height: float, measured: bool) -> list[Block]:
+    """The runs a window never reached: grouped by the rules over lines when their boxes are the text
+    layer's, else one paragraph of them, a line each."""
+    if measured:
+        from jocr.layout.line_rules import line_blocks
+
+        return line_blocks(lines, width, height, furniture={})
+    text = "\n".join(ln.text for ln in lines)
+    return [Block(type=PARAGRAPH, text=text, markdown=text, bbox=union(ln.box for ln in lines),
+                  lines=[ln.tree_line() for ln in lines])]  # fmt: skip
+
+
+def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int]) -> list[Block]:
+    """Consecutive paragraphs that are one paragraph on the page joined (`_continues`), and a word broken at
+    a paragraph's end joined with its next part where that part goes on the same paragraph; else the soft
+    hyphen prints as "-" (the last block keeps it: more may follow)."""
+    out: list[Block] = []
+    for block in blocks:
+        previous = out[-1] if out else None
+        together = previous is not None and id(previous) not in apart and id(block) not in apart
+        if together and previous.type == PARAGRAPH and block.type == PARAGRAPH:
+            broken = previous.markdown.rstrip().endswith(SOFT_HYPHEN)
+            if (broken and block.text[:1].islower()) or _continues(previous, block, geometry):
+                glue = "" if broken else " "
+                previous.markdown = previous.markdown.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.markdown.lstrip()
+                previous.text = previous.text.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.text.lstrip()
+                previous.lines += block.lines
+                previous.bbox = union([previous.bbox, block.bbox])
+                continue
+        if previous is not None:
+            _close_broken_word(previous)
+        out.append(block)
+    return out
+
+
+def _close_broken_word(block: Block) -> None:
+    block.markdown = block.markdown.replace(SOFT_HYPHEN, "-")
+    block.text = block.text.replace(SOFT_HYPHEN, "-")
+
+
+def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
+    """Whether `block`'s first run is the next line of the paragraph `previous` ends with: the next run in
+    the text layer's order, one line pitch down, not indented, the same size, and the line before it full
+    (reaching the right edge of its column, or as long as the page's long runs where boxes are estimated)."""
+    if not previous.lines or not block.lines or previous.lines[-1].run is None or block.lines[0].run is None:
+        return False
+    a, b = geometry[previous.lines[-1].run - 1], geometry[block.lines[0].run - 1]
+    if b.index != a.index + 1:
+        return False
+    measured = not a.estimated
+    size = a.size if measured and a.size > 0 else 0.8 * a.height
+    if measured and abs(a.size - b.size) > 0.1 * max(a.size, 1e-3):
+        return False
+    step = b.y0 - a.y0
+    if not (0.5 * size < step <= PARAGRAPH_STEP * 1.25 * size):
+        return False
+    if b.x0 > a.x0 + 0.5 * size:
+        return False
+    column = [ln for ln in geometry if abs(ln.x0 - a.x0) < 2 * size]
+    if measured:
+        right = sorted(ln.x1 for ln in column)[int(0.9 * (len(column) - 1))]
+        return a.x1 >= right - 3 * size
+    lengths = sorted(len(ln.text) for ln in column)
+    return len(a.text) >= 0.8 * lengths[int(0.9 * (len(lengths) - 1))]
+
+
+# -- unanchored pages ---------------------------------------------------------------------------------
+
+_GROUNDED = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.S)
+_LABELS = {
+    "title": TITLE, "sub_title": HEADING, "subtitle": HEADING, "section_header": HEADING, "heading": HEADING,
+    "text": PARAGRAPH, "paragraph": PARAGRAPH, "list": LIST_ITEM, "list_item": LIST_ITEM,
+    "table": TABLE, "equation": FORMULA, "formula": FORMULA, "interline_equation": FORMULA,
+    "image": FIGURE, "figure": FIGURE, "picture": FIGURE, "chart": FIGURE,
+    "image_caption": CAPTION, "table_caption": CAPTION, "figure_caption": CAPTION, "caption": CAPTION,
+    "code": CODE, "footnote": FOOTNOTE, "table_footnote": FOOTNOTE, "page_footnote": FOOTNOTE,
+    "header": HEADER, "page_header": HEADER, "footer": FOOTER, "page_footer": FOOTER,
+    "page_number": PAGE_NUMBER,
+}  # fmt: skip
+
+
+def markdown_tree(raw: str, width: int, height: int, finish_reason: str | None = None, page: int = 1) -> PageTree:
+    """The tree of an unanchored page from the model's raw answer (grounding tags and all), in pixels of a
+    `width` x `height` page image."""
+    matches = list(_GROUNDED.finditer(raw))
+    if not matches:
+        text = clean_markdown(close_open_tables(raw) if finish_reason == "length" else raw)
+        blocks = [_typed_block(piece, []) for piece in markdown_blocks(text)]
+        return PageTree(width, height, "px", FROM_MARKDOWN, blocks, page).numbered()
+    blocks = []
+    lead = clean_markdown(_GROUNDED.sub("", raw[: matches[0].start()]))
+    blocks += [_typed_block(piece, []) for piece in markdown_blocks(lead)]
+    for k, match in enumerate(matches):
+        end = matches[k + 1].start() if k + 1 < len(matches) else len(raw)
+        content = raw[match.end() : end]
+        if finish_reason == "length" and k + 1 == len(matches):
+            content = close_open_tables(content)
+        content = clean_markdown(content)
+        label = " ".join(match.group(1).split()).lower()
+        boxes = [grid_to_pixels(q, width, height) for q in parse_boxes(match.group(2))]
+        bbox = union(boxes)
+        pieces = markdown_blocks(content) or [""]
+        for piece in pieces:
+            block = _typed_block(piece, [])
+            kind = _LABELS.get(label)
+            if kind is not None and not (kind == PARAGRAPH and block.type != PARAGRAPH):
+                block.type = kind
+                if kind in (HEADER, FOOTER, PAGE_NUMBER, FOOTNOTE, CAPTION):
+                    block.text = _plain(piece)
+            block.bbox = bbox
+            if piece.strip():
+                block.lines = [TreeLine(text=block.text, bbox=bbox, source="model")]
+            if piece.strip() or block.type == FIGURE:
+                blocks.append(block)
+    for block in blocks:
+        if block.type == HEADING and block.level is None:
+            block.level = 2
+        if block.type in (TITLE, HEADING) and not _HEADING.fullmatch(block.markdown.strip()):
+            block.markdown = block_markdown(block)
+    return PageTree(width, height, "px", FROM_GROUNDING, blocks, page).numbered()
