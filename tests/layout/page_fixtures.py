@@ -31,7 +31,9 @@ def page_pdf(lines: list[Text], size: tuple[int, int] = (WIDTH, HEIGHT)) -> byte
     for line in lines:
         safe = line.text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("cp1252")
         baseline = size[1] - line.y
-        ops.append(b"BT /%s %g Tf %g %g Td (%s) Tj ET" % (_KEYS[line.font], line.size, line.x, baseline, safe))
+        ops.append(
+            b"BT /%s %g Tf %g %g Td (%s) Tj ET" % (_KEYS[line.font], line.size, line.x, baseline, safe)
+        )
     content = b"\n".join(ops)
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -41,7 +43,9 @@ def page_pdf(lines: list[Text], size: tuple[int, int] = (WIDTH, HEIGHT)) -> byte
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
     ]
     for name in (b"Helvetica", b"Helvetica-Bold", b"Courier"):
-        objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /" + name + b" /Encoding /WinAnsiEncoding >>")
+        objects.append(
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /" + name + b" /Encoding /WinAnsiEncoding >>"
+        )
     return _assemble(objects)
 
 
@@ -51,7 +55,9 @@ def page_layer(lines: list[Text], size: tuple[int, int] = (WIDTH, HEIGHT)) -> Te
         return read_page(doc[0])
 
 
-def paragraph(x: float, y: float, lines: list[str], size: float = 10, pitch: float = 12, font: str = "regular"):
+def paragraph(
+    x: float, y: float, lines: list[str], size: float = 10, pitch: float = 12, font: str = "regular"
+):
     """Lines of one paragraph from baseline `y` down, `pitch` apart."""
     return [Text(x, y + i * pitch, text, size, font) for i, text in enumerate(lines)]
 

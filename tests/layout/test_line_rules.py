@@ -61,7 +61,9 @@ def test_running_header_and_page_number_are_furniture_not_headings():
 
 
 def test_a_title_in_a_half_inch_top_margin_stays():
-    page = [Text(72, 50, "Quarterly Report", 24, "bold")] + paragraph(72, 110, WRAPPED + SECOND * 12, pitch=13)
+    page = [Text(72, 50, "Quarterly Report", 24, "bold")] + paragraph(
+        72, 110, WRAPPED + SECOND * 12, pitch=13
+    )
     tree = tree_of(page)
     assert tree.blocks[0].type == "title" and not any(b.furniture for b in tree.blocks)
     assert page_markdown(tree).startswith("# Quarterly Report\n\n")
@@ -88,7 +90,13 @@ def test_a_last_table_row_of_numbers_stays():
 
 
 def test_code_is_fenced_with_its_indentation():
-    code = ["def total(items):", "    result = 0", "    for item in items:", "        result += item", "    return result"]
+    code = [
+        "def total(items):",
+        "    result = 0",
+        "    for item in items:",
+        "        result += item",
+        "    return result",
+    ]
     page = paragraph(72, 100, WRAPPED) + paragraph(72, 170, code, font="mono")
     md = markdown_of(page)
     assert "```\ndef total(items):\n    result = 0\n    for item in items:\n        result += item\n" in md
@@ -96,7 +104,10 @@ def test_code_is_fenced_with_its_indentation():
 
 def test_footnotes_stand_apart_from_the_body():
     page = paragraph(72, 100, WRAPPED + SECOND * 8, pitch=13)
-    page += [Text(72, 700, "1 The figures exclude part-time staff.", 8), Text(72, 712, "2 See the appendix.", 8)]
+    page += [
+        Text(72, 700, "1 The figures exclude part-time staff.", 8),
+        Text(72, 712, "2 See the appendix.", 8),
+    ]
     tree = tree_of(page)
     notes = [b.text for b in tree.blocks if b.type == "footnote"]
     assert notes == ["1 The figures exclude part-time staff.", "2 See the appendix."]
@@ -104,15 +115,21 @@ def test_footnotes_stand_apart_from_the_body():
 
 
 def test_a_table_of_contents_is_a_list_not_a_table():
-    entries = [("1 Introduction", "3", 0), ("1.1 Scope", "4", 1), ("1.2 Method", "6", 1), ("2 Results", "9", 0),
-               ("3 Discussion", "14", 0)]  # fmt: skip
+    entries = [
+        ("1 Introduction", "3", 0),
+        ("1.1 Scope", "4", 1),
+        ("1.2 Method", "6", 1),
+        ("2 Results", "9", 0),
+        ("3 Discussion", "14", 0),
+    ]
     page = [Text(72, 80, "Contents", 16, "bold")]
     for i, (title, number, depth) in enumerate(entries):
         page += [Text(72 + 18 * depth, 110 + 14 * i, title), Text(520, 110 + 14 * i, number)]
     md = markdown_of(page)
     assert "<table>" not in md
     assert md == (
-        "# Contents\n\n- 1 Introduction 3\n  - 1.1 Scope 4\n  - 1.2 Method 6\n- 2 Results 9\n- 3 Discussion 14"
+        "# Contents\n\n- 1 Introduction 3\n  - 1.1 Scope 4\n  - 1.2 Method 6\n"
+        "- 2 Results 9\n- 3 Discussion 14"
     )
 
 
@@ -124,8 +141,9 @@ def test_captions_and_list_items():
     ]
     tree = tree_of(page)
     assert [b.type for b in tree.blocks] == ["paragraph", "caption", "list_item", "list_item"]
-    assert page_markdown(tree).endswith("Figure 3: Staff numbers by department.\n\n- first point of the list\n"
-                                        "- second point of the list")  # fmt: skip
+    assert page_markdown(tree).endswith(
+        "Figure 3: Staff numbers by department.\n\n- first point of the list\n- second point of the list"
+    )
 
 
 def test_two_columns_read_column_by_column():

@@ -32,3 +32,28 @@ def test_write_failure_is_per_document(tmp_path, model_dir, parse_cli):
     assert len(lines) == 1 and "cannot write" in lines[0] and "two.md" in lines[0], err
     assert "Traceback" not in err
     assert "2 of 3 input(s) parsed" in err and "1 failed" in err
+
+
+def test_json_holds_each_page_tree_and_html_is_rendered_from_it(tmp_path, model_dir, parse_cli):
+    import json
+
+    import jsonschema
+
+    from jocr.layout.tree import tree_schema
+
+    (tmp_path / "a.pdf").write_bytes(text_pdf(["pdf page", "second page"]))
+    out = tmp_path / "out"
+    code, err = parse_cli(
+        [str(tmp_path / "a.pdf"), "-o", str(out), "--model", str(model_dir), "--format", "json"]
+    )
+    assert code == 0, err
+    data = json.loads((out / "a.json").read_text())
+    for page in data["pages"]:
+        jsonschema.validate(page["tree"], tree_schema())
+        assert page["tree"]["page"] == page["page"]
+    code, err = parse_cli(
+        [str(tmp_path / "a.pdf"), "-o", str(out), "--model", str(model_dir), "--format", "html"]
+    )
+    assert code == 0, err
+    html = (out / "a.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.count('<section class="page"') == 2

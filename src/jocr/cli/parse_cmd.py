@@ -1,4 +1,5 @@
-"""`jocr parse INPUT...`: PDFs, images, folders, globs and URLs -> `<stem>.md` (and `<stem>.json`)."""
+"""`jocr parse INPUT...`: PDFs, images, folders, globs and URLs -> `<stem>.md` (and `<stem>.json` or
+`<stem>.html`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ def add_arguments(parser) -> None:
         "-o", "--output-dir", default=".", help="where <stem>.md / <stem>.json go (default: .)"
     )
     parser.add_argument("--pages", help="1-based pages of every input, e.g. 1-3,7 or 10-")
-    parser.add_argument("--format", choices=("md", "json"), default="md", help="json also writes <stem>.json")
+    parser.add_argument(
+        "--format",
+        choices=("md", "json", "html"),
+        default="md",
+        help="json also writes <stem>.json (each page's document tree with it), html also writes <stem>.html",
+    )
     parser.add_argument("--model", help="model directory (default: $JOCR_MODEL or the bundled models/)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_format_arguments(parser)
@@ -125,7 +131,7 @@ def run(args) -> int:
     except OSError as exc:
         raise CliError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
     stems = output_stems(items)
-    suffixes = (".md", ".json") if args.format == "json" else (".md",)
+    suffixes = (".md",) if args.format == "md" else (".md", f".{args.format}")
     todo = [
         (item, stem)
         for item, stem in zip(items, stems)
@@ -173,6 +179,8 @@ def run(args) -> int:
                 write_atomic(
                     out_dir / f"{stem}.json", json.dumps(doc.to_dict(), ensure_ascii=False, indent=1)
                 )
+            elif args.format == "html":
+                write_atomic(out_dir / f"{stem}.html", doc.html)
         except OSError as exc:
             return f"cannot write {exc.filename or out_dir / stem}: {exc.strerror or exc}"
         return None

@@ -49,9 +49,12 @@ from jocr.lines.references import REFERENCES, SOFT_HYPHEN, anchor_entries, join_
 
 _HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
 _LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
-_CAPTION = re.compile(r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Algorithm)\s*[0-9IVX]+", re.I)
+_CAPTION = re.compile(
+    r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Algorithm)\s*[0-9IVX]+", re.I
+)
 _TAGS = re.compile(r"<[^>]+>")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
 PARAGRAPH_STEP = 1.35  # line pitches: at most this step from a paragraph's last line to the next one's first
 
 
@@ -69,7 +72,12 @@ def markdown_blocks(text: str) -> list[str]:
                 current = []
             continue
         current.append(line)
-        if fence is None and (stripped.startswith("```") or stripped == "$$" or stripped.startswith("$$") and not stripped.endswith("$$", 2)):
+        if fence is None and (
+            stripped.startswith("```")
+            or stripped == "$$"
+            or stripped.startswith("$$")
+            and not stripped.endswith("$$", 2)
+        ):
             fence = "```" if stripped.startswith("```") else "$$"
         elif fence is not None and stripped.startswith(fence):
             fence = None
@@ -116,7 +124,7 @@ def _plain(markdown: str) -> str:
     text = _TAGS.sub("", text)
     for fence in ("```", "$$"):
         if text.startswith(fence):
-            text = text[len(fence):].split("\n", 1)[-1] if fence == "```" else text[len(fence):]
+            text = text[len(fence) :].split("\n", 1)[-1] if fence == "```" else text[len(fence) :]
             text = text.rsplit(fence, 1)[0]
     return text.strip()
 
@@ -205,11 +213,18 @@ def anchored_tree(
                 return "".join(out)
 
             resolved = REFERENCES.sub(resolve, piece)
-            last = max([last, *(int(n) for m in REFERENCES.findall(piece) for n in m.split("@")[1:] if int(n) in runs)])
+            last = max(
+                [
+                    last,
+                    *(int(n) for m in REFERENCES.findall(piece) for n in m.split("@")[1:] if int(n) in runs),
+                ]
+            )
             if not resolved.strip() or not _plain(resolved).strip(" |\n"):
                 continue
             named.update(start + n - 1 for n in own)
-            blocks.append(_typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own]))
+            blocks.append(
+                _typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own])
+            )
         if reason == "length":
             unread = [start + n - 1 for n in runs if n > last and start + n - 1 not in kinds]
             if unread:
@@ -221,7 +236,9 @@ def anchored_tree(
     top, bottom = [], []
     for index, kind in sorted(kinds.items()):
         line = geometry[index]
-        furniture = Block(type=kind, text=line.text, markdown=line.text, bbox=line.box, lines=[line.tree_line()])
+        furniture = Block(
+            type=kind, text=line.text, markdown=line.text, bbox=line.box, lines=[line.tree_line()]
+        )
         (top if kind == HEADER or line.y0 < height / 2 else bottom).append(furniture)
     return PageTree(width, height, unit, FROM_ANCHORED, top + blocks + bottom, page).numbered()
 
@@ -259,7 +276,9 @@ def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int
             broken = previous.markdown.rstrip().endswith(SOFT_HYPHEN)
             if (broken and block.text[:1].islower()) or _continues(previous, block, geometry):
                 glue = "" if broken else " "
-                previous.markdown = previous.markdown.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.markdown.lstrip()
+                previous.markdown = (
+                    previous.markdown.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.markdown.lstrip()
+                )
                 previous.text = previous.text.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.text.lstrip()
                 previous.lines += block.lines
                 previous.bbox = union([previous.bbox, block.bbox])
@@ -278,7 +297,8 @@ def _close_broken_word(block: Block) -> None:
 def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
     """Whether `block`'s first run is the next line of the paragraph `previous` ends with: the next run in
     the text layer's order, one line pitch down, not indented, the same size, and the line before it full
-    (reaching the right edge of its column, or as long as the page's long runs where boxes are estimated)."""
+    not a short line that ends a sentence (short: ending well before the right edge of its column, or, where
+    boxes are estimated, shorter than the page's long runs)."""
     if not previous.lines or not block.lines or previous.lines[-1].run is None or block.lines[0].run is None:
         return False
     a, b = geometry[previous.lines[-1].run - 1], geometry[block.lines[0].run - 1]
@@ -296,9 +316,11 @@ def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
     column = [ln for ln in geometry if abs(ln.x0 - a.x0) < 2 * size]
     if measured:
         right = sorted(ln.x1 for ln in column)[int(0.9 * (len(column) - 1))]
-        return a.x1 >= right - 3 * size
-    lengths = sorted(len(ln.text) for ln in column)
-    return len(a.text) >= 0.8 * lengths[int(0.9 * (len(lengths) - 1))]
+        short = a.x1 < right - max(3 * size, 0.12 * (right - a.x0))
+    else:
+        lengths = sorted(len(ln.text) for ln in column)
+        short = len(a.text) < 0.8 * lengths[int(0.9 * (len(lengths) - 1))]
+    return not (short and _SENTENCE_END.search(a.text.rstrip()))
 
 
 # -- unanchored pages ---------------------------------------------------------------------------------
@@ -316,7 +338,9 @@ _LABELS = {
 }  # fmt: skip
 
 
-def markdown_tree(raw: str, width: int, height: int, finish_reason: str | None = None, page: int = 1) -> PageTree:
+def markdown_tree(
+    raw: str, width: int, height: int, finish_reason: str | None = None, page: int = 1
+) -> PageTree:
     """The tree of an unanchored page from the model's raw answer (grounding tags and all), in pixels of a
     `width` x `height` page image."""
     matches = list(_GROUNDED.finditer(raw))

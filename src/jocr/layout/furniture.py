@@ -44,7 +44,9 @@ MIN_GAP_PITCHES = 2.0
 NUMBER_GAP_PITCHES = 1.3
 JITTER = 2 / GRID  # steps this small are lines of one level (sub- and superscripts, rounding)
 TITLE_SIZE = 1.15
-_NUMBER_LINE = re.compile(r"(?:page|p\.|seite|página)?\s*[-–—(]?\s*[0-9]{1,4}\s*[-–—)]?(?:\s*(?:of|/)\s*[0-9]{1,4})?", re.I)
+_NUMBER_LINE = re.compile(
+    r"(?:page|p\.|seite|página)?\s*[-–—(]?\s*[0-9]{1,4}\s*[-–—)]?(?:\s*(?:of|/)\s*[0-9]{1,4})?", re.I
+)
 
 
 def furniture_runs(anchors: Sequence[str], lines: Sequence | None = None) -> list[frozenset[int]]:

@@ -133,7 +133,8 @@ class Row:
         return " ".join(line.text for line in self.lines)
 
     def cells(self, em: float) -> list[list[Line]]:
-        """The row's lines grouped where they are at least `em` apart (table cells, a leader's page number)."""
+        """The row's lines grouped where they are at least `em` apart (table cells, a leader's page
+        number)."""
         groups: list[list[Line]] = []
         for line in self.lines:
             if groups and line.x0 - groups[-1][-1].x1 < em:
@@ -179,7 +180,8 @@ def line_pitch(rows: Sequence[Row], size: float) -> float:
 
 def join_text(parts: Sequence[str]) -> str:
     """Lines of one block joined: a space between words, nothing after a soft hyphen (the word goes on), nor
-    between two CJK characters, and a hyphen at a line's end kept with the next word ("non-" "governmental")."""
+    between two CJK characters, and a hyphen at a line's end kept with the next word ("non-"
+    "governmental")."""
     out = ""
     for part in parts:
         part = part.strip()

@@ -50,7 +50,9 @@ MAX_HEADING_CHARS = 150
 _BULLET = re.compile(r"([•◦▪‣∙·●○■□▸►➢✓–*-])\s+(\S.*)")
 _NUMBERED = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
 _SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
-_CAPTION = re.compile(r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*[0-9IVX]+", re.I)
+_CAPTION = re.compile(
+    r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*[0-9IVX]+", re.I
+)
 _FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
 _LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
 _TOC_PAGE = re.compile(r"[0-9]{1,4}|[ivxlc]{1,6}")
@@ -63,10 +65,14 @@ def lines_tree(
     """The page's tree from its lines alone (any line type: `geometry.source_lines`)."""
     items = [ln for ln in source_lines(lines, source) if ln.text.strip()]
     blocks = line_blocks(items, width, height)
-    return PageTree(width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page).numbered()
+    return PageTree(
+        width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page
+    ).numbered()
 
 
-def line_blocks(items: list[Line], width: float, height: float, furniture: dict[int, str] | None = None) -> list[Block]:
+def line_blocks(
+    items: list[Line], width: float, height: float, furniture: dict[int, str] | None = None
+) -> list[Block]:
     """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known."""
     if not items:
         return []
@@ -134,7 +140,9 @@ def _split_section(lines: list[Line], gutters) -> list[list[Line]]:
     """A run of rows none of whose lines crosses a gutter: its columns left to right when each holds prose
     (three rows at least, lines of 15 characters in the median), else the run as it is (a table)."""
     edges = [float("-inf")] + [(g0 + g1) / 2 for g0, g1 in gutters] + [float("inf")]
-    columns = [[ln for ln in lines if a <= (ln.x0 + ln.x1) / 2 < b] for a, b in zip(edges, edges[1:], strict=False)]
+    columns = [
+        [ln for ln in lines if a <= (ln.x0 + ln.x1) / 2 < b] for a, b in zip(edges, edges[1:], strict=False)
+    ]
     columns = [c for c in columns if c]
     if len(columns) < 2:
         return [lines]
@@ -243,7 +251,9 @@ def _row_kind(row: Row, size: float, page_height: float, last_body: float) -> st
     return PARAGRAPH
 
 
-def _continues(current: list[Row], kind: str, row: Row, row_kind: str, pitch: float, right: float, left: float) -> bool:
+def _continues(
+    current: list[Row], kind: str, row: Row, row_kind: str, pitch: float, right: float, left: float
+) -> bool:
     """Whether `row` goes on the block of `current` rows (of kind `kind`)."""
     last = current[-1]
     step = row.y0 - last.y0
@@ -387,6 +397,11 @@ def _set_heading_levels(blocks: list[Block], size: float) -> None:
         elif number:
             block.level = min(6, 2 + number.group(1).count("."))
         else:
-            block.level = min(6, 2 + ranks.index(round(sizes[id(block)] * 2) / 2) - (1 if ranks[0] >= TITLE_SIZE * size else 0))
+            block.level = min(
+                6,
+                2
+                + ranks.index(round(sizes[id(block)] * 2) / 2)
+                - (1 if ranks[0] >= TITLE_SIZE * size else 0),
+            )
             block.level = max(2, block.level)
         block.markdown = _markdown(block)

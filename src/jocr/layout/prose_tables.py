@@ -60,7 +60,8 @@ def _rewrite(whole: str, body: str, runs: dict[int, str]) -> str:
         return whole
     prose = [not cells or _is_prose(cells, runs) for cells in rows]  # empty rows go with their neighbours
     all_cells = [c for cells in rows for c in cells]
-    if _prose_share(all_cells, runs) >= 0.5:
+    columns = [[cells[k] for cells in rows if k < len(cells)] for k in range(max(map(len, rows), default=0))]
+    if all_cells and all(_prose_share(column, runs) >= 0.5 for column in columns if column):
         return _paragraphs(all_cells)
     start, end = 0, len(rows)
     while start < end and prose[start]:
@@ -98,7 +99,8 @@ def _prose_share(cells: list[str], runs: dict[int, str]) -> float:
 
 
 def _is_prose(cells: list[str], runs: dict[int, str]) -> bool:
-    return _prose_share(cells, runs) >= 0.5
+    """A row of prose: every non-empty cell is (a row of a real table holds a short cell)."""
+    return _prose_share(cells, runs) == 1.0
 
 
 def _first_run(cell: str) -> float:

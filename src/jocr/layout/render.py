@@ -12,6 +12,7 @@ from jocr.layout.tree import (
     FIGURE,
     FOOTNOTE,
     FORMULA,
+    FROM_LINES,
     HEADING,
     LIST_ITEM,
     TABLE,
@@ -42,16 +43,20 @@ def block_markdown(block: Block) -> str:
 
 
 def page_markdown(tree: PageTree) -> str:
-    """The page's Markdown: its body blocks' Markdown in reading order, blank lines between them, list
-    items of one list on consecutive lines."""
+    """The page's Markdown: its body blocks' Markdown in reading order, blank lines between them; the list
+    items the rules over lines found (`FROM_LINES`) on consecutive lines, one list (a model's answer keeps
+    the separation it wrote)."""
     out: list[str] = []
     previous: Block | None = None
+    tight = tree.source == FROM_LINES
     for block in tree.body:
         md = block.markdown.strip("\n")
         if not md.strip():
             continue
         if out:
-            together = previous is not None and previous.type == LIST_ITEM and block.type == LIST_ITEM
+            together = (
+                tight and previous is not None and previous.type == LIST_ITEM and block.type == LIST_ITEM
+            )
             out.append("\n" if together else "\n\n")
         out.append(md)
         previous = block
@@ -99,7 +104,7 @@ def _block_html(block: Block) -> str:
     if block.type == FOOTNOTE:
         return f'<aside class="footnote">{text}</aside>'
     if block.type == FIGURE:
-        return f'<figure>{text}</figure>' if text else "<figure></figure>"
+        return f"<figure>{text}</figure>" if text else "<figure></figure>"
     return f"<p>{text}</p>"
 
 
@@ -107,4 +112,5 @@ def document_html(trees: list[PageTree], title: str = "") -> str:
     """A whole HTML document of pages' trees, one `<section>` a page."""
     head = f"<title>{html_lib.escape(title, quote=False)}</title>" if title else ""
     body = "\n".join(page_html(t) for t in trees)
-    return f'<!DOCTYPE html>\n<html>\n<head><meta charset="utf-8">{head}</head>\n<body>\n{body}\n</body>\n</html>\n'
+    head = f'<head><meta charset="utf-8">{head}</head>'
+    return f"<!DOCTYPE html>\n<html>\n{head}\n<body>\n{body}\n</body>\n</html>\n"

@@ -19,10 +19,10 @@ from PIL import Image
 
 from jocr.documents.preprocess import preprocess_image, views_token_count
 from jocr.layout.answer_tree import anchored_tree, markdown_tree
+from jocr.layout.line_rules import lines_tree
 from jocr.layout.postprocess import Box, extract_grounding
 from jocr.layout.render import page_markdown
 from jocr.layout.tree import PageTree
-from jocr.layout.line_rules import lines_tree
 from jocr.lines.references import SOFT_HYPHEN, without_open_broken_word
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 from jocr.types import PageViews
@@ -153,6 +153,22 @@ class PageRequestBuilder:
     def text(self, token_ids: Sequence[int]) -> str:
         """Generated ids -> raw text (special control tokens such as EOS dropped)."""
         return self.tokenizer.decode([int(t) for t in token_ids])
+
+    def page_output(
+        self,
+        texts: Sequence[str],
+        anchors: Sequence[str],
+        reasons: Sequence[str | None],
+        size: tuple[int, int],
+        lines: Sequence | None = None,
+        page: int = 1,
+    ) -> tuple[str, list[Box], PageTree]:
+        """A finished page's (Markdown, grounding boxes in pixels, document tree) from its requests' outputs:
+        what `jocr parse` and `jocr.parse` keep for each page. The Markdown is the tree's."""
+        reason = page_finish_reason(list(reasons)) if reasons else None
+        markdown, boxes = self.markdown(page_text(texts, anchors, reasons, lines), size, reason)
+        tree = page_tree(texts, anchors, reasons, lines, size, page)
+        return markdown, boxes, tree
 
     def markdown(
         self, raw: str | Sequence[int], size: tuple[int, int], finish_reason: str | None = None

@@ -22,7 +22,14 @@ from pathlib import Path
 TREE_VERSION = "1.0.0"
 SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
 
-TITLE, HEADING, PARAGRAPH, LIST_ITEM, TABLE, FORMULA = "title", "heading", "paragraph", "list_item", "table", "formula"
+TITLE, HEADING, PARAGRAPH, LIST_ITEM, TABLE, FORMULA = (
+    "title",
+    "heading",
+    "paragraph",
+    "list_item",
+    "table",
+    "formula",
+)
 FIGURE, CAPTION, CODE, FOOTNOTE = "figure", "caption", "code", "footnote"
 HEADER, FOOTER, PAGE_NUMBER = "header", "footer", "page_number"
 BLOCK_TYPES = (
@@ -45,7 +52,12 @@ def union(boxes) -> BBox | None:
     boxes = [b for b in boxes if b is not None]
     if not boxes:
         return None
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
 
 
 def _rounded(box: BBox | None) -> list[float] | None:

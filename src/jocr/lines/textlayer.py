@@ -306,7 +306,9 @@ _SPACES = frozenset((0x20, 0x09, 0xA0))
 
 # Monospace fonts by name (after a subset's "ABCDEF+" prefix): the fixed-pitch flag of a font descriptor is
 # often unset (TeX's CMTT fonts, the standard 14 Courier without a descriptor).
-_MONO_NAME = re.compile(r"courier|mono(?!type)|consol|menlo|inconsolata|typewriter|^(?:cm|lm|sf|ec)?i?tt[0-9]|^lmmono|code", re.I)
+_MONO_NAME = re.compile(
+    r"courier|mono(?!type)|consol|menlo|inconsolata|typewriter|^(?:cm|lm|sf|ec)?i?tt[0-9]|^lmmono|code", re.I
+)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
 _FIXED_PITCH, _FORCE_BOLD = 1, 1 << 18  # PDF 1.7 spec table 123, font descriptor flags: bits 1 and 19
 

@@ -21,7 +21,6 @@ from jocr.layout.request import (
     PageRequestBuilder,
     join_windows,
     page_finish_reason,
-    page_text,
 )
 from jocr.lines.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
@@ -53,6 +52,7 @@ class _Job:
     inputs: list[PageInput] = field(default_factory=list)  # one per request
     results: list[Any] = field(default_factory=list)  # per request: its GenerationResult once finished
     remaining: int = 0  # requests not finished yet
+    lines: list | None = None  # an anchored page's text-layer lines (the document tree's boxes and sizes)
 
     @property
     def page(self) -> PageResult:
@@ -65,6 +65,18 @@ def input_name(item: Any) -> str:
     if hasattr(item, "size") and hasattr(item, "mode"):
         return "<image>"
     return str(item)
+
+
+class _LayerKept:
+    """A page source whose text layer, read once for the anchor, is kept for the page's document tree."""
+
+    def __init__(self, source: PageSource):
+        self.source = source
+        self.layer = None
+
+    def text_layer(self, index: int):
+        self.layer = self.source.text_layer(index)
+        return self.layer
 
 
 class _Pages:
@@ -153,15 +165,20 @@ class _Pages:
         return True
 
     def anchor(self, job: _Job) -> PageAnchor:
-        """The page's anchoring decision (a text layer that cannot be used never fails the page)."""
-        return page_anchor_or_note(
-            job.entry.source,
+        """The page's anchoring decision (a text layer that cannot be used never fails the page); an
+        anchored page keeps its text layer's lines for its document tree."""
+        source = _LayerKept(job.entry.source)
+        decision = page_anchor_or_note(
+            source,
             job.index,
             self.anchor_mode,
             self.anchor_config.version,
             self.model.tokenizer,
             self.anchor_config.max_tokens,
         )
+        if decision.anchored and source.layer is not None:
+            job.lines = source.layer.lines
+        return decision
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
         """Records request `part` of the page; True once the page is finished (all its requests)."""
@@ -175,11 +192,12 @@ class _Pages:
             return False
         job.inputs = []
         if page.error is None:
-            self.write(page, job.results)
+            self.write(page, job.results, job.lines)
+            job.lines = None
         job.results = []
         return True
 
-    def write(self, page: PageResult, results: list) -> None:
+    def write(self, page: PageResult, results: list, lines: list | None = None) -> None:
         """The page's Markdown from its requests' results (the windows' outputs joined by blank lines)."""
         from jocr.engine.stats import RequestStats
 
@@ -188,8 +206,9 @@ class _Pages:
         reasons = [r.finish_reason for r in results]
         page.finish_reason = page_finish_reason(reasons)
         anchors = page.anchor.texts if page.anchor is not None else []
-        text = page_text(texts, anchors, reasons)
-        page.markdown, page.boxes = self.builder.markdown(text, (page.width, page.height), page.finish_reason)
+        page.markdown, page.boxes, page.tree = self.builder.page_output(
+            texts, anchors, reasons, (page.width, page.height), lines, page.page
+        )
         page.num_tokens = sum(len(r.token_ids) for r in results)
         page.stats = RequestStats.combined([r.stats for r in results if r.stats is not None])
 
