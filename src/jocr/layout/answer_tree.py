@@ -228,7 +228,7 @@ def anchored_tree(
         if reason == "length":
             unread = [start + n - 1 for n in runs if n > last and start + n - 1 not in kinds]
             if unread:
-                tail = _unread_blocks([geometry[i] for i in unread], width, height, lines is not None)
+                tail = _unread_blocks([geometry[i] for i in unread])
                 apart.update(id(b) for b in tail)
                 blocks += tail
                 named.update(unread)
@@ -252,16 +252,13 @@ def join_soft_hyphens_inside(markdown: str) -> str:
     return join_soft_hyphens(markdown)
 
 
-def _unread_blocks(lines: list[Line], width: float, height: float, measured: bool) -> list[Block]:
-    """The runs a window never reached: grouped by the rules over lines when their boxes are the text
-    layer's, else one paragraph of them, a line each."""
-    if measured:
-        from jocr.layout.line_rules import line_blocks
-
-        return line_blocks(lines, width, height, furniture={})
+def _unread_blocks(lines: list[Line]) -> list[Block]:
+    """The runs a window never reached, as one paragraph of them, a line each (the same whether or not the
+    page's text-layer lines are at hand, so the server, which has only the anchors, writes what `jocr
+    parse` writes)."""
     text = "\n".join(ln.text for ln in lines)
-    return [Block(type=PARAGRAPH, text=text, markdown=text, bbox=union(ln.box for ln in lines),
-                  lines=[ln.tree_line() for ln in lines])]  # fmt: skip
+    box = union(ln.box for ln in lines)
+    return [Block(type=PARAGRAPH, text=text, markdown=text, bbox=box, lines=[ln.tree_line() for ln in lines])]
 
 
 def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int]) -> list[Block]:
