@@ -25,6 +25,7 @@ from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
 from jocr.layout.tree import (
     CAPTION,
+    CAPTION_START,
     CODE,
     FIGURE,
     FOOTER,
@@ -49,9 +50,7 @@ from jocr.lines.references import REFERENCES, SOFT_HYPHEN, anchor_entries, join_
 
 _HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
 _LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
-_CAPTION = re.compile(
-    r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Algorithm)\s*[0-9IVX]+", re.I
-)
+_CAPTION = CAPTION_START
 _TAGS = re.compile(r"<[^>]+>")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")

@@ -17,7 +17,9 @@ an anchored page's windows alone (`furniture_runs`):
   of up to four digits (also "- 7 -", "Page 7", "7 of 12"): at the top always (a number above the body),
   at the bottom when it is set apart from the line above it (`NUMBER_GAP_PITCHES`) or does not start where
   that line starts: a year alone on a paragraph's last line, one pitch down at its left edge, stays, and
-  so does the last row of a table of numbers (several lines on one level).
+  so does the last row of a table of numbers (several lines on one level). Further up, within
+  `NUMBER_BAND`, the last line of a page is a page number when it is a lone number `MIN_GAP_PITCHES`
+  below the body (a LaTeX page with a deep bottom margin: its number at 78% of the height).
 
 A first body line inside a band is followed by the next body line one pitch down, so it stays. The bands
 are narrow because a title can sit near the top edge: on `mathfuncs.pdf` of the olmOCR-Bench sample the
@@ -42,6 +44,7 @@ TOP_BAND, TOP_BAND_SIZED = 0.05, 0.08
 BOTTOM_BAND = 0.1  # line tops at least this far up from the bottom edge (LaTeX's A4 page numbers: 8.2%)
 MIN_GAP_PITCHES = 2.0
 NUMBER_GAP_PITCHES = 1.3
+NUMBER_BAND = 0.25  # a lone number below the body, set apart by MIN_GAP_PITCHES, this far up is a page number
 JITTER = 2 / GRID  # steps this small are lines of one level (sub- and superscripts, rounding)
 TITLE_SIZE = 1.15
 _NUMBER_LINE = re.compile(
@@ -139,14 +142,15 @@ def edge_furniture(lines: Sequence[Line], width: float, height: float) -> dict[i
         row = [ln for ln in lines if ln.y0 <= first + jitter]
         if _page_number(row):
             kinds[row[0].index] = PAGE_NUMBER
-    if last >= bottom_band:
+    if last >= height - NUMBER_BAND * height:
         row = [ln for ln in lines if ln.y0 >= last - jitter]
         above = [ln for ln in lines if ln.y0 < last - jitter]
         if _page_number(row) and above:
             nearest = max(above, key=lambda ln: ln.y0)
-            apart = last - nearest.y0 >= NUMBER_GAP_PITCHES * pitch
+            step = last - nearest.y0
             elsewhere = abs(row[0].x0 - nearest.x0) > 0.02 * width
-            if apart or elsewhere:
+            near_edge = last >= bottom_band and (step >= NUMBER_GAP_PITCHES * pitch or elsewhere)
+            if near_edge or step >= MIN_GAP_PITCHES * pitch:
                 kinds[row[0].index] = PAGE_NUMBER
     return kinds
 

@@ -145,13 +145,16 @@ class Row:
 
 
 def rows_of(lines: Sequence[Line]) -> list[Row]:
-    """Lines grouped into rows (boxes overlapping by at least half the shorter height), top to bottom."""
+    """Lines grouped into rows, top to bottom: a line joins the row whose first line its box overlaps by at
+    least half the shorter height (measured against the first line, so that the lines of two columns set
+    at different pitches never chain into one tall row)."""
     rows: list[Row] = []
     for line in sorted(lines, key=lambda ln: (ln.y0, ln.x0)):
         row = rows[-1] if rows else None
         if row is not None:
-            overlap = min(row.y1, line.y1) - max(row.y0, line.y0)
-            if overlap >= 0.5 * min(line.height, row.y1 - row.y0):
+            first = min(row.lines, key=lambda ln: (ln.y0, ln.x0))
+            overlap = min(first.y1, line.y1) - max(first.y0, line.y0)
+            if overlap >= 0.5 * min(line.height, first.height):
                 row.lines.append(line)
                 row.lines.sort(key=lambda ln: ln.x0)
                 continue

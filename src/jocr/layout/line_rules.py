@@ -28,7 +28,9 @@ from jocr.layout.furniture import edge_furniture
 from jocr.layout.geometry import Line, Row, body_size, join_text, line_pitch, rows_of, source_lines
 from jocr.layout.tree import (
     CAPTION,
+    CAPTION_START,
     CODE,
+    FIGURE,
     FOOTNOTE,
     FROM_LINES,
     HEADING,
@@ -44,15 +46,13 @@ from jocr.lines.references import SOFT_HYPHEN
 
 PARAGRAPH_STEP = 1.35  # line pitches: a larger step between rows starts a new paragraph
 HEADING_SIZE = 1.15  # times the body size
-TITLE_SIZE = 1.5
+TITLE_SIZE = 1.3
 FOOTNOTE_SIZE = 0.9
 MAX_HEADING_CHARS = 150
 _BULLET = re.compile(r"([•◦▪‣∙·●○■□▸►➢✓–*-])\s+(\S.*)")
 _NUMBERED = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
 _SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
-_CAPTION = re.compile(
-    r"(?:Figure|Fig\.|Table|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*[0-9IVX]+", re.I
-)
+_CAPTION = CAPTION_START
 _FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
 _LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
 _TOC_PAGE = re.compile(r"[0-9]{1,4}|[ivxlc]{1,6}")
@@ -76,6 +76,9 @@ def line_blocks(
     """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known."""
     if not items:
         return []
+    size = body_size(items)
+    marks = [ln for ln in items if _decoration(ln, size)]
+    items = [ln for ln in items if not _decoration(ln, size)]
     kinds = edge_furniture(items, width, height) if furniture is None else furniture
     body = [ln for ln in items if ln.index not in kinds]
     size = body_size(body or items)
@@ -89,7 +92,17 @@ def line_blocks(
     _set_heading_levels(body_blocks, size)
     blocks += body_blocks
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(bottom, key=lambda ln: (ln.y0, ln.x0))]
+    for line in marks:  # in the tree, out of the text: a figure of text without an image of its own
+        blocks.append(
+            Block(type=FIGURE, text=line.text, markdown="", bbox=line.box, lines=[line.tree_line()])
+        )
     return blocks
+
+
+def _decoration(line: Line, body: float) -> bool:
+    """Text set as decoration, not read: rotated or vertical (its box far taller than its font size: a
+    watermark, an archive's stamp in the margin) or a watermark's giant letters."""
+    return line.height > 2.5 * max(line.size, 1.0) or line.size > 5 * body
 
 
 def _furniture_block(line: Line, kind: str) -> Block:
@@ -205,8 +218,11 @@ def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[B
     while index < len(rows):
         row = rows[index]
         em = max(row.size, 1.0)
+        row_kind = _row_kind(row, size, page_height, last_body)
+        if row_kind == HEADING and not _heading_room(rows, index, size, pitch):
+            row_kind = PARAGRAPH
         cells = row.cells(em)
-        run = _cell_rows(rows, index, em) if len(cells) >= 2 and row.size < HEADING_SIZE * size else 0
+        run = _cell_rows(rows, index, em, size) if len(cells) >= 2 and row_kind != HEADING else 0
         if run:
             if current:
                 blocks.append(_text_block(kind, current))
@@ -214,7 +230,6 @@ def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[B
             blocks.extend(_table_or_contents(rows[index : index + run], em))
             index += run
             continue
-        row_kind = _row_kind(row, size, page_height, last_body)
         if current and _continues(current, kind, row, row_kind, pitch, right, left):
             current.append(row)
         else:
@@ -224,7 +239,34 @@ def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[B
         index += 1
     if current:
         blocks.append(_text_block(kind, current))
-    return blocks
+    return _inline_code(blocks, size)
+
+
+def _heading_room(rows: list[Row], index: int, size: float, pitch: float) -> bool:
+    """Whether a heading found by weight alone (a bold row of the body's size) stands as headings do: first
+    in its column, numbered, or with more room above it than a line pitch (a bold line inside a block of
+    text, such as an algorithm's keyword, is no heading)."""
+    row = rows[index]
+    if row.size >= HEADING_SIZE * size or index == 0 or _SECTION_NUMBER.match(row.text):
+        return True
+    return row.y0 - rows[index - 1].y0 > 1.2 * pitch
+
+
+def _inline_code(blocks: list[Block], size: float) -> list[Block]:
+    """One monospace line set tight below a paragraph (a URL or a command in the text) goes back into the
+    paragraph: code stands apart."""
+    out: list[Block] = []
+    for block in blocks:
+        previous = out[-1] if out else None
+        tight = previous is not None and block.bbox[1] - previous.bbox[3] < 0.6 * size
+        if tight and previous.type == PARAGRAPH and block.type == CODE and len(block.lines) == 1:
+            previous.text = join_text([previous.text, block.text])
+            previous.lines += block.lines
+            previous.bbox = union([previous.bbox, block.bbox])
+            previous.markdown = _markdown(previous)
+            continue
+        out.append(block)
+    return out
 
 
 def _right_edge(rows: list[Row]) -> float:
@@ -268,7 +310,7 @@ def _continues(
     if row_kind in (LIST_ITEM, CAPTION) or (row_kind == FOOTNOTE and kind != FOOTNOTE):
         return False
     if kind == HEADING:
-        return row_kind == HEADING and len(current) < 3
+        return row_kind == HEADING and len(current) < 3 and not _SECTION_NUMBER.match(row.text)
     if kind == FOOTNOTE:
         return row_kind != FOOTNOTE or not _FOOTNOTE_START.match(row.text)
     em = last.size
@@ -309,12 +351,14 @@ def _markdown(block: Block) -> str:
     return block_markdown(block)
 
 
-def _cell_rows(rows: list[Row], start: int, em: float) -> int:
-    """How many rows from `start` are rows of cells (two or more groups of lines an em apart), when at
-    least two in a row are; else 0."""
+def _cell_rows(rows: list[Row], start: int, em: float, size: float) -> int:
+    """How many rows from `start` are rows of cells (two or more groups of lines an em apart, not a heading
+    whose number stands apart from its title), when at least two in a row are; else 0."""
     end = start
     while end < len(rows) and len(rows[end].cells(em)) >= 2:
         if end > start and (rows[end].y0 - rows[end - 1].y1 > 3 * em or abs(rows[end].size - em) > 0.1 * em):
+            break
+        if _row_kind(rows[end], size, float("inf"), 0.0) == HEADING:
             break
         end += 1
     return end - start if end - start >= 2 else 0
@@ -380,9 +424,9 @@ def _escape(text: str) -> str:
 
 
 def _set_heading_levels(blocks: list[Block], size: float) -> None:
-    """Levels: the page's largest heading, at least `TITLE_SIZE` times the body size and first among its
-    headings, is its title (level 1); numbered headings take their depth ("2.1": 3); the others rank by
-    size (larger first, from 2)."""
+    """Levels: the page's largest heading, at least `TITLE_SIZE` times the body size, first among its
+    headings and the only one of its size, is its title (level 1); numbered headings take their depth
+    ("2.1": 3); the others rank by size (larger first, from 2)."""
     headings = [b for b in blocks if b.type == HEADING]
     if not headings:
         return
@@ -392,7 +436,14 @@ def _set_heading_levels(blocks: list[Block], size: float) -> None:
     first = headings[0]
     for block in headings:
         number = _SECTION_NUMBER.match(block.text)
-        if block is first and sizes[id(block)] == largest and largest >= TITLE_SIZE * size and not number:
+        alone = sum(1 for s in sizes.values() if abs(s - largest) < 0.5) == 1
+        if (
+            block is first
+            and sizes[id(block)] == largest
+            and largest >= TITLE_SIZE * size
+            and alone
+            and not number
+        ):
             block.type, block.level = TITLE, 1
         elif number:
             block.level = min(6, 2 + number.group(1).count("."))

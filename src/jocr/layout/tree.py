@@ -15,6 +15,7 @@ module.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -45,6 +46,11 @@ FROM_GROUNDING = "grounding"  # an unanchored model's Markdown with grounding bo
 FROM_MARKDOWN = "markdown"  # an unanchored model's Markdown without boxes
 
 BBox = tuple[float, float, float, float]
+
+# A caption's first words: "Figure 3", "Table 2", "Algorithm IV" (a word such as "algorithmic" is none).
+CAPTION_START = re.compile(
+    r"(?:Figure|Fig\.|FIGURE|Table|TABLE|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*(?:[0-9]+|[IVX]+\b)"
+)
 
 
 def union(boxes) -> BBox | None:

@@ -309,7 +309,8 @@ _SPACES = frozenset((0x20, 0x09, 0xA0))
 _MONO_NAME = re.compile(
     r"courier|mono(?!type)|consol|menlo|inconsolata|typewriter|^(?:cm|lm|sf|ec)?i?tt[0-9]|^lmmono|code", re.I
 )
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.I)
+# Bold faces by name: "Bold", "Black", ... and TeX's bold (extended) fonts: CMBX10, SFBX1000, CMSSBX10, CMB10.
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|^(?:[a-z]{2,4})?(?:bx|sx|b)[0-9]", re.I)
 _FIXED_PITCH, _FORCE_BOLD = 1, 1 << 18  # PDF 1.7 spec table 123, font descriptor flags: bits 1 and 19
 
 
@@ -323,8 +324,10 @@ def _object_info(raw, tp, index: int, obj, matrix) -> tuple[int, float, int, boo
         size *= abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
     weight = max(int(raw.FPDFText_GetFontWeight(tp, index)), 0)
     name, flags = _font_info(raw, tp, index)
-    if weight == 0 and (_BOLD_NAME.search(name) or flags & _FORCE_BOLD):
-        weight = 700  # a standard font without a descriptor ("Helvetica-Bold"): its name says it
+    if _BOLD_NAME.search(name) or (weight == 0 and flags & _FORCE_BOLD):
+        # A standard font without a descriptor ("Helvetica-Bold"), or a TeX font whose descriptor gives every
+        # face the same weight (SFBX1000 and SFRM1000 both 250): its name says it.
+        weight = max(weight, 700)
     return mode, size, weight, bool(flags & _FIXED_PITCH) or _MONO_NAME.search(name) is not None
 
 
