@@ -100,9 +100,11 @@ def line_blocks(
 
 
 def _decoration(line: Line, body: float) -> bool:
-    """Text set as decoration, not read: rotated or vertical (its box far taller than its font size: a
-    watermark, an archive's stamp in the margin) or a watermark's giant letters."""
-    return line.height > 2.5 * max(line.size, 1.0) or line.size > 5 * body
+    """Text set as decoration, not read: rotated or vertical (its box far taller than its font size and
+    than it is wide: a watermark, an archive's stamp in the margin; a line with a drop cap is tall but
+    wide) or a watermark's giant letters."""
+    width = line.x1 - line.x0
+    return (line.height > 2.5 * max(line.size, 1.0) and width < line.height) or line.size > 5 * body
 
 
 def _furniture_block(line: Line, kind: str) -> Block:
@@ -114,90 +116,87 @@ def _furniture_block(line: Line, kind: str) -> Block:
 
 
 def _reading_columns(lines: list[Line], size: float) -> list[list[Line]]:
-    """The body's lines as a sequence of groups each read top to bottom: column by column where the page
-    has columns, crossing lines in between."""
-    rows = rows_of(lines)
-    gutters = _gutters(rows, size)
-    if not gutters:
-        return [lines]
-    groups: list[list[Line]] = []
-    section: list[Line] = []
+    """The body's lines as groups each read top to bottom, in reading order, by recursive cuts (XY-cut,
+    Nagy and Seth 1984): a region splits left | right at a gutter no line crosses when both sides hold
+    prose (`_vertical_cut`; a table's columns hold no prose, so a table is read row by row), else top /
+    bottom at its widest gap between rows, wider than the lines' own spacing (`_horizontal_cut`), and each
+    part is cut again. A title above two columns is cut off first, the columns then split; a page whose
+    column layout changes halfway down splits into its parts first."""
+    if len(lines) < 2:
+        return [lines] if lines else []
+    cut = _vertical_cut(lines, size)
+    if cut is not None:
+        left = [ln for ln in lines if ln.x1 <= cut]
+        right = [ln for ln in lines if ln.x1 > cut]
+        return _reading_columns(left, size) + _reading_columns(right, size)
+    cut = _horizontal_cut(lines, size)
+    if cut is not None:
+        top = [ln for ln in lines if ln.y1 <= cut]
+        bottom = [ln for ln in lines if ln.y1 > cut]
+        return _merged(_reading_columns(top, size) + _reading_columns(bottom, size))
+    return [lines]
 
-    def close() -> None:
-        if section:
-            groups.extend(_split_section(list(section), gutters))
-            section.clear()
 
-    for row in rows:
-        crossing = [ln for ln in row.lines if any(ln.x0 < g0 and ln.x1 > g1 for g0, g1 in gutters)]
-        if crossing:
-            close()
-            groups.append(list(row.lines))
+def _merged(groups: list[list[Line]]) -> list[list[Line]]:
+    """Consecutive groups that are one column (no line of either beside a line of the other) read as one,
+    so that a column cut by a gap still forms its paragraphs across it."""
+    out: list[list[Line]] = []
+    for group in groups:
+        if out and _stacked(out[-1], group):
+            out[-1] = out[-1] + group
         else:
-            section.extend(row.lines)
-    close()
-    merged: list[list[Line]] = []
-    for group in groups:  # consecutive full-width rows read as one group
-        if merged and _full_width(merged[-1], gutters) and _full_width(group, gutters):
-            merged[-1].extend(group)
-        else:
-            merged.append(group)
-    return merged
+            out.append(group)
+    return out
 
 
-def _full_width(group: list[Line], gutters) -> bool:
-    return any(ln.x0 < g0 and ln.x1 > g1 for ln in group for g0, g1 in gutters)
+def _stacked(upper: list[Line], lower: list[Line]) -> bool:
+    a0, a1 = min(ln.x0 for ln in upper), max(ln.x1 for ln in upper)
+    b0, b1 = min(ln.x0 for ln in lower), max(ln.x1 for ln in lower)
+    overlap = min(a1, b1) - max(a0, b0)
+    return overlap > 0.8 * min(a1 - a0, b1 - b0)
 
 
-def _split_section(lines: list[Line], gutters) -> list[list[Line]]:
-    """A run of rows none of whose lines crosses a gutter: its columns left to right when each holds prose
-    (three rows at least, lines of 15 characters in the median), else the run as it is (a table)."""
-    edges = [float("-inf")] + [(g0 + g1) / 2 for g0, g1 in gutters] + [float("inf")]
-    columns = [
-        [ln for ln in lines if a <= (ln.x0 + ln.x1) / 2 < b] for a, b in zip(edges, edges[1:], strict=False)
-    ]
-    columns = [c for c in columns if c]
-    if len(columns) < 2:
-        return [lines]
-    prose = all(len(rows_of(c)) >= 3 and statistics.median(len(ln.text) for ln in c) >= 15 for c in columns)
-    return columns if prose else [lines]
-
-
-def _gutters(rows: list[Row], size: float) -> list[tuple[float, float]]:
-    """x-intervals (up to two) that at least three rows and more rows than lines crossing them split at, with
-    a gap of at least 1.5 body sizes."""
-    if len(rows) < 6:
-        return []
-    lines = [ln for row in rows for ln in row.lines]
+def _vertical_cut(lines: list[Line], size: float) -> float | None:
+    """The middle of the widest x-interval of at least 0.9 body sizes (a run splits at gaps over one em, and
+    LaTeX's two columns are one em apart) that no line crosses, with prose on both sides: three rows at
+    least and lines of 15 characters in the median."""
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
-    span = right - left
-    if span <= 0:
-        return []
+    spans = sorted((ln.x0, ln.x1) for ln in lines)
+    best = None
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= 0.9 * size and left + 0.1 * (right - left) < (reach + x0) / 2 < right - 0.1 * (
+            right - left
+        ):
+            if best is None or x0 - reach > best[1] - best[0]:
+                best = (reach, x0)
+        reach = max(reach, x1)
+    if best is None:
+        return None
+    cut = (best[0] + best[1]) / 2
+    sides = [[ln for ln in lines if ln.x1 <= cut], [ln for ln in lines if ln.x1 > cut]]
+    prose = all(
+        len(rows_of(side)) >= 3 and statistics.median(len(ln.text) for ln in side) >= 15 for side in sides
+    )
+    return cut if prose else None
+
+
+def _horizontal_cut(lines: list[Line], size: float) -> float | None:
+    """The middle of the widest gap between consecutive rows, when it is wider than both half a body size
+    and 1.5 times the region's median gap between rows (more than the lines' own spacing)."""
+    rows = rows_of(lines)
+    if len(rows) < 2:
+        return None
     gaps = []
-    for row in rows:
-        for a, b in zip(row.lines, row.lines[1:], strict=False):
-            if b.x0 - a.x1 >= 1.5 * size:
-                gaps.append((a.x1, b.x0))
-    if len(gaps) < 3:
-        return []
-    found: list[tuple[float, float]] = []
-    for _ in range(2):
-        best = None
-        step = max(span / 400, 0.5)
-        x = left + 0.15 * span
-        while x < right - 0.15 * span:
-            if not any(g0 - 0.1 * span <= x <= g1 + 0.1 * span for g0, g1 in found):
-                votes = sum(1 for g0, g1 in gaps if g0 <= x <= g1)
-                crossing = sum(1 for ln in lines if ln.x0 < x < ln.x1)
-                if votes >= 3 and votes > crossing and (best is None or votes > best[0]):
-                    best = (votes, x)
-            x += step
-        if best is None:
-            break
-        x = best[1]
-        within = [(g0, g1) for g0, g1 in gaps if g0 <= x <= g1]
-        found.append((max(g0 for g0, _ in within), min(g1 for _, g1 in within)))
-    return sorted(found)
+    bottom = rows[0].y1
+    for row in rows[1:]:
+        gaps.append((row.y0 - bottom, (bottom + row.y0) / 2))
+        bottom = max(bottom, row.y1)
+    widest = max(gaps)
+    typical = statistics.median(g for g, _ in gaps)
+    if widest[0] > max(0.5 * size, 1.5 * typical):
+        return widest[1]
+    return None
 
 
 # -- blocks of one column -------------------------------------------------------------------------------
@@ -219,7 +218,8 @@ def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[B
         row = rows[index]
         em = max(row.size, 1.0)
         row_kind = _row_kind(row, size, page_height, last_body)
-        if row_kind == HEADING and not _heading_room(rows, index, size, pitch):
+        heading_goes_on = kind == HEADING and bool(current) and current[-1].bold == row.bold
+        if row_kind == HEADING and not heading_goes_on and not _heading_room(rows, index, size, pitch):
             row_kind = PARAGRAPH
         cells = row.cells(em)
         run = _cell_rows(rows, index, em, size) if len(cells) >= 2 and row_kind != HEADING else 0
