@@ -158,7 +158,9 @@ def test_two_columns_read_column_by_column():
 
 def test_a_line_with_a_drop_cap_is_read():
     page = [Text(72, 120, "O", 36), Text(100, 100, "ver the past three decades the committee has met")]
-    page += paragraph(100, 112, ["every spring to review the proposals of each", "department of the institution."])
+    page += paragraph(
+        100, 112, ["every spring to review the proposals of each", "department of the institution."]
+    )
     tree = tree_of(page)
     # the drop cap makes its line's box three lines tall: still a line of text, not a rotated stamp
     md = page_markdown(tree)

@@ -253,13 +253,14 @@ def _heading_room(rows: list[Row], index: int, size: float, pitch: float) -> boo
 
 
 def _inline_code(blocks: list[Block], size: float) -> list[Block]:
-    """One monospace line set tight below a paragraph (a URL or a command in the text) goes back into the
-    paragraph: code stands apart."""
+    """One monospace line set tight below a paragraph and flush with its left edge (a URL or a command in
+    the text) goes back into the paragraph: code stands apart or is indented."""
     out: list[Block] = []
     for block in blocks:
         previous = out[-1] if out else None
         tight = previous is not None and block.bbox[1] - previous.bbox[3] < 0.6 * size
-        if tight and previous.type == PARAGRAPH and block.type == CODE and len(block.lines) == 1:
+        flush = previous is not None and abs(block.bbox[0] - previous.bbox[0]) < 0.5 * size
+        if tight and flush and previous.type == PARAGRAPH and block.type == CODE and len(block.lines) == 1:
             previous.text = join_text([previous.text, block.text])
             previous.lines += block.lines
             previous.bbox = union([previous.bbox, block.bbox])
@@ -301,12 +302,12 @@ def _continues(
     step = row.y0 - last.y0
     if step <= 0 or step > PARAGRAPH_STEP * max(pitch, last.size * 1.1):
         return False
+    if last.text.endswith(SOFT_HYPHEN):
+        return True  # a word broken across the lines
     if abs(row.size - last.size) > 0.1 * last.size or row.bold != last.bold or row.mono != last.mono:
         return False
     if kind == CODE:
         return row_kind == CODE
-    if last.text.endswith(SOFT_HYPHEN):
-        return True
     if row_kind in (LIST_ITEM, CAPTION) or (row_kind == FOOTNOTE and kind != FOOTNOTE):
         return False
     if kind == HEADING:

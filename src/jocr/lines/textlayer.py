@@ -69,7 +69,7 @@ class TextLine:
     box: tuple[float, float, float, float]
     size: float = 0.0  # font size in points (median over the run's glyphs)
     weight: int = 0  # font weight (400 regular, 700 bold), 0 when PDFium does not know
-    mono: bool = False  # most of its glyphs are set in a monospace font (code)
+    mono: bool = False  # at least 80% of its glyphs are set in a monospace font (code)
 
     def to_dict(self) -> dict:
         out = {
@@ -411,7 +411,8 @@ def _lines(raw, page, runs: list[list[_Char]], width: float, height: float) -> l
         size = statistics.median(c.size for c in glyphs) if glyphs else 0.0
         weights = [c.weight for c in glyphs if c.weight > 0]
         weight = statistics.median_low(weights) if weights else 0
-        mono = 2 * sum(c.mono for c in glyphs) > len(glyphs) if glyphs else False
+        # a line of code, not a line of prose holding a few words of code
+        mono = sum(c.mono for c in glyphs) >= 0.8 * len(glyphs) if glyphs else False
         box = (min(xs0, xs1), min(ys0, ys1), max(xs0, xs1), max(ys0, ys1))
         lines.append(TextLine(text=text, box=box, size=float(size), weight=int(weight), mono=mono))
     return lines
