@@ -40,6 +40,7 @@ from jocr.layout.tree import (
     TITLE,
     Block,
     PageTree,
+    TreeLine,
     union,
 )
 from jocr.lines.references import SOFT_HYPHEN
@@ -50,6 +51,7 @@ TITLE_SIZE = 1.3
 FOOTNOTE_SIZE = 0.9
 MAX_HEADING_CHARS = 150
 _BULLET = re.compile(r"([•◦▪‣∙·●○■□▸►➢✓–*-])\s+(\S.*)")
+_TYPOGRAPHIC_BULLET = re.compile(r"[•◦▪‣∙●○■□▸►➢✓]\s")  # a bullet no code line starts with
 _NUMBERED = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
 _SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
 _CAPTION = CAPTION_START
@@ -266,8 +268,37 @@ def _inline_code(blocks: list[Block], size: float) -> list[Block]:
             previous.bbox = union([previous.bbox, block.bbox])
             previous.markdown = _markdown(previous)
             continue
+        near = previous is not None and block.bbox[1] - previous.bbox[3] < 2.5 * size
+        if near and previous.type == CODE and block.type == CODE:  # one listing with blank lines in it
+            out[-1] = _code_block(previous.lines + block.lines)
+            continue
         out.append(block)
     return out
+
+
+def _code_block(lines: list[TreeLine]) -> Block:
+    """A code block from its lines: rows top to bottom, each indented by its distance from the leftmost
+    row in a monospace character's width (0.6 em), a blank line where rows are more than a pitch and a
+    half apart."""
+    rows: list[list[TreeLine]] = []
+    for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
+        if rows and line.bbox[1] < (rows[-1][0].bbox[1] + rows[-1][0].bbox[3]) / 2:
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    size = max(ln.size for ln in lines) or 10.0
+    left = min(ln.bbox[0] for ln in lines)
+    steps = [b[0].bbox[1] - a[0].bbox[1] for a, b in zip(rows, rows[1:], strict=False)]
+    pitch = statistics.median(steps) if steps else size
+    out = []
+    for k, row in enumerate(rows):
+        if k and row[0].bbox[1] - rows[k - 1][0].bbox[1] > 1.5 * pitch:
+            out.append("")
+        indent = " " * max(0, round((row[0].bbox[0] - left) / (0.6 * size)))
+        out.append(indent + " ".join(ln.text for ln in sorted(row, key=lambda ln: ln.bbox[0])))
+    text = "\n".join(out)
+    return Block(type=CODE, text=text, markdown=f"```\n{text}\n```", bbox=union(ln.bbox for ln in lines),
+                 lines=list(lines))  # fmt: skip
 
 
 def _right_edge(rows: list[Row]) -> float:
@@ -277,7 +308,7 @@ def _right_edge(rows: list[Row]) -> float:
 
 def _row_kind(row: Row, size: float, page_height: float, last_body: float) -> str:
     text = row.text.strip()
-    if row.mono:
+    if row.mono and not _TYPOGRAPHIC_BULLET.match(text):
         return CODE
     if _BULLET.fullmatch(text) or _NUMBERED.fullmatch(text):
         big = row.size >= HEADING_SIZE * size or (row.bold and len(text) < 80)
@@ -329,10 +360,7 @@ def _text_block(kind: str, rows: list[Row]) -> Block:
     tree_lines = [ln.tree_line() for ln in lines]
     bbox = union(ln.box for ln in lines)
     if kind == CODE:
-        char = 0.6 * max(rows[0].size, 1.0)
-        x = min(r.x0 for r in rows)
-        text = "\n".join(" " * max(0, round((r.x0 - x) / char)) + r.text for r in rows)
-        return Block(type=CODE, text=text, markdown=f"```\n{text}\n```", bbox=bbox, lines=tree_lines)
+        return _code_block(tree_lines)
     text = join_text([r.text for r in rows])
     block = Block(type=kind, text=text, bbox=bbox, lines=tree_lines)
     if kind == LIST_ITEM:
