@@ -57,3 +57,15 @@ def test_json_holds_each_page_tree_and_html_is_rendered_from_it(tmp_path, model_
     assert code == 0, err
     html = (out / "a.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and html.count('<section class="page"') == 2
+
+
+def test_draw_writes_each_page_with_its_blocks(tmp_path, model_dir, parse_cli):
+    from PIL import Image
+
+    (tmp_path / "a.pdf").write_bytes(text_pdf(["pdf page", "second page"]))
+    out = tmp_path / "out"
+    code, err = parse_cli([str(tmp_path / "a.pdf"), "-o", str(out), "--model", str(model_dir), "--draw"])
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["a.md", "a_p1_layout.png", "a_p2_layout.png"]
+    with Image.open(out / "a_p1_layout.png") as image:
+        assert image.size == (1224, 1584)  # the page as rendered at 144 dpi

@@ -50,6 +50,11 @@ def add_arguments(parser) -> None:
         "--keep-blank-pages", action="store_true", help="also read pages without ink (default: empty)"
     )
     add_anchor_argument(parser)
+    parser.add_argument(
+        "--draw",
+        action="store_true",
+        help="also write <stem>_p<N>_layout.png: each page with its blocks drawn, numbered in reading order",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -181,9 +186,38 @@ def run(args) -> int:
                 )
             elif args.format == "html":
                 write_atomic(out_dir / f"{stem}.html", doc.html)
+            if args.draw:
+                draw_pages(doc, stem)
         except OSError as exc:
             return f"cannot write {exc.filename or out_dir / stem}: {exc.strerror or exc}"
         return None
+
+    def draw_pages(doc, stem: str) -> None:
+        """`<stem>_p<N>_layout.png` for each page with a tree (the page rendered again, as it was read)."""
+        from jocr.documents.pages import DocumentError, open_source
+        from jocr.layout.draw import draw_tree
+
+        pages = [p for p in doc.pages if p.tree is not None and p.error is None]
+        if not pages:
+            return
+        try:
+            source = open_source(doc.source, options, name=doc.source)
+        except DocumentError:
+            return
+        with source:
+            for page in pages:
+                try:
+                    image = source.render(page.page - 1)
+                except DocumentError:
+                    continue
+                target = out_dir / f"{stem}_p{page.page}_layout.png"
+                tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+                try:
+                    draw_tree(image, page.tree).save(tmp, format="PNG")
+                    os.replace(tmp, target)
+                finally:
+                    if tmp.exists():
+                        tmp.unlink()
 
     started = time.perf_counter()
     done_docs = failed_docs = done_pages = out_tokens = 0
