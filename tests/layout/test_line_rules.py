@@ -165,3 +165,23 @@ def test_a_line_with_a_drop_cap_is_read():
     # the drop cap makes its line's box three lines tall: still a line of text, not a rotated stamp
     md = page_markdown(tree)
     assert "ver the past three decades the committee has met every spring" in md and "\n" not in md
+
+
+def test_running_lines_repeated_across_pages_are_furniture_where_one_page_cannot_tell():
+    from jocr.layout.line_rules import document_trees
+
+    pages = []
+    for number, word in ((3, "first"), (4, "second"), (5, "third")):
+        page = [Text(72, 90, f"Chapter {number}: Results of the Review", 9)]
+        body = [f"On the {word} page, {line[0].lower()}{line[1:]}" for line in WRAPPED + SECOND * 8]
+        page += paragraph(72, 110, body, pitch=13)
+        page += [Text(72, 690, "preliminary draft, September 2008", 9), Text(300, 760, str(number), 9)]
+        layer = page_layer(page)
+        pages.append((layer.lines, layer.width, layer.height))
+    trees = document_trees(pages, first_page=3)
+    for tree in trees:
+        assert {b.type for b in tree.blocks if b.furniture} == {"header", "footer", "page_number"}
+        md = page_markdown(tree)
+        assert "Chapter" not in md and "draft" not in md and md.startswith("On the")
+    # one page alone: the footer 13% up from the bottom edge reads as text
+    assert "preliminary draft" in page_markdown(lines_tree(*pages[0]))

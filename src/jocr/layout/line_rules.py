@@ -31,8 +31,10 @@ from jocr.layout.tree import (
     CAPTION_START,
     CODE,
     FIGURE,
+    FOOTER,
     FOOTNOTE,
     FROM_LINES,
+    HEADER,
     HEADING,
     LIST_ITEM,
     PARAGRAPH,
@@ -62,14 +64,72 @@ _SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
 
 
 def lines_tree(
-    lines: Sequence, width: float, height: float, unit: str = "pt", page: int = 1, source: str = "textlayer"
+    lines: Sequence,
+    width: float,
+    height: float,
+    unit: str = "pt",
+    page: int = 1,
+    source: str = "textlayer",
+    repeated: dict[int, str] | None = None,
 ) -> PageTree:
-    """The page's tree from its lines alone (any line type: `geometry.source_lines`)."""
+    """The page's tree from its lines alone (any line type: `geometry.source_lines`); `repeated` (line index
+    -> kind) are lines the document's other pages show to be furniture (`repeated_furniture`)."""
     items = [ln for ln in source_lines(lines, source) if ln.text.strip()]
-    blocks = line_blocks(items, width, height)
+    furniture = None
+    if repeated:
+        furniture = {**edge_furniture(items, width, height), **repeated}
+    blocks = line_blocks(items, width, height, furniture)
     return PageTree(
         width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page
     ).numbered()
+
+
+def document_trees(pages: Sequence[tuple[Sequence, float, float]], first_page: int = 1) -> list[PageTree]:
+    """The trees of a document's pages read from their lines alone, (lines, width, height) each: running
+    headers and footers that repeat across pages are furniture wherever they sit (`repeated_furniture`)."""
+    items = [[ln for ln in source_lines(lines) if ln.text.strip()] for lines, _, _ in pages]
+    repeated = repeated_furniture([(page, h) for page, (_, _, h) in zip(items, pages, strict=True)])
+    return [
+        lines_tree(lines, w, h, page=first_page + k, repeated=repeated[k])
+        for k, (lines, w, h) in enumerate(pages)
+    ]
+
+
+REPEAT_BAND = 0.15  # a repeated line within this share of the page's top or bottom edge is furniture
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def repeated_furniture(pages: Sequence[tuple[Sequence[Line], float]]) -> list[dict[int, str]]:
+    """For each page (its `Line`s in source order, as `source_lines` numbers them, and its height), the lines
+    within `REPEAT_BAND` of its top or bottom edge whose text, numbers aside ("Page 3", "Chapter 2"), comes
+    back near the same edge on at least half of the document's pages, and on two at least: running headers
+    and footers further in than one page's rules can tell (`edge_furniture`)."""
+
+    def key(line: Line, height: float) -> tuple[str, str] | None:
+        edge = (
+            "top"
+            if line.y0 < REPEAT_BAND * height
+            else "bottom"
+            if line.y1 > (1 - REPEAT_BAND) * height
+            else ""
+        )
+        text = " ".join(_DIGITS.sub("#", line.text).lower().split())
+        return (edge, text) if edge and text.strip("# ") else None
+
+    counts: dict[tuple[str, str], int] = {}
+    for lines, height in pages:
+        for found in {key(ln, height) for ln in lines} - {None}:
+            counts[found] = counts.get(found, 0) + 1
+    needed = max(2, (len(pages) + 1) // 2)
+    out = []
+    for lines, height in pages:
+        marks = {}
+        for line in lines:
+            found = key(line, height)
+            if found is not None and counts[found] >= needed:
+                marks[line.index] = HEADER if found[0] == "top" else FOOTER
+        out.append(marks)
+    return out
 
 
 def line_blocks(
