@@ -52,6 +52,7 @@ _HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
 _LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
 _CAPTION = CAPTION_START
 _TAGS = re.compile(r"<[^>]+>")
+_SYNTAX = re.compile(r"[\s#>*_|`$-]+")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
 PARAGRAPH_STEP = 1.35  # line pitches: at most this step from a paragraph's last line to the next one's first
@@ -218,8 +219,8 @@ def anchored_tree(
                     *(int(n) for m in REFERENCES.findall(piece) for n in m.split("@")[1:] if int(n) in runs),
                 ]
             )
-            if not resolved.strip() or not _plain(resolved).strip(" |\n"):
-                continue
+            if not _SYNTAX.sub("", _plain(resolved)):
+                continue  # nothing but syntax left: all its runs are furniture (the "# " of a running head)
             named.update(start + n - 1 for n in own)
             blocks.append(
                 _typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own])
@@ -302,8 +303,8 @@ def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
         return False
     measured = not a.estimated
     size = a.size if measured and a.size > 0 else 0.8 * a.height
-    if measured and abs(a.size - b.size) > 0.1 * max(a.size, 1e-3):
-        return False
+    if measured and (abs(a.size - b.size) > 0.1 * max(a.size, 1e-3) or a.mono != b.mono):
+        return False  # another font size, or code beside prose
     step = b.y0 - a.y0
     if not (0.5 * size < step <= PARAGRAPH_STEP * 1.25 * size):
         return False
