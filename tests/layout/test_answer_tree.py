@@ -59,3 +59,20 @@ def test_without_the_text_layer_the_anchor_positions_place_the_blocks():
     x0, y0, _, _ = tree.blocks[0].bbox
     assert round(x0) == round(100 / 999 * 600) and round(y0) == round(115 / 999 * 800)
     assert all(line.source == "anchor" for line in tree.blocks[0].lines)
+
+
+def test_with_the_text_layer_block_types_follow_the_fonts():
+    code = ["def total(items):", "    return sum(items)"]
+    page = [Text(72, 60, "2", 14, "bold"), Text(100, 60, "Methods", 14, "bold")]
+    page += paragraph(72, 90, WRAPPED) + paragraph(72, 150, code, font="mono")
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    # the model: the number and the title apart, the heading missed, a body line made a heading, code as text
+    answer = "@1\n\n@2\n\n# @3 @4 @5 @6\n\n@7\n\n@8"
+    tree = page_tree([answer], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["heading", "paragraph", "code"]
+    assert page_markdown(tree) == (
+        "## 2 Methods\n\n" + " ".join(WRAPPED) + "\n\n```\ndef total(items):\n    return sum(items)\n```"
+    )
+    # without the text layer (the server) the answer's own types stand
+    assert page_text([answer], [anchor]).startswith("2\n\nMethods\n\n# The committee")

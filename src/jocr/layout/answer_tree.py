@@ -19,7 +19,8 @@ import statistics
 from collections.abc import Sequence
 
 from jocr.layout.furniture import anchor_furniture, anchor_lines, page_size
-from jocr.layout.geometry import Line, source_lines
+from jocr.layout.geometry import BOLD, Line, body_size, source_lines
+from jocr.layout.line_rules import HEADING_SIZE, MAX_HEADING_CHARS, code_block, set_heading_levels
 from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
@@ -52,6 +53,7 @@ _HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
 _LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
 _CAPTION = CAPTION_START
 _TAGS = re.compile(r"<[^>]+>")
+_NUMBER_ONLY = re.compile(r"(?:[0-9]{1,2}|[A-Z])(?:\.[0-9]{1,2}){0,4}\.?")
 _SYNTAX = re.compile(r"[\s#>*_|`$-]+")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
@@ -233,6 +235,8 @@ def anchored_tree(
                 blocks += tail
                 named.update(unread)
     blocks = _joined_paragraphs(blocks, geometry, apart)
+    if lines is not None and all(r is not None for r in reasons[: len(texts)]):
+        blocks = _retyped(blocks, geometry)
     top, bottom = [], []
     for index, kind in sorted(kinds.items()):
         line = geometry[index]
@@ -241,6 +245,69 @@ def anchored_tree(
         )
         (top if kind == HEADER or line.y0 < height / 2 else bottom).append(furniture)
     return PageTree(width, height, unit, FROM_ANCHORED, top + blocks + bottom, page).numbered()
+
+
+def _retyped(blocks: list[Block], geometry: list[Line]) -> list[Block]:
+    """Block types by the text layer's fonts where the model's answer disagrees (only with measured lines,
+    on a finished page): a model paragraph all of whose lines are monospace is code (consecutive code
+    blocks one listing, its indentation from the lines' positions); a model heading set in the body's size
+    and weight is a paragraph (a body line never gets `#`); a model paragraph of at most three lines set
+    1.15 times the body size or larger, or bold in a regular body, short and without a full stop, is a
+    heading, and a heading that is only a section number takes the heading after it ("2" + "Methods");
+    levels as the rules over lines set them (`line_rules.set_heading_levels`)."""
+    size = body_size(geometry)
+    out: list[Block] = []
+    for block in blocks:
+        measured = [ln for ln in block.lines if ln.bbox is not None]
+        if block.type == PARAGRAPH and measured and all(ln.mono for ln in measured):
+            block = code_block(block.lines)
+        previous = out[-1] if out else None
+        if previous is not None and previous.type == CODE and block.type == CODE:
+            if block.bbox[1] - previous.bbox[3] < 2.5 * size:
+                out[-1] = code_block(previous.lines + block.lines)
+                continue
+        out.append(block)
+    _retyped_headings(out, geometry, size)
+    return out
+
+
+def _retyped_headings(blocks: list[Block], geometry: list[Line], size: float) -> None:
+    body_bold = sum(ln.bold for ln in geometry) > len(geometry) / 2
+    changed = False
+    for block in blocks:
+        sizes = [ln.size for ln in block.lines if ln.size > 0]
+        if not sizes:
+            continue
+        bold = all(ln.weight >= BOLD for ln in block.lines)
+        big = min(sizes) >= HEADING_SIZE * size
+        if block.type in (TITLE, HEADING) and not big and not (bold and not body_bold):
+            block.type, block.level = PARAGRAPH, None
+            block.markdown = block_markdown(block)
+            changed = True
+        elif block.type == PARAGRAPH and len(block.lines) <= 3 and len(block.text) <= MAX_HEADING_CHARS:
+            short = len(block.text) <= 80 and not _SENTENCE_END.search(block.text)
+            if big or (bold and not body_bold and short):
+                block.type = HEADING
+                changed = True
+    for k in range(len(blocks) - 2, -1, -1):
+        number, title = blocks[k], blocks[k + 1]
+        if (
+            number.type in (TITLE, HEADING)
+            and title.type in (TITLE, HEADING)
+            and _NUMBER_ONLY.fullmatch(number.text)
+        ):
+            title.text = f"{number.text} {title.text}"
+            title.lines = number.lines + title.lines
+            title.bbox = union([number.bbox, title.bbox])
+            del blocks[k]
+            changed = True
+    if changed:
+        headings = [b for b in blocks if b.type in (TITLE, HEADING)]
+        for block in headings:
+            block.type = HEADING
+        set_heading_levels(blocks, size)
+        for block in headings:
+            block.markdown = block_markdown(block)
 
 
 def join_soft_hyphens_inside(markdown: str) -> str:

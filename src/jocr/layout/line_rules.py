@@ -151,7 +151,7 @@ def line_blocks(
     body_blocks: list[Block] = []
     for column in _reading_columns(body, size):
         body_blocks += _column_blocks(column, size, height)
-    _set_heading_levels(body_blocks, size)
+    set_heading_levels(body_blocks, size)
     blocks += body_blocks
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(bottom, key=lambda ln: (ln.y0, ln.x0))]
     for line in marks:  # in the tree, out of the text: a figure of text without an image of its own
@@ -330,13 +330,13 @@ def _inline_code(blocks: list[Block], size: float) -> list[Block]:
             continue
         near = previous is not None and block.bbox[1] - previous.bbox[3] < 2.5 * size
         if near and previous.type == CODE and block.type == CODE:  # one listing with blank lines in it
-            out[-1] = _code_block(previous.lines + block.lines)
+            out[-1] = code_block(previous.lines + block.lines)
             continue
         out.append(block)
     return out
 
 
-def _code_block(lines: list[TreeLine]) -> Block:
+def code_block(lines: list[TreeLine]) -> Block:
     """A code block from its lines: rows top to bottom, each indented by its distance from the leftmost
     row in a monospace character's width (0.6 em), a blank line where rows are more than a pitch and a
     half apart."""
@@ -420,7 +420,7 @@ def _text_block(kind: str, rows: list[Row]) -> Block:
     tree_lines = [ln.tree_line() for ln in lines]
     bbox = union(ln.box for ln in lines)
     if kind == CODE:
-        return _code_block(tree_lines)
+        return code_block(tree_lines)
     text = join_text([r.text for r in rows])
     block = Block(type=kind, text=text, bbox=bbox, lines=tree_lines)
     if kind == LIST_ITEM:
@@ -512,7 +512,7 @@ def _escape(text: str) -> str:
 # -- headings -------------------------------------------------------------------------------------------
 
 
-def _set_heading_levels(blocks: list[Block], size: float) -> None:
+def set_heading_levels(blocks: list[Block], size: float) -> None:
     """Levels: the page's largest heading, at least `TITLE_SIZE` times the body size, first among its
     headings and the only one of its size, is its title (level 1); numbered headings take their depth
     ("2.1": 3); the others rank by size (larger first, from 2)."""
