@@ -76,3 +76,24 @@ def test_with_the_text_layer_block_types_follow_the_fonts():
     )
     # without the text layer (the server) the answer's own types stand
     assert page_text([answer], [anchor]).startswith("2\n\nMethods\n\n# The committee")
+
+
+def test_a_streamed_page_only_grows():
+    # paragraphs joined back, a broken word held back, furniture left out: every prefix of the answer gives
+    # a prefix of the final text (the word being written aside), as the server streams it
+    from jocr.lines.references import without_open_reference
+
+    runs = [
+        (10, "Running head"),
+        *((100 + 15 * i, f"line {i} of the paragraph that wraps on") for i in range(6)),
+    ]
+    runs += [(200, "a broken irretrie\u00ad"), (215, "vably long word ends it."), (260, "Next paragraph.")]
+    anchor = "\n".join(["page 600x800", *(f"@{k} 100,{y} {t}" for k, (y, t) in enumerate(runs, 1))])
+    answer = "# @1\n\n@2\n\n@3 @4\n\n@5\n\n@6 @7\n\n@8\n\n@9\n\n# @10"
+    final = page_text([answer], [anchor], ["stop"])
+    assert "Running head" not in final and "irretrievably" in final and final.endswith("# Next paragraph.")
+    assert "wraps on line 1 of the paragraph that wraps on line 2" in final  # joined back
+    for end in range(len(answer)):
+        partial = page_text([without_open_reference(answer[:end])], [anchor], [None])
+        cut = partial.rsplit(" ", 1)[0] if " " in partial else ""
+        assert final.startswith(cut), (end, partial)
