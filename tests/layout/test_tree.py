@@ -78,3 +78,12 @@ def test_html_escapes_text_and_groups_lists():
         '<section class="page" data-page="1">\n<ul>\n<li>a &lt; b</li>\n<li>c</li>\n</ul>\n'
         "<p>x &amp; y</p>\n</section>"
     )
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_a_tree_reads_back_from_its_json(index):
+    tree = trees()[index]
+    data = json.loads(json.dumps(tree.to_dict()))
+    assert PageTree.from_dict(data).to_dict() == data
+    with pytest.raises(ValueError, match="version 2.0.0"):
+        PageTree.from_dict({**data, "version": "2.0.0"})

@@ -91,17 +91,19 @@ def page_tree(
     lines: Sequence | None = None,
     size: tuple[int, int] = (0, 0),
     page: int = 1,
+    finish_reason: str | None = None,
 ) -> PageTree:
     """A page's document tree (`jocr.layout.tree`) from the same inputs as `page_text`: an anchored page's
     from its answers and anchors (boxes in points), an unanchored page's from its raw output (grounding
-    boxes, when the model wrote them, in pixels of a `size` page image)."""
+    boxes, when the model wrote them, in pixels of a `size` page image). `finish_reason` is the page's
+    (`page_finish_reason` of `reasons` when not given)."""
     if anchors:
         tree = anchored_tree(texts, anchors, reasons, lines, page)
         for block in tree.blocks:
             block.markdown = block.markdown.replace(SOFT_HYPHEN, "-")
             block.text = block.text.replace(SOFT_HYPHEN, "-")
         return tree
-    reason = page_finish_reason(list(reasons)) if reasons else None
+    reason = finish_reason or (page_finish_reason(list(reasons)) if reasons else None)
     return markdown_tree(join_windows(texts) if texts else "", size[0], size[1], reason, page)
 
 

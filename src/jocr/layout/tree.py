@@ -66,6 +66,10 @@ def union(boxes) -> BBox | None:
     )
 
 
+def _box(values) -> BBox | None:
+    return None if values is None else tuple(float(v) for v in values)
+
+
 def _rounded(box: BBox | None) -> list[float] | None:
     return None if box is None else [round(float(v), 2) for v in box]
 
@@ -94,6 +98,17 @@ class TreeLine:
         if self.size:
             out["size"] = round(float(self.size), 2)
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TreeLine:
+        return cls(
+            text=data["text"],
+            bbox=_box(data["bbox"]),
+            source=data["source"],
+            run=data.get("run"),
+            confidence=data.get("confidence"),
+            size=data.get("size", 0.0),
+        )
 
 
 @dataclass
@@ -134,6 +149,22 @@ class Block:
         out["lines"] = [line.to_dict() for line in self.lines]
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Block:
+        """A block from `to_dict()`'s form (a page's JSON read back)."""
+        return cls(
+            type=data["type"],
+            text=data["text"],
+            markdown=data["markdown"],
+            bbox=_box(data["bbox"]),
+            lines=[TreeLine.from_dict(line) for line in data["lines"]],
+            level=data.get("level"),
+            order=data["order"],
+            html=data.get("html"),
+            latex=data.get("latex"),
+            marker=data.get("marker"),
+        )
+
 
 @dataclass
 class PageTree:
@@ -167,6 +198,21 @@ class PageTree:
             "source": self.source,
             "blocks": [b.to_dict() for b in self.blocks],
         }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PageTree:
+        """A page's tree from `to_dict()`'s form; a file of another major version is refused (ValueError)."""
+        version = str(data.get("version", ""))
+        if version.split(".")[0] != TREE_VERSION.split(".")[0]:
+            raise ValueError(f"page tree version {version or '(none)'} is not {TREE_VERSION.split('.')[0]}.x")
+        return cls(
+            width=data["width"],
+            height=data["height"],
+            unit=data["unit"],
+            source=data["source"],
+            blocks=[Block.from_dict(b) for b in data["blocks"]],
+            page=data["page"],
+        )
 
 
 @lru_cache(maxsize=1)
