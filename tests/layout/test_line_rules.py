@@ -185,3 +185,18 @@ def test_running_lines_repeated_across_pages_are_furniture_where_one_page_cannot
         assert "Chapter" not in md and "draft" not in md and md.startswith("On the")
     # one page alone: the footer 13% up from the bottom edge reads as text
     assert "preliminary draft" in page_markdown(lines_tree(*pages[0]))
+
+
+def test_hostile_layouts_end_in_a_tree():
+    # thousands of lines, each gap wider than the last (a cut per line unbounded would recurse past Python's
+    # limit), lines on top of each other, zero-size and inverted boxes: a tree, never an exception
+    from jocr.lines.textlayer import TextLine
+
+    lines, y = [], 0.0
+    for i in range(3000):
+        lines.append(TextLine(f"line {i} with some words in it", (72, y, 300, y + 10), 10))
+        y += 12 + i * 0.01
+    lines += [TextLine("stacked", (72, 50, 300, 60), 10)] * 50
+    lines += [TextLine("odd", (300, 60, 72, 50), 0), TextLine("dot", (5, 5, 5, 5), 0)]
+    tree = lines_tree(lines, 612, y + 20)
+    assert sum(len(b.lines) for b in tree.blocks) == len(lines)

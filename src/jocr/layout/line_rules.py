@@ -20,6 +20,7 @@ control the model is measured against (docs/layout.md, "Rules over lines").
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 from collections.abc import Sequence
@@ -177,25 +178,30 @@ def _furniture_block(line: Line, kind: str) -> Block:
 # -- columns ------------------------------------------------------------------------------------------
 
 
-def _reading_columns(lines: list[Line], size: float) -> list[list[Line]]:
+MAX_CUT_DEPTH = 32  # nested cuts; a region deeper than this (hostile input) is read as it is
+
+
+def _reading_columns(lines: list[Line], size: float, depth: int = 0) -> list[list[Line]]:
     """The body's lines as groups each read top to bottom, in reading order, by recursive cuts (XY-cut,
     Nagy and Seth 1984): a region splits left | right at a gutter no line crosses when both sides hold
     prose (`_vertical_cut`; a table's columns hold no prose, so a table is read row by row), else top /
     bottom at its widest gap between rows, wider than the lines' own spacing (`_horizontal_cut`), and each
     part is cut again. A title above two columns is cut off first, the columns then split; a page whose
     column layout changes halfway down splits into its parts first."""
-    if len(lines) < 2:
+    if len(lines) < 2 or depth > MAX_CUT_DEPTH:
         return [lines] if lines else []
     cut = _vertical_cut(lines, size)
     if cut is not None:
         left = [ln for ln in lines if ln.x1 <= cut]
         right = [ln for ln in lines if ln.x1 > cut]
-        return _reading_columns(left, size) + _reading_columns(right, size)
-    cut = _horizontal_cut(lines, size)
-    if cut is not None:
-        top = [ln for ln in lines if ln.y1 <= cut]
-        bottom = [ln for ln in lines if ln.y1 > cut]
-        return _merged(_reading_columns(top, size) + _reading_columns(bottom, size))
+        return _reading_columns(left, size, depth + 1) + _reading_columns(right, size, depth + 1)
+    cuts = _horizontal_cuts(lines, size)
+    if cuts:
+        bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
+        for line in lines:
+            bands[bisect.bisect_left(cuts, line.y1)].append(line)
+        groups = [g for band in bands if band for g in _reading_columns(band, size, depth + 1)]
+        return _merged(groups)
     return [lines]
 
 
@@ -243,22 +249,24 @@ def _vertical_cut(lines: list[Line], size: float) -> float | None:
     return cut if prose else None
 
 
-def _horizontal_cut(lines: list[Line], size: float) -> float | None:
-    """The middle of the widest gap between consecutive rows, when it is wider than both half a body size
-    and 1.5 times the region's median gap between rows (more than the lines' own spacing)."""
+def _horizontal_cuts(lines: list[Line], size: float) -> list[float]:
+    """The middles of the widest gaps between consecutive rows, top to bottom: every gap as wide as the
+    widest when that is wider than both half a body size and 1.5 times the region's median gap between
+    rows (more than the lines' own spacing). All at once, so that a page of evenly spaced blocks is cut in
+    one step, not one block per step."""
     rows = rows_of(lines)
     if len(rows) < 2:
-        return None
+        return []
     gaps = []
     bottom = rows[0].y1
     for row in rows[1:]:
         gaps.append((row.y0 - bottom, (bottom + row.y0) / 2))
         bottom = max(bottom, row.y1)
-    widest = max(gaps)
+    widest = max(g for g, _ in gaps)
     typical = statistics.median(g for g, _ in gaps)
-    if widest[0] > max(0.5 * size, 1.5 * typical):
-        return widest[1]
-    return None
+    if widest <= max(0.5 * size, 1.5 * typical):
+        return []
+    return [middle for gap, middle in gaps if gap >= widest - 0.25 * size]
 
 
 # -- blocks of one column -------------------------------------------------------------------------------
