@@ -97,3 +97,11 @@ def test_a_streamed_page_only_grows():
         partial = page_text([without_open_reference(answer[:end])], [anchor], [None])
         cut = partial.rsplit(" ", 1)[0] if " " in partial else ""
         assert final.startswith(cut), (end, partial)
+
+
+def test_with_the_text_layer_a_small_numbered_line_below_the_body_is_a_footnote():
+    page = paragraph(72, 100, WRAPPED) + [Text(72, 700, "1 The figures exclude part-time staff.", 8)]
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    tree = page_tree(["@1 @2 @3 @4\n\n@5"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["paragraph", "footnote"]

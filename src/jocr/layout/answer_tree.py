@@ -20,7 +20,14 @@ from collections.abc import Sequence
 
 from jocr.layout.furniture import anchor_furniture, anchor_lines, page_size
 from jocr.layout.geometry import BOLD, Line, body_size, source_lines
-from jocr.layout.line_rules import HEADING_SIZE, MAX_HEADING_CHARS, code_block, set_heading_levels
+from jocr.layout.line_rules import (
+    FOOTNOTE_SIZE,
+    FOOTNOTE_START,
+    HEADING_SIZE,
+    MAX_HEADING_CHARS,
+    code_block,
+    set_heading_levels,
+)
 from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
@@ -268,7 +275,20 @@ def _retyped(blocks: list[Block], geometry: list[Line]) -> list[Block]:
                 continue
         out.append(block)
     _retyped_headings(out, geometry, size)
+    _retyped_footnotes(out, geometry, size)
     return out
+
+
+def _retyped_footnotes(blocks: list[Block], geometry: list[Line], size: float) -> None:
+    """Model paragraphs below the body's last line, set at most `FOOTNOTE_SIZE` times the body size and
+    starting with a number or a note sign, are footnotes."""
+    body_end = max((ln.y1 for ln in geometry if ln.size > FOOTNOTE_SIZE * size), default=0.0)
+    for block in blocks:
+        sizes = [ln.size for ln in block.lines if ln.size > 0]
+        if block.type != PARAGRAPH or not sizes or block.bbox is None or block.bbox[1] < body_end:
+            continue
+        if max(sizes) <= FOOTNOTE_SIZE * size and FOOTNOTE_START.match(block.text):
+            block.type = FOOTNOTE
 
 
 def _retyped_headings(blocks: list[Block], geometry: list[Line], size: float) -> None:

@@ -119,8 +119,8 @@ def edge_furniture(lines: Sequence[Line], width: float, height: float) -> dict[i
     def mark(group: list[Line], kind: str) -> None:
         if body and any(ln.size >= TITLE_SIZE * body for ln in group):
             return  # a title block in the margin, not a running header
-        for ln in group:
-            kinds[ln.index] = kind
+        for ln in group:  # a number in a running header or footer is its page number
+            kinds[ln.index] = PAGE_NUMBER if _NUMBER_LINE.fullmatch(ln.text.strip()) else kind
 
     top = -1.0
     for above, below in zip(levels, levels[1:], strict=False):

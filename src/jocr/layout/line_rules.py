@@ -58,7 +58,7 @@ _TYPOGRAPHIC_BULLET = re.compile(r"[•◦▪‣∙●○■□▸►➢✓]\s")
 _NUMBERED = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
 _SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
 _CAPTION = CAPTION_START
-_FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
+FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
 _LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
 _TOC_PAGE = re.compile(r"[0-9]{1,4}|[ivxlc]{1,6}")
 _SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
@@ -384,7 +384,7 @@ def _row_kind(row: Row, size: float, page_height: float, last_body: float) -> st
     if row.size >= HEADING_SIZE * size and len(text) <= MAX_HEADING_CHARS:
         return HEADING
     if row.size <= FOOTNOTE_SIZE * size and row.y0 >= last_body - 1 and row.y0 > 0.6 * page_height:
-        if _FOOTNOTE_START.match(text):
+        if FOOTNOTE_START.match(text):
             return FOOTNOTE
     if row.bold and len(text) <= 80 and not _SENTENCE_END.search(text):
         return HEADING
@@ -412,7 +412,7 @@ def _continues(
     if kind == HEADING:
         return row_kind == HEADING and len(current) < 3 and not _SECTION_NUMBER.match(row.text)
     if kind == FOOTNOTE:
-        return row_kind != FOOTNOTE or not _FOOTNOTE_START.match(row.text)
+        return row_kind != FOOTNOTE or not FOOTNOTE_START.match(row.text)
     em = last.size
     if kind == LIST_ITEM:
         first = current[0]
