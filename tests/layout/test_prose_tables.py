@@ -88,3 +88,10 @@ def test_a_table_being_written_is_not_rewritten_yet():
         partial = page_text([without_open_reference(answer[:end])], [ANCHOR], [None])  # as the server does
         cut = partial.rsplit(" ", 1)[0] if " " in partial else ""  # the word being written may still grow
         assert final.startswith(cut), (end, partial)
+
+
+def test_a_glossary_of_short_terms_and_long_definitions_stays_a_table():
+    # a two-column glossary: each row a term and a definition of prose; the terms column is no prose
+    glossary = table(["@7", "@1"], ["@9", "@2"], ["@11", "@3"])
+    assert unwrap_prose_tables(glossary, RUNS) == glossary
+    assert unwrap_prose_tables(table(["@7", "@1"], ["@9", "@2"]), RUNS) == table(["@7", "@1"], ["@9", "@2"])

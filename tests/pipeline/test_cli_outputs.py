@@ -93,3 +93,40 @@ def test_an_interrupted_run_keeps_its_finished_pages(tmp_path, model_dir, parse_
     assert sorted(p.name for p in out.iterdir()) == ["long.partial.md"]
     assert "interrupted: pages" in err and "long.partial.md" in err
     assert (out / "long.partial.md").read_text().count("<--- Page Split --->") == 1  # two pages
+
+
+def test_json_holds_each_page_tree_and_html_is_rendered_from_it(tmp_path, model_dir, parse_cli):
+    import json
+
+    import jsonschema
+
+    from jocr.layout.tree import tree_schema
+
+    (tmp_path / "a.pdf").write_bytes(text_pdf(["pdf page", "second page"]))
+    out = tmp_path / "out"
+    code, err = parse_cli(
+        [str(tmp_path / "a.pdf"), "-o", str(out), "--model", str(model_dir), "--format", "json"]
+    )
+    assert code == 0, err
+    data = json.loads((out / "a.json").read_text())
+    for page in data["pages"]:
+        jsonschema.validate(page["tree"], tree_schema())
+        assert page["tree"]["page"] == page["page"]
+    code, err = parse_cli(
+        [str(tmp_path / "a.pdf"), "-o", str(out), "--model", str(model_dir), "--format", "html"]
+    )
+    assert code == 0, err
+    html = (out / "a.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.count('<section class="page"') == 2
+
+
+def test_draw_writes_each_page_with_its_blocks(tmp_path, model_dir, parse_cli):
+    from PIL import Image
+
+    (tmp_path / "a.pdf").write_bytes(text_pdf(["pdf page", "second page"]))
+    out = tmp_path / "out"
+    code, err = parse_cli([str(tmp_path / "a.pdf"), "-o", str(out), "--model", str(model_dir), "--draw"])
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["a.md", "a_p1_layout.png", "a_p2_layout.png"]
+    with Image.open(out / "a_p1_layout.png") as image:
+        assert image.size == (1224, 1584)  # the page as rendered at 144 dpi

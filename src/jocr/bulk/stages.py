@@ -28,7 +28,8 @@ from jocr.bulk.storage import read_uri, uri_scheme
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
 from jocr.layout.postprocess import Box
-from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_reason, page_text
+from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_reason, page_text, page_tree
+from jocr.layout.tree import PageTree
 from jocr.lines.anchor import PageAnchor
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
 from jocr.pipeline.stream import write_from_lines
@@ -367,9 +368,11 @@ class PageReader:
         else:
             texts = [self.builder.text(ids) for ids in chosen.token_ids]
             finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
+            size = (result.width, result.height)
             result.markdown, result.boxes = self.builder.markdown(
-                page_text(texts, job.anchor.texts, chosen.reasons), (result.width, result.height), finish
+                page_text(texts, job.anchor.texts, chosen.reasons), size, finish
             )
+            result.tree = page_tree(texts, job.anchor.texts, chosen.reasons, None, size, result.page, finish)
             result.raw = join_windows(texts)  # as the model wrote it, references and all
             result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
             result.finish_reason = chosen.finish_reason
@@ -487,6 +490,7 @@ def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, pa
                 timings=data["timings"],
                 error=data["error"],
                 anchor=_anchor(row),
+                tree=PageTree.from_dict(data["tree"]) if data.get("tree") else None,
             )
         )
         doc.metadata.update({"kind": row["kind"], "num_pages": row["num_pages"], "dpi": settings.dpi})

@@ -1,4 +1,5 @@
-"""`jocr parse INPUT...`: PDFs, images, folders, globs and URLs -> `<stem>.md` (and `<stem>.json`)."""
+"""`jocr parse INPUT...`: PDFs, images, folders, globs and URLs -> `<stem>.md` (and `<stem>.json` or
+`<stem>.html`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ def add_arguments(parser) -> None:
         "-o", "--output-dir", default=".", help="where <stem>.md / <stem>.json go (default: .)"
     )
     parser.add_argument("--pages", help="1-based pages of every input, e.g. 1-3,7 or 10-")
-    parser.add_argument("--format", choices=("md", "json"), default="md", help="json also writes <stem>.json")
+    parser.add_argument(
+        "--format",
+        choices=("md", "json", "html"),
+        default="md",
+        help="json also writes <stem>.json (each page's document tree with it), html also writes <stem>.html",
+    )
     parser.add_argument("--model", help="model directory (default: $JOCR_MODEL or the bundled models/)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     add_format_arguments(parser)
@@ -45,6 +51,11 @@ def add_arguments(parser) -> None:
     )
     add_anchor_argument(parser)
     add_ocr_argument(parser)
+    parser.add_argument(
+        "--draw",
+        action="store_true",
+        help="also write <stem>_p<N>_layout.png: each page with its blocks drawn, numbered in reading order",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -151,7 +162,7 @@ def run(args) -> int:
     except OSError as exc:
         raise CliError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
     stems = output_stems(items)
-    suffixes = (".md", ".json") if args.format == "json" else (".md",)
+    suffixes = (".md",) if args.format == "md" else (".md", f".{args.format}")
     todo = [
         (item, stem)
         for item, stem in zip(items, stems)
@@ -229,9 +240,40 @@ def run(args) -> int:
                 write_atomic(
                     out_dir / f"{stem}.json", json.dumps(doc.to_dict(), ensure_ascii=False, indent=1)
                 )
+            elif args.format == "html":
+                write_atomic(out_dir / f"{stem}.html", doc.html)
+            if args.draw:
+                draw_pages(doc, stem)
         except OSError as exc:
             return f"cannot write {exc.filename or out_dir / stem}: {exc.strerror or exc}"
         return None
+
+    def draw_pages(doc, stem: str) -> None:
+        """`<stem>_p<N>_layout.png` for each page with a tree (the page rendered again, as it was read)."""
+        from jocr.documents.pages import DocumentError, open_source
+        from jocr.layout.draw import draw_tree
+
+        pages = [p for p in doc.pages if p.tree is not None and p.error is None]
+        if not pages:
+            return
+        try:
+            source = open_source(doc.source, options, name=doc.source)
+        except DocumentError:
+            return
+        with source:
+            for page in pages:
+                try:
+                    image = source.render(page.page - 1)
+                except DocumentError:
+                    continue
+                target = out_dir / f"{stem}_p{page.page}_layout.png"
+                tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+                try:
+                    draw_tree(image, page.tree).save(tmp, format="PNG")
+                    os.replace(tmp, target)
+                finally:
+                    if tmp.exists():
+                        tmp.unlink()
 
     started = time.perf_counter()
     done_docs = failed_docs = done_pages = out_tokens = 0

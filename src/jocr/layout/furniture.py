@@ -1,21 +1,25 @@
-"""Page furniture on anchored pages: running headers, running footers and page numbers, found from where the
-anchor puts their runs, so that an anchored page's Markdown leaves them out (docs/parsing.md, "Page
-furniture").
+"""Page furniture: running headers, running footers and page numbers, found from where a page's lines sit,
+so that Markdown leaves them out while the document tree keeps them, marked (docs/parsing.md, "Page
+furniture"; docs/layout.md).
 
-An anchored model is trained to drop furniture (its targets never hold it), but the bundled member often
-names those runs anyway. The text layer tells them apart by position alone: furniture sits at the very
-top or bottom edge of the page, set apart from the body by a gap of several lines. The rule reads only the
-anchors' `@i x,y` lines (y: the run's top on the 0-999 grid of the page's height), so wherever a page's
-text is assembled from its windows' outputs it needs nothing but those windows' anchors:
+The rules read positions (and font sizes where the source has them: the text layer does, an anchor's
+`@i x,y` lines do not), so they work on a page's text-layer lines (`edge_furniture`) and on the anchors of
+an anchored page's windows alone (`furniture_runs`):
 
-- the page's line levels are the distinct run tops of all its windows; its line pitch is the median step
-  between consecutive levels (steps of `JITTER` or less are one line);
+- the page's line levels are the distinct line tops (steps of `JITTER` of the page's height or less are one
+  line); its line pitch is the median step between consecutive levels;
 - top: where the levels within `TOP_BAND` of the top edge are followed by a step of at least
-  `MIN_GAP_PITCHES` line pitches, every run above that step is furniture (the lowest such step within
-  the band counts, so a header of two lines goes whole); bottom: the same within `BOTTOM_BAND` of the
-  bottom edge, mirrored;
-- the outermost line within a band, when all it holds is numbers of up to four digits, is a page
-  number, however close the line before it (a slide's "1" in its corner, below its footer).
+  `MIN_GAP_PITCHES` line pitches, every line above that step is furniture (the lowest such step within the
+  band counts, so a header of two lines goes whole); bottom: the same within `BOTTOM_BAND` of the bottom
+  edge, mirrored. A group that holds a line set larger than the body (`TITLE_SIZE` times the body's size)
+  is a title block, not furniture (a title in a half-inch top margin);
+- the outermost level within a band is a page number when it holds one line only and that line is a number
+  of up to four digits (also "- 7 -", "Page 7", "7 of 12"): at the top always (a number above the body),
+  at the bottom when it is set apart from the line above it (`NUMBER_GAP_PITCHES`) or does not start where
+  that line starts: a year alone on a paragraph's last line, one pitch down at its left edge, stays, and
+  so does the last row of a table of numbers (several lines on one level). Further up, within
+  `NUMBER_BAND`, the last line of a page is a page number when it is a lone number `MIN_GAP_PITCHES`
+  below the body (a LaTeX page with a deep bottom margin: its number at 78% of the height).
 
 A first body line inside a band is followed by the next body line one pitch down, so it stays. The bands
 are narrow because a title can sit near the top edge: on `mathfuncs.pdf` of the olmOCR-Bench sample the
@@ -29,58 +33,136 @@ import re
 import statistics
 from collections.abc import Sequence
 
-from jocr.lines.references import AnchorRun, anchor_entries
+from jocr.layout.geometry import Line
+from jocr.layout.tree import FOOTER, HEADER, PAGE_NUMBER
+from jocr.lines.references import anchor_entries
 from jocr.types import GRID_MAX as GRID
 
-TOP_BAND = 50  # run tops at most this far down from the top edge (5% of the page's height)
-BOTTOM_BAND = 70  # run tops at least GRID - this far down (the bottom 7%)
+# Line tops at most this far down from the top edge (a share of the page's height): wider where font sizes
+# are known, since a title set larger than the body is then told from a running header.
+TOP_BAND, TOP_BAND_SIZED = 0.05, 0.08
+BOTTOM_BAND = 0.1  # line tops at least this far up from the bottom edge (LaTeX's A4 page numbers: 8.2%)
 MIN_GAP_PITCHES = 2.0
-JITTER = 2  # grid steps this small are runs of one line (sub- and superscripts, rounding)
-PAGE_NUMBER = re.compile(r"[0-9]{1,4}")
+NUMBER_GAP_PITCHES = 1.3
+NUMBER_BAND = 0.25  # a lone number below the body, set apart by MIN_GAP_PITCHES, this far up is a page number
+JITTER = 2 / GRID  # steps this small are lines of one level (sub- and superscripts, rounding)
+TITLE_SIZE = 1.15
+_NUMBER_LINE = re.compile(
+    r"(?:page|p\.|seite|página)?\s*[-–—(]?\s*[0-9]{1,4}\s*[-–—)]?(?:\s*(?:of|/)\s*[0-9]{1,4})?", re.I
+)
 
 
-def furniture_runs(anchors: Sequence[str]) -> list[frozenset[int]]:
-    """For each window's anchor text of one page, the numbers of its runs that are page furniture."""
-    entries = [anchor_entries(anchor) for anchor in anchors]
-    levels = sorted({run.y for runs in entries for run in runs.values()})
-    steps = [b - a for a, b in zip(levels, levels[1:], strict=False) if b - a > JITTER]
+def furniture_runs(anchors: Sequence[str], lines: Sequence | None = None) -> list[frozenset[int]]:
+    """For each window's anchor text of one page, the numbers of its runs that are page furniture. `lines`,
+    when given, are the page's source lines in the anchor's order (run i is `lines[i - 1]` page-wide), whose
+    boxes and font sizes replace the positions the anchors give."""
+    kinds = anchor_furniture(anchors, lines)
+    out, offset = [], 0
+    for anchor in anchors:
+        entries = anchor_entries(anchor)
+        out.append(frozenset(n for n in entries if offset + n - 1 in kinds))
+        offset += len(entries)
+    return out
+
+
+def anchor_lines(anchors: Sequence[str]) -> tuple[list[Line], float, float]:
+    """The page's runs as `Line`s (index: page-wide run number - 1) on the anchors' 0-999 grid, with an
+    estimated extent (a run's box is its top-left corner only), and the grid's width and height."""
+    out, offset = [], 0
+    for anchor in anchors:
+        entries = anchor_entries(anchor)
+        for number, run in entries.items():
+            out.append(Line(offset + number - 1, run.text, (run.x, run.y, run.x, run.y), 0.0, estimated=True))
+        offset += len(entries)
+    return out, float(GRID), float(GRID)
+
+
+def anchor_furniture(anchors: Sequence[str], lines: Sequence | None = None) -> dict[int, str]:
+    """Page-wide run index -> furniture kind, for a page read in windows `anchors`."""
+    if lines is not None:
+        from jocr.layout.geometry import source_lines
+
+        page = source_lines(lines)
+        total = sum(len(anchor_entries(a)) for a in anchors)
+        width, height = page_size(anchors)
+        if len(page) >= total and page and width > 0:
+            return edge_furniture(page[:total], width, height)
+    grid_lines, width, height = anchor_lines(anchors)
+    return edge_furniture(grid_lines, width, height)
+
+
+def page_size(anchors: Sequence[str]) -> tuple[float, float]:
+    """The page's size in points from its anchors' `page WxH` header ((0, 0) when none has one)."""
+    for anchor in anchors:
+        match = re.match(r"page (\d+)x(\d+)", anchor)
+        if match:
+            return float(match.group(1)), float(match.group(2))
+    return 0.0, 0.0
+
+
+def edge_furniture(lines: Sequence[Line], width: float, height: float) -> dict[int, str]:
+    """`Line.index` -> HEADER, FOOTER or PAGE_NUMBER for the furniture lines of a page `width` x `height`."""
+    if height <= 0 or not lines:
+        return {}
+    jitter = JITTER * height
+    levels = _levels([ln.y0 for ln in lines], jitter)
+    steps = [b - a for a, b in zip(levels, levels[1:], strict=False)]
     if len(steps) < 2:  # too few lines to tell a body from its edges
-        return [frozenset() for _ in anchors]
-    gap = MIN_GAP_PITCHES * statistics.median(steps)
-    top, bottom = _top_cut(levels, gap), _bottom_cut(levels, gap)
-    everything = [run for runs in entries for run in runs.values()]
-    first, last = levels[0], levels[-1]
-    if top < first <= TOP_BAND and _page_numbers([r for r in everything if r.y <= first + JITTER]):
-        top = first + JITTER
-    if bottom > last >= GRID - BOTTOM_BAND and _page_numbers([r for r in everything if r.y >= last - JITTER]):
-        bottom = last - JITTER
-    return [
-        frozenset(number for number, run in runs.items() if run.y <= top or run.y >= bottom)
-        for runs in entries
-    ]
+        return {}
+    pitch = statistics.median(steps)
+    gap = MIN_GAP_PITCHES * pitch
+    sizes = [ln.size for ln in lines if ln.size > 0]
+    body = statistics.median(sizes) if sizes else 0.0
+    top_band, bottom_band = (TOP_BAND_SIZED if body else TOP_BAND) * height, height - BOTTOM_BAND * height
+    kinds: dict[int, str] = {}
 
+    def mark(group: list[Line], kind: str) -> None:
+        if body and any(ln.size >= TITLE_SIZE * body for ln in group):
+            return  # a title block in the margin, not a running header
+        for ln in group:  # a number in a running header or footer is its page number
+            kinds[ln.index] = PAGE_NUMBER if _NUMBER_LINE.fullmatch(ln.text.strip()) else kind
 
-def _page_numbers(runs: list[AnchorRun]) -> bool:
-    return all(PAGE_NUMBER.fullmatch(run.text) for run in runs)
-
-
-def _top_cut(levels: list[int], gap: float) -> int:
-    """The lowest level of the top furniture, or -1 when there is none."""
-    cut = -1
+    top = -1.0
     for above, below in zip(levels, levels[1:], strict=False):
-        if above > TOP_BAND:
+        if above > top_band:
             break
         if below - above >= gap:
-            cut = above
-    return cut
-
-
-def _bottom_cut(levels: list[int], gap: float) -> int:
-    """The highest level of the bottom furniture, or GRID + 1 when there is none."""
-    cut = GRID + 1
+            top = above
+    mark([ln for ln in lines if ln.y0 <= top + jitter], HEADER)
+    bottom = float("inf")
     for below, above in zip(reversed(levels), list(reversed(levels))[1:], strict=False):
-        if below < GRID - BOTTOM_BAND:
+        if below < bottom_band:
             break
         if below - above >= gap:
-            cut = below
-    return cut
+            bottom = below
+    mark([ln for ln in lines if ln.y0 >= bottom - jitter], FOOTER)
+
+    first, last = levels[0], levels[-1]
+    if first <= top_band:
+        row = [ln for ln in lines if ln.y0 <= first + jitter]
+        if _page_number(row):
+            kinds[row[0].index] = PAGE_NUMBER
+    if last >= height - NUMBER_BAND * height:
+        row = [ln for ln in lines if ln.y0 >= last - jitter]
+        above = [ln for ln in lines if ln.y0 < last - jitter]
+        if _page_number(row) and above:
+            nearest = max(above, key=lambda ln: ln.y0)
+            step = last - nearest.y0
+            elsewhere = abs(row[0].x0 - nearest.x0) > 0.02 * width
+            near_edge = last >= bottom_band and (step >= NUMBER_GAP_PITCHES * pitch or elsewhere)
+            if near_edge or step >= MIN_GAP_PITCHES * pitch:
+                kinds[row[0].index] = PAGE_NUMBER
+    return kinds
+
+
+def _page_number(row: list[Line]) -> bool:
+    return len(row) == 1 and _NUMBER_LINE.fullmatch(row[0].text.strip()) is not None
+
+
+def _levels(tops: list[float], jitter: float) -> list[float]:
+    """The distinct tops, those within `jitter` of the previous one taken as one level."""
+    levels: list[float] = []
+    for y in sorted(set(tops)):
+        if not levels or y - levels[-1] > jitter:
+            levels.append(y)
+    return levels

@@ -6,8 +6,10 @@ into the paragraphs below it (vector synth pages). Each cell then holds a whole 
 table holds, and the text comes out in the grid's order instead of the page's. Here a cell is prose when
 its text is at least `PROSE_WIDTH` columns wide (a CJK character counts two, as it prints); a table whose
 non-empty cells are at least half prose is not a table, and leading or trailing rows that are are not
-part of it. Their cells go back as paragraphs in the order of the runs they name, which is the text
-layer's order (`jocr.lines.anchor`), the order the model itself follows elsewhere.
+part of it, except in a glossary (`_glossary`: a column of short terms beside a column of definitions),
+which is a real table however much prose it holds. Their cells go back as paragraphs in the order of the
+runs they name, which is the text layer's order (`jocr.lines.anchor`), the order the model itself follows
+elsewhere.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ def _rewrite(whole: str, body: str, runs: dict[int, str]) -> str:
     rows = [_cells(row, runs) for row in raw_rows]
     if not rows:
         return whole
+    if _glossary(rows, runs):
+        return whole
     prose = [not cells or _is_prose(cells, runs) for cells in rows]  # empty rows go with their neighbours
     all_cells = [c for cells in rows for c in cells]
     if _prose_share(all_cells, runs) >= 0.5:
@@ -99,6 +103,17 @@ def _prose_share(cells: list[str], runs: dict[int, str]) -> float:
 
 def _is_prose(cells: list[str], runs: dict[int, str]) -> bool:
     return _prose_share(cells, runs) >= 0.5
+
+
+def _glossary(rows: list[list[str]], runs: dict[int, str]) -> bool:
+    """Whether the table is a glossary, a real table however much prose it holds: two rows at least, each
+    with two cells or more, a column of short cells (at most a fifth prose: the terms) beside a column of
+    prose (at least four fifths: the definitions). A grid of a page's lines mixes the two in each column."""
+    if len(rows) < 2 or any(len(cells) < 2 for cells in rows):
+        return False
+    columns = [[cells[k] for cells in rows if k < len(cells)] for k in range(max(map(len, rows)))]
+    shares = [_prose_share(column, runs) for column in columns if len(column) >= 2]
+    return bool(shares) and min(shares) <= 0.2 and max(shares) >= 0.8
 
 
 def _first_run(cell: str) -> float:

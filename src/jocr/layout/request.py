@@ -18,16 +18,12 @@ from dataclasses import dataclass
 from PIL import Image
 
 from jocr.documents.preprocess import preprocess_image, views_token_count
-from jocr.layout.furniture import furniture_runs
-from jocr.layout.postprocess import Box, postprocess_page
-from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
-from jocr.lines.references import (
-    anchor_runs,
-    join_soft_hyphens,
-    resolve_references,
-    unread_runs,
-    without_open_broken_word,
-)
+from jocr.layout.answer_tree import anchored_tree, markdown_tree
+from jocr.layout.line_rules import lines_tree
+from jocr.layout.postprocess import Box, extract_grounding
+from jocr.layout.render import page_markdown
+from jocr.layout.tree import PageTree
+from jocr.lines.references import SOFT_HYPHEN, without_open_broken_word
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 from jocr.types import PageViews
 
@@ -53,38 +49,68 @@ def join_windows(texts: Sequence[str]) -> str:
     return texts[0] if len(texts) == 1 else "\n\n".join(t.strip() for t in texts)
 
 
-def page_text(texts: Sequence[str], anchors: Sequence[str] = (), reasons: Sequence[str | None] = ()) -> str:
-    """A page's text from its requests' outputs (one per anchor window, or the one of an unanchored page):
-    each window's tables of prose put back as text (`jocr.layout.prose_tables`), its run references
-    resolved against its own anchor (`jocr.lines.references`), the page's furniture runs left out
-    (`jocr.layout.furniture`), then joined, words the text layer broke across lines joined back. A
-    window whose answer ran out of room (its finish reason, in `reasons`, is "length": the model's
-    positions or the request's max_tokens ended first) is followed by the runs it never reached
-    (`unread_runs`), as plain lines, which would otherwise be lost (docs/parsing.md, "Run references").
+def page_text(
+    texts: Sequence[str],
+    anchors: Sequence[str] = (),
+    reasons: Sequence[str | None] = (),
+    lines: Sequence | None = None,
+) -> str:
+    """A page's text from its requests' outputs (one per anchor window, or the one of an unanchored page).
+    An anchored page's text is the Markdown of its document tree (`page_tree`, `jocr.layout.render`): each
+    window's tables of prose put back as text (`jocr.layout.prose_tables`), its run references resolved
+    against its own anchor, the page's furniture left out (`jocr.layout.furniture`; kept, marked, in the
+    tree), paragraphs the model split at every line joined back, words the text layer broke across lines
+    joined where their next part goes on the same paragraph. A window whose answer ran out of room (its
+    finish reason, in `reasons`, is "length": the model's positions or the request's max_tokens ended
+    first) is followed by the runs it never reached, which would otherwise be lost (docs/parsing.md, "Run
+    references"). An unanchored page's text is its raw output, which `PageRequestBuilder.markdown` turns
+    into Markdown through its tree.
 
     `anchors` are all the page's windows (furniture is a property of the whole page), or none for an
     unanchored page; `texts` may be the outputs of the first few of them (a page being streamed).
     `reasons`, when given, has one entry per text, None for a window still being written: its text stops
     where more output could still rewrite it (before a table still open, before a broken word), so that
-    the text of a page being streamed only ever grows. Without `reasons` every window is complete."""
+    the text of a page being streamed only ever grows. Without `reasons` every window is complete.
+    `lines`, when given, are the page's text-layer lines in the anchor's order (`TextLayer.lines`): their
+    boxes and font sizes then replace the positions the anchors give."""
     if not anchors:
         return join_windows(texts)
     if len(texts) > len(anchors):
         raise ValueError(f"{len(texts)} outputs for {len(anchors)} anchor windows")
-    reasons = list(reasons) or ["stop"] * len(texts)
-    drops = furniture_runs(anchors)
-    text = join_windows([_window_text(*args) for args in zip(texts, anchors, reasons, drops)])
-    if texts and reasons[len(texts) - 1] is None:
+    tree = anchored_tree(texts, anchors, reasons, lines)
+    text = page_markdown(tree)
+    if texts and reasons and reasons[len(texts) - 1] is None:
         text = without_open_broken_word(text)
-    return join_soft_hyphens(text)
+    return text.replace(SOFT_HYPHEN, "-")
 
 
-def _window_text(text: str, anchor: str, reason: str | None, drop: frozenset[int]) -> str:
-    if reason is None:
-        text = settled_tables(text)
-    resolved = resolve_references(unwrap_prose_tables(text, anchor_runs(anchor)), anchor, drop)
-    unread = unread_runs(text, anchor, drop) if reason == "length" else ""
-    return f"{resolved.rstrip()}\n\n{unread}" if unread else resolved
+def page_tree(
+    texts: Sequence[str],
+    anchors: Sequence[str] = (),
+    reasons: Sequence[str | None] = (),
+    lines: Sequence | None = None,
+    size: tuple[int, int] = (0, 0),
+    page: int = 1,
+    finish_reason: str | None = None,
+) -> PageTree:
+    """A page's document tree (`jocr.layout.tree`) from the same inputs as `page_text`: an anchored page's
+    from its answers and anchors (boxes in points), an unanchored page's from its raw output (grounding
+    boxes, when the model wrote them, in pixels of a `size` page image). `finish_reason` is the page's
+    (`page_finish_reason` of `reasons` when not given)."""
+    if anchors:
+        tree = anchored_tree(texts, anchors, reasons, lines, page)
+        for block in tree.blocks:
+            block.markdown = block.markdown.replace(SOFT_HYPHEN, "-")
+            block.text = block.text.replace(SOFT_HYPHEN, "-")
+        return tree
+    reason = finish_reason or (page_finish_reason(list(reasons)) if reasons else None)
+    return markdown_tree(join_windows(texts) if texts else "", size[0], size[1], reason, page)
+
+
+def layer_tree(layer, page: int = 1) -> PageTree:
+    """The tree of a page read from its text layer alone (no model answer): every line, by the rules over
+    lines (`jocr.layout.line_rules`)."""
+    return lines_tree(layer.lines, layer.width, layer.height, page=page)
 
 
 def page_finish_reason(reasons: Sequence[str | None]) -> str | None:
@@ -130,11 +156,29 @@ class PageRequestBuilder:
         """Generated ids -> raw text (special control tokens such as EOS dropped)."""
         return self.tokenizer.decode([int(t) for t in token_ids])
 
+    def page_output(
+        self,
+        texts: Sequence[str],
+        anchors: Sequence[str],
+        reasons: Sequence[str | None],
+        size: tuple[int, int],
+        lines: Sequence | None = None,
+        page: int = 1,
+    ) -> tuple[str, list[Box], PageTree]:
+        """A finished page's (Markdown, grounding boxes in pixels, document tree) from its requests' outputs:
+        what `jocr parse` and `jocr.parse` keep for each page. The Markdown is the tree's."""
+        reason = page_finish_reason(list(reasons)) if reasons else None
+        markdown, boxes = self.markdown(page_text(texts, anchors, reasons, lines), size, reason)
+        tree = page_tree(texts, anchors, reasons, lines, size, page)
+        return markdown, boxes, tree
+
     def markdown(
         self, raw: str | Sequence[int], size: tuple[int, int], finish_reason: str | None = None
     ) -> tuple[str, list[Box]]:
         """Raw text (or generated ids; an anchored page's `page_text`) -> (Markdown, grounding boxes in
-        pixels of a `size` page)."""
+        pixels of a `size` page). The Markdown is that of the text's tree (`markdown_tree`): blocks joined
+        by blank lines, furniture the model labelled in grounding output left out."""
         if not isinstance(raw, str):
             raw = self.text(raw)
-        return postprocess_page(raw, size[0], size[1], finish_reason)
+        _, boxes = extract_grounding(raw, size[0], size[1])
+        return page_markdown(markdown_tree(raw, size[0], size[1], finish_reason)), boxes

@@ -86,6 +86,7 @@ class _Char:
     y1: float
     size: float
     weight: int
+    mono: bool = False
 
 
 class _Builder:
@@ -183,7 +184,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
     matrix = raw.FS_MATRIX()
     glyphs = invisible = unmapped = offpage = degenerate = dropped = 0
     # Per text object (one PDF show-text operation): (render mode, font size in page points, weight).
-    objects: dict[int, tuple[int, float, int]] = {}
+    objects: dict[int, tuple[int, float, int, bool]] = {}
     builder = _Builder(limits.max_line_chars)
     # The page box in user space: chars outside it are hidden text. PDFium reports boxes in user space,
     # unrotated, so compare against the unrotated crop box.
@@ -207,8 +208,8 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
         info = objects.get(key)
         if info is None:
-            info = objects[key] = _object_info(raw, tp, i, obj, matrix) if key else (0, 0.0, 0)
-        mode, size, weight = info
+            info = objects[key] = _object_info(raw, tp, i, obj, matrix) if key else (0, 0.0, 0, False)
+        mode, size, weight, mono = info
         if mode == _RENDER_INVISIBLE:
             invisible += 1
         bad = _is_unmapped(code) or raw.FPDFText_HasUnicodeMapError(tp, i) == 1
@@ -229,7 +230,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
             continue
         if bad:
             continue
-        if not builder.add(_Char(chr(code), x0, y0, x1, y1, size, weight)):
+        if not builder.add(_Char(chr(code), x0, y0, x1, y1, size, weight, mono)):
             dropped += 1
     builder.flush()
     lines = _lines(raw, page, builder.runs, width, height)
@@ -252,15 +253,42 @@ _BREAKS = frozenset((0x0A, 0x0D))
 _SPACES = frozenset((0x20, 0x09, 0xA0))
 
 
-def _object_info(raw, tp, index: int, obj, matrix) -> tuple[int, float, int]:
+# Monospace fonts by name (after a subset's "ABCDEF+" prefix): the fixed-pitch flag of a font descriptor is
+# often unset (TeX's CMTT fonts, the standard 14 Courier without a descriptor).
+_MONO_NAME = re.compile(
+    r"courier|mono(?!type)|consol|menlo|inconsolata|typewriter|^(?:cm|lm|sf|ec)?i?tt[0-9]|^lmmono|code", re.I
+)
+# Bold faces by name: "Bold", "Black", ... and TeX's bold (extended) fonts: CMBX10, SFBX1000, CMSSBX10, CMB10.
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|^(?:[a-z]{2,4})?(?:bx|sx|b)[0-9]", re.I)
+_FIXED_PITCH, _FORCE_BOLD = 1, 1 << 18  # PDF 1.7 spec table 123, font descriptor flags: bits 1 and 19
+
+
+def _object_info(raw, tp, index: int, obj, matrix) -> tuple[int, float, int, bool]:
     """Render mode, font size in points as drawn (Tf size times the text matrix's scale: PDFs often set
-    `1 Tf` and scale with Tm), and weight (0 when unknown) of the text object holding char `index`."""
+    `1 Tf` and scale with Tm), weight (0 when unknown) and whether the font is monospace, of the text object
+    holding char `index`."""
     mode = int(raw.FPDFTextObj_GetTextRenderMode(obj))
     size = float(raw.FPDFText_GetFontSize(tp, index))
     if raw.FPDFText_GetMatrix(tp, index, matrix):
         size *= abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
     weight = max(int(raw.FPDFText_GetFontWeight(tp, index)), 0)
-    return mode, size, weight
+    name, flags = _font_info(raw, tp, index)
+    if _BOLD_NAME.search(name) or (weight == 0 and flags & _FORCE_BOLD):
+        # A standard font without a descriptor ("Helvetica-Bold"), or a TeX font whose descriptor gives every
+        # face the same weight (SFBX1000 and SFRM1000 both 250): its name says it.
+        weight = max(weight, 700)
+    return mode, size, weight, bool(flags & _FIXED_PITCH) or _MONO_NAME.search(name) is not None
+
+
+def _font_info(raw, tp, index: int) -> tuple[str, int]:
+    """The font's name (without a subset's prefix) and its descriptor flags, ("", 0) when unknown."""
+    flags = ctypes.c_int(0)
+    buffer = ctypes.create_string_buffer(128)
+    try:
+        raw.FPDFText_GetFontInfo(tp, index, buffer, len(buffer), ctypes.byref(flags))
+    except Exception:  # an old PDFium without it
+        return "", 0
+    return buffer.value.decode("latin-1", "replace").split("+")[-1], flags.value
 
 
 def estimate_glyphs(page, limits: TextLayerLimits | None = None) -> int:
@@ -332,8 +360,12 @@ def _lines(raw, page, runs: list[list[_Char]], width: float, height: float) -> l
         size = statistics.median(c.size for c in glyphs) if glyphs else 0.0
         weights = [c.weight for c in glyphs if c.weight > 0]
         weight = statistics.median_low(weights) if weights else 0
+        # a line of code, not a line of prose holding a few words of code
+        mono = sum(c.mono for c in glyphs) >= 0.8 * len(glyphs) if glyphs else False
         box = (min(xs0, xs1), min(ys0, ys1), max(xs0, xs1), max(ys0, ys1))
-        lines.append(Line(text=text, box=box, size=float(size), weight=int(weight), source=TEXTLAYER))
+        lines.append(
+            Line(text=text, box=box, size=float(size), weight=int(weight), mono=mono, source=TEXTLAYER)
+        )
     return lines
 
 

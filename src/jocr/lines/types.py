@@ -57,6 +57,7 @@ class Line:
     confidence: float | None = None
     source: str = TEXTLAYER
     words: list[Word] | None = None
+    mono: bool = False  # at least 80% of its glyphs in a monospace font (code); the text layer only
 
     def to_dict(self) -> dict:
         out = {
@@ -71,6 +72,8 @@ class Line:
             out["source"] = self.source
         if self.words is not None:
             out["words"] = [w.to_dict() for w in self.words]
+        if self.mono:
+            out["mono"] = True
         return out
 
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jocr.layout.postprocess import PAGE_SPLIT, Box, join_pages
+from jocr.layout.render import document_html
+from jocr.layout.tree import Block, PageTree
 from jocr.lines.anchor import PageAnchor
 
 _NO_ANCHOR = PageAnchor()  # a page whose layer was not read (an image, --anchor off, an image-only model)
@@ -29,6 +31,12 @@ class PageResult:
     prompt_tokens: int = 0  # the request's prompt length (image placeholders included)
     stats: Any = None  # the engine's RequestStats for the page (not serialised)
     anchor: PageAnchor | None = None  # whether the prompt carried the page's text layer, and why (not)
+    tree: PageTree | None = None  # the page's document tree, whose Markdown `markdown` is (docs/layout.md)
+
+    @property
+    def blocks(self) -> list[Block]:
+        """The page's blocks in reading order, furniture included (marked), from its document tree."""
+        return self.tree.blocks if self.tree is not None else []
 
     def to_dict(self) -> dict:
         return {
@@ -43,6 +51,7 @@ class PageResult:
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
             "anchor": (self.anchor or _NO_ANCHOR).to_dict(),
             "error": self.error,
+            "tree": self.tree.to_dict() if self.tree is not None else None,
         }
 
 
@@ -63,6 +72,11 @@ class Document:
     @property
     def markdown(self) -> str:
         return join_pages([p.markdown for p in self.pages], self.page_marker)
+
+    @property
+    def html(self) -> str:
+        """The document as HTML, rendered from its pages' trees (`jocr.layout.render`)."""
+        return document_html([p.tree for p in self.pages if p.tree is not None], title=self.source)
 
     def to_dict(self) -> dict:
         return {

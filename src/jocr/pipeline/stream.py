@@ -21,7 +21,6 @@ from jocr.layout.request import (
     PageRequestBuilder,
     join_windows,
     page_finish_reason,
-    page_text,
 )
 from jocr.lines.anchor import PageAnchor, line_source_answers, normalise_anchor_mode, page_anchor_or_note
 from jocr.lines.ocr import normalise_ocr_mode
@@ -54,6 +53,7 @@ class _Job:
     inputs: list[PageInput] = field(default_factory=list)  # one per request
     results: list[Any] = field(default_factory=list)  # per request: its GenerationResult once finished
     remaining: int = 0  # requests not finished yet
+    lines: list | None = None  # an anchored page's text-layer lines (the document tree's boxes and sizes)
 
     @property
     def page(self) -> PageResult:
@@ -66,6 +66,18 @@ def input_name(item: Any) -> str:
     if hasattr(item, "size") and hasattr(item, "mode"):
         return "<image>"
     return str(item)
+
+
+class _LayerKept:
+    """A page source whose text layer, read once for the anchor, is kept for the page's document tree."""
+
+    def __init__(self, source: PageSource):
+        self.source = source
+        self.layer = None
+
+    def text_layer(self, index: int):
+        self.layer = self.source.text_layer(index)
+        return self.layer
 
 
 class _Pages:
@@ -160,9 +172,11 @@ class _Pages:
 
     def anchor(self, job: _Job, image) -> PageAnchor:
         """The page's anchoring decision, its lines from the text layer or OCR over `image` (a line source
-        that cannot be used never fails the page)."""
-        return page_anchor_or_note(
-            job.entry.source,
+        that cannot be used never fails the page); an anchored page keeps its text layer's lines for its
+        document tree."""
+        source = _LayerKept(job.entry.source)
+        decision = page_anchor_or_note(
+            source,
             job.index,
             self.anchor_mode,
             self.anchor_config.version,
@@ -171,6 +185,9 @@ class _Pages:
             image=image,
             ocr=self.ocr,
         )
+        if decision.anchored and source.layer is not None:
+            job.lines = source.layer.lines
+        return decision
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
         """Records request `part` of the page; True once the page is finished (all its requests)."""
@@ -184,11 +201,12 @@ class _Pages:
             return False
         job.inputs = []
         if page.error is None:
-            self.write(page, job.results)
+            self.write(page, job.results, job.lines)
+            job.lines = None
         job.results = []
         return True
 
-    def write(self, page: PageResult, results: list) -> None:
+    def write(self, page: PageResult, results: list, lines: list | None = None) -> None:
         """The page's Markdown from its requests' results (the windows' outputs joined by blank lines)."""
         from jocr.engine.stats import RequestStats
 
@@ -197,8 +215,9 @@ class _Pages:
         reasons = [r.finish_reason for r in results]
         page.finish_reason = page_finish_reason(reasons)
         anchors = page.anchor.texts if page.anchor is not None else []
-        text = page_text(texts, anchors, reasons)
-        page.markdown, page.boxes = self.builder.markdown(text, (page.width, page.height), page.finish_reason)
+        page.markdown, page.boxes, page.tree = self.builder.page_output(
+            texts, anchors, reasons, (page.width, page.height), lines, page.page
+        )
         page.num_tokens = sum(len(r.token_ids) for r in results)
         page.stats = RequestStats.combined([r.stats for r in results if r.stats is not None])
 
@@ -227,8 +246,9 @@ def write_from_lines(page: PageResult, builder: PageRequestBuilder) -> None:
     answers = line_source_answers(page.anchor.windows)
     page.raw = join_windows(answers)
     page.finish_reason = "stop"
-    text = page_text(answers, page.anchor.texts, ["stop"] * len(answers))
-    page.markdown, page.boxes = builder.markdown(text, (page.width, page.height), "stop")
+    page.markdown, page.boxes, page.tree = builder.page_output(
+        answers, page.anchor.texts, ["stop"] * len(answers), (page.width, page.height), None, page.page
+    )
 
 
 class DocumentRun:

@@ -1,0 +1,465 @@
+"""A page's document tree from a model's answer (docs/layout.md, "Building the tree"):
+
+- anchored pages (`anchored_tree`): each window's answer is split into its Markdown blocks; a block's lines
+  are the runs it references (page-wide run numbers, in the text layer's order), so its box is the union of
+  theirs. With the page's source lines (`lines`) the boxes and font sizes are the text layer's; without
+  them (a server that has only the anchors), each run's top-left corner on the anchor's grid, its extent
+  estimated. Furniture runs (`jocr.layout.furniture`) become furniture blocks whether or not the answer
+  names them; a window that ran out of room is followed by the runs it never reached; paragraphs the
+  model split at every line of a wrapped paragraph are joined back (`_continues`), and a word broken
+  across lines joins its next part only where that part goes on the same paragraph;
+- unanchored pages (`markdown_tree`): one block per grounding box when the answer has them (the box
+  converted to the page's pixels, its label giving the type), else one block per Markdown block.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+
+from jocr.layout.furniture import anchor_furniture, anchor_lines, page_size
+from jocr.layout.geometry import BOLD, Line, body_size, source_lines
+from jocr.layout.line_rules import (
+    FOOTNOTE_SIZE,
+    FOOTNOTE_START,
+    HEADING_SIZE,
+    MAX_HEADING_CHARS,
+    code_block,
+    set_heading_levels,
+)
+from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
+from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
+from jocr.layout.render import block_markdown
+from jocr.layout.tree import (
+    CAPTION,
+    CAPTION_START,
+    CODE,
+    FIGURE,
+    FOOTER,
+    FOOTNOTE,
+    FORMULA,
+    FROM_ANCHORED,
+    FROM_GROUNDING,
+    FROM_MARKDOWN,
+    HEADER,
+    HEADING,
+    LIST_ITEM,
+    PAGE_NUMBER,
+    PARAGRAPH,
+    TABLE,
+    TITLE,
+    Block,
+    PageTree,
+    TreeLine,
+    union,
+)
+from jocr.lines.references import REFERENCES, SOFT_HYPHEN, anchor_entries, join_soft_hyphens
+
+_HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
+_LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
+_CAPTION = CAPTION_START
+_TAGS = re.compile(r"<[^>]+>")
+_NUMBER_ONLY = re.compile(r"(?:[0-9]{1,2}|[A-Z])(?:\.[0-9]{1,2}){0,4}\.?")
+_SYNTAX = re.compile(r"[\s#>*_|`$-]+")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
+PARAGRAPH_STEP = 1.35  # line pitches: at most this step from a paragraph's last line to the next one's first
+
+
+def markdown_blocks(text: str) -> list[str]:
+    """A Markdown text's blocks: the parts between blank lines, a fenced code block or a `$$` formula kept
+    whole however many blank lines it holds."""
+    out: list[str] = []
+    current: list[str] = []
+    fence = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if fence is None and not stripped:
+            if current:
+                out.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+        if fence is None and (
+            stripped.startswith("```")
+            or stripped == "$$"
+            or stripped.startswith("$$")
+            and not stripped.endswith("$$", 2)
+        ):
+            fence = "```" if stripped.startswith("```") else "$$"
+        elif fence is not None and stripped.startswith(fence):
+            fence = None
+    if current:
+        out.append("\n".join(current))
+    return out
+
+
+def block_type(markdown: str) -> tuple[str, int | None]:
+    """A Markdown block's type and heading level."""
+    text = markdown.strip()
+    heading = _HEADING.fullmatch(text)
+    if heading:
+        level = len(heading.group(1))
+        return (TITLE, 1) if level == 1 else (HEADING, level)
+    if text.startswith("<table") or "<table>" in text[:40]:
+        return TABLE, None
+    if text.startswith("```"):
+        return CODE, None
+    if text.startswith("$$") or text.startswith("\\["):
+        return FORMULA, None
+    if _IMAGE.fullmatch(text):
+        return FIGURE, None
+    if _LIST.match(text):
+        return LIST_ITEM, None
+    if _CAPTION.match(_plain(text)):
+        return CAPTION, None
+    return PARAGRAPH, None
+
+
+def _plain(markdown: str) -> str:
+    """A block's text without its Markdown syntax."""
+    text = markdown.strip()
+    heading = _HEADING.fullmatch(text)
+    if heading:
+        text = heading.group(2)
+    listed = _LIST.fullmatch(text)
+    if listed and "\n" not in text:
+        text = listed.group(2)
+    if text.startswith("<table") or "<table>" in text[:40]:
+        text = re.sub(r"</t[dh]>\s*<t[dh][^>]*>", " | ", text)
+        text = re.sub(r"</tr>", "\n", text)
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _TAGS.sub("", text)
+    for fence in ("```", "$$"):
+        if text.startswith(fence):
+            text = text[len(fence) :].split("\n", 1)[-1] if fence == "```" else text[len(fence) :]
+            text = text.rsplit(fence, 1)[0]
+    return text.strip()
+
+
+def _typed_block(markdown: str, lines: list[Line]) -> Block:
+    kind, level = block_type(markdown)
+    block = Block(type=kind, markdown=markdown.strip("\n"), text=_plain(markdown), level=level)
+    if kind == LIST_ITEM:
+        match = _LIST.match(markdown)
+        block.marker = match.group(1) if match else "-"
+    if kind == TABLE:
+        block.html = markdown.strip()
+    if kind == FORMULA:
+        block.latex = markdown.strip().removeprefix("$$").removesuffix("$$").strip()
+    block.lines = [ln.tree_line() for ln in lines]
+    block.bbox = union(ln.box for ln in lines)
+    return block
+
+
+# -- anchored pages -----------------------------------------------------------------------------------
+
+
+def page_geometry(anchors: Sequence[str], lines: Sequence | None) -> tuple[list[Line], float, float, str]:
+    """The page's runs as `Line`s indexed by page-wide run number - 1, the page's size and unit: the text
+    layer's lines when given (points), else the anchors' positions scaled to points, extents estimated."""
+    width, height = page_size(anchors)
+    total = sum(len(anchor_entries(a)) for a in anchors)
+    if lines is not None and len(lines) >= total and width > 0:
+        return source_lines(lines)[:total], width, height, "pt"
+    grid, gw, gh = anchor_lines(anchors)
+    if width <= 0:
+        width, height = gw, gh
+    sx, sy = width / gw, height / gh
+    tops = sorted({ln.y0 for ln in grid})
+    steps = [b - a for a, b in zip(tops, tops[1:], strict=False) if b - a > 2]
+    line_height = 0.8 * (statistics.median(steps) if steps else 12.0) * sy
+    out = []
+    for ln in grid:
+        x0, y0 = ln.x0 * sx, ln.y0 * sy
+        box = (x0, y0, min(width, x0 + 0.5 * line_height * len(ln.text)), min(height, y0 + line_height))
+        out.append(Line(ln.index, ln.text, box, 0.0, estimated=True))
+    return out, width, height, "pt"
+
+
+def anchored_tree(
+    texts: Sequence[str],
+    anchors: Sequence[str],
+    reasons: Sequence[str | None] = (),
+    lines: Sequence | None = None,
+    page: int = 1,
+) -> PageTree:
+    """The tree of an anchored page from its windows' answers (`texts`, the first few of `anchors` while a
+    page is streamed; `reasons` as `jocr.layout.request.page_text` takes them). A block still being written
+    keeps a trailing soft hyphen (`SOFT_HYPHEN`) for the caller to hold back."""
+    reasons = list(reasons) or ["stop"] * len(texts)
+    geometry, width, height, unit = page_geometry(anchors, lines)
+    kinds = anchor_furniture(anchors, lines)
+    offsets, offset = [], 0
+    for anchor in anchors:
+        offsets.append(offset)
+        offset += len(anchor_entries(anchor))
+    blocks: list[Block] = []
+    named: set[int] = set()  # page-wide indices of runs some block holds
+    apart: set[int] = set()  # ids of the blocks of runs a window never reached: never joined to the answer's
+    for text, anchor, reason, start in zip(texts, anchors, reasons, offsets):
+        runs = {n: run.text for n, run in anchor_entries(anchor).items()}
+        if reason is None:
+            text = settled_tables(text)
+        text = unwrap_prose_tables(text, runs)
+        written: set[int] = set()
+        last = 0
+        for piece in markdown_blocks(text):
+            own: list[int] = []
+
+            def resolve(match: re.Match, runs=runs, start=start, written=written, own=own) -> str:
+                out = []
+                for number in (int(n) for n in match.group(0).split("@")[1:]):
+                    if number not in runs or number in written:
+                        continue
+                    written.add(number)
+                    if start + number - 1 in kinds:
+                        named.add(start + number - 1)
+                        continue
+                    own.append(number)
+                    out.append(runs[number])
+                return "".join(out)
+
+            resolved = REFERENCES.sub(resolve, piece)
+            last = max(
+                [
+                    last,
+                    *(int(n) for m in REFERENCES.findall(piece) for n in m.split("@")[1:] if int(n) in runs),
+                ]
+            )
+            if not _SYNTAX.sub("", _plain(resolved)):
+                continue  # nothing but syntax left: all its runs are furniture (the "# " of a running head)
+            named.update(start + n - 1 for n in own)
+            blocks.append(
+                _typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own])
+            )
+        if reason == "length":
+            unread = [start + n - 1 for n in runs if n > last and start + n - 1 not in kinds]
+            if unread:
+                tail = _unread_blocks([geometry[i] for i in unread])
+                apart.update(id(b) for b in tail)
+                blocks += tail
+                named.update(unread)
+    blocks = _joined_paragraphs(blocks, geometry, apart)
+    if lines is not None and all(r is not None for r in reasons[: len(texts)]):
+        blocks = _retyped(blocks, geometry)
+    top, bottom = [], []
+    for index, kind in sorted(kinds.items()):
+        line = geometry[index]
+        furniture = Block(
+            type=kind, text=line.text, markdown=line.text, bbox=line.box, lines=[line.tree_line()]
+        )
+        (top if kind == HEADER or line.y0 < height / 2 else bottom).append(furniture)
+    return PageTree(width, height, unit, FROM_ANCHORED, top + blocks + bottom, page).numbered()
+
+
+def _retyped(blocks: list[Block], geometry: list[Line]) -> list[Block]:
+    """Block types by the text layer's fonts where the model's answer disagrees (only with measured lines,
+    on a finished page): a model paragraph all of whose lines are monospace is code (consecutive code
+    blocks one listing, its indentation from the lines' positions); a model heading set in the body's size
+    and weight is a paragraph (a body line never gets `#`); a model paragraph of at most three lines set
+    1.15 times the body size or larger, or bold in a regular body, short and without a full stop, is a
+    heading, and a heading that is only a section number takes the heading after it ("2" + "Methods");
+    levels as the rules over lines set them (`line_rules.set_heading_levels`)."""
+    size = body_size(geometry)
+    out: list[Block] = []
+    for block in blocks:
+        measured = [ln for ln in block.lines if ln.bbox is not None]
+        if block.type == PARAGRAPH and measured and all(ln.mono for ln in measured):
+            block = code_block(block.lines)
+        previous = out[-1] if out else None
+        if previous is not None and previous.type == CODE and block.type == CODE:
+            if block.bbox[1] - previous.bbox[3] < 2.5 * size:
+                out[-1] = code_block(previous.lines + block.lines)
+                continue
+        out.append(block)
+    _retyped_headings(out, geometry, size)
+    _retyped_footnotes(out, geometry, size)
+    return out
+
+
+def _retyped_footnotes(blocks: list[Block], geometry: list[Line], size: float) -> None:
+    """Model paragraphs below the body's last line, set at most `FOOTNOTE_SIZE` times the body size and
+    starting with a number or a note sign, are footnotes."""
+    body_end = max((ln.y1 for ln in geometry if ln.size > FOOTNOTE_SIZE * size), default=0.0)
+    for block in blocks:
+        sizes = [ln.size for ln in block.lines if ln.size > 0]
+        if block.type != PARAGRAPH or not sizes or block.bbox is None or block.bbox[1] < body_end:
+            continue
+        if max(sizes) <= FOOTNOTE_SIZE * size and FOOTNOTE_START.match(block.text):
+            block.type = FOOTNOTE
+
+
+def _retyped_headings(blocks: list[Block], geometry: list[Line], size: float) -> None:
+    body_bold = sum(ln.bold for ln in geometry) > len(geometry) / 2
+    changed = False
+    for block in blocks:
+        sizes = [ln.size for ln in block.lines if ln.size > 0]
+        if not sizes:
+            continue
+        bold = all(ln.weight >= BOLD for ln in block.lines)
+        big = min(sizes) >= HEADING_SIZE * size
+        if block.type in (TITLE, HEADING) and not big and not (bold and not body_bold):
+            block.type, block.level = PARAGRAPH, None
+            block.markdown = block_markdown(block)
+            changed = True
+        elif block.type == PARAGRAPH and len(block.lines) <= 3 and len(block.text) <= MAX_HEADING_CHARS:
+            short = len(block.text) <= 80 and not _SENTENCE_END.search(block.text)
+            if big or (bold and not body_bold and short):
+                block.type = HEADING
+                changed = True
+    for k in range(len(blocks) - 2, -1, -1):
+        number, title = blocks[k], blocks[k + 1]
+        if (
+            number.type in (TITLE, HEADING)
+            and title.type in (TITLE, HEADING)
+            and _NUMBER_ONLY.fullmatch(number.text)
+        ):
+            title.text = f"{number.text} {title.text}"
+            title.lines = number.lines + title.lines
+            title.bbox = union([number.bbox, title.bbox])
+            del blocks[k]
+            changed = True
+    if changed:
+        headings = [b for b in blocks if b.type in (TITLE, HEADING)]
+        for block in headings:
+            block.type = HEADING
+        set_heading_levels(blocks, size)
+        for block in headings:
+            block.markdown = block_markdown(block)
+
+
+def join_soft_hyphens_inside(markdown: str) -> str:
+    """A block's words broken across its lines joined back; a soft hyphen at the block's very end stays (its
+    next part may be the next block's)."""
+    body = markdown.rstrip()
+    if body.endswith(SOFT_HYPHEN):
+        return join_soft_hyphens(body[:-1]) + SOFT_HYPHEN
+    return join_soft_hyphens(markdown)
+
+
+def _unread_blocks(lines: list[Line]) -> list[Block]:
+    """The runs a window never reached, as one paragraph of them, a line each (the same whether or not the
+    page's text-layer lines are at hand, so the server, which has only the anchors, writes what `jocr
+    parse` writes)."""
+    text = "\n".join(ln.text for ln in lines)
+    box = union(ln.box for ln in lines)
+    return [Block(type=PARAGRAPH, text=text, markdown=text, bbox=box, lines=[ln.tree_line() for ln in lines])]
+
+
+def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int]) -> list[Block]:
+    """Consecutive paragraphs that are one paragraph on the page joined (`_continues`), and a word broken at
+    a paragraph's end joined with its next part where that part goes on the same paragraph; else the soft
+    hyphen prints as "-" (the last block keeps it: more may follow)."""
+    out: list[Block] = []
+    for block in blocks:
+        previous = out[-1] if out else None
+        together = previous is not None and id(previous) not in apart and id(block) not in apart
+        if together and previous.type == PARAGRAPH and block.type == PARAGRAPH:
+            broken = previous.markdown.rstrip().endswith(SOFT_HYPHEN)
+            if (broken and block.text[:1].islower()) or _continues(previous, block, geometry):
+                glue = "" if broken else " "
+                previous.markdown = (
+                    previous.markdown.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.markdown.lstrip()
+                )
+                previous.text = previous.text.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.text.lstrip()
+                previous.lines += block.lines
+                previous.bbox = union([previous.bbox, block.bbox])
+                continue
+        if previous is not None:
+            _close_broken_word(previous)
+        out.append(block)
+    return out
+
+
+def _close_broken_word(block: Block) -> None:
+    block.markdown = block.markdown.replace(SOFT_HYPHEN, "-")
+    block.text = block.text.replace(SOFT_HYPHEN, "-")
+
+
+def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
+    """Whether `block`'s first run is the next line of the paragraph `previous` ends with: the next run in
+    the text layer's order, one line pitch down, not indented, the same size, and the line before it full
+    not a short line that ends a sentence (short: ending well before the right edge of its column, or, where
+    boxes are estimated, shorter than the page's long runs)."""
+    if not previous.lines or not block.lines or previous.lines[-1].run is None or block.lines[0].run is None:
+        return False
+    a, b = geometry[previous.lines[-1].run - 1], geometry[block.lines[0].run - 1]
+    if b.index != a.index + 1:
+        return False
+    measured = not a.estimated
+    size = a.size if measured and a.size > 0 else 0.8 * a.height
+    if measured and (abs(a.size - b.size) > 0.1 * max(a.size, 1e-3) or a.mono != b.mono):
+        return False  # another font size, or code beside prose
+    step = b.y0 - a.y0
+    if not (0.5 * size < step <= PARAGRAPH_STEP * 1.25 * size):
+        return False
+    if b.x0 > a.x0 + 0.5 * size:
+        return False
+    column = [ln for ln in geometry if abs(ln.x0 - a.x0) < 2 * size]
+    if measured:
+        right = sorted(ln.x1 for ln in column)[int(0.9 * (len(column) - 1))]
+        short = a.x1 < right - max(3 * size, 0.12 * (right - a.x0))
+    else:
+        lengths = sorted(len(ln.text) for ln in column)
+        short = len(a.text) < 0.8 * lengths[int(0.9 * (len(lengths) - 1))]
+    return not (short and _SENTENCE_END.search(a.text.rstrip()))
+
+
+# -- unanchored pages ---------------------------------------------------------------------------------
+
+_GROUNDED = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.S)
+_LABELS = {
+    "title": TITLE, "sub_title": HEADING, "subtitle": HEADING, "section_header": HEADING, "heading": HEADING,
+    "text": PARAGRAPH, "paragraph": PARAGRAPH, "list": LIST_ITEM, "list_item": LIST_ITEM,
+    "table": TABLE, "equation": FORMULA, "formula": FORMULA, "interline_equation": FORMULA,
+    "image": FIGURE, "figure": FIGURE, "picture": FIGURE, "chart": FIGURE,
+    "image_caption": CAPTION, "table_caption": CAPTION, "figure_caption": CAPTION, "caption": CAPTION,
+    "code": CODE, "footnote": FOOTNOTE, "table_footnote": FOOTNOTE, "page_footnote": FOOTNOTE,
+    "header": HEADER, "page_header": HEADER, "footer": FOOTER, "page_footer": FOOTER,
+    "page_number": PAGE_NUMBER,
+}  # fmt: skip
+
+
+def markdown_tree(
+    raw: str, width: int, height: int, finish_reason: str | None = None, page: int = 1
+) -> PageTree:
+    """The tree of an unanchored page from the model's raw answer (grounding tags and all), in pixels of a
+    `width` x `height` page image."""
+    matches = list(_GROUNDED.finditer(raw))
+    if not matches:
+        text = clean_markdown(close_open_tables(raw) if finish_reason == "length" else raw)
+        blocks = [_typed_block(piece, []) for piece in markdown_blocks(text)]
+        return PageTree(width, height, "px", FROM_MARKDOWN, blocks, page).numbered()
+    blocks = []
+    lead = clean_markdown(_GROUNDED.sub("", raw[: matches[0].start()]))
+    blocks += [_typed_block(piece, []) for piece in markdown_blocks(lead)]
+    for k, match in enumerate(matches):
+        end = matches[k + 1].start() if k + 1 < len(matches) else len(raw)
+        content = raw[match.end() : end]
+        if finish_reason == "length" and k + 1 == len(matches):
+            content = close_open_tables(content)
+        content = clean_markdown(content)
+        label = " ".join(match.group(1).split()).lower()
+        boxes = [grid_to_pixels(q, width, height) for q in parse_boxes(match.group(2))]
+        bbox = union(boxes)
+        pieces = markdown_blocks(content) or [""]
+        for piece in pieces:
+            block = _typed_block(piece, [])
+            kind = _LABELS.get(label)
+            if kind is not None and not (kind == PARAGRAPH and block.type != PARAGRAPH):
+                block.type = kind
+                if kind in (HEADER, FOOTER, PAGE_NUMBER, FOOTNOTE, CAPTION):
+                    block.text = _plain(piece)
+            block.bbox = bbox
+            if piece.strip():
+                block.lines = [TreeLine(text=block.text, bbox=bbox, source="model")]
+            if piece.strip() or block.type == FIGURE:
+                blocks.append(block)
+    for block in blocks:
+        if block.type == HEADING and block.level is None:
+            block.level = 2
+        if block.type in (TITLE, HEADING) and not _HEADING.fullmatch(block.markdown.strip()):
+            block.markdown = block_markdown(block)
+    return PageTree(width, height, "px", FROM_GROUNDING, blocks, page).numbered()

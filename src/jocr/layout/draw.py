@@ -1,0 +1,58 @@
+"""A page image with its document tree's blocks drawn on it: each block's box in its type's colour, numbered
+in reading order (`jocr parse --draw`), to see at a glance what the tree made of a page."""
+
+from __future__ import annotations
+
+from PIL import Image, ImageDraw
+
+from jocr.layout.tree import PageTree
+
+COLOURS = {
+    "title": (214, 39, 40),
+    "heading": (255, 127, 14),
+    "paragraph": (31, 119, 180),
+    "list_item": (44, 160, 44),
+    "table": (148, 103, 189),
+    "formula": (140, 86, 75),
+    "figure": (227, 119, 194),
+    "caption": (188, 189, 34),
+    "code": (23, 190, 207),
+    "footnote": (127, 127, 127),
+    "header": (180, 180, 180),
+    "footer": (180, 180, 180),
+    "page_number": (180, 180, 180),
+}
+
+
+def clamp_box(box, width: float, height: float) -> tuple[float, float, float, float] | None:
+    """`box` (x0, y0, x1, y1) clamped to a `width` x `height` page, corners in order; None when nothing of
+    it is left on the page."""
+    x0, y0, x1, y1 = (float(v) for v in box)
+    x0, x1 = sorted((min(max(x0, 0.0), width), min(max(x1, 0.0), width)))
+    y0, y1 = sorted((min(max(y0, 0.0), height), min(max(y1, 0.0), height)))
+    return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
+
+
+def draw_tree(image: Image.Image, tree: PageTree) -> Image.Image:
+    """A copy of the page `image` with `tree`'s blocks drawn: boxes scaled from the tree's unit to the
+    image's pixels and clamped to it, a number (reading order, from 1) at each box's top-left corner."""
+    out = image.convert("RGB")
+    if tree.width <= 0 or tree.height <= 0:
+        return out
+    sx, sy = out.width / tree.width, out.height / tree.height
+    layer = Image.new("RGBA", out.size, (0, 0, 0, 0))
+    pen = ImageDraw.Draw(layer)
+    for number, block in enumerate(tree.blocks, 1):
+        if block.bbox is None:
+            continue
+        box = clamp_box((block.bbox[0] * sx, block.bbox[1] * sy, block.bbox[2] * sx, block.bbox[3] * sy),
+                        out.width - 1, out.height - 1)  # fmt: skip
+        if box is None:
+            continue
+        colour = COLOURS.get(block.type, (0, 0, 0))
+        pen.rectangle(box, outline=colour + (255,), fill=colour + (40,), width=2)
+        label = str(number)
+        left, top = box[0], max(0.0, box[1] - 11)
+        pen.rectangle((left, top, left + 7 * len(label) + 4, top + 11), fill=colour + (230,))
+        pen.text((left + 2, top), label, fill=(255, 255, 255, 255))
+    return Image.alpha_composite(out.convert("RGBA"), layer).convert("RGB")

@@ -1,0 +1,201 @@
+"""Source lines as the tree's rules read them (`jocr.layout.line_rules`, `jocr.layout.answer_tree`): any
+line type with `text`, `box` (x0, y0, x1, y1, top-left origin) and, where known, `size` (points), `weight`,
+`mono`, `source` and `confidence` (the text layer's `TextLine`, an OCR line), plus rows (the lines of one
+baseline) and the page's body font size."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from jocr.layout.tree import BBox, TreeLine, union
+from jocr.lines.references import SOFT_HYPHEN
+
+BOLD = 520  # a weight at least this is bold (TeX's bold extended fonts report 545, regular ones 345-400)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+@dataclass
+class Line:
+    """One source line: `index` its place in the source's order (the anchor's run number - 1)."""
+
+    index: int
+    text: str
+    box: BBox
+    size: float
+    weight: int = 0
+    mono: bool = False
+    source: str = "textlayer"
+    confidence: float | None = None
+    estimated: bool = False  # box read back from an anchor's position, its extent guessed
+
+    @property
+    def x0(self) -> float:
+        return self.box[0]
+
+    @property
+    def y0(self) -> float:
+        return self.box[1]
+
+    @property
+    def x1(self) -> float:
+        return self.box[2]
+
+    @property
+    def y1(self) -> float:
+        return self.box[3]
+
+    @property
+    def height(self) -> float:
+        return max(self.box[3] - self.box[1], 1e-3)
+
+    @property
+    def bold(self) -> bool:
+        return self.weight >= BOLD
+
+    def tree_line(self) -> TreeLine:
+        return TreeLine(
+            text=self.text.replace(SOFT_HYPHEN, "-"),
+            bbox=self.box,
+            source="anchor" if self.estimated else self.source,
+            run=self.index + 1,
+            confidence=self.confidence,
+            size=self.size,
+            weight=self.weight,
+            mono=self.mono,
+        )
+
+
+def source_lines(lines: Sequence, default_source: str = "textlayer") -> list[Line]:
+    """`Line`s of any line objects (the text layer's `TextLine`s, OCR lines), in their order; a line without
+    a font size gets 0.8 of its box's height."""
+    out = []
+    for index, line in enumerate(lines):
+        box = tuple(float(v) for v in line.box)
+        size = float(getattr(line, "size", 0.0) or 0.0) or 0.8 * max(box[3] - box[1], 0.0)
+        out.append(
+            Line(
+                index=index,
+                text=str(line.text),
+                box=box,
+                size=size,
+                weight=int(getattr(line, "weight", 0) or 0),
+                mono=bool(getattr(line, "mono", False)),
+                source=str(getattr(line, "source", None) or default_source),
+                confidence=getattr(line, "confidence", None),
+            )
+        )
+    return out
+
+
+@dataclass
+class Row:
+    """The lines of one baseline within a column, left to right."""
+
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def box(self) -> BBox:
+        return union(line.box for line in self.lines)
+
+    @property
+    def x0(self) -> float:
+        return min(line.x0 for line in self.lines)
+
+    @property
+    def x1(self) -> float:
+        return max(line.x1 for line in self.lines)
+
+    @property
+    def y0(self) -> float:
+        return min(line.y0 for line in self.lines)
+
+    @property
+    def y1(self) -> float:
+        return max(line.y1 for line in self.lines)
+
+    @property
+    def size(self) -> float:
+        return max(self.lines, key=lambda line: len(line.text)).size
+
+    @property
+    def bold(self) -> bool:
+        return all(line.bold for line in self.lines)
+
+    @property
+    def mono(self) -> bool:
+        return all(line.mono for line in self.lines)
+
+    @property
+    def text(self) -> str:
+        return " ".join(line.text for line in self.lines)
+
+    def cells(self, em: float) -> list[list[Line]]:
+        """The row's lines grouped where they are at least `em` apart (table cells, a leader's page
+        number)."""
+        groups: list[list[Line]] = []
+        for line in self.lines:
+            if groups and line.x0 - groups[-1][-1].x1 < em:
+                groups[-1].append(line)
+            else:
+                groups.append([line])
+        return groups
+
+
+def rows_of(lines: Sequence[Line]) -> list[Row]:
+    """Lines grouped into rows, top to bottom: a line joins the row whose first line its box overlaps by at
+    least half the shorter height (measured against the first line, so that the lines of two columns set
+    at different pitches never chain into one tall row)."""
+    rows: list[Row] = []
+    for line in sorted(lines, key=lambda ln: (ln.y0, ln.x0)):
+        row = rows[-1] if rows else None
+        if row is not None:
+            first = min(row.lines, key=lambda ln: (ln.y0, ln.x0))
+            overlap = min(first.y1, line.y1) - max(first.y0, line.y0)
+            if overlap >= 0.5 * min(line.height, first.height):
+                row.lines.append(line)
+                row.lines.sort(key=lambda ln: ln.x0)
+                continue
+        rows.append(Row([line]))
+    return rows
+
+
+def body_size(lines: Sequence[Line]) -> float:
+    """The page's body font size: the size most characters are set in (rounded to half a point)."""
+    weights: dict[float, int] = {}
+    for line in lines:
+        key = round(line.size * 2) / 2
+        weights[key] = weights.get(key, 0) + len(line.text)
+    return max(weights, key=lambda k: (weights[k], -k)) if weights else 10.0
+
+
+def line_pitch(rows: Sequence[Row], size: float) -> float:
+    """The median step between consecutive rows of about `size` (a body line's pitch)."""
+    steps = [
+        b.y0 - a.y0
+        for a, b in zip(rows, rows[1:], strict=False)
+        if abs(a.size - size) <= 0.15 * size and 0.5 * size < b.y0 - a.y0 < 3 * size
+    ]
+    return statistics.median(steps) if steps else 1.2 * size
+
+
+def join_text(parts: Sequence[str]) -> str:
+    """Lines of one block joined: a space between words, nothing after a soft hyphen (the word goes on), nor
+    between two CJK characters, and a hyphen at a line's end kept with the next word ("non-"
+    "governmental")."""
+    out = ""
+    for part in parts:
+        part = part.strip()
+        if not part:
+            continue
+        if not out:
+            out = part
+        elif out.endswith(SOFT_HYPHEN):
+            out = out[:-1] + part
+        elif (out.endswith("-") and part[:1].islower()) or (_CJK.match(out[-1]) and _CJK.match(part[0])):
+            out += part
+        else:
+            out += " " + part
+    return out.replace(SOFT_HYPHEN, "-")

@@ -1,0 +1,555 @@
+"""A page's document tree from its source lines alone (the text layer's or OCR lines, every line in order):
+what a page gets when no model answer is there, the part of an answer that ran out of room, and the
+control the model is measured against (docs/layout.md, "Rules over lines").
+
+- Furniture: `jocr.layout.furniture.edge_furniture` (kept in the tree, marked).
+- Columns: a gutter is an x-interval that rows split at (`_gutters`); runs of consecutive rows whose lines
+  all keep to one side of it, with prose on both sides, are read column by column, lines that cross it
+  (titles, full-width paragraphs) in between.
+- Within a column: rows (lines of one baseline) become blocks. A paragraph wrapped over rows is one
+  block: a new paragraph starts after a step of more than `PARAGRAPH_STEP` line pitches, at a change of
+  font size or weight, at an indented first line, or after a short line that ends a sentence; a word
+  broken by a soft hyphen always goes on. Headings: rows set at least `HEADING_SIZE` times the body size,
+  or bold rows in a regular body that are short and end without a full stop (never a body line);
+  numbering ("2.1") sets a heading's level, else its size's rank. List items start with a bullet or a
+  number; code is set in a monospace font (`TextLine.mono`) with its indentation kept; footnotes are small
+  rows below the body starting with a number or a note sign; captions start "Figure 3", "Table 2";
+  rows split into cells become a table, or, when their last cell is a page number (a table of contents),
+  list items.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import statistics
+from collections.abc import Sequence
+
+from jocr.layout.furniture import edge_furniture
+from jocr.layout.geometry import Line, Row, body_size, join_text, line_pitch, rows_of, source_lines
+from jocr.layout.tree import (
+    CAPTION,
+    CAPTION_START,
+    CODE,
+    FIGURE,
+    FOOTER,
+    FOOTNOTE,
+    FROM_LINES,
+    HEADER,
+    HEADING,
+    LIST_ITEM,
+    PARAGRAPH,
+    TABLE,
+    TITLE,
+    Block,
+    PageTree,
+    TreeLine,
+    union,
+)
+from jocr.lines.references import SOFT_HYPHEN
+
+PARAGRAPH_STEP = 1.35  # line pitches: a larger step between rows starts a new paragraph
+HEADING_SIZE = 1.15  # times the body size
+TITLE_SIZE = 1.3
+FOOTNOTE_SIZE = 0.9
+MAX_HEADING_CHARS = 150
+_BULLET = re.compile(r"([•◦▪‣∙·●○■□▸►➢✓–*-])\s+(\S.*)")
+_TYPOGRAPHIC_BULLET = re.compile(r"[•◦▪‣∙●○■□▸►➢✓]\s")  # a bullet no code line starts with
+_NUMBERED = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
+_SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
+_CAPTION = CAPTION_START
+FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
+_LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
+_TOC_PAGE = re.compile(r"[0-9]{1,4}|[ivxlc]{1,6}")
+_SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
+
+
+def lines_tree(
+    lines: Sequence,
+    width: float,
+    height: float,
+    unit: str = "pt",
+    page: int = 1,
+    source: str = "textlayer",
+    repeated: dict[int, str] | None = None,
+) -> PageTree:
+    """The page's tree from its lines alone (any line type: `geometry.source_lines`); `repeated` (line index
+    -> kind) are lines the document's other pages show to be furniture (`repeated_furniture`)."""
+    items = [ln for ln in source_lines(lines, source) if ln.text.strip()]
+    furniture = None
+    if repeated:
+        furniture = {**edge_furniture(items, width, height), **repeated}
+    blocks = line_blocks(items, width, height, furniture)
+    return PageTree(
+        width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page
+    ).numbered()
+
+
+def document_trees(pages: Sequence[tuple[Sequence, float, float]], first_page: int = 1) -> list[PageTree]:
+    """The trees of a document's pages read from their lines alone, (lines, width, height) each: running
+    headers and footers that repeat across pages are furniture wherever they sit (`repeated_furniture`)."""
+    items = [[ln for ln in source_lines(lines) if ln.text.strip()] for lines, _, _ in pages]
+    repeated = repeated_furniture([(page, h) for page, (_, _, h) in zip(items, pages, strict=True)])
+    return [
+        lines_tree(lines, w, h, page=first_page + k, repeated=repeated[k])
+        for k, (lines, w, h) in enumerate(pages)
+    ]
+
+
+REPEAT_BAND = 0.15  # a repeated line within this share of the page's top or bottom edge is furniture
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def repeated_furniture(pages: Sequence[tuple[Sequence[Line], float]]) -> list[dict[int, str]]:
+    """For each page (its `Line`s in source order, as `source_lines` numbers them, and its height), the lines
+    within `REPEAT_BAND` of its top or bottom edge whose text, numbers aside ("Page 3", "Chapter 2"), comes
+    back near the same edge on at least half of the document's pages, and on two at least: running headers
+    and footers further in than one page's rules can tell (`edge_furniture`)."""
+
+    def key(line: Line, height: float) -> tuple[str, str] | None:
+        edge = (
+            "top"
+            if line.y0 < REPEAT_BAND * height
+            else "bottom"
+            if line.y1 > (1 - REPEAT_BAND) * height
+            else ""
+        )
+        text = " ".join(_DIGITS.sub("#", line.text).lower().split())
+        return (edge, text) if edge and text.strip("# ") else None
+
+    counts: dict[tuple[str, str], int] = {}
+    for lines, height in pages:
+        for found in {key(ln, height) for ln in lines} - {None}:
+            counts[found] = counts.get(found, 0) + 1
+    needed = max(2, (len(pages) + 1) // 2)
+    out = []
+    for lines, height in pages:
+        marks = {}
+        for line in lines:
+            found = key(line, height)
+            if found is not None and counts[found] >= needed:
+                marks[line.index] = HEADER if found[0] == "top" else FOOTER
+        out.append(marks)
+    return out
+
+
+def line_blocks(
+    items: list[Line], width: float, height: float, furniture: dict[int, str] | None = None
+) -> list[Block]:
+    """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known."""
+    if not items:
+        return []
+    size = body_size(items)
+    marks = [ln for ln in items if _decoration(ln, size)]
+    items = [ln for ln in items if not _decoration(ln, size)]
+    kinds = edge_furniture(items, width, height) if furniture is None else furniture
+    body = [ln for ln in items if ln.index not in kinds]
+    size = body_size(body or items)
+    blocks: list[Block] = []
+    top = [ln for ln in items if ln.index in kinds and ln.y0 < height / 2]
+    bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
+    blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(top, key=lambda ln: (ln.y0, ln.x0))]
+    body_blocks: list[Block] = []
+    for column in _reading_columns(body, size):
+        body_blocks += _column_blocks(column, size, height)
+    set_heading_levels(body_blocks, size)
+    blocks += body_blocks
+    blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(bottom, key=lambda ln: (ln.y0, ln.x0))]
+    for line in marks:  # in the tree, out of the text: a figure of text without an image of its own
+        blocks.append(
+            Block(type=FIGURE, text=line.text, markdown="", bbox=line.box, lines=[line.tree_line()])
+        )
+    return blocks
+
+
+def _decoration(line: Line, body: float) -> bool:
+    """Text set as decoration, not read: rotated or vertical (its box far taller than its font size and
+    than it is wide: a watermark, an archive's stamp in the margin; a line with a drop cap is tall but
+    wide) or a watermark's giant letters."""
+    width = line.x1 - line.x0
+    return (line.height > 2.5 * max(line.size, 1.0) and width < line.height) or line.size > 5 * body
+
+
+def _furniture_block(line: Line, kind: str) -> Block:
+    text = line.text.replace(SOFT_HYPHEN, "-")
+    return Block(type=kind, text=text, markdown=text, bbox=line.box, lines=[line.tree_line()])
+
+
+# -- columns ------------------------------------------------------------------------------------------
+
+
+MAX_CUT_DEPTH = 32  # nested cuts; a region deeper than this (hostile input) is read as it is
+
+
+def _reading_columns(lines: list[Line], size: float, depth: int = 0) -> list[list[Line]]:
+    """The body's lines as groups each read top to bottom, in reading order, by recursive cuts (XY-cut,
+    Nagy and Seth 1984): a region splits left | right at a gutter no line crosses when both sides hold
+    prose (`_vertical_cut`; a table's columns hold no prose, so a table is read row by row), else top /
+    bottom at its widest gap between rows, wider than the lines' own spacing (`_horizontal_cut`), and each
+    part is cut again. A title above two columns is cut off first, the columns then split; a page whose
+    column layout changes halfway down splits into its parts first."""
+    if len(lines) < 2 or depth > MAX_CUT_DEPTH:
+        return [lines] if lines else []
+    cut = _vertical_cut(lines, size)
+    if cut is not None:
+        left = [ln for ln in lines if ln.x1 <= cut]
+        right = [ln for ln in lines if ln.x1 > cut]
+        return _reading_columns(left, size, depth + 1) + _reading_columns(right, size, depth + 1)
+    cuts = _horizontal_cuts(lines, size)
+    if cuts:
+        bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
+        for line in lines:
+            bands[bisect.bisect_left(cuts, line.y1)].append(line)
+        groups = [g for band in bands if band for g in _reading_columns(band, size, depth + 1)]
+        return _merged(groups)
+    return [lines]
+
+
+def _merged(groups: list[list[Line]]) -> list[list[Line]]:
+    """Consecutive groups that are one column (no line of either beside a line of the other) read as one,
+    so that a column cut by a gap still forms its paragraphs across it."""
+    out: list[list[Line]] = []
+    for group in groups:
+        if out and _stacked(out[-1], group):
+            out[-1] = out[-1] + group
+        else:
+            out.append(group)
+    return out
+
+
+def _stacked(upper: list[Line], lower: list[Line]) -> bool:
+    a0, a1 = min(ln.x0 for ln in upper), max(ln.x1 for ln in upper)
+    b0, b1 = min(ln.x0 for ln in lower), max(ln.x1 for ln in lower)
+    overlap = min(a1, b1) - max(a0, b0)
+    return overlap > 0.8 * min(a1 - a0, b1 - b0)
+
+
+def _vertical_cut(lines: list[Line], size: float) -> float | None:
+    """The middle of the widest x-interval of at least 0.9 body sizes (a run splits at gaps over one em, and
+    LaTeX's two columns are one em apart) that no line crosses, with prose on both sides: three rows at
+    least and lines of 15 characters in the median."""
+    left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+    spans = sorted((ln.x0, ln.x1) for ln in lines)
+    best = None
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= 0.9 * size and left + 0.1 * (right - left) < (reach + x0) / 2 < right - 0.1 * (
+            right - left
+        ):
+            if best is None or x0 - reach > best[1] - best[0]:
+                best = (reach, x0)
+        reach = max(reach, x1)
+    if best is None:
+        return None
+    cut = (best[0] + best[1]) / 2
+    sides = [[ln for ln in lines if ln.x1 <= cut], [ln for ln in lines if ln.x1 > cut]]
+    prose = all(
+        len(rows_of(side)) >= 3 and statistics.median(len(ln.text) for ln in side) >= 15 for side in sides
+    )
+    return cut if prose else None
+
+
+def _horizontal_cuts(lines: list[Line], size: float) -> list[float]:
+    """The middles of the widest gaps between consecutive rows, top to bottom: every gap as wide as the
+    widest when that is wider than both half a body size and 1.5 times the region's median gap between
+    rows (more than the lines' own spacing). All at once, so that a page of evenly spaced blocks is cut in
+    one step, not one block per step."""
+    rows = rows_of(lines)
+    if len(rows) < 2:
+        return []
+    gaps = []
+    bottom = rows[0].y1
+    for row in rows[1:]:
+        gaps.append((row.y0 - bottom, (bottom + row.y0) / 2))
+        bottom = max(bottom, row.y1)
+    widest = max(g for g, _ in gaps)
+    typical = statistics.median(g for g, _ in gaps)
+    if widest <= max(0.5 * size, 1.5 * typical):
+        return []
+    return [middle for gap, middle in gaps if gap >= widest - 0.25 * size]
+
+
+# -- blocks of one column -------------------------------------------------------------------------------
+
+
+def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[Block]:
+    rows = rows_of(lines)
+    if not rows:
+        return []
+    pitch = line_pitch(rows, size)
+    right = _right_edge(rows)
+    left = min(r.x0 for r in rows)
+    last_body = max((r.y1 for r in rows if r.size > FOOTNOTE_SIZE * size), default=0.0)
+    blocks: list[Block] = []
+    current: list[Row] = []
+    kind = PARAGRAPH
+    index = 0
+    while index < len(rows):
+        row = rows[index]
+        em = max(row.size, 1.0)
+        row_kind = _row_kind(row, size, page_height, last_body)
+        heading_goes_on = kind == HEADING and bool(current) and current[-1].bold == row.bold
+        if row_kind == HEADING and not heading_goes_on and not _heading_room(rows, index, size, pitch):
+            row_kind = PARAGRAPH
+        cells = row.cells(em)
+        run = _cell_rows(rows, index, em, size) if len(cells) >= 2 and row_kind != HEADING else 0
+        if run:
+            if current:
+                blocks.append(_text_block(kind, current))
+                current = []
+            blocks.extend(_table_or_contents(rows[index : index + run], em))
+            index += run
+            continue
+        if current and _continues(current, kind, row, row_kind, pitch, right, left):
+            current.append(row)
+        else:
+            if current:
+                blocks.append(_text_block(kind, current))
+            current, kind = [row], row_kind
+        index += 1
+    if current:
+        blocks.append(_text_block(kind, current))
+    return _inline_code(blocks, size)
+
+
+def _heading_room(rows: list[Row], index: int, size: float, pitch: float) -> bool:
+    """Whether a heading found by weight alone (a bold row of the body's size) stands as headings do: first
+    in its column, numbered, or with more room above it than a line pitch (a bold line inside a block of
+    text, such as an algorithm's keyword, is no heading)."""
+    row = rows[index]
+    if row.size >= HEADING_SIZE * size or index == 0 or _SECTION_NUMBER.match(row.text):
+        return True
+    return row.y0 - rows[index - 1].y0 > 1.2 * pitch
+
+
+def _inline_code(blocks: list[Block], size: float) -> list[Block]:
+    """One monospace line set tight below a paragraph and flush with its left edge (a URL or a command in
+    the text) goes back into the paragraph: code stands apart or is indented."""
+    out: list[Block] = []
+    for block in blocks:
+        previous = out[-1] if out else None
+        tight = previous is not None and block.bbox[1] - previous.bbox[3] < 0.6 * size
+        flush = previous is not None and abs(block.bbox[0] - previous.bbox[0]) < 0.5 * size
+        if tight and flush and previous.type == PARAGRAPH and block.type == CODE and len(block.lines) == 1:
+            previous.text = join_text([previous.text, block.text])
+            previous.lines += block.lines
+            previous.bbox = union([previous.bbox, block.bbox])
+            previous.markdown = _markdown(previous)
+            continue
+        near = previous is not None and block.bbox[1] - previous.bbox[3] < 2.5 * size
+        if near and previous.type == CODE and block.type == CODE:  # one listing with blank lines in it
+            out[-1] = code_block(previous.lines + block.lines)
+            continue
+        out.append(block)
+    return out
+
+
+def code_block(lines: list[TreeLine]) -> Block:
+    """A code block from its lines: rows top to bottom, each indented by its distance from the leftmost
+    row in a monospace character's width (0.6 em), a blank line where rows are more than a pitch and a
+    half apart."""
+    rows: list[list[TreeLine]] = []
+    for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
+        if rows and line.bbox[1] < (rows[-1][0].bbox[1] + rows[-1][0].bbox[3]) / 2:
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    size = max(ln.size for ln in lines) or 10.0
+    left = min(ln.bbox[0] for ln in lines)
+    steps = [b[0].bbox[1] - a[0].bbox[1] for a, b in zip(rows, rows[1:], strict=False)]
+    pitch = statistics.median(steps) if steps else size
+    out = []
+    for k, row in enumerate(rows):
+        if k and row[0].bbox[1] - rows[k - 1][0].bbox[1] > 1.5 * pitch:
+            out.append("")
+        indent = " " * max(0, round((row[0].bbox[0] - left) / (0.6 * size)))
+        out.append(indent + " ".join(ln.text for ln in sorted(row, key=lambda ln: ln.bbox[0])))
+    text = "\n".join(out)
+    return Block(type=CODE, text=text, markdown=f"```\n{text}\n```", bbox=union(ln.bbox for ln in lines),
+                 lines=list(lines))  # fmt: skip
+
+
+def _right_edge(rows: list[Row]) -> float:
+    ends = sorted(r.x1 for r in rows)
+    return ends[int(0.9 * (len(ends) - 1))]
+
+
+def _row_kind(row: Row, size: float, page_height: float, last_body: float) -> str:
+    text = row.text.strip()
+    if row.mono and not _TYPOGRAPHIC_BULLET.match(text):
+        return CODE
+    if _BULLET.fullmatch(text) or _NUMBERED.fullmatch(text):
+        big = row.size >= HEADING_SIZE * size or (row.bold and len(text) < 80)
+        return HEADING if big and _NUMBERED.fullmatch(text) else LIST_ITEM
+    if row.size >= HEADING_SIZE * size and len(text) <= MAX_HEADING_CHARS:
+        return HEADING
+    if row.size <= FOOTNOTE_SIZE * size and row.y0 >= last_body - 1 and row.y0 > 0.6 * page_height:
+        if FOOTNOTE_START.match(text):
+            return FOOTNOTE
+    if row.bold and len(text) <= 80 and not _SENTENCE_END.search(text):
+        return HEADING
+    if _CAPTION.match(text):
+        return CAPTION
+    return PARAGRAPH
+
+
+def _continues(
+    current: list[Row], kind: str, row: Row, row_kind: str, pitch: float, right: float, left: float
+) -> bool:
+    """Whether `row` goes on the block of `current` rows (of kind `kind`)."""
+    last = current[-1]
+    step = row.y0 - last.y0
+    if step <= 0 or step > PARAGRAPH_STEP * max(pitch, last.size * 1.1):
+        return False
+    if last.text.endswith(SOFT_HYPHEN):
+        return True  # a word broken across the lines
+    if abs(row.size - last.size) > 0.1 * last.size or row.bold != last.bold or row.mono != last.mono:
+        return False
+    if kind == CODE:
+        return row_kind == CODE
+    if row_kind in (LIST_ITEM, CAPTION) or (row_kind == FOOTNOTE and kind != FOOTNOTE):
+        return False
+    if kind == HEADING:
+        return row_kind == HEADING and len(current) < 3 and not _SECTION_NUMBER.match(row.text)
+    if kind == FOOTNOTE:
+        return row_kind != FOOTNOTE or not FOOTNOTE_START.match(row.text)
+    em = last.size
+    if kind == LIST_ITEM:
+        first = current[0]
+        return row.x0 > first.x0 + 0.3 * em or last.x1 >= right - 3 * em
+    if row.x0 > last.x0 + 0.8 * em and row.x0 > left + 0.8 * em:
+        return False  # an indented first line starts the next paragraph
+    short = last.x1 < right - max(3 * em, 0.12 * (right - left))
+    return not (short and _SENTENCE_END.search(last.text))
+
+
+def _text_block(kind: str, rows: list[Row]) -> Block:
+    lines = [ln for row in rows for ln in row.lines]
+    tree_lines = [ln.tree_line() for ln in lines]
+    bbox = union(ln.box for ln in lines)
+    if kind == CODE:
+        return code_block(tree_lines)
+    text = join_text([r.text for r in rows])
+    block = Block(type=kind, text=text, bbox=bbox, lines=tree_lines)
+    if kind == LIST_ITEM:
+        match = _BULLET.fullmatch(text) or _NUMBERED.fullmatch(text)
+        if match:
+            block.marker, block.text = match.group(1), match.group(2)
+    if kind == PARAGRAPH and _CAPTION.match(text):
+        block.type = CAPTION
+    block.level = None
+    block.markdown = _markdown(block)
+    return block
+
+
+def _markdown(block: Block) -> str:
+    from jocr.layout.render import block_markdown
+
+    return block_markdown(block)
+
+
+def _cell_rows(rows: list[Row], start: int, em: float, size: float) -> int:
+    """How many rows from `start` are rows of cells (two or more groups of lines an em apart, not a heading
+    whose number stands apart from its title), when at least two in a row are; else 0."""
+    end = start
+    while end < len(rows) and len(rows[end].cells(em)) >= 2:
+        if end > start and (rows[end].y0 - rows[end - 1].y1 > 3 * em or abs(rows[end].size - em) > 0.1 * em):
+            break
+        if _row_kind(rows[end], size, float("inf"), 0.0) == HEADING:
+            break
+        end += 1
+    return end - start if end - start >= 2 else 0
+
+
+def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
+    """Rows of cells: a table of contents (most rows end in a page number after a title) as list items,
+    else a table."""
+    cells = [[join_text([ln.text for ln in c]) for c in row.cells(em)] for row in rows]
+    cells = [[c for c in row if not _LEADERS.fullmatch(" " + c)] or row for row in cells]
+    if _contents(cells):
+        left = min(r.x0 for r in rows)
+        out = []
+        for row, row_cells in zip(rows, cells, strict=True):
+            title = _LEADERS.sub("", " ".join(row_cells[:-1])).strip()
+            depth = min(6, 1 + round((row.x0 - left) / (2 * em)))
+            block = Block(type=LIST_ITEM, text=f"{title} {row_cells[-1]}", marker="-", level=depth)
+            block.bbox, block.lines = row.box, [ln.tree_line() for ln in row.lines]
+            block.markdown = "  " * (depth - 1) + f"- {block.text}"
+            out.append(block)
+        return out
+    starts = _column_starts([row.cells(em) for row in rows], em)
+    body = []
+    for row in rows:
+        slots = [""] * len(starts)
+        for cell in row.cells(em):
+            at = min(range(len(starts)), key=lambda k: abs(starts[k] - cell[0].x0))
+            slots[at] = (slots[at] + " " + join_text([ln.text for ln in cell])).strip()
+        body.append("<tr>" + "".join(f"<td>{_escape(s)}</td>" for s in slots) + "</tr>")
+    html = "<table>" + "".join(body) + "</table>"
+    lines = [ln for row in rows for ln in row.lines]
+    text = "\n".join(" | ".join(c) for c in cells)
+    return [Block(type=TABLE, text=text, markdown=html, html=html, bbox=union(ln.box for ln in lines),
+                  lines=[ln.tree_line() for ln in lines])]  # fmt: skip
+
+
+def _contents(cells: list[list[str]]) -> bool:
+    """Whether rows of cells are a table of contents: most rows are a title (after a section number at
+    most) and a page number, and the page numbers never go down."""
+    numbers = []
+    for row in cells:
+        title = row[1:-1] if len(row) == 3 and _SECTION_NUMBER.match(row[0] + " x") else row[:-1]
+        if len(title) == 1 and _TOC_PAGE.fullmatch(row[-1]) and re.search(r"[^\W\d_]", title[0]):
+            numbers.append(row[-1])
+    digits = [int(n) for n in numbers if n.isdigit()]
+    return len(numbers) >= max(2, 0.6 * len(cells)) and digits == sorted(digits)
+
+
+def _column_starts(rows_cells: list[list[list[Line]]], em: float) -> list[float]:
+    starts: list[float] = []
+    for cells in rows_cells:
+        for cell in cells:
+            if not any(abs(s - cell[0].x0) < 1.5 * em for s in starts):
+                starts.append(cell[0].x0)
+    return sorted(starts)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# -- headings -------------------------------------------------------------------------------------------
+
+
+def set_heading_levels(blocks: list[Block], size: float) -> None:
+    """Levels: the page's largest heading, at least `TITLE_SIZE` times the body size, first among its
+    headings and the only one of its size, is its title (level 1); numbered headings take their depth
+    ("2.1": 3); the others rank by size (larger first, from 2)."""
+    headings = [b for b in blocks if b.type == HEADING]
+    if not headings:
+        return
+    sizes = {id(b): max(ln.size for ln in b.lines) for b in headings}
+    largest = max(sizes.values())
+    ranks = sorted({round(s * 2) / 2 for s in sizes.values()}, reverse=True)
+    first = headings[0]
+    for block in headings:
+        number = _SECTION_NUMBER.match(block.text)
+        alone = sum(1 for s in sizes.values() if abs(s - largest) < 0.5) == 1
+        if (
+            block is first
+            and sizes[id(block)] == largest
+            and largest >= TITLE_SIZE * size
+            and alone
+            and not number
+        ):
+            block.type, block.level = TITLE, 1
+        elif number:
+            block.level = min(6, 2 + number.group(1).count("."))
+        else:
+            block.level = min(
+                6,
+                2
+                + ranks.index(round(sizes[id(block)] * 2) / 2)
+                - (1 if ranks[0] >= TITLE_SIZE * size else 0),
+            )
+            block.level = max(2, block.level)
+        block.markdown = _markdown(block)

@@ -1,0 +1,221 @@
+"""The document tree: a page as typed blocks in reading order, each with its box, text, Markdown and the
+lines it was built from (docs/layout.md). Every output (Markdown, HTML, JSON) is rendered from it
+(`jocr.layout.render`), whichever way the page was read: an anchored model's answer with run references,
+the text layer's lines alone, or an unanchored model's Markdown with or without grounding boxes.
+
+Coordinates: `[x0, y0, x1, y1]`, top-left origin, in the page's `unit`: PDF points ("pt") for a page whose
+lines came from a PDF's text layer, pixels ("px") of the page image otherwise.
+
+Furniture (running headers and footers, page numbers) stays in the tree, marked `furniture`, so a JSON
+reader sees it; Markdown and HTML leave it out. The JSON form is versioned (`TREE_VERSION`, semantic
+versioning: a reader accepts files of its major version) and described by `tree.schema.json` beside this
+module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+TREE_VERSION = "1.0.0"
+SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
+
+TITLE, HEADING, PARAGRAPH, LIST_ITEM, TABLE, FORMULA = (
+    "title",
+    "heading",
+    "paragraph",
+    "list_item",
+    "table",
+    "formula",
+)
+FIGURE, CAPTION, CODE, FOOTNOTE = "figure", "caption", "code", "footnote"
+HEADER, FOOTER, PAGE_NUMBER = "header", "footer", "page_number"
+BLOCK_TYPES = (
+    TITLE, HEADING, PARAGRAPH, LIST_ITEM, TABLE, FORMULA, FIGURE, CAPTION, CODE, FOOTNOTE, HEADER, FOOTER,
+    PAGE_NUMBER,
+)  # fmt: skip
+FURNITURE_TYPES = frozenset((HEADER, FOOTER, PAGE_NUMBER))
+
+# Where a page's blocks came from.
+FROM_ANCHORED = "anchored"  # an anchored model's answer, its run references resolved against the text layer
+FROM_LINES = "lines"  # the line source alone (text layer or OCR lines), grouped by rules
+FROM_GROUNDING = "grounding"  # an unanchored model's Markdown with grounding boxes
+FROM_MARKDOWN = "markdown"  # an unanchored model's Markdown without boxes
+
+BBox = tuple[float, float, float, float]
+
+# A caption's first words: "Figure 3", "Table 2", "Algorithm IV" (a word such as "algorithmic" is none).
+CAPTION_START = re.compile(
+    r"(?:Figure|Fig\.|FIGURE|Table|TABLE|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*(?:[0-9]+|[IVX]+\b)"
+)
+
+
+def union(boxes) -> BBox | None:
+    """The smallest box holding all `boxes` (None when there are none)."""
+    boxes = [b for b in boxes if b is not None]
+    if not boxes:
+        return None
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def _box(values) -> BBox | None:
+    return None if values is None else tuple(float(v) for v in values)
+
+
+def _rounded(box: BBox | None) -> list[float] | None:
+    return None if box is None else [round(float(v), 2) for v in box]
+
+
+@dataclass
+class TreeLine:
+    """One source line a block was built from: its text, box, where it came from ("textlayer", "ocr",
+    "anchor": a position read back from an anchor, its extent estimated), and, for an anchored page, its
+    run number on the page (1-based, in the text layer's order)."""
+
+    text: str
+    bbox: BBox | None
+    source: str = "textlayer"
+    run: int | None = None
+    confidence: float | None = None
+    size: float = 0.0
+    weight: int = 0
+    mono: bool = False
+
+    def to_dict(self) -> dict:
+        out = {"text": self.text, "bbox": _rounded(self.bbox), "source": self.source}
+        if self.run is not None:
+            out["run"] = self.run
+        if self.confidence is not None:
+            out["confidence"] = round(float(self.confidence), 4)
+        if self.size:
+            out["size"] = round(float(self.size), 2)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TreeLine:
+        return cls(
+            text=data["text"],
+            bbox=_box(data["bbox"]),
+            source=data["source"],
+            run=data.get("run"),
+            confidence=data.get("confidence"),
+            size=data.get("size", 0.0),
+        )
+
+
+@dataclass
+class Block:
+    """One block of a page. `text` is its plain text; `markdown` how it reads in the page's Markdown (a
+    heading's `#`s, a list item's marker, a table's HTML, a formula's `$$`); `html` a table's HTML and
+    `latex` a formula's LaTeX where the block is one. `order` is its place in reading order (furniture
+    included); `bbox` the union of its lines' boxes, or the box the model gave it."""
+
+    type: str
+    text: str = ""
+    markdown: str = ""
+    bbox: BBox | None = None
+    lines: list[TreeLine] = field(default_factory=list)
+    level: int | None = None  # headings: 1 (title) to 6
+    order: int = 0
+    html: str | None = None
+    latex: str | None = None
+    marker: str | None = None  # list items: "-", "1.", "a)", ...
+
+    @property
+    def furniture(self) -> bool:
+        return self.type in FURNITURE_TYPES
+
+    def to_dict(self) -> dict:
+        out = {
+            "order": self.order,
+            "type": self.type,
+            "furniture": self.furniture,
+            "bbox": _rounded(self.bbox),
+            "text": self.text,
+            "markdown": self.markdown,
+        }
+        for key in ("level", "marker", "html", "latex"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        out["lines"] = [line.to_dict() for line in self.lines]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Block:
+        """A block from `to_dict()`'s form (a page's JSON read back)."""
+        return cls(
+            type=data["type"],
+            text=data["text"],
+            markdown=data["markdown"],
+            bbox=_box(data["bbox"]),
+            lines=[TreeLine.from_dict(line) for line in data["lines"]],
+            level=data.get("level"),
+            order=data["order"],
+            html=data.get("html"),
+            latex=data.get("latex"),
+            marker=data.get("marker"),
+        )
+
+
+@dataclass
+class PageTree:
+    """A page: its size in `unit`, where its blocks came from (`FROM_*`) and its blocks in reading order."""
+
+    width: float
+    height: float
+    unit: str = "pt"
+    source: str = FROM_LINES
+    blocks: list[Block] = field(default_factory=list)
+    page: int = 1
+
+    def numbered(self) -> PageTree:
+        """The tree with every block's `order` set to its place in `blocks`."""
+        for index, block in enumerate(self.blocks):
+            block.order = index
+        return self
+
+    @property
+    def body(self) -> list[Block]:
+        """The blocks Markdown and HTML show: all but furniture."""
+        return [b for b in self.blocks if not b.furniture]
+
+    def to_dict(self) -> dict:
+        return {
+            "version": TREE_VERSION,
+            "page": self.page,
+            "width": round(float(self.width), 2),
+            "height": round(float(self.height), 2),
+            "unit": self.unit,
+            "source": self.source,
+            "blocks": [b.to_dict() for b in self.blocks],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PageTree:
+        """A page's tree from `to_dict()`'s form; a file of another major version is refused (ValueError)."""
+        version = str(data.get("version", ""))
+        if version.split(".")[0] != TREE_VERSION.split(".")[0]:
+            raise ValueError(f"page tree version {version or '(none)'} is not {TREE_VERSION.split('.')[0]}.x")
+        return cls(
+            width=data["width"],
+            height=data["height"],
+            unit=data["unit"],
+            source=data["source"],
+            blocks=[Block.from_dict(b) for b in data["blocks"]],
+            page=data["page"],
+        )
+
+
+@lru_cache(maxsize=1)
+def tree_schema() -> dict:
+    """The JSON Schema (draft 2020-12) of `PageTree.to_dict()`."""
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))

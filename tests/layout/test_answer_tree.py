@@ -1,0 +1,107 @@
+"""An anchored answer's tree: each block holds the runs it references (its box their union), paragraphs the
+model split at every line come back whole, a broken word joins only its own paragraph's next line, and the
+text layer's boxes and sizes replace the anchors' positions when given."""
+
+from __future__ import annotations
+
+from page_fixtures import SECOND, WRAPPED, Text, page_layer, paragraph
+
+from jocr.layout.answer_tree import anchored_tree
+from jocr.layout.render import page_markdown
+from jocr.layout.request import page_text, page_tree
+from jocr.lines.anchor import anchor_lines
+
+BROKEN = "\n".join(
+    [
+        "page 600x800",
+        "@1 10,10 an irretrie\u00ad",
+        "@2 10,20 vably negative force",
+        "@3 10,60 Another paragraph",
+    ]
+)
+
+
+def test_a_broken_word_is_not_glued_to_the_next_paragraph():
+    # the model left the word's next part out: the paragraph after it starts anew
+    assert page_text(["@1\n\n@3"], [BROKEN]) == "an irretrie-\n\nAnother paragraph"
+    assert page_text(["@1\n\n@2"], [BROKEN]) == "an irretrievably negative force"
+
+
+def test_blocks_hold_their_runs_and_boxes_from_the_text_layer():
+    layer = page_layer([Text(72, 60, "Findings", 16, "bold")] + paragraph(72, 100, WRAPPED))
+    anchor = "\n".join(anchor_lines(layer))
+    # the model wrote every line of the wrapped paragraph as its own paragraph
+    tree = page_tree(["# @1\n\n@2\n\n@3\n\n@4\n\n@5"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["title", "paragraph"]
+    paragraph_block = tree.blocks[1]
+    assert [ln.run for ln in paragraph_block.lines] == [2, 3, 4, 5]
+    boxes = [ln.box for ln in layer.lines[1:]]
+    assert paragraph_block.bbox == (min(b[0] for b in boxes), min(b[1] for b in boxes),
+                                    max(b[2] for b in boxes), max(b[3] for b in boxes))  # fmt: skip
+    assert tree.unit == "pt" and (tree.width, tree.height) == (612, 792)
+    assert page_markdown(tree) == "# Findings\n\n" + " ".join(WRAPPED)
+    # a paragraph's short last line ends it: the next paragraph, one pitch down, stays apart
+    layer = page_layer(paragraph(72, 100, WRAPPED + SECOND))
+    anchor = "\n".join(anchor_lines(layer))
+    tree = page_tree(["@1 @2 @3\n\n@4\n\n@5\n\n@6"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.text for b in tree.blocks] == [" ".join(WRAPPED), " ".join(SECOND)]
+
+
+def test_without_the_text_layer_the_anchor_positions_place_the_blocks():
+    anchor = "\n".join(
+        ["page 600x800", *(f"@{i} 100,{100 + 15 * i} line {i} of a paragraph" for i in range(1, 4))]
+    )
+    tree = anchored_tree(["@1\n\n@2\n\n@3"], [anchor])
+    assert (
+        len(tree.blocks) == 1
+        and tree.blocks[0].text == "line 1 of a paragraph line 2 of a paragraph line 3 of a paragraph"
+    )
+    x0, y0, _, _ = tree.blocks[0].bbox
+    assert round(x0) == round(100 / 999 * 600) and round(y0) == round(115 / 999 * 800)
+    assert all(line.source == "anchor" for line in tree.blocks[0].lines)
+
+
+def test_with_the_text_layer_block_types_follow_the_fonts():
+    code = ["def total(items):", "    return sum(items)"]
+    page = [Text(72, 60, "2", 14, "bold"), Text(100, 60, "Methods", 14, "bold")]
+    page += paragraph(72, 90, WRAPPED) + paragraph(72, 150, code, font="mono")
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    # the model: the number and the title apart, the heading missed, a body line made a heading, code as text
+    answer = "@1\n\n@2\n\n# @3 @4 @5 @6\n\n@7\n\n@8"
+    tree = page_tree([answer], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["heading", "paragraph", "code"]
+    assert page_markdown(tree) == (
+        "## 2 Methods\n\n" + " ".join(WRAPPED) + "\n\n```\ndef total(items):\n    return sum(items)\n```"
+    )
+    # without the text layer (the server) the answer's own types stand
+    assert page_text([answer], [anchor]).startswith("2\n\nMethods\n\n# The committee")
+
+
+def test_a_streamed_page_only_grows():
+    # paragraphs joined back, a broken word held back, furniture left out: every prefix of the answer gives
+    # a prefix of the final text (the word being written aside), as the server streams it
+    from jocr.lines.references import without_open_reference
+
+    runs = [
+        (10, "Running head"),
+        *((100 + 15 * i, f"line {i} of the paragraph that wraps on") for i in range(6)),
+    ]
+    runs += [(200, "a broken irretrie\u00ad"), (215, "vably long word ends it."), (260, "Next paragraph.")]
+    anchor = "\n".join(["page 600x800", *(f"@{k} 100,{y} {t}" for k, (y, t) in enumerate(runs, 1))])
+    answer = "# @1\n\n@2\n\n@3 @4\n\n@5\n\n@6 @7\n\n@8\n\n@9\n\n# @10"
+    final = page_text([answer], [anchor], ["stop"])
+    assert "Running head" not in final and "irretrievably" in final and final.endswith("# Next paragraph.")
+    assert "wraps on line 1 of the paragraph that wraps on line 2" in final  # joined back
+    for end in range(len(answer)):
+        partial = page_text([without_open_reference(answer[:end])], [anchor], [None])
+        cut = partial.rsplit(" ", 1)[0] if " " in partial else ""
+        assert final.startswith(cut), (end, partial)
+
+
+def test_with_the_text_layer_a_small_numbered_line_below_the_body_is_a_footnote():
+    page = paragraph(72, 100, WRAPPED) + [Text(72, 700, "1 The figures exclude part-time staff.", 8)]
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    tree = page_tree(["@1 @2 @3 @4\n\n@5"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["paragraph", "footnote"]
