@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 from pdf_fixtures import _assemble
 
-from jocr.lines.textlayer import TextLayer, read_page
+from jocr.lines.textlayer import read_page
+from jocr.lines.types import PageLines
 
 FONTS = {"regular": b"Helvetica", "bold": b"Helvetica-Bold", "mono": b"Courier"}
 _KEYS = {"regular": b"F1", "bold": b"F2", "mono": b"F3"}
@@ -49,7 +50,7 @@ def page_pdf(lines: list[Text], size: tuple[int, int] = (WIDTH, HEIGHT)) -> byte
     return _assemble(objects)
 
 
-def page_layer(lines: list[Text], size: tuple[int, int] = (WIDTH, HEIGHT)) -> TextLayer:
+def page_layer(lines: list[Text], size: tuple[int, int] = (WIDTH, HEIGHT)) -> PageLines:
     """The text layer PDFium reads from `page_pdf(lines)`."""
     with pdfium.PdfDocument(page_pdf(lines, size)) as doc:
         return read_page(doc[0])

@@ -190,7 +190,7 @@ def test_running_lines_repeated_across_pages_are_furniture_where_one_page_cannot
 def test_hostile_layouts_end_in_a_tree():
     # thousands of lines, each gap wider than the last (a cut per line unbounded would recurse past Python's
     # limit), lines on top of each other, zero-size and inverted boxes: a tree, never an exception
-    from jocr.lines.textlayer import TextLine
+    from jocr.lines.types import Line as TextLine
 
     lines, y = [], 0.0
     for i in range(3000):

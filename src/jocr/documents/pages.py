@@ -108,8 +108,8 @@ class PageSource:
         return ""
 
     def text_layer(self, index: int):
-        """The page's `jocr.lines.textlayer.TextLayer` (never raises: problems are its verdict), or
-        None for inputs that have no text layer (images)."""
+        """The page's text layer as `jocr.lines.types.PageLines` (never raises: problems are its
+        verdict), or None for inputs that have no text layer (images)."""
         return None
 
     def close(self) -> None:

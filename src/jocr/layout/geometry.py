@@ -1,6 +1,7 @@
 """Source lines as the tree's rules read them (`jocr.layout.line_rules`, `jocr.layout.answer_tree`): any
 line type with `text`, `box` (x0, y0, x1, y1, top-left origin) and, where known, `size` (points), `weight`,
-`mono`, `source` and `confidence` (the text layer's `TextLine`, an OCR line), plus rows (the lines of one
+`mono`, `source` and `confidence` (`jocr.lines.types.Line`, from the text layer or OCR), plus
+rows (the lines of one
 baseline) and the page's body font size."""
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ class Line:
 
 
 def source_lines(lines: Sequence, default_source: str = "textlayer") -> list[Line]:
-    """`Line`s of any line objects (the text layer's `TextLine`s, OCR lines), in their order; a line without
-    a font size gets 0.8 of its box's height."""
+    """`Line`s of any line objects (`jocr.lines.types.Line`s, from the text layer or OCR), in their
+    order; a line without a font size gets 0.8 of its box's height."""
     out = []
     for index, line in enumerate(lines):
         box = tuple(float(v) for v in line.box)

@@ -12,7 +12,7 @@ control the model is measured against (docs/layout.md, "Rules over lines").
   broken by a soft hyphen always goes on. Headings: rows set at least `HEADING_SIZE` times the body size,
   or bold rows in a regular body that are short and end without a full stop (never a body line);
   numbering ("2.1") sets a heading's level, else its size's rank. List items start with a bullet or a
-  number; code is set in a monospace font (`TextLine.mono`) with its indentation kept; footnotes are small
+  number; code is set in a monospace font (`Line.mono`) with its indentation kept; footnotes are small
   rows below the body starting with a number or a note sign; captions start "Figure 3", "Table 2";
   rows split into cells become a table, or, when their last cell is a page number (a table of contents),
   list items.

@@ -71,7 +71,7 @@ def page_text(
     `reasons`, when given, has one entry per text, None for a window still being written: its text stops
     where more output could still rewrite it (before a table still open, before a broken word), so that
     the text of a page being streamed only ever grows. Without `reasons` every window is complete.
-    `lines`, when given, are the page's text-layer lines in the anchor's order (`TextLayer.lines`): their
+    `lines`, when given, are the page's text-layer lines in the anchor's order (`PageLines.lines`): their
     boxes and font sizes then replace the positions the anchors give."""
     if not anchors:
         return join_windows(texts)
