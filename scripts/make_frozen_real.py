@@ -122,7 +122,9 @@ def photo(image: Image.Image, seed: int) -> Image.Image:
     ]
     coeffs = _perspective_coefficients([(0, 0), (w, 0), (w, h), (0, h)], corners)
     page = image.transform((cw, ch), Image.PERSPECTIVE, coeffs, Image.BICUBIC, fillcolor=(0, 0, 0))
-    mask = Image.new("L", (w, h), 255).transform((cw, ch), Image.PERSPECTIVE, coeffs, Image.BICUBIC, fillcolor=0)
+    mask = Image.new("L", (w, h), 255).transform(
+        (cw, ch), Image.PERSPECTIVE, coeffs, Image.BICUBIC, fillcolor=0
+    )
     table = np.empty((ch, cw, 3), dtype=np.float32)
     table[:] = (rng.uniform(70, 120), rng.uniform(55, 95), rng.uniform(40, 75))  # a wooden or dark table
     table += nrng.normal(0, 6, size=(ch, cw, 1))
@@ -177,8 +179,12 @@ def tests(root: Path) -> None:
         lines = []
         for rec in records:
             stem = Path(rec["pdf"]).stem
-            lines.append(json.dumps({**rec, "pdf": f"{variant}/{stem}.jpg", "id": f"{rec['id']}_{variant}"},
-                                    ensure_ascii=False))
+            lines.append(
+                json.dumps(
+                    {**rec, "pdf": f"{variant}/{stem}.jpg", "id": f"{rec['id']}_{variant}"},
+                    ensure_ascii=False,
+                )
+            )
         (root / f"{variant}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"{variant}.jsonl: {len(lines)} tests")
 

@@ -1,4 +1,4 @@
-"""Normalised edit distance of a page's Markdown to hand-checked ground-truth Markdown, block structure included.
+"""Normalised edit distance of a page's Markdown to hand-checked ground-truth Markdown, blocks included.
 
 OmniDocBench's text edit distance (`jocr.checks.omnidoc`) needs block annotations; the reward's text term
 (`reward.text_score`) flattens the page into one line, so a paragraph split in two, a heading written as body
@@ -63,7 +63,7 @@ def _table_rows(html_or_pipe: str, pipe: bool) -> list[str]:
     rows: list[str] = []
     for table in tables:
         by_row: dict[int, list[tuple[int, str]]] = {}
-        for (r, c) in table.cells:
+        for r, c in table.cells:
             by_row.setdefault(r, []).append((c, table.normalized((r, c))))
         for r in sorted(by_row):
             cells = [text for _, text in sorted(by_row[r])]
@@ -138,8 +138,13 @@ def typed_blocks(markdown: str) -> list[tuple[str, str]]:
             paragraph.append(item.group(1))
             # An item runs on over its indented or unmarked continuation lines, up to a blank line.
             j = i + 1
-            while j < len(lines) and lines[j].strip() and not _LIST_ITEM.match(lines[j]) \
-                    and not _HEADING.match(lines[j]) and not _FENCE.match(lines[j]):
+            while (
+                j < len(lines)
+                and lines[j].strip()
+                and not _LIST_ITEM.match(lines[j])
+                and not _HEADING.match(lines[j])
+                and not _FENCE.match(lines[j])
+            ):
                 paragraph.append(lines[j])
                 j += 1
             blocks.append(("item", "- " + _text(paragraph)))
