@@ -2,6 +2,9 @@
 
 With `--bench DIR` it scores real PDFs in the olmOCR-Bench layout instead (benchmarks/accuracy_pdf.py):
 each model with and without the anchor, the plain text layer (`--baseline textlayer`), Tesseract, RapidOCR.
+With `--suite real` it scores every real-page set in one run (benchmarks/accuracy_sets.py): the olmOCR-Bench
+sample, the frozen real pages as PDFs, scans and photos (data/frozen-real), the OmniDocBench demo; rows for
+the default `jocr parse`, the line source alone with the same rules, Tesseract and RapidOCR.
 
     .venv/bin/python benchmarks/accuracy.py --model sft=runs/sft/final --model grpo=runs/grpo/final \
         --model merged=models --baseline tesseract --baseline rapidocr --pages 200
@@ -11,8 +14,8 @@ tests of the pages, mean normalised text edit distance to the ground truth (lowe
 pages with tables, formula match over pages with formulas, output tokens per page next to the ground truth's
 own token count (both with the bundled tokenizer), and pages/s (wall clock, one process, this machine).
 Outputs are cached under --out/<name>.jsonl; --reuse rescores them without decoding again.
-The baselines are benchmark-only extras: `apt-get install tesseract-ocr` + `pip install pytesseract`, and
-`pip install rapidocr-onnxruntime`; a baseline that is not installed is reported as such and skipped.
+The baselines are benchmark-only extras (benchmarks/baselines.py): `apt-get install tesseract-ocr` and
+`pip install rapidocr onnxruntime`; a baseline that is not installed is reported as such and skipped.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+import baselines
 from jocr.train.evaluate import (
     frozen_test_pages,
     greedy_outputs,
@@ -36,25 +40,15 @@ from jocr.train.evaluate import (
 
 
 def tesseract_outputs(pages) -> list[tuple[str, int, str]]:
-    import pytesseract
-
-    return [(pytesseract.image_to_string(p.image), 0, "stop") for p in pages]
+    return [(baselines.tesseract_text(p.image), 0, "stop") for p in pages]
 
 
 def rapidocr_outputs(pages) -> list[tuple[str, int, str]]:
-    import numpy as np
-    from rapidocr_onnxruntime import RapidOCR
-
-    engine = RapidOCR()
-    outs = []
-    for p in pages:
-        result, _ = engine(np.asarray(p.image.convert("RGB")))
-        lines = [r[1] for r in (result or [])]  # boxes come back in reading order, top to bottom
-        outs.append(("\n".join(lines), 0, "stop"))
-    return outs
+    return [(baselines.rapidocr_text(p.image), 0, "stop") for p in pages]
 
 
 BASELINES = {"tesseract": tesseract_outputs, "rapidocr": rapidocr_outputs}
+REPO = Path(__file__).resolve().parents[1]
 
 
 def run_system(name: str, source: str, pages, args) -> tuple[list[tuple[str, int, str]], float]:
@@ -82,6 +76,22 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="real PDFs in the olmOCR-Bench layout (pdfs/, *.jsonl) instead of synth",
     )
+    ap.add_argument(
+        "--suite",
+        choices=("real",),
+        help="every real-page set in one run (benchmarks/accuracy_sets.py) instead of synth",
+    )
+    ap.add_argument(
+        "--systems", help="with --suite: comma-separated subset of parse,lines,tesseract,rapidocr"
+    )
+    ap.add_argument("--sets", help="with --suite: comma-separated subset of the sets (default all)")
+    ap.add_argument("--olmocr-sample", default=str(REPO / "tests/data/olmocr-bench-sample"))
+    ap.add_argument(
+        "--omnidocbench",
+        default=str(REPO.parent / "shared/data/omnidocbench-demo"),
+        help="the OmniDocBench demo with its images/ (tests/data holds no images); skipped when absent",
+    )
+    ap.add_argument("--frozen-real", default=str(REPO / "data/frozen-real"))
     ap.add_argument("--frozen", default="cpu-small", help="frozen synthetic test set (jocr.synth)")
     ap.add_argument("--pages", type=int, default=200)
     ap.add_argument(
@@ -107,13 +117,28 @@ def main(argv: list[str] | None = None) -> int:
         "reads by default (auto: anchored where the model reads anchors and the layer is usable)",
     )
     ap.add_argument("--tokenizer", default="models", help="tokenizer.json (or its dir) that counts tokens")
-    ap.add_argument("--max-tokens", type=int, default=480)
+    ap.add_argument(
+        "--max-tokens",
+        type=int,
+        help="tokens per request (default 480; with --suite, jocr.parse's own default)",
+    )
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default="runs/accuracy")
     ap.add_argument("--reuse", action="store_true", help="rescore cached outputs instead of decoding again")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.suite:
+        import accuracy_sets
+
+        models = [m.split("=", 1)[-1] for m in args.model]
+        if len(models) > 1:
+            ap.error("--suite scores one model (the default `jocr parse` row)")
+        args.model_dir = models[0] if models else str(REPO / "models")
+        if args.out == "runs/accuracy":
+            args.out = "runs/accuracy-real"
+        return accuracy_sets.run(args)
+    args.max_tokens = args.max_tokens or 480
     if args.bench:
         import accuracy_pdf
 

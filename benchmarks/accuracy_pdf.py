@@ -20,12 +20,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+import baselines
 from jocr.documents.pages import LoadOptions, open_source
 
 
@@ -52,31 +51,17 @@ def textlayer_outputs(pdfs: list[Path]) -> list[str]:
     return outs
 
 
+def _rendered(pdf: Path):
+    with open_source(str(pdf), LoadOptions()) as source:
+        return source.render(0)
+
+
 def tesseract_outputs(pdfs: list[Path]) -> list[str]:
-    outs = []
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    for pdf in pdfs:
-        with open_source(str(pdf), LoadOptions()) as source:
-            image = source.render(0)
-        buf = io.BytesIO()
-        image.save(buf, "PNG")
-        proc = subprocess.run(["tesseract", "-", "-"], input=buf.getvalue(), capture_output=True, env=env)
-        outs.append(proc.stdout.decode("utf-8", errors="replace"))
-    return outs
+    return [baselines.tesseract_text(_rendered(pdf)) for pdf in pdfs]
 
 
 def rapidocr_outputs(pdfs: list[Path]) -> list[str]:
-    import numpy as np
-    from rapidocr_onnxruntime import RapidOCR
-
-    engine = RapidOCR()
-    outs = []
-    for pdf in pdfs:
-        with open_source(str(pdf), LoadOptions()) as source:
-            image = source.render(0)
-        result, _ = engine(np.asarray(image))
-        outs.append("\n".join(r[1] for r in (result or [])))
-    return outs
+    return [baselines.rapidocr_text(_rendered(pdf)) for pdf in pdfs]
 
 
 def model_outputs(pdfs: list[Path], directory: str, anchor: str, args) -> tuple[list[str], list[dict]]:

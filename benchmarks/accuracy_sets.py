@@ -1,0 +1,331 @@
+"""Accuracy on real pages, every set in one run: the default `jocr parse` beside its controls.
+
+    .venv/bin/python benchmarks/accuracy.py --suite real --model default=models
+
+Sets (each scored as its benchmark scores it):
+- `olmocr-sample`: the olmOCR-Bench sample (`--olmocr-sample`, default tests/data/olmocr-bench-sample):
+  unit tests through `jocr score` (mean of per-JSONL pass rates, a baseline test per PDF);
+- `real-pdf`, `real-scan`, `real-photo`: the frozen real pages (data/frozen-real, README there) as PDFs,
+  scanned and photographed: the same unit tests per variant, plus the normalised edit distance to the
+  hand-checked Markdown of the pages that have it (`jocr.checks.markdown_edit`: text with block marks, and
+  the block kinds alone), lower is better;
+- `omnidocbench-demo` (`--omnidocbench`, default ../shared/data/omnidocbench-demo, which has the images
+  that tests/data leaves out): its 18 page images,
+  scored like `jocr score --omnidocbench` (text edit, reading-order edit, table TEDS, display-formula edit;
+  lower is better except TEDS).
+
+Systems (`--systems`, all by default):
+- `parse`: `jocr.parse` with its defaults (`--anchor auto`: a bundle's anchored member on PDF pages with a
+  usable text layer, the image model elsewhere), the model of `--model` (default the bundled `models/`);
+- `lines`: the line source alone with the same page assembly rules and no model (benchmarks/baselines.py:
+  the text layer where usable, else OCR lines; every run written out, page furniture dropped);
+- `tesseract`: Tesseract on the page image (eng, or chi_sim+eng on Chinese pages), one thread;
+- `rapidocr`: RapidOCR's lines joined top to bottom.
+PDFs are rendered at 144 dpi as `jocr parse` renders them; scans and photos are read as they are.
+RapidOCR reads each image once: `lines` reuses its lines on pages without a text layer, and its time.
+pages/s is wall clock per system and set on this machine (say how loaded it was). Outputs go to
+`--out/<set>/<system>/` (olmOCR-Bench names) with `_run.json`; `--reuse` rescores a finished system instead
+of running it again, so systems can be run one at a time and the tables printed at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import baselines
+from accuracy_pdf import score as score_tests
+from jocr.documents.pages import LoadOptions, open_source
+
+REPO = Path(__file__).resolve().parents[1]
+SYSTEMS = ("parse", "lines", "tesseract", "rapidocr")
+SET_NAMES = ("olmocr-sample", "real-pdf", "real-scan", "real-photo", "omnidocbench-demo")
+
+
+@dataclass
+class Page:
+    rel: str  # path below the set's page root, e.g. "scan/rintro-p007.jpg" (names the output file)
+    path: Path
+    lang: str = "en"
+
+
+@dataclass
+class BenchSet:
+    name: str
+    kind: str  # "tests" (olmOCR-Bench unit tests) or "omnidoc"
+    pages: list[Page]
+    tests: Path | None = None  # a JSONL file or an olmOCR-Bench folder, for `jocr score --tests`
+    gt_markdown: dict[str, Path] = field(default_factory=dict)  # page rel -> hand-checked Markdown
+    omnidoc_json: Path | None = None
+
+
+def olmocr_set(root: Path) -> BenchSet:
+    pdfs = sorted((root / "pdfs").rglob("*.pdf"))
+    pages = [Page(str(p.relative_to(root / "pdfs")), p) for p in pdfs]
+    return BenchSet("olmocr-sample", "tests", pages, tests=root)
+
+
+def frozen_real_sets(root: Path) -> list[BenchSet]:
+    langs = {p["id"]: p["lang"] for p in json.loads((root / "sources.json").read_text())["pages"]}
+    sets = []
+    for variant in ("pdf", "scan", "photo"):
+        jsonl = root / f"{variant}.jsonl"
+        rels = sorted({json.loads(line)["pdf"] for line in jsonl.read_text().splitlines() if line.strip()})
+        pages = [Page(rel, root / "pdfs" / rel, langs.get(Path(rel).stem, "en")) for rel in rels]
+        gt = {p.rel: root / "gt" / f"{Path(p.rel).stem}.md" for p in pages}
+        gt = {rel: path for rel, path in gt.items() if path.is_file()}
+        sets.append(BenchSet(f"real-{variant}", "tests", pages, tests=jsonl, gt_markdown=gt))
+    return sets
+
+
+def omnidoc_set(root: Path) -> BenchSet:
+    gt_json = root / "OmniDocBench_demo.json"
+    pages = []
+    for page in json.loads(gt_json.read_text(encoding="utf-8")):
+        info = page["page_info"]
+        language = info.get("page_attribute", {}).get("language", "english")
+        lang = "en" if language == "english" else "zh"
+        pages.append(Page(info["image_path"], root / "images" / info["image_path"], lang))
+    return BenchSet("omnidocbench-demo", "omnidoc", pages, omnidoc_json=gt_json)
+
+
+def output_path(out_dir: Path, bset: BenchSet, page: Page) -> Path:
+    stem = str(Path(page.rel).with_suffix(""))
+    if bset.kind == "omnidoc":
+        return out_dir / f"{stem}.md"
+    return out_dir / f"{stem}_pg1_repeat1.md"
+
+
+class Context:
+    """What systems share within one run: the loaded model, its tokenizer, RapidOCR's lines per image."""
+
+    def __init__(self, args):
+        self.args = args
+        self.model_dir = args.model_dir
+        self._model = None
+        self.rapid: dict[str, tuple[list, float]] = {}
+
+    @property
+    def model(self):
+        if self._model is None:
+            import jocr
+
+            self._model = jocr.load_model(self.model_dir)
+        return self._model
+
+    def anchor_budget(self):
+        from jocr.pipeline.model import anchor_config_of
+        from jocr.tokenizer import Tokenizer
+
+        config = anchor_config_of(self.model_dir)
+        return Tokenizer.from_dir(self.model_dir), config.max_tokens or 1400
+
+    def rapid_lines(self, page: Page, image) -> tuple[list, float]:
+        """RapidOCR's lines of a page and the seconds they took, read once per output folder (kept in
+        `--out/_ocr-lines/`, so runs of one system at a time share them)."""
+        key = str(page.path.resolve())
+        cache = Path(self.args.out) / "_ocr-lines" / f"{zlib.crc32(key.encode()):08x}-{page.path.name}.json"
+        if key not in self.rapid and cache.is_file():
+            record = json.loads(cache.read_text(encoding="utf-8"))
+            if record["path"] == key:
+                self.rapid[key] = ([(t, tuple(b)) for t, b in record["lines"]], record["seconds"])
+        if key not in self.rapid:
+            start = time.perf_counter()
+            lines = baselines.rapidocr_lines(image)
+            self.rapid[key] = (lines, time.perf_counter() - start)
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            record = {"path": key, "lines": lines, "seconds": self.rapid[key][1]}
+            cache.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        return self.rapid[key]
+
+
+def _render(page: Page):
+    with open_source(str(page.path), LoadOptions()) as source:
+        return source.render(0)
+
+
+def _timed_rapid_lines(ctx: Context, page: Page, image) -> tuple[list, float, float]:
+    """RapidOCR's lines, the seconds the engine took to read them (once, maybe in an earlier run), and the
+    seconds this call took (the engine's time when it read them now, next to nothing from the cache): a
+    caller counts the first and not the second, so OCR time is counted once whether cached or not."""
+    start = time.perf_counter()
+    lines, ocr_seconds = ctx.rapid_lines(page, image)
+    return lines, ocr_seconds, time.perf_counter() - start
+
+
+def run_parse(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
+    import jocr
+
+    model = ctx.model
+    kwargs = {"max_tokens": ctx.args.max_tokens} if ctx.args.max_tokens else {}
+    start = time.perf_counter()
+    docs = jocr.parse([str(p.path) for p in bset.pages], model=model, raise_errors=False, **kwargs)
+    seconds = time.perf_counter() - start
+    outs = [d.markdown if d.error is None else "" for d in docs]
+    anchored = sum(bool(pg.anchor is not None and pg.anchor.anchored) for d in docs for pg in d.pages)
+    return outs, seconds, {"anchored_pages": anchored, "failed": sum(d.error is not None for d in docs)}
+
+
+def run_lines(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
+    tokenizer, budget = ctx.anchor_budget()
+    outs, seconds, sources = [], 0.0, {"textlayer": 0, "ocr": 0}
+    for page in bset.pages:
+        start = time.perf_counter()
+        with open_source(str(page.path), LoadOptions()) as source:
+            layer = source.text_layer(0)
+            if layer is not None and layer.usable and layer.lines:
+                text = baselines.layer_text(layer, tokenizer, budget)
+                kind, ocr_seconds, reading = "textlayer", 0.0, 0.0
+            else:
+                image = source.render(0)
+                lines, ocr_seconds, reading = _timed_rapid_lines(ctx, page, image)
+                text, kind = baselines.line_source_text(None, 0, image, tokenizer, budget, lines)
+        seconds += time.perf_counter() - start - reading + ocr_seconds
+        sources[kind] += 1
+        outs.append(text)
+    return outs, seconds, {"line_source": sources}
+
+
+def run_tesseract(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
+    installed = baselines.tesseract_languages()
+    zh = "chi_sim+eng" if "chi_sim" in installed else "eng"
+    outs, seconds = [], 0.0
+    for page in bset.pages:
+        start = time.perf_counter()
+        outs.append(baselines.tesseract_text(_render(page), zh if page.lang == "zh" else "eng"))
+        seconds += time.perf_counter() - start
+    return outs, seconds, {"chinese_langs": zh}
+
+
+def run_rapidocr(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
+    outs, seconds = [], 0.0
+    for page in bset.pages:
+        start = time.perf_counter()
+        image = _render(page)
+        lines, ocr_seconds, reading = _timed_rapid_lines(ctx, page, image)
+        seconds += time.perf_counter() - start - reading + ocr_seconds
+        outs.append("\n".join(text for text, _ in lines))
+    return outs, seconds, {}
+
+
+RUNNERS = {"parse": run_parse, "lines": run_lines, "tesseract": run_tesseract, "rapidocr": run_rapidocr}
+
+
+def score_set(bset: BenchSet, out_dir: Path) -> dict:
+    if bset.kind == "omnidoc":
+        from jocr.checks.omnidoc import evaluate_dir
+
+        return evaluate_dir(bset.omnidoc_json, out_dir).as_dict()
+    summary = score_tests(bset.tests, out_dir)
+    if bset.gt_markdown:
+        from jocr.checks.markdown_edit import markdown_edit_distance, structure_edit_distance
+
+        text, structure = [], []
+        for page in bset.pages:
+            if page.rel not in bset.gt_markdown:
+                continue
+            reference = bset.gt_markdown[page.rel].read_text(encoding="utf-8")
+            path = output_path(out_dir, bset, page)
+            prediction = path.read_text(encoding="utf-8") if path.is_file() else ""
+            text.append(markdown_edit_distance(prediction, reference))
+            structure.append(structure_edit_distance(prediction, reference))
+        summary["gt_pages"] = len(text)
+        summary["gt_text_edit"] = sum(text) / len(text)
+        summary["gt_structure_edit"] = sum(structure) / len(structure)
+    return summary
+
+
+def build_sets(args) -> list[BenchSet]:
+    sets = [olmocr_set(Path(args.olmocr_sample))] + frozen_real_sets(Path(args.frozen_real))
+    if (Path(args.omnidocbench) / "images").is_dir():
+        sets.append(omnidoc_set(Path(args.omnidocbench)))
+    else:
+        print(f"{args.omnidocbench}/images: missing; the OmniDocBench demo is skipped", file=sys.stderr)
+    wanted = args.sets.split(",") if args.sets else list(SET_NAMES)
+    unknown = set(wanted) - set(SET_NAMES)
+    if unknown:
+        raise SystemExit(f"unknown set(s): {', '.join(sorted(unknown))}; choose from {', '.join(SET_NAMES)}")
+    return [s for s in sets if s.name in wanted]
+
+
+def run(args) -> int:
+    systems = args.systems.split(",") if args.systems else list(SYSTEMS)
+    unknown = set(systems) - set(SYSTEMS)
+    if unknown:
+        print(
+            f"unknown system(s): {', '.join(sorted(unknown))}; choose from {', '.join(SYSTEMS)}",
+            file=sys.stderr,
+        )
+        return 2
+    sets = build_sets(args)
+    ctx = Context(args)
+    out_root = Path(args.out)
+    results: dict[str, dict[str, dict]] = {}
+    for bset in sets:
+        for system in systems:
+            out_dir = out_root / bset.name / system
+            record = out_dir / "_run.json"
+            if args.reuse and record.is_file():
+                run_info = json.loads(record.read_text())
+            else:
+                try:
+                    outs, seconds, notes = RUNNERS[system](bset, ctx)
+                except (ImportError, FileNotFoundError) as exc:
+                    print(f"{bset.name}/{system}: not available ({exc}); skipped", file=sys.stderr)
+                    continue
+                for page, text in zip(bset.pages, outs):
+                    path = output_path(out_dir, bset, page)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text, encoding="utf-8")
+                run_info = {"pages": len(bset.pages), "seconds": seconds, **notes}
+                record.write_text(json.dumps(run_info, indent=1) + "\n")
+                print(f"{bset.name}/{system}: {len(bset.pages)} pages in {seconds:.0f} s", file=sys.stderr)
+            summary = score_set(bset, out_dir)
+            summary["pages_per_s"] = run_info["pages"] / run_info["seconds"] if run_info["seconds"] else 0.0
+            summary["run"] = run_info
+            results.setdefault(bset.name, {})[system] = summary
+    print_tables(sets, results)
+    out_root.mkdir(parents=True, exist_ok=True)
+    (out_root / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+def _pct(value: float | None) -> str:
+    return "" if value is None else f"{100 * value:.1f}%"
+
+
+def print_tables(sets: list[BenchSet], results: dict[str, dict[str, dict]]) -> None:
+    for bset in sets:
+        rows = results.get(bset.name)
+        if not rows:
+            continue
+        print(f"\n{bset.name}: {len(bset.pages)} pages")
+        if bset.kind == "omnidoc":
+            heads = "text edit | reading-order edit | table TEDS | formula edit | overall (0-100)"
+            print(f"| system | {heads} | pages/s |")
+            print("|---|---|---|---|---|---|---|")
+            for name, s in rows.items():
+                cells = [
+                    f"{s[k]:.3f}" for k in ("text_edit", "reading_order_edit", "table_teds", "formula_edit")
+                ]
+                print(
+                    f"| {name} | " + " | ".join(cells) + f" | {s['overall']:.1f} | {s['pages_per_s']:.2f} |"
+                )
+            continue
+        types = sorted({t for s in rows.values() for t in s["per_type"] if t != "baseline"})
+        groups = sorted({g for s in rows.values() for g in s["per_jsonl"] if g != "baseline"})
+        gt = any("gt_text_edit" in s for s in rows.values())
+        heads = ["overall", *(f"{g}" for g in groups), *types]
+        heads += ["GT text edit", "GT structure edit"] if gt else []
+        print("| system | " + " | ".join(heads) + " | pages/s |")
+        print("|---|" + "---|" * len(heads) + "---|")
+        for name, s in rows.items():
+            cells = [_pct(s["overall"])] + [_pct(s["per_jsonl"].get(g)) for g in groups]
+            cells += [_pct(s["per_type"].get(t)) for t in types]
+            if gt:
+                cells += [f"{s['gt_text_edit']:.3f}", f"{s['gt_structure_edit']:.3f}"]
+            print(f"| {name} | " + " | ".join(cells) + f" | {s['pages_per_s']:.2f} |")

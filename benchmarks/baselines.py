@@ -1,0 +1,133 @@
+"""OCR engines the benchmarks compare jocr with, and the line source read alone: one place for each.
+
+- `tesseract_text(image, langs)`: the Tesseract CLI (one thread, `OMP_THREAD_LIMIT=1`) on a page image.
+- `rapidocr_lines(image)`: RapidOCR's lines with their boxes (pixels), in the engine's order (top to bottom);
+  `rapidocr_text` joins them one a line. Either RapidOCR package works: `rapidocr` (3.x, models shipped in
+  the wheel) or the older `rapidocr_onnxruntime`.
+- `line_source_text(source, index, image, ...)`: the page's line source with the page assembly rules and no
+  model: a PDF page's text layer where it is usable, else OCR lines as a `TextLayer`; its runs are cut into
+  the anchor's windows and put through `jocr.layout.request.page_text` as if the model had named none of
+  them and run out of room (so every run comes back as an unread run, one a line, page furniture dropped,
+  words broken across lines joined), the control the anchored model must beat.
+
+OCR lines come from `ocr_layer`, the swap point for `jocr.lines.ocr` (the project's OCR line source): when
+that module exists and offers `text_layer(image)`, it is used; until then the adapter turns RapidOCR's boxes
+into a `TextLayer` in pixel units (the anchor's 0-999 grid is relative to the page size, so units do not
+matter).
+
+Engines are benchmark-only extras: `apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim`,
+`pip install rapidocr onnxruntime`; a missing engine raises `ImportError` / `FileNotFoundError`, which the
+benchmarks report as "not available".
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import logging
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+
+from PIL import Image
+
+
+def tesseract_languages() -> set[str]:
+    if shutil.which("tesseract") is None:
+        raise FileNotFoundError("tesseract is not installed")
+    out = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True).stdout
+    return {line.strip() for line in out.splitlines()[1:] if line.strip()}
+
+
+def tesseract_text(image: Image.Image, langs: str = "eng") -> str:
+    """Tesseract's text for a page image, one thread; `langs` like "eng" or "chi_sim+eng"."""
+    if shutil.which("tesseract") is None:
+        raise FileNotFoundError("tesseract is not installed")
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, "PNG")
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    proc = subprocess.run(
+        ["tesseract", "-", "-", "-l", langs], input=buf.getvalue(), capture_output=True, env=env
+    )
+    return proc.stdout.decode("utf-8", errors="replace")
+
+
+@lru_cache(maxsize=1)
+def _rapidocr_engine():
+    try:
+        from rapidocr import RapidOCR
+
+        engine = "v3", RapidOCR()
+    except ImportError:
+        from rapidocr_onnxruntime import RapidOCR  # the 1.x package; ImportError when neither is there
+
+        engine = "v1", RapidOCR()
+    logging.getLogger("RapidOCR").setLevel(logging.ERROR)  # its INFO lines name model files per call
+    return engine
+
+
+def rapidocr_lines(image: Image.Image) -> list[tuple[str, tuple[float, float, float, float]]]:
+    """RapidOCR's text lines with axis-aligned boxes (x0, y0, x1, y1) in pixels, in its reading order."""
+    import numpy as np
+
+    kind, engine = _rapidocr_engine()
+    pixels = np.asarray(image.convert("RGB"))
+    if kind == "v3":
+        out = engine(pixels)
+        texts, boxes = list(out.txts or ()), list(out.boxes if out.boxes is not None else ())
+    else:
+        result, _ = engine(pixels)
+        texts = [r[1] for r in result or ()]
+        boxes = [r[0] for r in result or ()]
+    lines = []
+    for text, quad in zip(texts, boxes):
+        xs = [float(p[0]) for p in quad]
+        ys = [float(p[1]) for p in quad]
+        lines.append((text, (min(xs), min(ys), max(xs), max(ys))))
+    return lines
+
+
+def rapidocr_text(image: Image.Image) -> str:
+    return "\n".join(text for text, _ in rapidocr_lines(image))
+
+
+def ocr_layer(image: Image.Image, lines=None):
+    """OCR lines of a page image as a `jocr.lines.textlayer.TextLayer` (verdict ok when any line was found).
+
+    `jocr.lines.ocr.text_layer(image)` when the project has it; else RapidOCR's lines (`lines`, if already
+    read, saves reading the page twice), boxes in pixels."""
+    from jocr.lines.textlayer import OK, TextLayer, TextLine, empty_layer
+
+    try:
+        project_ocr = importlib.import_module("jocr.lines.ocr")
+    except ImportError:
+        project_ocr = None
+    if project_ocr is not None and hasattr(project_ocr, "text_layer"):
+        return project_ocr.text_layer(image)
+    lines = rapidocr_lines(image) if lines is None else lines
+    width, height = image.size
+    if not lines:
+        return empty_layer("none", "OCR found no text", float(width), float(height))
+    runs = [TextLine(text=t, box=box, size=box[3] - box[1]) for t, box in lines if t.strip()]
+    return TextLayer(width=float(width), height=float(height), lines=runs, verdict=OK)
+
+
+def layer_text(layer, tokenizer, max_tokens: int) -> str:
+    """A layer's runs through the page assembly rules, no model: every run an unread run of its window."""
+    from jocr.layout.request import page_text
+    from jocr.lines.anchor import build_windows
+
+    if not layer.usable or not layer.lines:
+        return ""
+    windows = build_windows(layer, tokenizer, max_tokens)
+    anchors = [w.text for w in windows]
+    return page_text([""] * len(anchors), anchors, ["length"] * len(anchors))
+
+
+def line_source_text(source, index: int, image: Image.Image, tokenizer, max_tokens: int, ocr_lines=None):
+    """(text, which source): the page's text layer where usable (`source` a PDF `PageSource`), else OCR."""
+    layer = source.text_layer(index) if source is not None else None
+    if layer is not None and layer.usable and layer.lines:
+        return layer_text(layer, tokenizer, max_tokens), "textlayer"
+    return layer_text(ocr_layer(image, ocr_lines), tokenizer, max_tokens), "ocr"
