@@ -398,9 +398,15 @@ def _window_answers(loaded: LoadedModel, entry: _PageRequests) -> list[tuple[str
     out = []
     for anchor, result in zip(entry.anchors, entry.results):
         raw = loaded.tokenizer.decode(result.token_ids)
-        text = resolve_references(raw, anchor) if anchor else raw
-        out.append((text.strip(), raw, result.finish_reason))
+        out.append((answer_text(raw, anchor), raw, result.finish_reason))
     return out
+
+
+def answer_text(raw: str, anchor: str | None) -> str:
+    """A model's answer as the user reads it: run references resolved against the window's anchor (as
+    page text is), surrounding whitespace dropped. The inverse of the training targets'
+    form (`jocr.train.docqa_data`)."""
+    return (resolve_references(raw, anchor) if anchor else raw).strip()
 
 
 def _window_raws(loaded: LoadedModel, entry: _PageRequests) -> list[tuple[str, str | None]]:
