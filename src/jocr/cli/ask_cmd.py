@@ -64,8 +64,8 @@ def run(args) -> int:
     config, model = settings(args)
     try:
         answer = ask(args.file, args.question, pages=args.pages, model=model, config=config)
-    except (AskError, DocumentError) as exc:
-        raise CliError(str(exc)) from None
+    except (AskError, DocumentError, ValueError) as exc:  # ValueError: e.g. --spec k without a draft head
+        raise CliError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     if answer.error and not answer.answer:
         raise CliError(answer.error)
     if args.format == "json":

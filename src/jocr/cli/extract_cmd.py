@@ -52,9 +52,17 @@ def run(args) -> int:
 
     fields = read_schema(args)
     config, model = settings(args)
-    results = extract(
-        args.files, fields_schema(fields), pages=args.pages, model=model, config=config, raise_errors=False
-    )
+    try:
+        results = extract(
+            args.files,
+            fields_schema(fields),
+            pages=args.pages,
+            model=model,
+            config=config,
+            raise_errors=False,
+        )
+    except ValueError as exc:  # e.g. --spec k for a model without a draft head
+        raise CliError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     failed = 0
     for result in results:
         if result.error:

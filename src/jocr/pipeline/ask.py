@@ -350,13 +350,17 @@ def _read_pages(
             )
             entry = _PageRequests(page=index + 1, size=image.size, anchors=decision.request_anchors)
             entry.layer = _text_layer(source, index)
-            views, n = builder.views(image)
+            out.append(entry)
+            try:
+                views, n = builder.views(image)
+            except Exception as exc:  # e.g. a degenerate page size: this page fails, the others are asked
+                entry.error = f"{label}: page {entry.page}: cannot prepare the page ({one_line(exc)})"
+                continue
             for anchor in entry.anchors:
                 ids = question_ids(builder, n, question, anchor)
                 requests.append(
                     (entry, GenerationRequest(prompt_ids=ids, images=[views], max_tokens=cfg.max_tokens))
                 )
-            out.append(entry)
     _generate(loaded, requests, cfg)
     return label, out
 
@@ -391,6 +395,9 @@ def _generate(loaded: LoadedModel, requests: list[tuple[_PageRequests, Any]], cf
         results = reader.engine(cfg.spec, cfg.batch_size).generate([r for _, r in items])
         for (entry, _), result in zip(items, results):
             entry.results.append(result)
+            if result.finish_reason == "error":
+                reason = one_line(result.error) if result.error is not None else "unknown error"
+                entry.error = f"page {entry.page}: generation failed ({reason})"
 
 
 def _window_answers(loaded: LoadedModel, entry: _PageRequests) -> list[tuple[str, str, str]]:
