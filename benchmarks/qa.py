@@ -121,21 +121,26 @@ def run_keyword(docs: list[dict]) -> tuple[list[list[str]], list[dict | None]]:
     return answers, fields
 
 
-def run_model(docs: list[dict], model_dir: str, max_tokens: int) -> tuple[list[list[str]], list[dict | None]]:
+def run_model(
+    docs: list[dict], model_dir: str, max_tokens: int, fields_tokens: int
+) -> tuple[list[list[str]], list[dict | None]]:
+    """Each document's questions asked together (`jocr.ask` with a list), then its fields extracted."""
     import jocr
     from jocr.pipeline import load_model
 
     model = load_model(model_dir)
     answers, fields = [], []
-    for doc in docs:
+    for i, doc in enumerate(docs, 1):
+        questions = [q["question"] for q in doc["questions"]]
         answers.append(
-            [
-                jocr.ask(doc["file"], q["question"], model=model, max_tokens=max_tokens).answer
-                for q in doc["questions"]
-            ]
+            [a.answer for a in jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens)]
         )
         names = list(doc["fields"] or {})
-        fields.append(jocr.extract(doc["file"], names, model=model).values if names else None)
+        values = (
+            jocr.extract(doc["file"], names, model=model, max_tokens=fields_tokens).values if names else None
+        )
+        fields.append(values)
+        print(f"{i}/{len(docs)} {doc['file'].name}", file=sys.stderr, flush=True)
     return answers, fields
 
 
@@ -183,6 +188,7 @@ def main() -> int:
     which.add_argument("--baseline", choices=("keyword",))
     which.add_argument("--model", help="a model directory, asked through jocr.ask / jocr.extract")
     parser.add_argument("--max-tokens", type=int, default=32, help="answer tokens per question (model)")
+    parser.add_argument("--fields-tokens", type=int, default=128, help="tokens per extraction answer (model)")
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
     args = parser.parse_args()
     docs = load_set(Path(args.set), args.variant)
@@ -194,12 +200,13 @@ def main() -> int:
             )
         answers, fields = run_keyword(docs)
     else:
-        answers, fields = run_model(docs, args.model, args.max_tokens)
+        answers, fields = run_model(docs, args.model, args.max_tokens, args.fields_tokens)
     result = {
         "set": args.set,
         "variant": args.variant,
         "answerer": args.model or f"baseline:{args.baseline}",
         "seconds": round(time.perf_counter() - t0, 1),
+        "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
         **scores(docs, answers, fields),
     }
     if args.predictions:

@@ -118,6 +118,15 @@ def test_an_anchored_answer_in_run_references_is_resolved_and_located(bundle_dir
     loaded, engine = scripted(bundle_dir, "jumps over the lazy")
     answer = ask(plain_pdf(), QUESTION, model=loaded, anchor="off")
     assert engine.prompts == ["\n" + QUESTION] and answer.box is not None and not answer.pages[0].anchored
+    # several questions: one Answer each, all asked in one engine call
+    loaded, engine = scripted(bundle_dir, "@3")
+    answers = ask(plain_pdf(), [QUESTION, "Which line comes last?"], model=loaded)
+    assert [a.answer for a in answers] == [PROSE[2]] * 2 and [a.question for a in answers][1].startswith(
+        "Which"
+    )
+    assert len(engine.prompts) == 2 and "Which line comes last?" + ANCHOR_OPEN in engine.prompts[1]
+    with pytest.raises(AskError, match="no question"):
+        ask(plain_pdf(), [], model=loaded)
     # an answer that is no span of the page has no box
     loaded, _ = scripted(bundle_dir, "Zebra 42")
     answer = ask(plain_pdf(), QUESTION, model=loaded)

@@ -320,6 +320,7 @@ class _PageRequests:
     layer: Any = None  # the page's TextLayer when it was read
     results: list[Any] = field(default_factory=list)
     error: str | None = None
+    question: int = 0  # index of the question asked, for several questions on the same pages
 
 
 def _model(model: LoadedModel | str | os.PathLike | None, device: str) -> LoadedModel:
@@ -327,10 +328,10 @@ def _model(model: LoadedModel | str | os.PathLike | None, device: str) -> Loaded
 
 
 def _read_pages(
-    item, loaded: LoadedModel, question: str, pages, cfg: AskConfig
+    item, loaded: LoadedModel, questions: Sequence[str], pages, cfg: AskConfig
 ) -> tuple[str, list[_PageRequests]]:
-    """Render the selected pages, build one request per anchor window (`PageRequestBuilder.prompt_ids`
-    with the question as the prompt text), run them and keep the results on each page."""
+    """Render the selected pages once, build one request per question and anchor window
+    (`question_ids`), run them all together and keep the results: one entry per (page, question)."""
     from jocr.engine import GenerationRequest
 
     options = LoadOptions(password=cfg.password)
@@ -348,19 +349,23 @@ def _read_pages(
             decision = page_anchor_or_note(
                 source, index, cfg.anchor, config.version, loaded.tokenizer, config.max_tokens
             )
-            entry = _PageRequests(page=index + 1, size=image.size, anchors=decision.request_anchors)
-            entry.layer = _text_layer(source, index)
-            out.append(entry)
+            layer = _text_layer(source, index)
+            entries = [
+                _PageRequests(index + 1, image.size, decision.request_anchors, layer, question=q)
+                for q in range(len(questions))
+            ]
+            out.extend(entries)
             try:
                 views, n = builder.views(image)
             except Exception as exc:  # e.g. a degenerate page size: this page fails, the others are asked
-                entry.error = f"{label}: page {entry.page}: cannot prepare the page ({one_line(exc)})"
+                for entry in entries:
+                    entry.error = f"{label}: page {entry.page}: cannot prepare the page ({one_line(exc)})"
                 continue
-            for anchor in entry.anchors:
-                ids = question_ids(builder, n, question, anchor)
-                requests.append(
-                    (entry, GenerationRequest(prompt_ids=ids, images=[views], max_tokens=cfg.max_tokens))
-                )
+            for entry in entries:
+                for anchor in entry.anchors:
+                    ids = question_ids(builder, n, questions[entry.question], anchor)
+                    request = GenerationRequest(prompt_ids=ids, images=[views], max_tokens=cfg.max_tokens)
+                    requests.append((entry, request))
     _generate(loaded, requests, cfg)
     return label, out
 
@@ -431,22 +436,33 @@ def _where(answer: str, entry: _PageRequests) -> list[int] | None:
 
 def ask(
     file: Any,
-    question: str,
+    question: str | Sequence[str],
     pages: str | Sequence[int] | None = None,
     model: LoadedModel | str | os.PathLike | None = None,
     device: str = "cpu",
     config: AskConfig | None = None,
     **settings: Any,
-) -> Answer:
-    """Ask one document (a path, URL, bytes or PIL image) a question; each selected page is asked (one
-    request per anchor window) and the answer is chosen as `Answer` says. `settings` are `AskConfig`'s
-    (max_tokens, spec, batch_size, anchor, dpi, password). AskError for a bad question, DocumentError
-    for an input that cannot be opened or a page selection out of range."""
-    text = check_question(question)
+) -> Answer | list[Answer]:
+    """Ask one document (a path, URL, bytes or PIL image) a question (-> Answer), or several questions
+    (a list -> a list of Answers; the pages are rendered once and all requests decoded together). Each
+    selected page is asked (one request per anchor window) and the answer is chosen as `Answer` says.
+    `settings` are `AskConfig`'s (max_tokens, spec, batch_size, anchor, dpi, password). AskError for a
+    bad question, DocumentError for an input that cannot be opened or a page selection out of range."""
+    single = isinstance(question, str)
+    texts = [check_question(q) for q in ([question] if single else list(question))]
+    if not texts:
+        raise AskError("no question to ask")
     cfg = config or AskConfig(**settings)
     loaded = _model(model, device)
-    source, entries = _read_pages(file, loaded, text, pages, cfg)
-    result = Answer(question=text, source=source)
+    source, entries = _read_pages(file, loaded, texts, pages, cfg)
+    answers = [
+        _answer(loaded, text, source, [e for e in entries if e.question == q]) for q, text in enumerate(texts)
+    ]
+    return answers[0] if single else answers
+
+
+def _answer(loaded: LoadedModel, question: str, source: str, entries: list[_PageRequests]) -> Answer:
+    result = Answer(question=question, source=source)
     for entry in entries:
         page = PageAnswer(page=entry.page, anchored=entry.anchors != [None], error=entry.error)
         if entry.error is None:
@@ -491,7 +507,7 @@ def extract(
         extraction = Extraction(source=str(item) if isinstance(item, str | os.PathLike) else "<input>")
         extraction.values = {f.name: None for f in fields}
         try:
-            extraction.source, entries = _read_pages(item, loaded, question, pages, cfg)
+            extraction.source, entries = _read_pages(item, loaded, [question], pages, cfg)
         except DocumentError as exc:
             if raise_errors:
                 raise
