@@ -10,6 +10,8 @@ _LAZY = {
     "OCRModel": ("jocr.model", "OCRModel"),
     "OCRConfig": ("jocr.config", "OCRConfig"),
     "parse": ("jocr.pipeline", "parse"),
+    "ask": ("jocr.pipeline", "ask"),
+    "extract": ("jocr.pipeline", "extract"),
     "batch": ("jocr.bulk", "batch"),
     "load_model": ("jocr.pipeline", "load_model"),
     "Document": ("jocr.pipeline", "Document"),

@@ -9,6 +9,8 @@ import sys
 
 SUBCOMMANDS = {
     "parse": "Parse PDFs, images or URLs into Markdown",
+    "ask": "Ask a document a question: the model's answer alone on stdout",
+    "extract": "Extract fields from documents (--fields or a JSON Schema) as JSON, one object per document",
     "batch": "Parse many documents with Ray Data, resumable (pip install 'jocr[batch]')",
     "score": "Score outputs with olmOCR-Bench unit tests or OmniDocBench metrics",
     "synth": "Generate synthetic pages with ground truth and unit tests",

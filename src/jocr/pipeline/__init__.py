@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jocr.documents.pages import DocumentError, LoadOptions
+from jocr.pipeline.ask import Answer, AskConfig, AskError, Extraction, ask, extract
 from jocr.pipeline.model import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_TOKENS,
@@ -30,6 +31,12 @@ from jocr.pipeline.results import Document, PageResult
 from jocr.pipeline.stream import DocumentRun, iter_documents
 
 __all__ = [
+    "Answer",
+    "AskConfig",
+    "AskError",
+    "Extraction",
+    "ask",
+    "extract",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_MAX_TOKENS",
     "MODEL_ENV",

@@ -70,14 +70,18 @@ class DataConfig:
     anchor_max_tokens: int = 1024
     anchor_windows: float = 0.0
     anchor_min_tokens: int = 256
+    # Asking a page (docs/asking.md, "Training data"): the stages' profile "docqa" draws documents from this
+    # folder (or list), written by `jocr synth DIR --profile docqa`: question + anchor -> answer
+    # (`jocr.train.docqa_data`), with the anchor settings above.
+    docqa_dir: str | list[str] | None = None
     # Weight of the decoder's answer cross-entropy. 0 makes a vision-only stage: the decoder is not run and
     # only the encoder (and the auxiliary heads) learn, from the auxiliary losses.
     answer_weight: float = 1.0
 
     @property
     def anchored(self) -> bool:
-        """Whether a stage draws anchored vector pages (profile "vector")."""
-        return any("vector" in s.profiles for s in self.stages)
+        """Whether a stage draws anchored pages (profile "vector", or "docqa" questions)."""
+        return any("vector" in s.profiles or "docqa" in s.profiles for s in self.stages)
 
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
@@ -91,7 +95,11 @@ class DataConfig:
             raise ValueError("data.anchor_windows must be in [0, 1]")
         if self.anchor_windows > 0 and not 0 < self.anchor_min_tokens <= self.anchor_max_tokens:
             raise ValueError("data.anchor_min_tokens must be in (0, anchor_max_tokens]")
-        if self.anchored and not self.vector_dir:
+        if any("docqa" in s.profiles for s in self.stages) and not self.docqa_dir:
+            raise ValueError(
+                "the profile 'docqa' needs data.docqa_dir (a folder from jocr synth --profile docqa)"
+            )
+        if any("vector" in s.profiles for s in self.stages) and not self.vector_dir:
             raise ValueError(
                 "the profile 'vector' needs data.vector_dir (a folder from jocr synth --profile vector)"
             )
@@ -155,6 +163,8 @@ class SampleMaker:
         profile, degrade, seed = sample_plan(self.cfg, index)
         if profile == "vector":
             return self._make_vector(index, seed)
+        if profile == "docqa":
+            return self._make_docqa(index, seed)
         page = generate_page(seed, profile, degrade)
         text = page.markdown.strip()
         if not self._accept(text):
@@ -226,6 +236,29 @@ class SampleMaker:
             labels=labels,
             views=page_input.views,
             profile="vector",
+            anchored=anchor is not None,
+        )
+
+    def _make_docqa(self, index: int, seed: int) -> Sample | None:
+        """A question on a `jocr.synth.docqa` document, its prompt built as `jocr ask` builds it."""
+        from jocr.pipeline.ask import question_ids
+        from jocr.train.docqa_data import docqa_sample_parts
+
+        image, question, anchor, target = docqa_sample_parts(self, index, seed)
+        target_ids = self.tokenizer.encode(target)
+        if not target or len(target_ids) + 1 > self.cfg.max_target_tokens:
+            self.stats.too_long += bool(target)
+            self.stats.empty += not target
+            return None
+        views, n = self.builder.views(image)
+        ids, labels = encode_example(question_ids(self.builder, n, question, anchor), self.tokenizer, target)
+        self.stats.kept += 1
+        return Sample(
+            index=index,
+            input_ids=ids,
+            labels=labels,
+            views=views,
+            profile="docqa",
             anchored=anchor is not None,
         )
 

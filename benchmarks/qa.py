@@ -1,0 +1,228 @@
+"""Asking a document: ANLS, exact match and field F1 on a question set, for a model or a keyword baseline.
+
+    .venv/bin/python benchmarks/qa.py --baseline keyword                        # data/frozen-test/docqa, pdf
+    .venv/bin/python benchmarks/qa.py --model models/anchored                   # a model, through jocr.ask
+    .venv/bin/python benchmarks/qa.py --baseline keyword --set data/frozen-real-qa
+
+Sets: a `jocr synth --profile docqa` folder (`docqa_*.jsonl`: per document its files, questions and
+fields; variants pdf, scan, photo) or `data/frozen-real-qa` (`questions.jsonl`: file, question, answers;
+one-page PDFs, no fields). Scores are `jocr.checks.qa`'s: ANLS (DocVQA), exact match after DocVQA's
+normalisation, field precision/recall/F1 after number/date normalisation.
+
+The keyword baseline is not part of jocr: it answers from the page's text-layer lines alone, with the value
+after the label (`Label: value`, `标签：值`) whose words best match the question's (English words, with a
+label word that abbreviates a question word counting, e.g. "No." for "number"; Chinese by characters). It
+needs text lines, so it reads PDF pages only (a scan or photo needs an OCR line source, which this tree
+lacks). A model answers through `jocr.ask` / `jocr.extract` (`--variant scan|photo`: the image alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from jocr.checks.qa import anls_one, exact_match, field_scores  # noqa: E402
+
+STOP_WORDS = set(
+    "a an the is are was were of to in on for by from what which who whom whose how many much does do did "
+    "this that these those it its there be been given listed document page".split()
+)
+STOP_CHARS = set("是的了吗呢哪谁什么多少几个些这那封份在从给被为了？?，。、")
+LABEL = re.compile(r"^(?P<label>[^:：]{1,40})[:：]\s*(?P<value>.*)$")
+
+
+def words(text: str) -> set[str]:
+    """English words (lower case, a possessive 's dropped, stop words out) and single CJK characters."""
+    text = text.lower().replace("'s", "")
+    latin = {w for w in re.findall(r"[a-z0-9]+", text) if w not in STOP_WORDS}
+    cjk = {c for c in text if "\u3400" <= c <= "\u9fff" and c not in STOP_CHARS}
+    return latin | cjk
+
+
+def label_score(question: set[str], label: set[str]) -> float:
+    """How well a label matches the question: its words found in the question (a label word of 2+ letters
+    that starts a question word counts), over the label's size as a tie-break."""
+    if not label:
+        return 0.0
+    hits = sum(1 for w in label if w in question or (len(w) >= 2 and any(q.startswith(w) for q in question)))
+    return hits + hits / len(label) / 10
+
+
+def keyword_answer(question: str, lines: list[str]) -> str:
+    """The value after the best-matching label among `lines` (the next line when the label's own line has
+    none), or "" when no label shares a word with the question."""
+    wanted = words(question)
+    best, best_score = "", 0.0
+    for i, line in enumerate(lines):
+        match = LABEL.match(line.strip())
+        if not match:
+            continue
+        score = label_score(wanted, words(match.group("label")))
+        value = match.group("value").strip() or (lines[i + 1].strip() if i + 1 < len(lines) else "")
+        if score > best_score and value:
+            best, best_score = value, score
+    return best
+
+
+def page_lines(path: Path, page: int = 0) -> list[str]:
+    from jocr.documents.pages import open_source
+
+    with open_source(str(path)) as source:
+        layer = source.text_layer(page)
+    return [line.text for line in layer.lines] if layer is not None and layer.usable else []
+
+
+def load_set(root: Path, variant: str) -> list[dict]:
+    """Documents of a set: {file, fields or None, questions: [{question, answers, kind}]}."""
+    docqa = sorted(root.glob("docqa_*.jsonl"))
+    if docqa:
+        docs = []
+        for path in docqa:
+            for line in path.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                docs.append(
+                    {
+                        "file": root / record["files"][variant],
+                        "fields": record["fields"],
+                        "questions": record["questions"],
+                        "lang": record["lang"],
+                    }
+                )
+        return docs
+    if variant != "pdf":
+        raise SystemExit(f"{root} has PDF pages only (variant pdf)")
+    by_file: dict[str, dict] = {}
+    for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        doc = by_file.setdefault(q["file"], {"file": root / q["file"], "fields": None, "questions": []})
+        doc["lang"] = q.get("lang", "")
+        doc["questions"].append({"question": q["question"], "answers": q["answers"], "kind": "extractive"})
+    return list(by_file.values())
+
+
+def run_keyword(docs: list[dict]) -> tuple[list[list[str]], list[dict | None]]:
+    answers, fields = [], []
+    for doc in docs:
+        lines = page_lines(doc["file"])
+        answers.append([keyword_answer(q["question"], lines) for q in doc["questions"]])
+        names = doc["fields"] or {}
+        fields.append(
+            {n: keyword_answer(n.replace("_", " "), lines) or None for n in names} if names else None
+        )
+    return answers, fields
+
+
+def run_model(
+    docs: list[dict], model_dir: str, max_tokens: int, fields_tokens: int
+) -> tuple[list[list[str]], list[dict | None]]:
+    """Each document's questions asked together (`jocr.ask` with a list), then its fields extracted."""
+    import jocr
+    from jocr.pipeline import load_model
+
+    model = load_model(model_dir)
+    answers, fields = [], []
+    for i, doc in enumerate(docs, 1):
+        questions = [q["question"] for q in doc["questions"]]
+        answers.append(
+            [a.answer for a in jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens)]
+        )
+        names = list(doc["fields"] or {})
+        values = (
+            jocr.extract(doc["file"], names, model=model, max_tokens=fields_tokens).values if names else None
+        )
+        fields.append(values)
+        print(f"{i}/{len(docs)} {doc['file'].name}", file=sys.stderr, flush=True)
+    return answers, fields
+
+
+def scores(docs: list[dict], answers: list[list[str]], fields: list[dict | None]) -> dict:
+    rows = [
+        (q, a, doc["lang"])
+        for doc, doc_answers in zip(docs, answers)
+        for q, a in zip(doc["questions"], doc_answers)
+    ]
+
+    def summary(selected) -> dict:
+        n = len(selected)
+        return {
+            "questions": n,
+            "anls": round(sum(anls_one(a, q["answers"]) for q, a, _ in selected) / n, 4) if n else None,
+            "exact_match": round(sum(exact_match(a, q["answers"]) for q, a, _ in selected) / n, 4)
+            if n
+            else None,
+        }
+
+    out = {"all": summary(rows)}
+    for kind in sorted({q.get("kind", "extractive") for q, _, _ in rows}):
+        out[kind] = summary([r for r in rows if r[0].get("kind", "extractive") == kind])
+    for lang in sorted({lang for _, _, lang in rows if lang}):
+        out[lang] = summary([r for r in rows if r[2] == lang])
+    pairs = [(p, doc["fields"]) for p, doc in zip(fields, docs) if p is not None]
+    if pairs:
+        f = field_scores([p for p, _ in pairs], [t for _, t in pairs])
+        out["fields"] = {
+            "documents": len(pairs),
+            "precision": round(f.precision, 4),
+            "recall": round(f.recall, 4),
+            "f1": round(f.f1, 4),
+        }
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--set", default=str(ROOT / "data" / "frozen-test" / "docqa"), help="question set folder"
+    )
+    parser.add_argument("--variant", choices=("pdf", "scan", "photo"), default="pdf")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--baseline", choices=("keyword",))
+    which.add_argument("--model", help="a model directory, asked through jocr.ask / jocr.extract")
+    parser.add_argument("--max-tokens", type=int, default=32, help="answer tokens per question (model)")
+    parser.add_argument("--fields-tokens", type=int, default=128, help="tokens per extraction answer (model)")
+    parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
+    args = parser.parse_args()
+    docs = load_set(Path(args.set), args.variant)
+    t0 = time.perf_counter()
+    if args.baseline:
+        if args.variant != "pdf":
+            raise SystemExit(
+                "the keyword baseline reads text-layer lines: variant pdf only (no OCR line source)"
+            )
+        answers, fields = run_keyword(docs)
+    else:
+        answers, fields = run_model(docs, args.model, args.max_tokens, args.fields_tokens)
+    result = {
+        "set": args.set,
+        "variant": args.variant,
+        "answerer": args.model or f"baseline:{args.baseline}",
+        "seconds": round(time.perf_counter() - t0, 1),
+        "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
+        **scores(docs, answers, fields),
+    }
+    if args.predictions:
+        with open(args.predictions, "w", encoding="utf-8") as fh:
+            for doc, doc_answers in zip(docs, answers):
+                for q, a in zip(doc["questions"], doc_answers):
+                    row = {
+                        "file": str(doc["file"]),
+                        "question": q["question"],
+                        "answers": q["answers"],
+                        "prediction": a,
+                    }
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(json.dumps(result, ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

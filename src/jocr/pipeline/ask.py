@@ -1,0 +1,528 @@
+"""Asking a page: a question (`ask`) or a field schema (`extract`) + a document -> the model's answer.
+
+    import jocr
+    answer = jocr.ask("invoice.pdf", "What is the total amount?")
+    print(answer.answer, answer.page, answer.box)
+    fields = jocr.extract("invoice.pdf", ["invoice_number", "total"])
+    print(fields.values)
+
+One request path (docs/asking.md): the question text, as the published DeepSeek-OCR checkpoints take a
+free-form prompt (`"<image>\\n" + text`, the plain template), goes through `PageRequestBuilder.prompt_ids`
+with the page's anchor (`jocr.lines.anchor.page_anchor`, the rule `jocr.parse` applies: a model that reads
+anchors gets the page's text layer after the question). The engine decodes greedily with its repetition
+guard; an answer written as run references (`@i`) is resolved against the window's anchor, as page text
+is. Where the answer is a span of one of the page's text-layer lines (exactly, or closely), that line's
+box is reported. The answer always comes from the model: nothing here answers a question by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jocr.checks.qa import normalise_answer, normalise_value
+from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
+from jocr.layout.request import PageRequestBuilder
+from jocr.lines.anchor import page_anchor_or_note
+from jocr.lines.references import resolve_references
+from jocr.pipeline.model import DEFAULT_BATCH_SIZE, LoadedModel, load_model
+
+MAX_QUESTION_BYTES = 4096  # a question, a field description, or a whole extraction prompt (UTF-8)
+MAX_FIELDS = 200
+FIELD_TYPES = ("string", "number", "integer", "boolean")
+# The extraction prompt: the fields as a JSON object of name -> type (and description), one request per
+# page window; the model answers with a JSON object of name -> value (docs/asking.md, "Training data").
+EXTRACT_PROMPT = "Extract these fields from the document as a JSON object (null where absent): "
+FUZZY_SPAN = 90.0  # rapidfuzz partial_ratio (0-100) from which an answer counts as a span of a line
+
+
+class AskError(ValueError):
+    """A question or schema that cannot be asked: the message is one line."""
+
+
+@dataclass
+class AskConfig:
+    """Decoding and page settings of `ask` / `extract` (as `jocr parse` takes them)."""
+
+    max_tokens: int = 128  # output tokens per request (an answer, or a page's JSON object of fields)
+    spec: str | int = "auto"
+    batch_size: int = DEFAULT_BATCH_SIZE
+    anchor: str = "auto"
+    dpi: float | None = None
+    password: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise AskError(f"max_tokens must be >= 1, not {self.max_tokens}")
+        if self.batch_size < 1:
+            raise AskError(f"batch_size must be >= 1, not {self.batch_size}")
+
+
+# Questions and schemas -------------------------------------------------------------------------------
+def check_question(question: Any) -> str:
+    """The question stripped; AskError for a non-string, an empty one or one over MAX_QUESTION_BYTES."""
+    if not isinstance(question, str):
+        raise AskError(f"the question must be text, not {type(question).__name__}")
+    text = question.strip()
+    if not text:
+        raise AskError("the question is empty")
+    size = len(text.encode("utf-8"))
+    if size > MAX_QUESTION_BYTES:
+        raise AskError(f"the question is {size:,} bytes; at most {MAX_QUESTION_BYTES:,}")
+    return text
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field to extract: its name, JSON type and optional description."""
+
+    name: str
+    type: str = "string"
+    description: str = ""
+
+
+def parse_schema(schema: Any) -> list[FieldSpec]:
+    """Fields from a JSON Schema subset (an object whose `properties` are of type string, number, integer
+    or boolean, each with an optional `description`), a mapping name -> description, or a list of names.
+    AskError (one line) for anything else: `$ref` anywhere (no references, so no recursion), nested
+    objects or arrays, more than MAX_FIELDS fields, a name that is not a non-empty string, duplicate
+    names, a description or whole prompt over MAX_QUESTION_BYTES."""
+    if isinstance(schema, str | bytes):
+        raise AskError("the schema must be a JSON object or a list of field names, not a string")
+    if isinstance(schema, Mapping) and ("properties" in schema or "type" in schema or "$ref" in schema):
+        fields = _schema_fields(schema)
+    elif isinstance(schema, Mapping):
+        fields = [_field(name, {"description": d} if isinstance(d, str) else d) for name, d in schema.items()]
+    elif isinstance(schema, Sequence):
+        fields = [_field(name, {}) for name in schema]
+    else:
+        raise AskError(
+            f"the schema must be a JSON object or a list of field names, not {type(schema).__name__}"
+        )
+    if not fields:
+        raise AskError("the schema names no fields")
+    if len(fields) > MAX_FIELDS:
+        raise AskError(f"the schema has {len(fields)} fields; at most {MAX_FIELDS}")
+    names = [f.name for f in fields]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate is not None:
+        raise AskError(f"field {duplicate!r} is named twice")
+    check_question(extract_prompt(fields))
+    return fields
+
+
+def _schema_fields(schema: Mapping) -> list[FieldSpec]:
+    if _has_ref(schema):
+        raise AskError("$ref is not supported (the schema must be one flat object, without references)")
+    if schema.get("type", "object") != "object":
+        raise AskError(f"the schema's type must be object, not {schema.get('type')!r}")
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        raise AskError("the schema needs 'properties': an object of field name -> {type, description}")
+    if len(properties) > MAX_FIELDS:
+        raise AskError(f"the schema has {len(properties)} fields; at most {MAX_FIELDS}")
+    return [_field(name, spec) for name, spec in properties.items()]
+
+
+def _has_ref(node: Any, depth: int = 0) -> bool:
+    if depth > 32:  # deeper than any flat schema: treat as the recursion it likely is
+        return True
+    if isinstance(node, Mapping):
+        return "$ref" in node or any(_has_ref(v, depth + 1) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_ref(v, depth + 1) for v in node)
+    return False
+
+
+def _field(name: Any, spec: Any) -> FieldSpec:
+    if not isinstance(name, str) or not name.strip():
+        raise AskError(f"field names must be non-empty strings, not {name!r}"[:200])
+    if len(name.encode("utf-8")) > MAX_QUESTION_BYTES:
+        raise AskError(f"a field name is over {MAX_QUESTION_BYTES:,} bytes")
+    if not isinstance(spec, Mapping):
+        raise AskError(f"field {name!r}: its schema must be an object with a type")
+    kind = spec.get("type", "string")
+    if kind not in FIELD_TYPES:
+        raise AskError(f"field {name!r}: type {kind!r} is not supported (use {', '.join(FIELD_TYPES)})")
+    description = spec.get("description", "")
+    if not isinstance(description, str):
+        raise AskError(f"field {name!r}: description must be text")
+    if len(description.encode("utf-8")) > MAX_QUESTION_BYTES:
+        raise AskError(f"field {name!r}: description is over {MAX_QUESTION_BYTES:,} bytes")
+    return FieldSpec(name.strip(), kind, " ".join(description.split()))
+
+
+def extract_prompt(fields: Sequence[FieldSpec]) -> str:
+    """The extraction question: EXTRACT_PROMPT then the fields as compact JSON (name -> "type" or
+    "type: description"), the same text in training (`jocr.train.docqa_data`) and at inference."""
+    spec = {f.name: f"{f.type}: {f.description}" if f.description else f.type for f in fields}
+    return EXTRACT_PROMPT + json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
+
+
+def read_fields_answer(text: str, fields: Sequence[FieldSpec], anchor: str | None = None) -> dict[str, Any]:
+    """The model's JSON object -> field name -> value (typed per field; None where absent, unreadable or
+    not of the field's type). A string value written as run references is resolved against `anchor`
+    after the JSON is read (a run's text may hold quotes). Text that holds no JSON object gives every
+    field None."""
+    start, end = text.find("{"), text.rfind("}")
+    try:
+        data = json.loads(text[start : end + 1]) if 0 <= start < end else {}
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    values = {}
+    for f in fields:
+        value = data.get(f.name)
+        if anchor and isinstance(value, str):
+            value = resolve_references(value, anchor)
+        values[f.name] = typed_value(value, f.type)
+    return values
+
+
+def typed_value(value: Any, kind: str) -> Any:
+    """A value as its field's JSON type: numbers through `jocr.checks.qa.normalise_value` (currency signs
+    and separators dropped), booleans from true/false/yes/no; None when it does not read as that type."""
+    if value is None or isinstance(value, dict | list):
+        return None
+    if kind == "string":
+        text = str(value).strip()
+        return text or None
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        word = normalise_answer(str(value))
+        return True if word in ("true", "yes", "是") else False if word in ("false", "no", "否") else None
+    plain = normalise_value(value)
+    try:
+        number = float(plain) if plain is not None else None
+    except ValueError:
+        return None
+    if number is None or kind == "number":
+        return number
+    return int(number) if number.is_integer() else None
+
+
+def question_ids(
+    builder: PageRequestBuilder, image_tokens: int, question: str, anchor: str | None
+) -> list[int]:
+    """A question's prompt ids for one page: the question is the prompt text, verbatim, as the published
+    DeepSeek-OCR checkpoints take free-form prompts (`"<image>\\n" + text` in the plain template: BOS,
+    the image placeholders, "\\n" + question), followed by the anchor window for a model that reads
+    anchors (`Tokenizer.build_prompt`)."""
+    return builder.prompt_ids([image_tokens], text=check_question(question), anchor=anchor)
+
+
+# Answers on the page ---------------------------------------------------------------------------------
+def answer_span(answer: str, lines: Sequence[Any]) -> int | None:
+    """The index of the text-layer line (`TextLine`) the answer is a span of: the first line holding it
+    exactly (after `normalise_answer`), else the line that holds it best by rapidfuzz's partial ratio if
+    that reaches FUZZY_SPAN; None when no line does (or the answer is empty)."""
+    wanted = normalise_answer(answer)
+    if not wanted or not lines:
+        return None
+    texts = [normalise_answer(line.text) for line in lines]
+    for i, text in enumerate(texts):
+        if wanted in text:
+            return i
+    from rapidfuzz import fuzz
+
+    scores = [fuzz.partial_ratio(wanted, text) if text else 0.0 for text in texts]
+    best = max(range(len(scores)), key=scores.__getitem__)
+    return best if scores[best] >= FUZZY_SPAN else None
+
+
+def _pixel_box(line, layer, size: tuple[int, int]) -> list[int]:
+    """A text-layer line's box (points) in pixels of the page image as rendered."""
+    sx, sy = size[0] / layer.width, size[1] / layer.height
+    x0, y0, x1, y1 = line.box
+    return [round(x0 * sx), round(y0 * sy), round(x1 * sx), round(y1 * sy)]
+
+
+# Results --------------------------------------------------------------------------------------------
+@dataclass
+class PageAnswer:
+    """One page's answer: `text` (run references resolved), `raw` as the model wrote it, `box` (pixels of
+    the page as rendered, [x0, y0, x1, y1]) where the answer is a span of a text-layer line."""
+
+    page: int
+    text: str = ""
+    raw: str = ""
+    box: list[int] | None = None
+    anchored: bool = False
+    finish_reason: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "page": self.page,
+            "answer": self.text,
+            "box": self.box,
+            "anchored": self.anchored,
+            "finish_reason": self.finish_reason,
+            "error": self.error,
+        }
+
+
+@dataclass
+class Answer:
+    """`ask`'s result: the chosen page's answer (`answer`, `page`, `box`) and every page's (`pages`). The
+    chosen page is the first whose answer is a span of its lines, else the first with a non-empty answer."""
+
+    question: str
+    source: str
+    answer: str = ""
+    page: int | None = None
+    box: list[int] | None = None
+    pages: list[PageAnswer] = field(default_factory=list)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "question": self.question,
+            "page": self.page,
+            "answer": self.answer,
+            "box": self.box,
+            "pages": [p.to_dict() for p in self.pages],
+            "error": self.error,
+        }
+
+
+@dataclass
+class Extraction:
+    """`extract`'s result for one document: field -> value (None where absent), and per field the page
+    and box of the value where known (`where`)."""
+
+    source: str
+    values: dict[str, Any] = field(default_factory=dict)
+    where: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_dict(self, detail: bool = False) -> dict[str, Any]:
+        if not detail:
+            return dict(self.values)
+        fields = {
+            n: {"value": v, **self.where.get(n, {"page": None, "box": None})} for n, v in self.values.items()
+        }
+        return {"source": self.source, "fields": fields, "error": self.error}
+
+
+# Running -------------------------------------------------------------------------------------------
+@dataclass
+class _PageRequests:
+    page: int
+    size: tuple[int, int]
+    anchors: list[str | None]
+    layer: Any = None  # the page's TextLayer when it was read
+    results: list[Any] = field(default_factory=list)
+    error: str | None = None
+    question: int = 0  # index of the question asked, for several questions on the same pages
+
+
+def _model(model: LoadedModel | str | os.PathLike | None, device: str) -> LoadedModel:
+    return model if isinstance(model, LoadedModel) else load_model(model, device=device)
+
+
+def _read_pages(
+    item, loaded: LoadedModel, questions: Sequence[str], pages, cfg: AskConfig
+) -> tuple[str, list[_PageRequests]]:
+    """Render the selected pages once, build one request per question and anchor window
+    (`question_ids`), run them all together and keep the results: one entry per (page, question)."""
+    from jocr.engine import GenerationRequest
+
+    options = LoadOptions(password=cfg.password)
+    if cfg.dpi is not None:
+        options.dpi = float(cfg.dpi)
+    name = item if isinstance(item, str | os.PathLike) else None
+    builder = PageRequestBuilder(loaded.tokenizer, loaded.vision)
+    config = loaded.anchor_config
+    out: list[_PageRequests] = []
+    requests: list[tuple[_PageRequests, Any]] = []
+    with open_source(item, options, name=str(name) if name else None) as source:
+        label = source.name
+        for index in select_pages(pages, source.num_pages, label):
+            image = source.render(index)
+            decision = page_anchor_or_note(
+                source, index, cfg.anchor, config.version, loaded.tokenizer, config.max_tokens
+            )
+            layer = _text_layer(source, index)
+            entries = [
+                _PageRequests(index + 1, image.size, decision.request_anchors, layer, question=q)
+                for q in range(len(questions))
+            ]
+            out.extend(entries)
+            try:
+                views, n = builder.views(image)
+            except Exception as exc:  # e.g. a degenerate page size: this page fails, the others are asked
+                for entry in entries:
+                    entry.error = f"{label}: page {entry.page}: cannot prepare the page ({one_line(exc)})"
+                continue
+            for entry in entries:
+                for anchor in entry.anchors:
+                    ids = question_ids(builder, n, questions[entry.question], anchor)
+                    request = GenerationRequest(prompt_ids=ids, images=[views], max_tokens=cfg.max_tokens)
+                    requests.append((entry, request))
+    _generate(loaded, requests, cfg)
+    return label, out
+
+
+def _text_layer(source, index: int):
+    """The page's text layer for locating answers (None for images, or when it cannot be read)."""
+    try:
+        layer = source.text_layer(index)
+    except Exception:  # boxes are a convenience: a layer that cannot be read never fails the question
+        return None
+    return layer if layer is not None and layer.usable else None
+
+
+def _generate(loaded: LoadedModel, requests: list[tuple[_PageRequests, Any]], cfg: AskConfig) -> None:
+    """Runs the requests on the model that reads each (a bundle's anchored member for anchored prompts,
+    as `jocr.pipeline.bundle` routes them); a request the engine refuses fails its page only."""
+    groups: dict[int, tuple[LoadedModel, list[tuple[_PageRequests, Any]]]] = {}
+    for entry, request in requests:
+        reader = (
+            loaded.anchored
+            if loaded.anchored and loaded.tokenizer.is_anchored(request.prompt_ids)
+            else loaded
+        )
+        engine = reader.engine(cfg.spec, cfg.batch_size)
+        try:
+            engine.check(request)
+        except ValueError as exc:
+            entry.error = f"page {entry.page}: {one_line(exc)}"
+            continue
+        groups.setdefault(id(reader), (reader, []))[1].append((entry, request))
+    for reader, items in groups.values():
+        results = reader.engine(cfg.spec, cfg.batch_size).generate([r for _, r in items])
+        for (entry, _), result in zip(items, results):
+            entry.results.append(result)
+            if result.finish_reason == "error":
+                reason = one_line(result.error) if result.error is not None else "unknown error"
+                entry.error = f"page {entry.page}: generation failed ({reason})"
+
+
+def _window_answers(loaded: LoadedModel, entry: _PageRequests) -> list[tuple[str, str, str]]:
+    """(answer text, raw text, finish reason) per window of a page, run references resolved."""
+    out = []
+    for anchor, result in zip(entry.anchors, entry.results):
+        raw = loaded.tokenizer.decode(result.token_ids)
+        out.append((answer_text(raw, anchor), raw, result.finish_reason))
+    return out
+
+
+def answer_text(raw: str, anchor: str | None) -> str:
+    """A model's answer as the user reads it: run references resolved against the window's anchor (as
+    page text is), surrounding whitespace dropped. The inverse of the training targets'
+    form (`jocr.train.docqa_data`)."""
+    return (resolve_references(raw, anchor) if anchor else raw).strip()
+
+
+def _window_raws(loaded: LoadedModel, entry: _PageRequests) -> list[tuple[str, str | None]]:
+    """(raw text, its window's anchor) per window of a page."""
+    return [(loaded.tokenizer.decode(r.token_ids), a) for a, r in zip(entry.anchors, entry.results)]
+
+
+def _where(answer: str, entry: _PageRequests) -> list[int] | None:
+    layer = entry.layer
+    if layer is None or not getattr(layer, "lines", None) or layer.width <= 0 or layer.height <= 0:
+        return None
+    index = answer_span(answer, layer.lines)
+    return None if index is None else _pixel_box(layer.lines[index], layer, entry.size)
+
+
+def ask(
+    file: Any,
+    question: str | Sequence[str],
+    pages: str | Sequence[int] | None = None,
+    model: LoadedModel | str | os.PathLike | None = None,
+    device: str = "cpu",
+    config: AskConfig | None = None,
+    **settings: Any,
+) -> Answer | list[Answer]:
+    """Ask one document (a path, URL, bytes or PIL image) a question (-> Answer), or several questions
+    (a list -> a list of Answers; the pages are rendered once and all requests decoded together). Each
+    selected page is asked (one request per anchor window) and the answer is chosen as `Answer` says.
+    `settings` are `AskConfig`'s (max_tokens, spec, batch_size, anchor, dpi, password). AskError for a
+    bad question, DocumentError for an input that cannot be opened or a page selection out of range."""
+    single = isinstance(question, str)
+    texts = [check_question(q) for q in ([question] if single else list(question))]
+    if not texts:
+        raise AskError("no question to ask")
+    cfg = config or AskConfig(**settings)
+    loaded = _model(model, device)
+    source, entries = _read_pages(file, loaded, texts, pages, cfg)
+    answers = [
+        _answer(loaded, text, source, [e for e in entries if e.question == q]) for q, text in enumerate(texts)
+    ]
+    return answers[0] if single else answers
+
+
+def _answer(loaded: LoadedModel, question: str, source: str, entries: list[_PageRequests]) -> Answer:
+    result = Answer(question=question, source=source)
+    for entry in entries:
+        page = PageAnswer(page=entry.page, anchored=entry.anchors != [None], error=entry.error)
+        if entry.error is None:
+            windows = _window_answers(loaded, entry)
+            # a page read in several windows: the first window whose answer is on the page, else the first
+            chosen = next((w for w in windows if w[0] and _where(w[0], entry)), windows[0])
+            page.text, page.raw, page.finish_reason = chosen
+            page.box = _where(page.text, entry)
+        result.pages.append(page)
+    answered = [p for p in result.pages if p.error is None]
+    best = next((p for p in answered if p.box is not None), None) or next(
+        (p for p in answered if p.text), None
+    )
+    if best is not None:
+        result.answer, result.page, result.box = best.text, best.page, best.box
+    elif not answered and result.pages:
+        result.error = result.pages[0].error
+    return result
+
+
+def extract(
+    files: Any,
+    schema: Any,
+    pages: str | Sequence[int] | None = None,
+    model: LoadedModel | str | os.PathLike | None = None,
+    device: str = "cpu",
+    config: AskConfig | None = None,
+    raise_errors: bool = True,
+    **settings: Any,
+) -> Extraction | list[Extraction]:
+    """Extract fields (`parse_schema`: a JSON Schema subset, a mapping name -> description, or a list of
+    names) from a document or a list of them (-> a list). Each page window is asked for all fields at
+    once (`extract_prompt`); a field takes the first page's value that is not None. With raise_errors,
+    a document that cannot be read raises DocumentError; otherwise its Extraction carries `.error`."""
+    fields = parse_schema(schema)
+    question = extract_prompt(fields)
+    cfg = config or AskConfig(**{"max_tokens": 512, **settings})
+    loaded = _model(model, device)
+    single = not isinstance(files, list | tuple)
+    out = []
+    for item in [files] if single else list(files):
+        extraction = Extraction(source=str(item) if isinstance(item, str | os.PathLike) else "<input>")
+        extraction.values = {f.name: None for f in fields}
+        try:
+            extraction.source, entries = _read_pages(item, loaded, [question], pages, cfg)
+        except DocumentError as exc:
+            if raise_errors:
+                raise
+            extraction.error = str(exc)
+            out.append(extraction)
+            continue
+        for entry in entries:
+            if entry.error is not None:
+                extraction.error = extraction.error or entry.error
+                continue
+            for raw, anchor in _window_raws(loaded, entry):
+                for name, value in read_fields_answer(raw, fields, anchor).items():
+                    if value is None or extraction.values[name] is not None:
+                        continue
+                    extraction.values[name] = value
+                    extraction.where[name] = {"page": entry.page, "box": _where(str(value), entry)}
+        out.append(extraction)
+    return out[0] if single else out

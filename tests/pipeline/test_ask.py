@@ -1,0 +1,258 @@
+"""Asking a page: the question's prompt ids (the DeepSeek-OCR free-form prompt form, the anchor as parse
+builds it), `jocr ask` / `jocr extract` end to end with tiny random checkpoints (garbage answers, real
+pipeline), run references and boxes with a scripted engine, and the schema checks' one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+from layer_fixtures import PROSE, plain_pdf
+from pdf_fixtures import image_bytes, text_pdf
+from tokenizers import AddedToken, models, pre_tokenizers
+from tokenizers import Tokenizer as HFTokenizer
+
+from jocr.cli import main
+from jocr.config import OCRConfig
+from jocr.engine.requests import GenerationResult
+from jocr.engine.stats import RequestStats
+from jocr.layout.request import PageRequestBuilder
+from jocr.lines.anchor import ANCHOR_VERSION
+from jocr.model import OCRModel
+from jocr.pipeline import AskError, ask, extract, load_model
+from jocr.pipeline.ask import (
+    MAX_FIELDS,
+    FieldSpec,
+    answer_span,
+    extract_prompt,
+    parse_schema,
+    question_ids,
+    read_fields_answer,
+)
+from jocr.pipeline.model import ANCHORED_MEMBER
+from jocr.tokenizer import ANCHOR_CLOSE, ANCHOR_OPEN, SPECIAL_TOKENS, Tokenizer
+
+QUESTION = "What is the total amount?"
+
+
+def published_layout_tokenizer() -> Tokenizer:
+    """A tokenizer laid out like the published DeepSeek-OCR one: bytes first, the specials after them."""
+    vocab = {ch: i for i, ch in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    hf = HFTokenizer(models.BPE(vocab=vocab, merges=[]))
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.add_special_tokens([AddedToken(t, special=True) for t in reversed(SPECIAL_TOKENS)])
+    return Tokenizer(hf)
+
+
+def test_question_prompt_is_the_free_form_template():
+    """DeepSeek-OCR documents free-form prompts as "<image>\\n" + text (plain template, BOS added): the
+    question's ids are exactly that conversation's, split at <image>, with the published layout's ids."""
+    tok = published_layout_tokenizer()
+    assert tok.bos_id > 255 and tok.image_id > 255
+    builder = PageRequestBuilder(tok, OCRConfig.preset("tiny").vision)
+    conversation = "<image>\n" + QUESTION
+    before, after = conversation.split("<image>")
+    reference = [tok.bos_id] + tok.encode(before) + [tok.image_id] * 7 + tok.encode(after)
+    assert question_ids(builder, 7, "  " + QUESTION + "\n", None) == reference
+    # an anchored model gets the anchor after the question, as parse gives it after the OCR prompt
+    anchored = question_ids(builder, 7, QUESTION, "page 612x792\n@1 72,60 Total: $5.00")
+    assert anchored == reference + tok.encode(
+        ANCHOR_OPEN + "page 612x792\n@1 72,60 Total: $5.00" + ANCHOR_CLOSE
+    )
+    with pytest.raises(AskError, match="empty"):
+        question_ids(builder, 7, " \n", None)
+
+
+def save_model(directory, seed: int, anchor_version: int):
+    config = OCRConfig.preset("tiny")
+    config.anchor.version = anchor_version
+    torch.manual_seed(seed)
+    OCRModel(config).init_weights(seed=seed).save_pretrained(directory)
+    Tokenizer.byte_level().save(directory / "tokenizer.json")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def bundle_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ask-bundle")
+    image = save_model(root / "image", seed=1, anchor_version=0)
+    shutil.copytree(image, root / "bundle")
+    save_model(root / "bundle" / ANCHORED_MEMBER, seed=2, anchor_version=ANCHOR_VERSION)
+    return root / "bundle"
+
+
+class ScriptedEngine:
+    """Answers every request with fixed text, recording the prompts it was given."""
+
+    def __init__(self, tokenizer: Tokenizer, answer: str):
+        self.tokenizer, self.answer, self.prompts = tokenizer, answer, []
+
+    def check(self, request) -> None:
+        pass
+
+    def generate(self, requests):
+        self.prompts += [self.tokenizer.decode(r.prompt_ids) for r in requests]
+        ids = self.tokenizer.encode(self.answer) + [self.tokenizer.eos_id]
+        return [GenerationResult(token_ids=ids, finish_reason="stop", stats=RequestStats()) for _ in requests]
+
+
+def scripted(directory, answer: str):
+    loaded = load_model(directory, cache=False)
+    engine = ScriptedEngine(loaded.tokenizer, answer)
+    for member in (loaded, loaded.anchored):
+        if member is not None:
+            member.engine = lambda spec="auto", batch_size=8, engine=engine: engine
+    return loaded, engine
+
+
+def test_an_anchored_answer_in_run_references_is_resolved_and_located(bundle_dir):
+    loaded, engine = scripted(bundle_dir, "@2")
+    answer = ask(plain_pdf(), QUESTION, model=loaded)
+    assert answer.answer == PROSE[1] and answer.page == 1
+    assert len(engine.prompts) == 1 and engine.prompts[0].startswith("\n" + QUESTION + ANCHOR_OPEN + "page ")
+    x0, y0, x1, y1 = answer.box
+    assert 0 <= x0 < x1 and 0 <= y0 < y1 and answer.pages[0].anchored
+    # --anchor off: the image alone, the question alone; the answer still located in the text layer
+    loaded, engine = scripted(bundle_dir, "jumps over the lazy")
+    answer = ask(plain_pdf(), QUESTION, model=loaded, anchor="off")
+    assert engine.prompts == ["\n" + QUESTION] and answer.box is not None and not answer.pages[0].anchored
+    # several questions: one Answer each, all asked in one engine call
+    loaded, engine = scripted(bundle_dir, "@3")
+    answers = ask(plain_pdf(), [QUESTION, "Which line comes last?"], model=loaded)
+    assert [a.answer for a in answers] == [PROSE[2]] * 2 and [a.question for a in answers][1].startswith(
+        "Which"
+    )
+    assert len(engine.prompts) == 2 and "Which line comes last?" + ANCHOR_OPEN in engine.prompts[1]
+    with pytest.raises(AskError, match="no question"):
+        ask(plain_pdf(), [], model=loaded)
+    # an answer that is no span of the page has no box
+    loaded, _ = scripted(bundle_dir, "Zebra 42")
+    answer = ask(plain_pdf(), QUESTION, model=loaded)
+    assert answer.answer == "Zebra 42" and answer.box is None and answer.page == 1
+
+
+def test_answer_span_exact_then_fuzzy():
+    class Line:
+        def __init__(self, text):
+            self.text = text
+
+    lines = [Line("Invoice number: INV-2031"), Line("Total due: $1,234.50")]
+    assert answer_span("inv-2031", lines) == 0
+    assert answer_span("total due: $1,234.5O", lines) == 1  # one misread character: still that line
+    assert answer_span("nothing like it", lines) is None and answer_span("", lines) is None
+
+
+def test_extraction_answer_reads_json_types_and_references():
+    fields = parse_schema(
+        {
+            "type": "object",
+            "properties": {
+                "number": {"type": "string", "description": "the invoice number"},
+                "total": {"type": "number"},
+                "items": {"type": "integer"},
+                "paid": {"type": "boolean"},
+                "missing": {"type": "string"},
+            },
+        }
+    )
+    text = 'x {"number": "@1", "total": "$1,234.50", "items": "3", "paid": "yes", "other": 1} y'
+    anchor = 'page 612x792\n@1 10,10 INV-"7"'
+    values = read_fields_answer(text, fields, anchor)
+    assert values == {"number": 'INV-"7"', "total": 1234.5, "items": 3, "paid": True, "missing": None}
+    assert read_fields_answer("no json here", fields) == dict.fromkeys(values)
+    prompt = extract_prompt([FieldSpec("total", "number", "amount due")])
+    assert prompt.startswith("Extract these fields") and prompt.endswith(': {"total":"number: amount due"}')
+
+
+def test_extract_with_a_scripted_model_gives_values_and_where(bundle_dir):
+    loaded, _ = scripted(bundle_dir, '{"first": "@1", "count": "12"}')
+    result = extract(plain_pdf(), {"first": "the first line", "count": "how many"}, model=loaded)
+    assert result.values == {"first": PROSE[0], "count": "12"}
+    detail = result.to_dict(detail=True)["fields"]
+    assert detail["first"]["page"] == 1 and detail["first"]["box"] is not None
+    assert detail["count"]["box"] is None  # "12" is printed nowhere on the page
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"type": "object", "properties": {"a": {"$ref": "#"}}}, "$ref is not supported"),
+        (
+            {"type": "object", "properties": {f"f{i}": {"type": "string"} for i in range(MAX_FIELDS + 1)}},
+            "at most 200",
+        ),
+        ([1, 2], "non-empty strings"),
+        ({"type": "object", "properties": {"a": {"type": "object"}}}, "not supported"),
+        ({"type": "array"}, "must be object"),
+        ({"a": {"description": "x" * 5000}}, "over 4,096 bytes"),
+        ([], "no fields"),
+        (["a", "a"], "named twice"),
+    ],
+)
+def test_schema_errors_are_one_line(schema, message):
+    with pytest.raises(AskError, match=message.replace("$", r"\$")) as info:
+        parse_schema(schema)
+    assert "\n" not in str(info.value)
+
+
+def cli(capsys, args):
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_jocr_ask_and_extract_with_a_tiny_random_model(tmp_path, model_dir, bundle_dir, capsys):
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(text_pdf(["one", "two", "three"]))
+    base = ["--model", str(model_dir), "--max-tokens", "4"]
+    code, out, err = cli(capsys, ["ask", str(pdf), QUESTION, "--pages", "2", *base])
+    assert code == 0, err
+    assert out.endswith("\n") and out.count("\n") >= 1
+    code, out, err = cli(capsys, ["ask", str(pdf), QUESTION, "--pages", "2", "--format", "json", *base])
+    data = json.loads(out)
+    assert code == 0 and data["page"] in (2, None) and [p["page"] for p in data["pages"]] == [2]
+    assert set(data) >= {"page", "answer", "box"}
+    # the bundle: the anchored member reads the PDF page's text layer after the question
+    code, out, err = cli(
+        capsys,
+        ["ask", str(pdf), QUESTION, "--format", "json", "--model", str(bundle_dir), "--max-tokens", "4"],
+    )
+    assert code == 0 and all(p["anchored"] for p in json.loads(out)["pages"])
+    png = tmp_path / "scan.png"
+    png.write_bytes(image_bytes("png", (300, 400)))
+    code, out, err = cli(capsys, ["extract", str(pdf), str(png), "--fields", "total,date", *base])
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(rows) == 2 and all(set(r) == {"total", "date"} for r in rows)
+    schema = tmp_path / "fields.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"total": {"type": "number"}}}))
+    code, out, err = cli(capsys, ["extract", str(pdf), "--schema", str(schema), "--format", "json", *base])
+    row = json.loads(out)
+    assert code == 0 and set(row["fields"]["total"]) == {"value", "page", "box"}
+
+
+def test_cli_bad_questions_and_schemas_are_one_line_errors(tmp_path, model_dir, capsys):
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(text_pdf(["one"]))
+    deep = tmp_path / "deep.json"
+    deep.write_text(
+        json.dumps({"type": "object", "properties": {"a": {"type": "string", "items": {"$ref": "#"}}}})
+    )
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps({"type": "object", "properties": {f"f{i}": {} for i in range(201)}}))
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    cases = [
+        (["ask", str(pdf), "  "], "the question is empty"),
+        (["ask", str(pdf), "x" * 5000], "at most 4,096"),
+        (["ask", str(tmp_path / "nope.pdf"), QUESTION], "no such file"),
+        (["ask", str(pdf), QUESTION, "--pages", "9"], "out of range"),
+        (["extract", str(pdf), "--schema", str(deep)], "$ref is not supported"),
+        (["extract", str(pdf), "--schema", str(many)], "at most 200"),
+        (["extract", str(pdf), "--schema", str(broken)], "is not JSON"),
+        (["extract", str(pdf), "--fields", "a,,b"], "non-empty strings"),
+    ]
+    for args, message in cases:
+        code, out, err = cli(capsys, [*args, "--model", str(model_dir), "--max-tokens", "2"])
+        assert code == 2 and message in err and err.count("\n") == 1 and not out, (args, err)
