@@ -82,7 +82,7 @@ def engine_page(bundled):
 
     _, png = bundled
     loaded = load_model(MODELS)
-    doc = jocr.parse(str(png), model=loaded)
+    doc = jocr.parse(str(png), model=loaded, ocr="none")  # the image model, as the export runs it
     return loaded, doc.pages[0]
 
 

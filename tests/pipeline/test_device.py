@@ -31,8 +31,8 @@ def test_sample_on_cuda_speculation_equals_plain_greedy():
     from jocr.pipeline import load_model
 
     model = load_model(MODELS, device="cuda")
-    plain = jocr.parse(SAMPLE, model=model, spec=0, max_tokens=MAX_TOKENS)
-    drafted = jocr.parse(SAMPLE, model=model, spec="auto", max_tokens=MAX_TOKENS)
+    plain = jocr.parse(SAMPLE, model=model, spec=0, max_tokens=MAX_TOKENS, ocr="none")
+    drafted = jocr.parse(SAMPLE, model=model, spec="auto", max_tokens=MAX_TOKENS, ocr="none")
     assert all(p.num_tokens > 0 and p.error is None for p in plain.pages)
     assert [p.raw for p in drafted.pages] == [p.raw for p in plain.pages]
 

@@ -34,8 +34,8 @@ def test_bundled_model_reads_the_sample_the_same_with_and_without_drafts():
 
     model = load_model(SAMPLES.parent / "models")
     assert model.has_mtp
-    plain = jocr.parse(SAMPLES / "sample.pdf", model=model, spec=0, max_tokens=MAX_TOKENS)
-    drafted = jocr.parse(SAMPLES / "sample.pdf", model=model, spec="auto", max_tokens=MAX_TOKENS)
+    plain = jocr.parse(SAMPLES / "sample.pdf", model=model, spec=0, max_tokens=MAX_TOKENS, ocr="none")
+    drafted = jocr.parse(SAMPLES / "sample.pdf", model=model, spec="auto", max_tokens=MAX_TOKENS, ocr="none")
     assert [p.finish_reason for p in plain.pages] == [p.finish_reason for p in drafted.pages]
     assert [p.raw for p in drafted.pages] == [p.raw for p in plain.pages]
     assert drafted.markdown == plain.markdown

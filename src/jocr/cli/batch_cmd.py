@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from jocr.cli import CliError
-from jocr.cli.parse_cmd import add_anchor_argument
+from jocr.cli.parse_cmd import add_anchor_argument, add_ocr_argument
 
 
 def add_arguments(parser) -> None:
@@ -41,6 +41,7 @@ def add_arguments(parser) -> None:
         "--prompt", help="task (ocr, free, grounding, table, formula, caption) or prompt text"
     )
     add_anchor_argument(parser)
+    add_ocr_argument(parser)
     parser.add_argument("--dpi", type=float, default=144.0, help="PDF render resolution (default: 144)")
     parser.add_argument("--longest-side", type=int, help="render PDF pages to this many pixels")
     parser.add_argument("--password", help="password for encrypted PDFs")
@@ -104,6 +105,7 @@ def run(args) -> int:
         max_doc_pages=args.max_doc_pages,
         threads=args.threads,
         anchor=args.anchor,
+        ocr=args.ocr,
         vllm_kwargs=vllm_kwargs,
     )
     config = BatchConfig(
