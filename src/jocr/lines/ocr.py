@@ -30,7 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from jocr.lines import ocr_rapid, ocr_tesseract
+from jocr.lines.ocr_rapid import available as rapid_available
+from jocr.lines.ocr_rapid import read as rapid_read
+from jocr.lines.ocr_tesseract import TesseractError, binary, installed_languages, orientation
+from jocr.lines.ocr_tesseract import read as tesseract_read
 from jocr.lines.types import (
     ERROR,
     NONE,
@@ -84,9 +87,9 @@ def normalise_ocr_mode(mode: str | None) -> str:
 
 def engine_available(name: str) -> bool:
     if name == TESSERACT:
-        return ocr_tesseract.binary() is not None
+        return binary() is not None
     if name == RAPIDOCR:
-        return ocr_rapid.available()
+        return rapid_available()
     return False
 
 
@@ -225,7 +228,7 @@ _LANGS: set[str] | None = None
 def _tesseract_languages() -> set[str]:
     global _LANGS
     if _LANGS is None:
-        _LANGS = ocr_tesseract.installed_languages()
+        _LANGS = installed_languages()
     return _LANGS
 
 
@@ -251,7 +254,7 @@ def read_image(
         return empty_lines(TOO_LARGE, refusal, page_w, page_h, engine)
     try:
         lines, stats = _read(image, engine, config)
-    except ocr_tesseract.TesseractError as exc:
+    except TesseractError as exc:
         verdict = TOO_LARGE if "ran past" in str(exc) else ERROR
         return empty_lines(verdict, str(exc), page_w, page_h, engine)
     except Exception as exc:  # an engine's own failure on a strange image fails this page's OCR only
@@ -304,9 +307,9 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
     if config.orient:
         sideways = profile_turn(grey) == 90
         turn = 90 if sideways else 0
-        if ocr_tesseract.binary() is not None:
+        if binary() is not None:
             settled = True
-            osd = ocr_tesseract.orientation(grey, config.timeout_s)
+            osd = orientation(grey, config.timeout_s)
             # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not.
             if osd is not None and (
                 osd.confidence >= config.min_osd_confidence or sideways == (osd.turn in (90, 270))
@@ -333,9 +336,9 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
     if engine == TESSERACT:
         languages = _languages(config, osd.script if osd else "")
         stats["languages"] = languages
-        lines = ocr_tesseract.read(grey, languages, config.timeout_s, config.min_confidence)
+        lines = tesseract_read(grey, languages, config.timeout_s, config.min_confidence)
     else:
-        lines = ocr_rapid.read(grey, config.rapid_max_side, config.min_confidence, use_cls=not settled)
+        lines = rapid_read(grey, config.rapid_max_side, config.min_confidence, use_cls=not settled)
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
     inverse = np.linalg.inv(forward)
     bound = (float(width), float(height))

@@ -14,7 +14,6 @@ from dataclasses import replace
 
 from PIL import Image
 
-from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
 from jocr.lines.types import PageLines
 
 
@@ -23,19 +22,22 @@ def page_lines(
     index: int,
     image: Image.Image | None = None,
     ocr: str = "auto",
-    config: OCRLinesConfig | None = None,
+    config: OCRLinesConfig | None = None,  # noqa: F821 (jocr.lines.ocr, imported where OCR runs)
 ) -> PageLines | None:
     """The lines of page `index` of `source` (a `jocr.documents.pages.PageSource`) from its line source, or
     None for an image that OCR does not read. `image` is the page as rendered (needed for OCR: without it
     only the text layer is read). The result's `source` says which source it came from; an OCR result of
     a PDF page has its boxes in points and its note says why the text layer was not used; when OCR finds
     no usable lines either, the text layer's verdict is returned, its note saying what OCR found."""
-    ocr = normalise_ocr_mode(ocr)
     layer = source.text_layer(index)
     if layer is not None and layer.usable:
         return layer
     if image is None or ocr == "none":
         return layer
+    # OCR only from here: an exported model (jocr.integrations.hf) reads text layers without it.
+    from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
+
+    ocr = normalise_ocr_mode(ocr)
     config = config or OCRLinesConfig()
     if resolve_engine(ocr) is None:
         return layer

@@ -28,7 +28,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from jocr.config import DecoderConfig
-from jocr.model import kernels
+from jocr.model.kernels import attention as kernel_attention
+from jocr.model.kernels import linear as kernel_linear
+from jocr.model.kernels import row_invariant
 
 
 class KVCache(Protocol):
@@ -118,7 +120,7 @@ class Attention(nn.Module):
                 k_all, v_all, _ = cache.update(self.layer_idx, k, v, positions)  # (B, Hkv, S, D)
                 k_all, v_all = k_all.float(), v_all.float()  # a copy only for a cache kept in another dtype
                 visible = positions + 1  # (B, T): slots 0 .. position, the cache's visibility rule
-            out = kernels.attention(q, k_all, v_all, visible, self.head_dim**-0.5)  # (B, T, H, D)
+            out = kernel_attention(q, k_all, v_all, visible, self.head_dim**-0.5)  # (B, T, H, D)
             return self.o_proj(out.view(b, t, self.num_heads * self.head_dim))
         if cache is None:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=t > 1, enable_gqa=gqa)
@@ -142,7 +144,7 @@ class Attention(nn.Module):
             and q.device.type == "cpu"
             and self.head_dim % 16 == 0
             and self.num_heads % self.num_kv_heads == 0
-            and kernels.row_invariant(rows)
+            and row_invariant(rows)
         )
 
 
@@ -190,8 +192,8 @@ class Router(nn.Module):
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         # x: (N, D) float32 -> (N, E); a row's logits do not depend on the rows beside it in short passes
         weight = self.weight.float()
-        if weight.shape[1] % 16 == 0 and kernels.row_invariant(x.shape[0]):
-            return kernels.linear(x.contiguous(), weight.contiguous())
+        if weight.shape[1] % 16 == 0 and row_invariant(x.shape[0]):
+            return kernel_linear(x.contiguous(), weight.contiguous())
         if 0 < x.shape[0] <= ROW_INVARIANT_MAX_ROWS:
             return torch.stack([torch.mv(weight, row) for row in x])
         return F.linear(x, weight)

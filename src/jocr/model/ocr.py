@@ -18,8 +18,8 @@ import torch
 from torch import nn
 
 from jocr.config import OCRConfig
-from jocr.model import kernels
 from jocr.model.decoder import DecoderLayer, KVCache, RMSNorm, RotaryEmbedding, default_positions
+from jocr.model.kernels import positions_per_row
 from jocr.model.mtp import MTPModule
 from jocr.model.vision import ClipEncoder, Projector, SamEncoder, deep_encoder_features
 from jocr.types import PageViews
@@ -187,7 +187,7 @@ class OCRModel(nn.Module):
     ) -> ModelOutput:
         cos, sin = self.rotary(positions, inputs_embeds.dtype)
         h = inputs_embeds
-        with kernels.positions_per_row(inputs_embeds.shape[1]):  # which products take the kernels
+        with positions_per_row(inputs_embeds.shape[1]):  # which products take the kernels
             for layer in self.model.layers:
                 h = layer(h, cos, sin, positions, cache)
             normed = self.model.norm(h)
@@ -242,7 +242,7 @@ class OCRModel(nn.Module):
         lm_head = shared.head if shared is not None and hasattr(shared, "head") else self.lm_head
         token_embeds = embed(next_ids)  # (B, T, D)
         cos, sin = self.rotary(positions, token_embeds.dtype)
-        with kernels.positions_per_row(next_ids.shape[1]):
+        with positions_per_row(next_ids.shape[1]):
             h = head(token_embeds, prev_hidden, cos, sin, positions, cache)
             normed = norm(h)
             head_in = normed if num_logits_to_keep is None else normed[:, -num_logits_to_keep:]

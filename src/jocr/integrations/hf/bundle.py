@@ -45,7 +45,10 @@ VLLM_PACKAGES = frozenset({"vllm"})
 # Imported inside functions only, where installed: a PDF page's pixels and text layer (pypdfium2).
 OPTIONAL_PACKAGES = frozenset({"pypdfium2"})
 # jocr modules an export leaves out (imported inside functions only), and what needs them.
-LEFT_OUT = {"jocr.documents.fetch": "URL inputs (fetching needs jocr and httpx)"}
+LEFT_OUT = {
+    "jocr.documents.fetch": "URL inputs (fetching needs jocr and httpx)",
+    "jocr.lines.ocr": "OCR of pages without a text layer (needs jocr and an OCR engine)",
+}
 
 # Entry modules and the file names the exported repository gives them.
 ENTRY_FILES = {
