@@ -36,6 +36,7 @@ class DocumentPage:
     image: Image.Image
     anchor: PageAnchor
     source: str  # the input's name, for messages
+    lines: list | None = None  # an anchored page's text-layer lines (fonts the page's tree reads, as parse)
 
     @property
     def anchors(self) -> list[str | None]:
@@ -83,9 +84,10 @@ def read_page(
                 source, page - 1, mode, config.version, tokenizer, config.max_tokens
             )
             name = source.name
+            layer = source.text_layer(page - 1) if decision.anchored else None
     except DocumentError as exc:
         raise ValueError(str(exc)) from None
-    return DocumentPage(image, decision, name)
+    return DocumentPage(image, decision, name, layer.lines if layer is not None else None)
 
 
 def page_markdown(
@@ -100,5 +102,6 @@ def page_markdown(
         counts = f"{len(texts)} answers and {len(reasons)} finish reasons"
         raise ValueError(f"{counts} for a page of {len(page.anchors)} request(s)")
     finish = page_finish_reason(list(reasons))
-    markdown, boxes = builder.markdown(page_text(texts, page.anchor.texts, reasons), page.image.size, finish)
+    text = page_text(texts, page.anchor.texts, reasons, page.lines)
+    markdown, boxes = builder.markdown(text, page.image.size, finish)
     return markdown, boxes, finish
