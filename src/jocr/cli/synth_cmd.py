@@ -148,18 +148,13 @@ def _run_vector(outdir: Path, pages: int, seed: int, split: str, args) -> int:
     if args.workers > 1:
         raise CliError("the vector profile renders with one browser: use --workers 1")
     start = time.perf_counter()
-    try:
-        manifest = write_vector_dataset(
+    manifest = _typeset(
+        outdir,
+        "vector pages",
+        lambda: write_vector_dataset(
             outdir, pages=pages, seed=seed, split=split, max_blocks=args.vector_blocks
-        )
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    except OSError as exc:
-        raise CliError(f"cannot write to {outdir}: {exc.strerror or exc}") from None
-    except Exception as exc:  # the browser could not start (playwright or chromium missing)
-        raise CliError(
-            f"cannot typeset vector pages with Chromium: {' '.join(str(exc).split())[:200]}"
-        ) from None
+        ),
+    )
     print(
         f"wrote {pages} vector PDF pages ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
         f"{time.perf_counter() - start:.1f} s; {manifest['tests']} unit tests in vector_{split}.jsonl, "
@@ -177,18 +172,23 @@ def _run_docqa(outdir: Path, pages: int, seed: int, split: str, args) -> int:
             "drop --degrade and --workers"
         )
     start = time.perf_counter()
-    try:
-        manifest = write_docqa_dataset(outdir, pages=pages, seed=seed, split=split)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    except OSError as exc:
-        raise CliError(f"cannot write to {outdir}: {exc.strerror or exc}") from None
-    except Exception as exc:  # the browser could not start (playwright or chromium missing)
-        raise CliError(
-            f"cannot typeset documents with Chromium: {' '.join(str(exc).split())[:200]}"
-        ) from None
+    manifest = _typeset(
+        outdir, "documents", lambda: write_docqa_dataset(outdir, pages=pages, seed=seed, split=split)
+    )
     print(
         f"wrote {pages} documents ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
         f"{time.perf_counter() - start:.1f} s; {manifest['questions']} questions in docqa_{split}.jsonl"
     )
     return 0
+
+
+def _typeset(outdir: Path, what: str, write):
+    """`write()` (a writer that prints pages with one Chromium) with its failures as one-line CLI errors."""
+    try:
+        return write()
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write to {outdir}: {exc.strerror or exc}") from None
+    except Exception as exc:  # the browser could not start (playwright or chromium missing)
+        raise CliError(f"cannot typeset {what} with Chromium: {' '.join(str(exc).split())[:200]}") from None
