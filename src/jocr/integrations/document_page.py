@@ -27,6 +27,7 @@ from jocr.config import AnchorConfig
 from jocr.documents.pages import LoadOptions, open_source, sniff_type
 from jocr.layout.request import PageRequestBuilder, page_finish_reason, page_text
 from jocr.lines.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note
+from jocr.lines.source import LayerKept
 
 
 @dataclass
@@ -80,11 +81,10 @@ def read_page(
                     f"{source.name}: page {page} is out of range: the document has {source.num_pages} page(s)"
                 )
             image = source.render(page - 1)
-            decision = page_anchor_or_note(
-                source, page - 1, mode, config.version, tokenizer, config.max_tokens
-            )
+            kept = LayerKept(source)
+            decision = page_anchor_or_note(kept, page - 1, mode, config.version, tokenizer, config.max_tokens)
             name = source.name
-            layer = source.text_layer(page - 1) if decision.anchored else None
+            layer = kept.layer if decision.anchored else None
     except DocumentError as exc:
         raise ValueError(str(exc)) from None
     return DocumentPage(image, decision, name, layer.lines if layer is not None else None)

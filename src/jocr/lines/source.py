@@ -17,6 +17,18 @@ from PIL import Image
 from jocr.lines.types import PageLines
 
 
+class LayerKept:
+    """A page source whose text layer, read once for the anchor, is kept for the page's document tree."""
+
+    def __init__(self, source):
+        self.source = source
+        self.layer = None
+
+    def text_layer(self, index: int):
+        self.layer = self.source.text_layer(index)
+        return self.layer
+
+
 def page_lines(
     source,
     index: int,

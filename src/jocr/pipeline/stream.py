@@ -24,6 +24,7 @@ from jocr.layout.request import (
 )
 from jocr.lines.anchor import PageAnchor, line_source_answers, normalise_anchor_mode, page_anchor_or_note
 from jocr.lines.ocr import normalise_ocr_mode
+from jocr.lines.source import LayerKept
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
 
@@ -66,18 +67,6 @@ def input_name(item: Any) -> str:
     if hasattr(item, "size") and hasattr(item, "mode"):
         return "<image>"
     return str(item)
-
-
-class _LayerKept:
-    """A page source whose text layer, read once for the anchor, is kept for the page's document tree."""
-
-    def __init__(self, source: PageSource):
-        self.source = source
-        self.layer = None
-
-    def text_layer(self, index: int):
-        self.layer = self.source.text_layer(index)
-        return self.layer
 
 
 class _Pages:
@@ -174,7 +163,7 @@ class _Pages:
         """The page's anchoring decision, its lines from the text layer or OCR over `image` (a line source
         that cannot be used never fails the page); an anchored page keeps its text layer's lines for its
         document tree."""
-        source = _LayerKept(job.entry.source)
+        source = LayerKept(job.entry.source)
         decision = page_anchor_or_note(
             source,
             job.index,
