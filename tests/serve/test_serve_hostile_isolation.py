@@ -38,21 +38,43 @@ def _worst_bodies(limit: int) -> list[bytes]:
     return [json.dumps(prompt).encode(), values, json.dumps(image).encode()] * 2
 
 
-def _health_latency(api) -> float:
-    start = time.perf_counter()
-    assert api.get("/health").status_code == 200
-    return time.perf_counter() - start
+def test_health_answers_while_worst_case_requests_are_held_in_the_workers(live, api, monkeypatch):
+    """The costliest admissible bodies (a 4 MiB prompt, a 4 MiB object, a 36 Mpx image) are parsed and
+    decoded in the worker pool, never on the event loop: each body's parse and the image's decode run on a
+    pool thread, and every job the pool is given waits at a gate until /health has answered while they
+    are held there (a loop frozen by such work would time out). The latency /health keeps under this load
+    is measured by `benchmarks/load.py --hostile`, not here."""
+    from jocr.serve import app as app_module
+    from jocr.serve import service as service_module
 
+    threads_of: dict[str, list[str]] = {}
 
-def test_health_answers_within_100_ms_while_worst_case_requests_are_admitted(live, api):
-    """/health answers during the hostile requests (90th percentile) take under 100 ms more than the slowest
-    answer of the idle server measured just before (on a quiet machine that is a few ms; the idle baseline
-    keeps a shared, overloaded machine's scheduling noise out of the verdict), and none is frozen. A request
-    parsed, tokenised or decoded on the event loop freezes it for seconds (8.8 s for a 10 MB prompt)."""
-    idle = []
-    for _ in range(20):
-        idle.append(_health_latency(api))
-        time.sleep(0.01)
+    def recorded(module, name):
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            threads_of.setdefault(name, []).append(threading.current_thread().name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    recorded(app_module, "load_json_body")
+    recorded(app_module, "parse_chat_request")
+    recorded(service_module, "decode_data_url")
+    service = live.server.config.app.state.service
+    pool = service._workers
+    gate = threading.Event()
+    held = threading.Semaphore(0)
+    real_submit = pool.submit
+
+    def gated_submit(fn, *args, **kwargs):
+        def job():
+            held.release()
+            assert gate.wait(60), "the gate was never opened"
+            return fn(*args, **kwargs)
+
+        return real_submit(job)
+
     bodies = _worst_bodies(4 * 1024 * 1024 - 200)
     statuses: list[int] = []
 
@@ -60,29 +82,30 @@ def test_health_answers_within_100_ms_while_worst_case_requests_are_admitted(liv
         with httpx.Client(base_url=live.url, timeout=120) as client:
             statuses.append(client.post("/v1/chat/completions", content=body).status_code)
 
+    pool.submit = gated_submit
     threads = [threading.Thread(target=hostile, args=(b,)) for b in bodies]
-    for t in threads:
-        t.start()
-    latencies = []
-    while any(t.is_alive() for t in threads):
-        latencies.append(_health_latency(api))
-        time.sleep(0.01)
-    for t in threads:
-        t.join()
-    assert len(latencies) >= 5, "the hostile requests finished before /health was measured"
-    latencies.sort()
-    p90 = latencies[int(len(latencies) * 0.9)]
-    assert p90 < 0.1 + max(idle), (latencies[-5:], max(idle))
-    # No freeze at all: the event loop work per request is bounded (measured: ~0.3 s at worst with a
-    # machine load of 18 on 2 cores, from GIL hand-offs between the server's threads and the test's own).
-    assert latencies[-1] < 1.0, latencies[-5:]
+    try:
+        for t in threads:
+            t.start()
+        assert held.acquire(timeout=60), "no request reached the worker pool"
+        with httpx.Client(base_url=live.url, timeout=30) as client:
+            health = client.get("/health")  # a frozen loop times out here
+        assert health.status_code == 200
+    finally:
+        gate.set()
+        pool.submit = real_submit
+        for t in threads:
+            t.join()
     assert all(s < 500 for s in statuses), statuses
     assert api.get("/health").json()["in_flight"] == 0
+    assert sorted(threads_of) == ["decode_data_url", "load_json_body", "parse_chat_request"], threads_of
+    on_loop = {name: t for name, names in threads_of.items() for t in names if not t.startswith("jocr-prep")}
+    assert not on_loop, f"work on the event loop's thread: {on_loop}"
 
 
 def test_client_disconnect_releases_the_slot_at_once(live, api, files, caplog):
     """A non-streaming request whose client goes away is cancelled and its slot freed without waiting for
-    the generation (or the timeout), with one log line."""
+    the generation (or the timeout), with one log line: the generation is cancelled before it is done."""
     caplog.set_level(logging.INFO, logger="jocr.serve")
     body = json.dumps(_chat(files["url"] + "/page.png", max_tokens=256, temperature=0.7, seed=1)).encode()
     head = (
@@ -106,16 +129,12 @@ def test_client_disconnect_releases_the_slot_at_once(live, api, files, caplog):
                 time.sleep(0.005)  # until the generation is decoding
             assert api.get("/health").json()["in_flight"] == 1
         closed = time.monotonic()
-        while api.get("/health").json()["in_flight"] and time.monotonic() - closed < 5:
-            time.sleep(0.01)
-        released_after = time.monotonic() - closed
-        while not cancelled and time.monotonic() - closed < 5:
+        while (not cancelled or api.get("/health").json()["in_flight"]) and time.monotonic() - closed < 30:
             time.sleep(0.01)
     finally:
         service.generator.cancel = real_cancel
     assert api.get("/health").json()["in_flight"] == 0
-    assert released_after < 1.0, released_after
-    assert cancelled, "the generation was not cancelled"
+    assert cancelled == [False], "the generation was not cancelled before it finished"
     assert 'status="499"' in api.get("/metrics").text
     gone = [r for r in caplog.records if "client disconnected" in r.getMessage()]
     assert len(gone) == 1 and "\n" not in gone[0].getMessage() and gone[0].exc_info is None
