@@ -1,0 +1,343 @@
+"""Glyphs and rules of one formula -> LaTeX (docs/layout.md, "Formulas").
+
+The reader works on geometry only, as a typesetter left it:
+
+- rules, widest first: a rule whose left end meets a radical sign is that radical's overbar (`\\sqrt`, an
+  index set small above the sign's left: `\\sqrt[n]`); any other rule with glyphs above and below it is a
+  fraction bar (`\\frac`), with glyphs only below an `\\overline`, only above an `\\underline`. What lies
+  above/below is read recursively with the rules inside it;
+- big operators (∑ ∏ ∫ ⋃ ...) and limit words (lim, max, min, sup, inf) take the glyphs stacked above and
+  below them as limits;
+- accents (ˆ ˜ ¯ ˙ ¨ ˇ ⃗) over one glyph become `\\hat{..}`, `\\tilde{..}`, ...;
+- what is left is one row: its main size and baseline are those of its largest glyphs; a smaller glyph
+  raised above the baseline is a superscript, lowered a subscript, and a run of them (read recursively, so a
+  script's own scripts are found) attaches to the glyph before it;
+- runs of upright letters that spell an operator name become `\\sin`, `\\log`, ...; other upright words
+  `\\mathrm{..}`; characters map to LaTeX commands (`jocr.checks.latex_symbols`).
+
+The output is written in one spelling per construct (braced scripts and arguments, `\\frac`, `\\sqrt`, no
+`\\left`/`\\right`), the form `jocr.checks.formula.normalise_latex` compares. Work is bounded: at most
+`MAX_GLYPHS` glyphs and `MAX_DEPTH` levels of nesting; beyond them the glyphs are read as one flat row.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from jocr.layout.formula_glyphs import Glyph, Rule
+from jocr.checks.latex_symbols import (
+    ACCENTS,
+    BIG_OPERATORS,
+    DELIMITERS,
+    LIMIT_WORDS,
+    OPERATOR_NAMES,
+    char_latex,
+    is_upright_font,
+)
+
+MAX_GLYPHS = 3000
+MAX_DEPTH = 12
+SCRIPT_SIZE = 0.88  # a glyph smaller than this share of the row's main size may be a script
+SCRIPT_SHIFT = 0.12  # ... when its baseline is this many main sizes off the row's baseline
+
+
+@dataclass
+class Item:
+    """A glyph or a finished construct, as one box in a row."""
+
+    latex: str
+    box: tuple[float, float, float, float]
+    baseline: float
+    size: float
+    kind: str = "glyph"  # "glyph", "atom" (a construct), "op" (a big operator), "word" (an operator name)
+    text: str = ""
+    upright: bool = False
+
+    @property
+    def cx(self) -> float:
+        return (self.box[0] + self.box[2]) / 2
+
+    @property
+    def cy(self) -> float:
+        return (self.box[1] + self.box[3]) / 2
+
+
+def glyphs_latex(glyphs: list[Glyph], rules: list[Rule]) -> str:
+    """The LaTeX of the formula these glyphs and rules draw ("" for none)."""
+    items = [_glyph_item(g) for g in glyphs if g.text.strip()]
+    if not items:
+        return ""
+    if len(items) > MAX_GLYPHS:
+        items = sorted(items, key=lambda it: it.box[0])
+        return _join([it.latex for it in items])
+    return _read(items, [r.box for r in rules], 0)
+
+
+def _glyph_item(g: Glyph) -> Item:
+    text = g.text
+    upright = is_upright_font(g.font)
+    return Item(char_latex(text), g.box, g.baseline, g.size, "glyph", text, upright)
+
+
+def _union(items: list[Item]) -> tuple[float, float, float, float]:
+    return (
+        min(i.box[0] for i in items),
+        min(i.box[1] for i in items),
+        max(i.box[2] for i in items),
+        max(i.box[3] for i in items),
+    )
+
+
+def _main_size(items: list[Item]) -> float:
+    sizes = [i.size for i in items if i.kind == "glyph" and i.text not in BIG_OPERATORS] or [
+        i.size for i in items
+    ]
+    return max(sizes) if sizes else 10.0
+
+
+def _read(items: list[Item], rules: list, depth: int) -> str:
+    if not items:
+        return ""
+    if depth > MAX_DEPTH:
+        return _join([it.latex for it in sorted(items, key=lambda it: it.box[0])])
+    items = _structures(items, rules, depth)
+    items = _accents(items)
+    items = _words(items)
+    items = _limits(items, depth)
+    return _row(items, depth)
+
+
+def _inside(box, rule) -> bool:
+    return rule[0] >= box[0] - 0.5 and rule[2] <= box[2] + 0.5 and rule[1] >= box[1] - 0.5 and rule[3] <= box[3] + 0.5
+
+
+def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
+    """Radicals and fractions, outermost (widest rule) first."""
+    rules = sorted(rules, key=lambda r: -(r[2] - r[0]))
+    while rules:
+        rule = rules.pop(0)
+        size = _main_size(items)
+        ry = (rule[1] + rule[3]) / 2
+        radical = None
+        for it in items:
+            if it.text == "√" and abs(it.box[2] - rule[0]) < 0.6 * size and it.box[1] - 0.6 * size <= ry <= it.box[1] + 0.6 * size:
+                radical = it
+                break
+        span = [it for it in items if it is not radical and rule[0] - 0.5 <= it.cx <= rule[2] + 0.5]
+        if radical is not None:
+            under = [it for it in span if it.cy > ry and it.box[1] < radical.box[3] + 0.2 * size]
+            index = [
+                it
+                for it in items
+                if it is not radical and it not in under and it.size < 0.85 * radical.size
+                and radical.box[0] - size <= it.cx <= radical.box[0] + 0.6 * (radical.box[2] - radical.box[0])
+                and it.box[3] <= radical.cy
+            ]
+            inner = [r for r in rules if under and _inside(_union(under), r)]
+            rules = [r for r in rules if r not in inner]
+            body = _read(under, inner, depth + 1)
+            root = _read(index, [], depth + 1) if index else ""
+            latex = f"\\sqrt[{root}]{{{body}}}" if root else f"\\sqrt{{{body}}}"
+            members = [radical, *under, *index]
+            box = _union(members + [Item("", (rule[0], rule[1], rule[2], rule[3]), 0, 0)])
+            base = statistics.median([it.baseline for it in under]) if under else radical.baseline
+            items = [it for it in items if not any(it is m for m in members)]
+            items.append(Item(latex, box, base, max(radical.size, size), "atom"))
+            continue
+        above = _stack(span, ry, size, up=True)
+        below = _stack(span, ry, size, up=False)
+        if not above and not below:
+            continue
+        inner_up = [r for r in rules if above and _inside(_union(above), r)]
+        inner_down = [r for r in rules if below and _inside(_union(below), r)]
+        rules = [r for r in rules if r not in inner_up and r not in inner_down]
+        num = _read(above, inner_up, depth + 1)
+        den = _read(below, inner_down, depth + 1)
+        if above and below:
+            latex = f"\\frac{{{num}}}{{{den}}}"
+        elif below:
+            latex = f"\\overline{{{den}}}"
+        else:
+            latex = f"\\underline{{{num}}}"
+        members = above + below
+        box = _union(members + [Item("", tuple(rule), 0, 0)])
+        # a fraction sits on the row's math axis: its baseline is below the bar by about a quarter em
+        base = ry + 0.25 * size if above and below else statistics.median(it.baseline for it in members)
+        items = [it for it in items if not any(it is m for m in members)]
+        items.append(Item(latex, box, base, size, "atom"))
+    return items
+
+
+def _stack(span: list[Item], ry: float, size: float, up: bool) -> list[Item]:
+    """The glyphs above (`up`) or below a rule: those close to it, then any touching them, grown outwards."""
+    side = [it for it in span if (it.cy < ry if up else it.cy > ry)]
+    edge = ry
+    chosen: list[Item] = []
+    changed = True
+    while changed:
+        changed = False
+        for it in side:
+            if any(it is c for c in chosen):
+                continue
+            gap = (edge - it.box[3]) if up else (it.box[1] - edge)
+            if gap < 0.45 * size:
+                chosen.append(it)
+                edge = min(edge, it.box[1]) if up else max(edge, it.box[3])
+                changed = True
+    return chosen
+
+
+def _accents(items: list[Item]) -> list[Item]:
+    """An accent glyph over one other glyph becomes that glyph's accent."""
+    out = list(items)
+    for acc in [it for it in items if it.kind == "glyph" and it.text in ACCENTS]:
+        bases = [
+            it for it in out
+            if it is not acc and it.box[0] - 0.2 * it.size <= acc.cx <= it.box[2] + 0.2 * it.size
+            and it.box[1] >= acc.cy - 0.1 * it.size and it.kind != "op"
+        ]  # fmt: skip
+        if len(bases) < 1:
+            continue
+        base = min(bases, key=lambda it: it.box[1] - acc.box[3])
+        if base.box[1] - acc.box[3] > 0.6 * base.size:
+            continue
+        out = [it for it in out if it is not acc and it is not base]
+        out.append(
+            Item(f"{ACCENTS[acc.text]}{{{base.latex}}}", _union([acc, base]), base.baseline, base.size, "atom")
+        )
+    return out
+
+
+def _words(items: list[Item]) -> list[Item]:
+    """Runs of upright letters on one baseline: operator names (\\sin, \\lim) or `\\mathrm{word}`."""
+    items = sorted(items, key=lambda it: it.box[0])
+    out: list[Item] = []
+    run: list[Item] = []
+
+    def flush():
+        if not run:
+            return
+        word = "".join(it.text for it in run)
+        box = _union(run)
+        if len(run) > 1 or word in OPERATOR_NAMES:
+            if word in OPERATOR_NAMES:
+                latex = f"\\{word}"
+            else:
+                latex = f"\\mathrm{{{word}}}"
+            out.append(Item(latex, box, run[0].baseline, run[0].size, "word", word))
+        else:
+            out.append(run[0])
+        run.clear()
+
+    for it in items:
+        letter = it.kind == "glyph" and it.upright and len(it.text) == 1 and it.text.isascii() and it.text.isalpha()
+        if letter and run and (
+            abs(it.baseline - run[-1].baseline) > 0.1 * it.size or it.box[0] - run[-1].box[2] > 0.25 * it.size
+        ):
+            flush()
+        if letter:
+            run.append(it)
+        else:
+            flush()
+            out.append(it)
+    flush()
+    return out
+
+
+def _limits(items: list[Item], depth: int) -> list[Item]:
+    """Big operators and limit words take the items stacked above and below them."""
+    out = list(items)
+    ops = [it for it in items if (it.kind == "glyph" and it.text in BIG_OPERATORS) or (it.kind == "word" and it.text in LIMIT_WORDS)]
+    for op in sorted(ops, key=lambda it: -(it.box[3] - it.box[1])):
+        if not any(op is it for it in out):
+            continue
+        w = op.box[2] - op.box[0]
+        h = op.box[3] - op.box[1]
+        near = [
+            it for it in out
+            if it is not op and op.box[0] - 0.6 * w <= it.cx <= op.box[2] + 0.6 * w and it.size < op.size * 0.95 + 0.01
+        ]  # fmt: skip
+        if op.kind == "word":
+            near = [it for it in out if it is not op and op.box[0] - 0.3 * w <= it.cx <= op.box[2] + 0.3 * w]
+        upper = [it for it in near if it.box[3] <= op.box[1] + 0.2 * h and op.box[1] - it.box[3] < 1.2 * op.size]
+        lower = [it for it in near if it.box[1] >= op.box[3] - 0.2 * h and it.box[1] - op.box[3] < 1.2 * op.size]
+        if not upper and not lower:
+            op.kind = "op"
+            continue
+        latex = op.latex
+        if lower:
+            latex += f"_{{{_read(lower, [], depth + 1)}}}"
+        if upper:
+            latex += f"^{{{_read(upper, [], depth + 1)}}}"
+        members = [op, *upper, *lower]
+        out = [it for it in out if not any(it is m for m in members)]
+        out.append(Item(latex, _union(members), op.baseline, op.size, "op"))
+    return out
+
+
+def _is_script_candidate(it: Item, size: float, base: float) -> int:
+    """+1 superscript, -1 subscript, 0 on the row."""
+    if it.kind in ("op",) or it.text in DELIMITERS and it.size >= 0.85 * size:
+        return 0
+    shift = base - it.baseline
+    small = it.size < SCRIPT_SIZE * size
+    if small and abs(shift) > SCRIPT_SHIFT * size or abs(shift) > 0.4 * size and it.kind == "glyph":
+        return 1 if shift > 0 else -1
+    return 0
+
+
+def _row(items: list[Item], depth: int) -> str:
+    if not items:
+        return ""
+    items = sorted(items, key=lambda it: (it.box[0], it.box[1]))
+    size = _main_size(items)
+    mains = [
+        it.baseline for it in items
+        if it.kind in ("glyph", "word") and it.size >= 0.88 * size and it.text not in DELIMITERS
+    ]  # fmt: skip
+    if not mains:
+        mains = [it.baseline for it in items]
+    base = statistics.median(mains)
+    roles = [_is_script_candidate(it, size, base) for it in items]
+    parts: list[str] = []
+    i = 0
+    while i < len(items):
+        if roles[i] == 0:
+            parts.append(items[i].latex)
+            i += 1
+            continue
+        j = i
+        while j < len(items) and roles[j] != 0:
+            j += 1
+        sups = [it for it, r in zip(items[i:j], roles[i:j]) if r > 0]
+        subs = [it for it, r in zip(items[i:j], roles[i:j]) if r < 0]
+        script = ""
+        if subs:
+            script += f"_{{{_read(subs, [], depth + 1)}}}"
+        if sups:
+            script += f"^{{{_read(sups, [], depth + 1)}}}"
+        if not parts:
+            parts.append("{}")
+        parts.append(script)
+        i = j
+    return _join(parts)
+
+
+def _join(parts: list[str]) -> str:
+    """Concatenates LaTeX pieces, with a space only where a command would otherwise run into a letter."""
+    out = ""
+    for part in parts:
+        if not part:
+            continue
+        if out and part[0].isalpha() and _ends_with_command(out):
+            out += " "
+        out += part
+    return out
+
+
+def _ends_with_command(text: str) -> bool:
+    k = len(text)
+    while k > 0 and text[k - 1].isalpha():
+        k -= 1
+    return k < len(text) and k > 0 and text[k - 1] == "\\"

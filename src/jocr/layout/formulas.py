@@ -1,0 +1,268 @@
+"""Formulas on born-digital pages: found from the text layer's signals and read as LaTeX (docs/layout.md,
+"Formulas").
+
+- `read_formula_region(page, region)`: the LaTeX of the formula inside a box of a PDF page (points, top-left
+  origin), read from its glyphs and rules (`jocr.layout.formula_latex`); an equation number at the right
+  ("(3)") is left out. A region without glyphs gives an empty answer with a note, never an exception.
+- `find_formulas(glyphs, rules, lines)`: display formulas of a page: clusters of text-layer lines whose
+  glyphs are mostly math (math fonts, math symbols, Greek, italic single letters, scripts), with no prose
+  word, plus the rules between them.
+- `with_formulas(tree, formulas)`: a page tree whose lines inside a display formula become one `formula`
+  block (its Markdown `$$..$$`), splitting the block they were in.
+- `page_formulas(page, layer)`: the two steps above for one `pypdfium2.PdfPage` and its text layer.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+
+from jocr.layout.formula_glyphs import Glyph, GlyphLimits, Rule, is_math_font, page_glyphs
+from jocr.layout.formula_latex import glyphs_latex
+from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS, is_upright_font
+from jocr.layout.geometry import join_text
+from jocr.layout.render import block_markdown
+from jocr.layout.tree import FORMULA, Block, PageTree, TreeLine, union
+
+Box = tuple[float, float, float, float]
+
+MATH_SHARE = 0.6  # share of a line's glyphs that must be math for the line to be a formula's
+_EQUATION_NUMBER = re.compile(r"\(\s*[0-9]{1,3}(?:\.[0-9]{1,3})?[a-z]?\s*\)")
+
+
+@dataclass
+class FormulaResult:
+    """A formula read from a region: its LaTeX ("" when none was found, `note` saying why), whether it is a
+    display formula, its box (points) and the equation number left out of it."""
+
+    latex: str
+    display: bool = True
+    box: Box | None = None
+    note: str = ""
+    tag: str = ""
+    glyphs: int = 0
+    seconds: float = 0.0
+
+    @property
+    def markdown(self) -> str:
+        if not self.latex:
+            return ""
+        return f"$$\n{self.latex}\n$$" if self.display else f"${self.latex}$"
+
+    def to_dict(self) -> dict:
+        out = {"latex": self.latex, "display": self.display, "markdown": self.markdown}
+        if self.box is not None:
+            out["bbox"] = [round(v, 2) for v in self.box]
+        for key in ("note", "tag"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
+
+
+@dataclass
+class FormulaRegion:
+    """A display formula found on a page: its box (points) and LaTeX."""
+
+    box: Box
+    latex: str
+    tag: str = ""
+    lines: list[int] = field(default_factory=list)  # indices of the text-layer lines it covers
+
+
+def _centre_in(box: Box, region: Box, pad: float = 1.0) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return region[0] - pad <= cx <= region[2] + pad and region[1] - pad <= cy <= region[3] + pad
+
+
+def _strip_tag(glyphs: list[Glyph]) -> tuple[list[Glyph], str]:
+    """An equation number at the row's right end, set apart by a wide gap: (the rest, the number)."""
+    if len(glyphs) < 4:
+        return glyphs, ""
+    ordered = sorted(glyphs, key=lambda g: g.x0)
+    for k in range(len(ordered) - 1, 0, -1):
+        if ordered[k].text != "(":
+            continue
+        tail = "".join(g.text for g in ordered[k:])
+        gap = ordered[k].x0 - max(g.x1 for g in ordered[:k])
+        if _EQUATION_NUMBER.fullmatch(tail) and gap > 2.0 * ordered[k].size:
+            return ordered[:k], tail.strip("() ")
+        break
+    return glyphs, ""
+
+
+def read_glyphs(
+    glyphs: list[Glyph], rules: list[Rule], region: Box | None = None, display: bool = True
+) -> FormulaResult:
+    """The formula drawn by the glyphs and rules inside `region` (all of them when None)."""
+    start = time.perf_counter()
+    if region is not None:
+        glyphs = [g for g in glyphs if _centre_in(g.box, region)]
+        rules = [r for r in rules if _centre_in(r.box, region)]
+    if not glyphs:
+        return FormulaResult("", display, region, note="no text-layer glyphs in the region")
+    glyphs, tag = _strip_tag(glyphs)
+    box = union([g.box for g in glyphs] + [r.box for r in rules])
+    latex = glyphs_latex(glyphs, rules)
+    note = "" if latex else "the region's glyphs read as no formula"
+    return FormulaResult(latex, display, box, note, tag, len(glyphs), time.perf_counter() - start)
+
+
+def read_formula_region(
+    page, region: Box | None = None, display: bool = True, limits: GlyphLimits | None = None
+) -> FormulaResult:
+    """The LaTeX of the formula inside `region` (x0, y0, x1, y1 in points, top-left origin; None: the whole
+    page) of a `pypdfium2.PdfPage`, read from its text layer's glyphs and its rules. A page without a text
+    layer (a scan) or a region without glyphs gives an empty `latex` and a `note`. The caller holds the
+    PDFium lock."""
+    start = time.perf_counter()
+    glyphs, rules = page_glyphs(page, limits)
+    if not glyphs:
+        return FormulaResult("", display, region, note="the page has no readable text layer")
+    result = read_glyphs(glyphs, rules, region, display)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _math_glyph(g: Glyph) -> bool:
+    ch = g.text
+    if is_math_font(g.font):
+        return True
+    if ch in GREEK or ch in SYMBOLS or (len(ch) == 1 and unicodedata.category(ch) == "Sm"):
+        return ch not in "{}%#&_$\\…§¶†‡"
+    return len(ch) == 1 and 0x1D400 <= ord(ch) < 0x1D800
+
+
+def _prose_words(glyphs: list[Glyph]) -> int:
+    """Words of four or more upright letters in a text font that are not operator names: prose."""
+    words = 0
+    run: list[Glyph] = []
+    for g in sorted(glyphs, key=lambda g: g.x0) + [None]:
+        letter = g is not None and g.text.isalpha() and not is_math_font(g.font) and is_upright_font(g.font)
+        if letter and run and (g.x0 - run[-1].x1 < 0.2 * g.size and abs(g.baseline - run[-1].baseline) < 1):
+            run.append(g)
+            continue
+        if len(run) >= 4 and "".join(x.text for x in run) not in OPERATOR_NAMES:
+            words += 1
+        run = [g] if letter else []
+    return words
+
+
+def _line_mathiness(glyphs: list[Glyph]) -> float:
+    if not glyphs:
+        return 0.0
+    body, _ = _strip_tag(glyphs)
+    return sum(_math_glyph(g) for g in body) / max(1, len(body))
+
+
+def find_formulas(glyphs: list[Glyph], rules: list[Rule], lines: list, width: float = 0.0) -> list[FormulaRegion]:
+    """Display formulas among a page's text-layer `lines` (`Line`s with boxes, in the layer's order)."""
+    if not glyphs or not lines:
+        return []
+    boxes = [tuple(ln.box) for ln in lines]
+    members: list[list[Glyph]] = [[] for _ in lines]
+    order = sorted(range(len(boxes)), key=lambda k: (boxes[k][2] - boxes[k][0]) * (boxes[k][3] - boxes[k][1]))
+    for g in glyphs:
+        for k in order:  # the smallest line holding the glyph's centre
+            if _centre_in(g.box, boxes[k], pad=0.5):
+                members[k].append(g)
+                break
+    candidate = []
+    for k, own in enumerate(members):
+        mathy = _line_mathiness(own) >= MATH_SHARE and _prose_words(own) == 0
+        candidate.append(mathy and bool(own))
+    regions: list[FormulaRegion] = []
+    used: set[int] = set()
+    for k in range(len(lines)):
+        if not candidate[k] or k in used:
+            continue
+        cluster = {k}
+        box = boxes[k]
+        size = max((g.size for g in members[k]), default=10.0)
+        grown = True
+        while grown:
+            grown = False
+            for j in range(len(lines)):
+                if j in cluster or j in used or not members[j]:
+                    continue
+                b = boxes[j]
+                near = b[1] <= box[3] + 0.5 * size and b[3] >= box[1] - 0.5 * size
+                across = b[0] <= box[2] + 1.5 * size and b[2] >= box[0] - 1.5 * size
+                if near and across and (candidate[j] or _line_mathiness(members[j]) >= 0.3 and _prose_words(members[j]) == 0):
+                    cluster.add(j)
+                    box = union([box, b])
+                    grown = True
+        own = [g for j in cluster for g in members[j]]
+        if len(own) < 2 and not any(_math_glyph(g) and g.text not in "()=+-" for g in own):
+            continue
+        inner = [r for r in rules if _centre_in(r.box, (box[0] - size, box[1] - size, box[2] + size, box[3] + size))]
+        result = read_glyphs(own, inner)
+        if not result.latex:
+            continue
+        used |= cluster
+        regions.append(FormulaRegion(union([box] + [r.box for r in inner]), result.latex, result.tag, sorted(cluster)))
+    return regions
+
+
+def with_formulas(tree: PageTree, formulas: list[FormulaRegion]) -> PageTree:
+    """`tree` with every line inside a display formula moved into one `formula` block at the place of its
+    first line; the blocks they were in are split around it."""
+    if not formulas:
+        return tree
+
+    def region_of(line: TreeLine) -> int | None:
+        if line.bbox is None:
+            return None
+        for k, f in enumerate(formulas):
+            if _centre_in(line.bbox, f.box):
+                return k
+        return None
+
+    out: list[Block] = []
+    placed: set[int] = set()
+    for block in tree.blocks:
+        if block.furniture or block.type == FORMULA or not block.lines:
+            out.append(block)
+            continue
+        marks = [region_of(line) for line in block.lines]
+        if all(m is None for m in marks):
+            out.append(block)
+            continue
+        run: list[TreeLine] = []
+
+        def flush(run=run, block=block):
+            if run:
+                text = join_text([ln.text for ln in run])
+                part = Block(block.type, text, "", union([ln.bbox for ln in run]), list(run), block.level)
+                part.marker = block.marker
+                part.markdown = block_markdown(part)
+                out.append(part)
+                run.clear()
+
+        for line, mark in zip(block.lines, marks):
+            if mark is None:
+                run.append(line)
+                continue
+            flush()
+            if mark in placed:
+                if out and out[-1].type == FORMULA:
+                    out[-1].lines.append(line)
+                continue
+            placed.add(mark)
+            f = formulas[mark]
+            formula = Block(FORMULA, f.latex, "", f.box, [line], latex=f.latex)
+            formula.markdown = block_markdown(formula)
+            out.append(formula)
+        flush()
+    tree.blocks = out
+    return tree.numbered()
+
+
+def page_formulas(page, layer, limits: GlyphLimits | None = None) -> list[FormulaRegion]:
+    """Display formulas of a `pypdfium2.PdfPage` whose text layer (`PageLines`) has been read; [] for a page
+    whose layer is unusable. The caller holds the PDFium lock."""
+    if layer is None or not layer.usable:
+        return []
+    glyphs, rules = page_glyphs(page, limits)
+    return find_formulas(glyphs, rules, layer.lines, layer.width)
