@@ -84,7 +84,35 @@ def tokens(latex: str) -> list[str]:
             continue
         out.append(tok)
         i += 1
-    return _primes(out)
+    return _script_order(_primes(out))
+
+
+def _group_end(toks: list[str], i: int) -> int:
+    """The index after the brace group opening at `i` (len(toks) when it never closes)."""
+    depth = 0
+    for j in range(i, len(toks)):
+        depth += toks[j] == "{"
+        depth -= toks[j] == "}"
+        if depth == 0:
+            return j + 1
+    return len(toks)
+
+
+def _script_order(toks: list[str]) -> list[str]:
+    """`x^{a}_{b}` written `x_{b}^{a}`."""
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        if toks[i] == "^" and i + 1 < len(toks) and toks[i + 1] == "{":
+            sup_end = _group_end(toks, i + 1)
+            if sup_end + 1 < len(toks) and toks[sup_end] == "_" and toks[sup_end + 1] == "{":
+                sub_end = _group_end(toks, sup_end + 1)
+                out += toks[sup_end:sub_end] + toks[i:sup_end]
+                i = sub_end
+                continue
+        out.append(toks[i])
+        i += 1
+    return out
 
 
 def _primes(toks: list[str]) -> list[str]:
@@ -92,10 +120,10 @@ def _primes(toks: list[str]) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(toks):
-        if toks[i] == "^" and i + 2 < len(toks) and toks[i + 1] == "{" and toks[i + 2] == "\\prime":
+        if toks[i] == "^" and i + 2 < len(toks) and toks[i + 1] == "{" and toks[i + 2] in ("\\prime", "'"):
             j = i + 2
             n = 0
-            while j < len(toks) and toks[j] == "\\prime":
+            while j < len(toks) and toks[j] in ("\\prime", "'"):
                 n += 1
                 j += 1
             if j < len(toks) and toks[j] == "}":

@@ -74,6 +74,7 @@ MATH_FONT = re.compile(
     r"^symbol",
     re.I,
 )
+_BAKOMA = re.compile(r"^Cm[a-z]+[0-9]+$")  # matplotlib's BaKoMa TrueType CM fonts (TeX's own: "CMMI10")
 _CM_FONT = re.compile(r"^(cm(?:mi|sy|ex|bsy|mib|r|bx|ti|sl|ss)|lm(?:mi|sy|ex|r))[0-9]*", re.I)
 
 # OML (CMMI) slots 0-47 and a few more: Greek, variants, harpoons, hooks.
@@ -102,13 +103,17 @@ _OMX_MORE = {0x30: "⎛", 0x31: "⎞", 0x32: "⎡", 0x33: "⎤", 0x34: "⎣", 0x
              0x5E: "⋀", 0x5F: "⋁", 0x60: "∐", 0x61: "∐", 0x62: "^", 0x63: "^", 0x64: "^", 0x65: "~",
              0x66: "~", 0x67: "~", 0x68: "[", 0x69: "]", 0x6A: "⌊", 0x6B: "⌋", 0x6C: "⌈", 0x6D: "⌉",
              0x6E: "{", 0x6F: "}", 0x70: "√", 0x71: "√", 0x72: "√", 0x73: "√", 0x74: "√"}  # fmt: skip
-# CMR (OT1) slots 0-10: upright capital Greek.
-_OT1 = "ΓΔΘΛΞΠΣΥΦΨΩ"
+# CMR (OT1) slots 0-31: upright capital Greek, ligatures, dotless i/j, accents, ß æ œ ø Æ Œ Ø.
+_OT1 = "ΓΔΘΛΞΠΣΥΦΨΩ" + "\ufb00\ufb01\ufb02\ufb03\ufb04ıȷ`´ˇ˘¯˚¸ßæœøÆŒØ"
 
 
-def _slot(code: int) -> int:
+def _slot(code: int, bakoma: bool) -> int:
     """A TeX slot from a code: BaKoMa's TrueType fonts (matplotlib) put slots 0-9 at 0xA1-0xAA, 10-32 at
-    0xAD-0xC3 and 127 at 0xC4."""
+    0xAD-0xC3 and 127 at 0xC4 (PDFium reads their 0xB7 as U+2219)."""
+    if not bakoma:
+        return code
+    if code == 0x2219:
+        code = 0xB7
     if 0xA1 <= code <= 0xAA:
         return code - 0xA1
     if 0xAD <= code <= 0xC3:
@@ -122,10 +127,11 @@ def decode_char(code: int, font: str) -> str:
     """The Unicode text of char `code` in `font` (its name without a subset prefix): TeX math slots decoded
     where the code is a slot rather than Unicode."""
     m = _CM_FONT.match(font)
-    if m is None or code >= 0x370:  # Unicode proper (Greek and beyond) is kept
+    bakoma = m is not None and _BAKOMA.match(font) is not None
+    if m is None or (code >= 0x370 and not (bakoma and code == 0x2219)):  # Unicode proper is kept
         return chr(code)
     family = m.group(1).lower()
-    slot = _slot(code)
+    slot = _slot(code, bakoma)
     if slot > 0x7F:
         return chr(code)
     if family in ("cmmi", "lmmi", "cmmib"):
@@ -142,7 +148,7 @@ def decode_char(code: int, font: str) -> str:
         if slot < len(_OMX_DELIMS):
             return _OMX_DELIMS[slot]
         return _OMX_MORE.get(slot, chr(slot))
-    if slot < len(_OT1) and (code < 0x20 or code != slot):  # upright capital Greek in a text font
+    if slot < len(_OT1) and (code < 0x20 or code != slot):  # a text font's slots below the space
         return _OT1[slot]
     return chr(code)
 

@@ -108,8 +108,9 @@ def _read(items: list[Item], rules: list, depth: int) -> str:
     return _row(items, depth)
 
 
-def _inside(box, rule) -> bool:
-    return rule[0] >= box[0] - 0.5 and rule[2] <= box[2] + 0.5 and rule[1] >= box[1] - 0.5 and rule[3] <= box[3] + 0.5
+def _inside(box, rule, pad: float) -> bool:
+    """Whether a rule lies within a box grown by `pad` (a radical's overbar sits just above its sign)."""
+    return rule[0] >= box[0] - pad and rule[2] <= box[2] + pad and rule[1] >= box[1] - pad and rule[3] <= box[3] + pad
 
 
 def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
@@ -134,7 +135,7 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
                 and radical.box[0] - size <= it.cx <= radical.box[0] + 0.6 * (radical.box[2] - radical.box[0])
                 and it.box[3] <= radical.cy
             ]
-            inner = [r for r in rules if under and _inside(_union(under), r)]
+            inner = [r for r in rules if under and _inside(_union(under), r, 0.3 * size)]
             rules = [r for r in rules if r not in inner]
             body = _read(under, inner, depth + 1)
             root = _read(index, [], depth + 1) if index else ""
@@ -143,14 +144,15 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
             box = _union(members + [Item("", (rule[0], rule[1], rule[2], rule[3]), 0, 0)])
             base = statistics.median([it.baseline for it in under]) if under else radical.baseline
             items = [it for it in items if not any(it is m for m in members)]
-            items.append(Item(latex, box, base, max(radical.size, size), "atom"))
+            own = max((it.size for it in under), default=radical.size)
+            items.append(Item(latex, box, base, own, "atom"))
             continue
         above = _stack(span, ry, size, up=True)
         below = _stack(span, ry, size, up=False)
         if not above and not below:
             continue
-        inner_up = [r for r in rules if above and _inside(_union(above), r)]
-        inner_down = [r for r in rules if below and _inside(_union(below), r)]
+        inner_up = [r for r in rules if above and _inside(_union(above), r, 0.3 * size)]
+        inner_down = [r for r in rules if below and _inside(_union(below), r, 0.3 * size)]
         rules = [r for r in rules if r not in inner_up and r not in inner_down]
         num = _read(above, inner_up, depth + 1)
         den = _read(below, inner_down, depth + 1)
@@ -165,7 +167,7 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
         # a fraction sits on the row's math axis: its baseline is below the bar by about a quarter em
         base = ry + 0.25 * size if above and below else statistics.median(it.baseline for it in members)
         items = [it for it in items if not any(it is m for m in members)]
-        items.append(Item(latex, box, base, size, "atom"))
+        items.append(Item(latex, box, base, max(it.size for it in members), "atom"))
     return items
 
 
@@ -211,37 +213,23 @@ def _accents(items: list[Item]) -> list[Item]:
 
 def _words(items: list[Item]) -> list[Item]:
     """Runs of upright letters on one baseline: operator names (\\sin, \\lim) or `\\mathrm{word}`."""
-    items = sorted(items, key=lambda it: it.box[0])
-    out: list[Item] = []
-    run: list[Item] = []
+    def is_letter(it: Item) -> bool:
+        return it.kind == "glyph" and it.upright and len(it.text) == 1 and it.text.isascii() and it.text.isalpha()
 
-    def flush():
-        if not run:
-            return
+    out: list[Item] = [it for it in items if not is_letter(it)]
+    runs: list[list[Item]] = []
+    for it in sorted((it for it in items if is_letter(it)), key=lambda it: it.box[0]):
+        for run in runs:
+            last = run[-1]
+            if abs(it.baseline - last.baseline) <= 0.1 * it.size and -0.1 * it.size <= it.box[0] - last.box[2] <= 0.25 * it.size:
+                run.append(it)
+                break
+        else:
+            runs.append([it])
+    for run in runs:
         word = "".join(it.text for it in run)
-        box = _union(run)
-        if len(run) > 1 or word in OPERATOR_NAMES:
-            if word in OPERATOR_NAMES:
-                latex = f"\\{word}"
-            else:
-                latex = f"\\mathrm{{{word}}}"
-            out.append(Item(latex, box, run[0].baseline, run[0].size, "word", word))
-        else:
-            out.append(run[0])
-        run.clear()
-
-    for it in items:
-        letter = it.kind == "glyph" and it.upright and len(it.text) == 1 and it.text.isascii() and it.text.isalpha()
-        if letter and run and (
-            abs(it.baseline - run[-1].baseline) > 0.1 * it.size or it.box[0] - run[-1].box[2] > 0.25 * it.size
-        ):
-            flush()
-        if letter:
-            run.append(it)
-        else:
-            flush()
-            out.append(it)
-    flush()
+        latex = f"\\{word}" if word in OPERATOR_NAMES else f"\\mathrm{{{word}}}"
+        out.append(Item(latex, _union(run), run[0].baseline, run[0].size, "word", word))
     return out
 
 
