@@ -7,9 +7,9 @@ rendered, y growing downwards.
 
 TeX's Computer Modern math fonts have their own encodings (OML for CMMI, OMS for CMSY, OMX for CMEX). A PDF
 whose fonts carry glyph names (pdfTeX's Type 1 fonts) gives Unicode already ("σ", "∑"); one without them gives
-the font's slot as a code ("X" for the CMEX summation sign), and matplotlib's BaKoMa fonts move slots 0-32 up
-to 0xA1-0xC4. `decode_char` maps those back to Unicode by the font's name; a font it does not know keeps its
-code. Everything here is bounded (`GlyphLimits`) and never raises for a bad page: the caller gets no glyphs.
+a slot below 32 as a control code, and matplotlib's BaKoMa fonts give every slot as its code ("X" for the
+CMEX summation sign), slots 0-32 moved up to 0xA1-0xC4. `decode_char` maps those back to Unicode by the
+font's name; a font it does not know keeps its code. Everything here is bounded (`GlyphLimits`) and never raises for a bad page: the caller gets no glyphs.
 """
 
 from __future__ import annotations
@@ -129,6 +129,8 @@ def decode_char(code: int, font: str) -> str:
     m = _CM_FONT.match(font)
     bakoma = m is not None and _BAKOMA.match(font) is not None
     if m is None or (code >= 0x370 and not (bakoma and code == 0x2219)):  # Unicode proper is kept
+        return chr(code)
+    if not bakoma and code >= 0x20:  # TeX's Type 1 fonts name their glyphs: PDFium's Unicode is right
         return chr(code)
     family = m.group(1).lower()
     slot = _slot(code, bakoma)

@@ -64,14 +64,47 @@ class Item:
 
 
 def glyphs_latex(glyphs: list[Glyph], rules: list[Rule]) -> str:
-    """The LaTeX of the formula these glyphs and rules draw ("" for none)."""
+    """The LaTeX of the formula these glyphs and rules draw ("" for none); rows stacked one above the other
+    (an `align` or `gather` display) as a `gathered` environment."""
+    rows = glyph_rows(glyphs, rules)
+    if len(rows) == 1:
+        return rows[0][0]
+    return "\\begin{gathered}" + " \\\\ ".join(latex for latex, _ in rows) + "\\end{gathered}" if rows else ""
+
+
+def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[float, float, float, float]]]:
+    """The formula's rows, top to bottom, as (LaTeX, box): items (glyphs, fractions, radicals, operators with
+    their limits) whose boxes overlap vertically are one row."""
     items = [_glyph_item(g) for g in glyphs if g.text.strip()]
     if not items:
-        return ""
+        return []
     if len(items) > MAX_GLYPHS:
         items = sorted(items, key=lambda it: it.box[0])
-        return _join([it.latex for it in items])
-    return _read(items, [r.box for r in rules], 0)
+        return [(_join([it.latex for it in items]), _union(items))]
+    items = _structures(items, [r.box for r in rules], 0)
+    items = _accents(items)
+    items = _words(items)
+    items = _limits(items, 0)
+    out = []
+    for band in _bands(items):
+        latex = _row(band, 0)
+        if latex:
+            out.append((latex, _union(band)))
+    return out
+
+
+def _bands(items: list[Item]) -> list[list[Item]]:
+    """Items grouped into rows by vertical overlap, top to bottom."""
+    bands: list[list[Item]] = []
+    bottom = None
+    for it in sorted(items, key=lambda it: it.box[1]):
+        if bands and it.box[1] < bottom - 0.05 * it.size:
+            bands[-1].append(it)
+            bottom = max(bottom, it.box[3])
+        else:
+            bands.append([it])
+            bottom = it.box[3]
+    return bands
 
 
 def _glyph_item(g: Glyph) -> Item:

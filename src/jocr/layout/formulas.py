@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from jocr.layout.formula_glyphs import Glyph, GlyphLimits, Rule, is_math_font, page_glyphs
-from jocr.layout.formula_latex import glyphs_latex
+from jocr.layout.formula_latex import glyph_rows, glyphs_latex
 from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS, is_upright_font
 from jocr.layout.geometry import join_text
 from jocr.layout.render import block_markdown
@@ -187,7 +187,7 @@ def find_formulas(glyphs: list[Glyph], rules: list[Rule], lines: list, width: fl
                 if j in cluster or j in used or not members[j]:
                     continue
                 b = boxes[j]
-                near = b[1] <= box[3] + 0.5 * size and b[3] >= box[1] - 0.5 * size
+                near = b[1] <= box[3] + 0.8 * size and b[3] >= box[1] - 0.8 * size
                 across = b[0] <= box[2] + 1.5 * size and b[2] >= box[0] - 1.5 * size
                 if near and across and (candidate[j] or _line_mathiness(members[j]) >= 0.3 and _prose_words(members[j]) == 0):
                     cluster.add(j)
@@ -197,11 +197,16 @@ def find_formulas(glyphs: list[Glyph], rules: list[Rule], lines: list, width: fl
         if len(own) < 2 and not any(_math_glyph(g) and g.text not in "()=+-" for g in own):
             continue
         inner = [r for r in rules if _centre_in(r.box, (box[0] - size, box[1] - size, box[2] + size, box[3] + size))]
-        result = read_glyphs(own, inner)
-        if not result.latex:
-            continue
+        rows = glyph_rows(own, inner)
         used |= cluster
-        regions.append(FormulaRegion(union([box] + [r.box for r in inner]), result.latex, result.tag, sorted(cluster)))
+        for latex, row_box in rows:
+            row = [g for g in own if _centre_in(g.box, row_box, pad=0.1)]
+            body, tag = _strip_tag(row)
+            if tag:
+                latex = glyphs_latex(body, [r for r in inner if _centre_in(r.box, row_box)])
+            if latex and any(_math_glyph(g) for g in body):
+                lines_in = [j for j in cluster if _centre_in(boxes[j], row_box)]
+                regions.append(FormulaRegion(row_box, latex, tag, sorted(lines_in)))
     return regions
 
 
