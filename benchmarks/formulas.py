@@ -1,5 +1,5 @@
-"""Formulas read from born-digital pages (docs/layout.md, "Formulas"): the frozen synthetic formula set and the
-olmOCR-Bench math tests.
+"""Formulas read from born-digital pages (docs/layout.md, "Formulas"): the frozen synthetic formula set and
+the olmOCR-Bench math tests.
 
     # write the frozen set (matplotlib's mathtext typesets each formula into a one-page vector PDF)
     PYTHONPATH=src .venv/bin/python benchmarks/formulas.py write --out data/frozen-test/formulas
@@ -85,7 +85,12 @@ def write_set(out: Path, n: int, seed: int) -> None:
         fig = plt.figure(figsize=(8, 1.5))
         fig.text(0.02, 0.4, f"${latex}$", fontsize=14)
         name = f"f{k:03d}.pdf"
-        fig.savefig(out / name, bbox_inches="tight", pad_inches=0.1, metadata={"CreationDate": None, "Creator": None, "Producer": None})
+        fig.savefig(
+            out / name,
+            bbox_inches="tight",
+            pad_inches=0.1,
+            metadata={"CreationDate": None, "Creator": None, "Producer": None},
+        )
         plt.close(fig)
         rows.append({"id": f"f{k:03d}", "pdf": name, "latex": latex, "fontset": fontset})
     with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
@@ -100,7 +105,11 @@ def score_set(path: Path, render: bool, show: bool) -> dict:
     from jocr.checks.formula import score_formula
     from jocr.layout.formulas import read_formula_region
 
-    rows = [json.loads(line) for line in (path / "manifest.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    rows = [
+        json.loads(line)
+        for line in (path / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
     results = []
     per_fontset: dict[str, list[bool]] = {}
     for row in rows:
@@ -115,7 +124,10 @@ def score_set(path: Path, render: bool, show: bool) -> dict:
         per_fontset.setdefault(row["fontset"], []).append(score.exact)
         results.append((row, result.latex, score, seconds))
         if show and not score.exact:
-            print(f"{row['id']} [{row['fontset']}] {row['latex']!r}\n    got {result.latex!r} rendered={score.rendered}")
+            print(
+                f"{row['id']} [{row['fontset']}] {row['latex']!r}\n"
+                f"    got {result.latex!r} rendered={score.rendered}"
+            )
     n = len(results)
     summary = {
         "formulas": n,
@@ -134,7 +146,7 @@ def write_pages(bench: Path, out: Path) -> None:
     display formulas found (`layer_formulas`) and without (`layer`)."""
     import pypdfium2 as pdfium
 
-    from jocr.layout.formulas import page_formulas, with_formulas
+    from jocr.layout.formulas import page_formulas
     from jocr.layout.render import page_markdown
     from jocr.layout.request import layer_tree
     from jocr.lines.textlayer import read_page
@@ -158,7 +170,9 @@ def write_pages(bench: Path, out: Path) -> None:
             target = out / system / f"{rel}_pg1_repeat1.md"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-    print(f"{len(pdfs)} pages; formula finding median {statistics.median(times):.3f} s, max {max(times):.3f} s")
+    print(
+        f"{len(pdfs)} pages; formula finding median {statistics.median(times):.3f} s, max {max(times):.3f} s"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 "Formulas").
 
 - `normalise_latex`: one spelling per construct, so that equal formulas written differently compare equal:
-  delimiters (`$`, `$$`, `\\[..\\]`, `\\(..\\)`) and `\\tag{..}` removed; spacing commands, `\\left`/`\\right`,
+  delimiters (`$`, `$$`, `\\[..\\]`, `\\(..\\)`) and `\\tag{..}` removed; spacing commands,
+  `\\left`/`\\right`,
   `\\displaystyle`, sizing (`\\big`...) dropped; synonyms merged (`\\le` `\\leq`, `\\dfrac` `\\frac`, `\\to`
   `\\rightarrow`, `\\lbrace` `\\{`, Unicode symbols and Greek as their commands); every script argument braced
   (`x^2` -> `x^{2}`), `^{\\prime}` written `'`; tokens joined by one space.
@@ -73,7 +74,9 @@ def tokens(latex: str) -> list[str]:
         tok = _SYNONYMS.get(tok, tok)
         if tok in _DROP:
             continue
-        raw.extend(_TOKEN.findall(tok) if tok not in _UNICODE.values() and len(tok) > 1 and tok[0] != "\\" else [tok])
+        raw.extend(
+            _TOKEN.findall(tok) if tok not in _UNICODE.values() and len(tok) > 1 and tok[0] != "\\" else [tok]
+        )
     out: list[str] = []
     i = 0
     while i < len(raw):
@@ -145,7 +148,7 @@ def exact_match(reference: str, candidate: str) -> bool:
 
 
 def edit_distance(reference: str, candidate: str) -> float:
-    """Normalised edit distance of the normalised forms, over tokens' characters (0 equal, 1 nothing alike)."""
+    """Normalised edit distance of the normalised forms (0 equal, 1 nothing alike)."""
     return normalized_edit_distance(normalise_latex(reference), normalise_latex(candidate))
 
 

@@ -57,7 +57,9 @@ ACCENTS = {
     "¨": "\\ddot", "ˇ": "\\check", "˘": "\\breve", "´": "\\acute", "`": "\\grave", "⃗": "\\vec",
     "→": "\\vec",
 }  # fmt: skip
-_ITALIC_FONT = re.compile(r"italic|oblique|-it\b|-it$|^(?:cm|lm)(?:mi|ti|bxti|mib)|^stix.*math|math-?it", re.I)
+_ITALIC_FONT = re.compile(
+    r"italic|oblique|-it\b|-it$|^(?:cm|lm)(?:mi|ti|bxti|mib)|^stix.*math|math-?it", re.I
+)
 _MATH_ALNUM = range(0x1D400, 0x1D800)
 
 

@@ -9,7 +9,8 @@ TeX's Computer Modern math fonts have their own encodings (OML for CMMI, OMS for
 whose fonts carry glyph names (pdfTeX's Type 1 fonts) gives Unicode already ("σ", "∑"); one without them gives
 a slot below 32 as a control code, and matplotlib's BaKoMa fonts give every slot as its code ("X" for the
 CMEX summation sign), slots 0-32 moved up to 0xA1-0xC4. `decode_char` maps those back to Unicode by the
-font's name; a font it does not know keeps its code. Everything here is bounded (`GlyphLimits`) and never raises for a bad page: the caller gets no glyphs.
+font's name; a font it does not know keeps its code. Everything here is bounded (`GlyphLimits`) and never
+raises for a bad page: the caller gets no glyphs.
 """
 
 from __future__ import annotations
@@ -78,9 +79,7 @@ _BAKOMA = re.compile(r"^Cm[a-z]+[0-9]+$")  # matplotlib's BaKoMa TrueType CM fon
 _CM_FONT = re.compile(r"^(cm(?:mi|sy|ex|bsy|mib|r|bx|ti|sl|ss)|lm(?:mi|sy|ex|r))[0-9]*", re.I)
 
 # OML (CMMI) slots 0-47 and a few more: Greek, variants, harpoons, hooks.
-_OML = (
-    "ΓΔΘΛΞΠΣΥΦΨΩαβγδϵζηθικλμνξπρστυϕχψωεϑϖϱςφ↼↽⇀⇁‘’▹◃"  # 0x00-0x2F
-)
+_OML = "ΓΔΘΛΞΠΣΥΦΨΩαβγδϵζηθικλμνξπρστυϕχψωεϑϖϱςφ↼↽⇀⇁‘’▹◃"  # 0x00-0x2F
 _OML_MORE = {0x3A: ".", 0x3B: ",", 0x3C: "<", 0x3D: "/", 0x3E: ">", 0x3F: "⋆", 0x40: "∂", 0x60: "ℓ",
              0x7B: "ı", 0x7C: "ȷ", 0x7D: "℘", 0x7E: "→", 0x7F: "⁀"}  # fmt: skip
 # OMS (CMSY): every slot but the capitals (calligraphic letters, read as letters).
@@ -97,7 +96,8 @@ _OMS_MORE = {0x40: "ℵ", 0x5B: "∪", 0x5C: "∩", 0x5D: "⊎", 0x5E: "∧", 0x
 _OMX_DELIMS = "()[]⌊⌋⌈⌉{}⟨⟩|‖/\\" + "()" + "()[]⌊⌋⌈⌉{}⟨⟩/\\" + "()[]⌊⌋⌈⌉{}⟨⟩/\\" + "/\\"  # 0x00-0x31
 _OMX_MORE = {0x30: "⎛", 0x31: "⎞", 0x32: "⎡", 0x33: "⎤", 0x34: "⎣", 0x35: "⎦", 0x36: "⎢", 0x37: "⎥",
              0x38: "⎧", 0x39: "⎫", 0x3A: "⎩", 0x3B: "⎭", 0x3C: "⎨", 0x3D: "⎬", 0x3E: "⎪", 0x3F: "⏐",
-             0x40: "⎝", 0x41: "⎠", 0x42: "⎜", 0x43: "⎟", 0x44: "⟨", 0x45: "⟩", 0x46: "⨆", 0x47: "⨆", 0x48: "∮", 0x49: "∮", 0x4A: "⨀", 0x4B: "⨀", 0x4C: "⨁", 0x4D: "⨁",
+             0x40: "⎝", 0x41: "⎠", 0x42: "⎜", 0x43: "⎟", 0x44: "⟨", 0x45: "⟩",
+             0x46: "⨆", 0x47: "⨆", 0x48: "∮", 0x49: "∮", 0x4A: "⨀", 0x4B: "⨀", 0x4C: "⨁", 0x4D: "⨁",
              0x4E: "⨂", 0x4F: "⨂", 0x50: "∑", 0x51: "∏", 0x52: "∫", 0x53: "⋃", 0x54: "⋂", 0x55: "⨄",
              0x56: "⋀", 0x57: "⋁", 0x58: "∑", 0x59: "∏", 0x5A: "∫", 0x5B: "⋃", 0x5C: "⋂", 0x5D: "⨄",
              0x5E: "⋀", 0x5F: "⋁", 0x60: "∐", 0x61: "∐", 0x62: "^", 0x63: "^", 0x64: "^", 0x65: "~",
@@ -262,7 +262,11 @@ def _rules(page, width: float, height: float, limits: GlyphLimits) -> list[Rule]
             kind = raw.FPDFPageObj_GetType(obj)
             if kind == raw.FPDF_PAGEOBJ_FORM and depth < 8:
                 stack.append(
-                    (raw.FPDFFormObj_CountObjects(obj), lambda j, o=obj: raw.FPDFFormObj_GetObject(o, j), depth + 1)
+                    (
+                        raw.FPDFFormObj_CountObjects(obj),
+                        lambda j, o=obj: raw.FPDFFormObj_GetObject(o, j),
+                        depth + 1,
+                    )
                 )
                 continue
             if kind != raw.FPDF_PAGEOBJ_PATH or not raw.FPDFPageObj_GetBounds(obj, lo_x, lo_y, hi_x, hi_y):

@@ -25,7 +25,6 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from jocr.layout.formula_glyphs import Glyph, Rule
 from jocr.checks.latex_symbols import (
     ACCENTS,
     BIG_OPERATORS,
@@ -35,6 +34,7 @@ from jocr.checks.latex_symbols import (
     char_latex,
     is_upright_font,
 )
+from jocr.layout.formula_glyphs import Glyph, Rule
 
 MAX_GLYPHS = 3000
 MAX_DEPTH = 12
@@ -143,7 +143,12 @@ def _read(items: list[Item], rules: list, depth: int) -> str:
 
 def _inside(box, rule, pad: float) -> bool:
     """Whether a rule lies within a box grown by `pad` (a radical's overbar sits just above its sign)."""
-    return rule[0] >= box[0] - pad and rule[2] <= box[2] + pad and rule[1] >= box[1] - pad and rule[3] <= box[3] + pad
+    return (
+        rule[0] >= box[0] - pad
+        and rule[2] <= box[2] + pad
+        and rule[1] >= box[1] - pad
+        and rule[3] <= box[3] + pad
+    )
 
 
 def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
@@ -155,7 +160,11 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
         ry = (rule[1] + rule[3]) / 2
         radical = None
         for it in items:
-            if it.text == "√" and abs(it.box[2] - rule[0]) < 0.6 * size and it.box[1] - 0.6 * size <= ry <= it.box[1] + 0.6 * size:
+            if (
+                it.text == "√"
+                and abs(it.box[2] - rule[0]) < 0.6 * size
+                and it.box[1] - 0.6 * size <= ry <= it.box[1] + 0.6 * size
+            ):
                 radical = it
                 break
         span = [it for it in items if it is not radical and rule[0] - 0.5 <= it.cx <= rule[2] + 0.5]
@@ -164,7 +173,9 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
             index = [
                 it
                 for it in items
-                if it is not radical and it not in under and it.size < 0.85 * radical.size
+                if it is not radical
+                and it not in under
+                and it.size < 0.85 * radical.size
                 and radical.box[0] - size <= it.cx <= radical.box[0] + 0.6 * (radical.box[2] - radical.box[0])
                 and it.box[3] <= radical.cy
             ]
@@ -239,22 +250,34 @@ def _accents(items: list[Item]) -> list[Item]:
             continue
         out = [it for it in out if it is not acc and it is not base]
         out.append(
-            Item(f"{ACCENTS[acc.text]}{{{base.latex}}}", _union([acc, base]), base.baseline, base.size, "atom")
+            Item(
+                f"{ACCENTS[acc.text]}{{{base.latex}}}", _union([acc, base]), base.baseline, base.size, "atom"
+            )
         )
     return out
 
 
 def _words(items: list[Item]) -> list[Item]:
     """Runs of upright letters on one baseline: operator names (\\sin, \\lim) or `\\mathrm{word}`."""
+
     def is_letter(it: Item) -> bool:
-        return it.kind == "glyph" and it.upright and len(it.text) == 1 and it.text.isascii() and it.text.isalpha()
+        return (
+            it.kind == "glyph"
+            and it.upright
+            and len(it.text) == 1
+            and it.text.isascii()
+            and it.text.isalpha()
+        )
 
     out: list[Item] = [it for it in items if not is_letter(it)]
     runs: list[list[Item]] = []
     for it in sorted((it for it in items if is_letter(it)), key=lambda it: it.box[0]):
         for run in runs:
             last = run[-1]
-            if abs(it.baseline - last.baseline) <= 0.1 * it.size and -0.1 * it.size <= it.box[0] - last.box[2] <= 0.25 * it.size:
+            if (
+                abs(it.baseline - last.baseline) <= 0.1 * it.size
+                and -0.1 * it.size <= it.box[0] - last.box[2] <= 0.25 * it.size
+            ):
                 run.append(it)
                 break
         else:
@@ -269,7 +292,11 @@ def _words(items: list[Item]) -> list[Item]:
 def _limits(items: list[Item], depth: int) -> list[Item]:
     """Big operators and limit words take the items stacked above and below them."""
     out = list(items)
-    ops = [it for it in items if (it.kind == "glyph" and it.text in BIG_OPERATORS) or (it.kind == "word" and it.text in LIMIT_WORDS)]
+    ops = [
+        it
+        for it in items
+        if (it.kind == "glyph" and it.text in BIG_OPERATORS) or (it.kind == "word" and it.text in LIMIT_WORDS)
+    ]
     for op in sorted(ops, key=lambda it: -(it.box[3] - it.box[1])):
         if not any(op is it for it in out):
             continue
@@ -277,12 +304,18 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
         h = op.box[3] - op.box[1]
         near = [
             it for it in out
-            if it is not op and op.box[0] - 0.6 * w <= it.cx <= op.box[2] + 0.6 * w and it.size < op.size * 0.95 + 0.01
+            if it is not op
+            and op.box[0] - 0.6 * w <= it.cx <= op.box[2] + 0.6 * w
+            and it.size < op.size * 0.95 + 0.01
         ]  # fmt: skip
         if op.kind == "word":
             near = [it for it in out if it is not op and op.box[0] - 0.3 * w <= it.cx <= op.box[2] + 0.3 * w]
-        upper = [it for it in near if it.box[3] <= op.box[1] + 0.2 * h and op.box[1] - it.box[3] < 1.2 * op.size]
-        lower = [it for it in near if it.box[1] >= op.box[3] - 0.2 * h and it.box[1] - op.box[3] < 1.2 * op.size]
+        upper = [
+            it for it in near if it.box[3] <= op.box[1] + 0.2 * h and op.box[1] - it.box[3] < 1.2 * op.size
+        ]
+        lower = [
+            it for it in near if it.box[1] >= op.box[3] - 0.2 * h and it.box[1] - op.box[3] < 1.2 * op.size
+        ]
         if not upper and not lower:
             op.kind = "op"
             continue

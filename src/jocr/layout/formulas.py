@@ -19,9 +19,9 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
+from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS, is_upright_font
 from jocr.layout.formula_glyphs import Glyph, GlyphLimits, Rule, is_math_font, page_glyphs
 from jocr.layout.formula_latex import glyph_rows, glyphs_latex
-from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS, is_upright_font
 from jocr.layout.geometry import join_text
 from jocr.layout.render import block_markdown
 from jocr.layout.tree import FORMULA, Block, PageTree, TreeLine, union
@@ -156,7 +156,9 @@ def _line_mathiness(glyphs: list[Glyph]) -> float:
     return sum(_math_glyph(g) for g in body) / max(1, len(body))
 
 
-def find_formulas(glyphs: list[Glyph], rules: list[Rule], lines: list, width: float = 0.0) -> list[FormulaRegion]:
+def find_formulas(
+    glyphs: list[Glyph], rules: list[Rule], lines: list, width: float = 0.0
+) -> list[FormulaRegion]:
     """Display formulas among a page's text-layer `lines` (`Line`s with boxes, in the layer's order)."""
     if not glyphs or not lines:
         return []
@@ -169,7 +171,7 @@ def find_formulas(glyphs: list[Glyph], rules: list[Rule], lines: list, width: fl
                 members[k].append(g)
                 break
     candidate = []
-    for k, own in enumerate(members):
+    for own in members:
         mathy = _line_mathiness(own) >= MATH_SHARE and _prose_words(own) == 0
         candidate.append(mathy and bool(own))
     regions: list[FormulaRegion] = []
@@ -189,14 +191,22 @@ def find_formulas(glyphs: list[Glyph], rules: list[Rule], lines: list, width: fl
                 b = boxes[j]
                 near = b[1] <= box[3] + 0.8 * size and b[3] >= box[1] - 0.8 * size
                 across = b[0] <= box[2] + 1.5 * size and b[2] >= box[0] - 1.5 * size
-                if near and across and (candidate[j] or _line_mathiness(members[j]) >= 0.3 and _prose_words(members[j]) == 0):
+                if (
+                    near
+                    and across
+                    and (candidate[j] or _line_mathiness(members[j]) >= 0.3 and _prose_words(members[j]) == 0)
+                ):
                     cluster.add(j)
                     box = union([box, b])
                     grown = True
         own = [g for j in cluster for g in members[j]]
         if len(own) < 2 and not any(_math_glyph(g) and g.text not in "()=+-" for g in own):
             continue
-        inner = [r for r in rules if _centre_in(r.box, (box[0] - size, box[1] - size, box[2] + size, box[3] + size))]
+        inner = [
+            r
+            for r in rules
+            if _centre_in(r.box, (box[0] - size, box[1] - size, box[2] + size, box[3] + size))
+        ]
         rows = glyph_rows(own, inner)
         used |= cluster
         for latex, row_box in rows:
