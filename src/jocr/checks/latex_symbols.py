@@ -55,7 +55,8 @@ DELIMITERS = frozenset("()[]{}|‖⟨⟩⌈⌉⌊⌋⎛⎜⎝⎞⎟⎠⎡⎢⎣�
 ACCENTS = {
     "ˆ": "\\hat", "^": "\\hat", "˜": "\\tilde", "~": "\\tilde", "¯": "\\bar", "ˉ": "\\bar", "˙": "\\dot",
     "¨": "\\ddot", "ˇ": "\\check", "˘": "\\breve", "´": "\\acute", "`": "\\grave", "⃗": "\\vec",
-    "→": "\\vec",
+    "→": "\\vec", "\u0302": "\\hat", "\u0303": "\\tilde", "\u0304": "\\bar", "\u0305": "\\bar",
+    "\u0307": "\\dot", "\u0308": "\\ddot", "\u030c": "\\check", "\u0306": "\\breve", "\u20d7": "\\vec",
 }  # fmt: skip
 _ITALIC_FONT = re.compile(
     r"italic|oblique|-it\b|-it$|^(?:cm|lm)(?:mi|ti|bxti|mib)|^stix.*math|math-?it", re.I

@@ -94,16 +94,33 @@ def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[
 
 
 def _bands(items: list[Item]) -> list[list[Item]]:
-    """Items grouped into rows by vertical overlap, top to bottom."""
+    """Items grouped into rows by vertical overlap (or a gap under a sixth of an em), top to bottom; a row of
+    script-size items only (a superscript above a letter without ascender) joins the row nearest to it."""
     bands: list[list[Item]] = []
-    bottom = None
+    bottom = 0.0
     for it in sorted(items, key=lambda it: it.box[1]):
-        if bands and it.box[1] < bottom - 0.05 * it.size:
+        if bands and it.box[1] < bottom + 0.15 * it.size:
             bands[-1].append(it)
             bottom = max(bottom, it.box[3])
         else:
             bands.append([it])
             bottom = it.box[3]
+    if len(bands) < 2:
+        return bands
+    size = _main_size(items)
+    k = 0
+    while k < len(bands) and len(bands) > 1:
+        if max(it.size for it in bands[k]) >= SCRIPT_SIZE * size:
+            k += 1
+            continue
+        band = bands.pop(k)
+        top, low = _union(band)[1], _union(band)[3]
+        above = _union(bands[k - 1])[3] if k > 0 else None
+        below = _union(bands[k])[1] if k < len(bands) else None
+        if below is None or (above is not None and top - above <= below - low):
+            bands[k - 1].extend(band)
+        else:
+            bands[k].extend(band)
     return bands
 
 
