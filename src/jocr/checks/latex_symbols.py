@@ -13,6 +13,7 @@ GREEK = {
     "ρ": "\\rho", "ϱ": "\\varrho", "σ": "\\sigma", "ς": "\\varsigma", "τ": "\\tau", "υ": "\\upsilon",
     "ϕ": "\\phi", "φ": "\\varphi", "χ": "\\chi", "ψ": "\\psi", "ω": "\\omega",
     "Γ": "\\Gamma", "Δ": "\\Delta", "Θ": "\\Theta", "Λ": "\\Lambda", "Ξ": "\\Xi", "Π": "\\Pi",
+    "∆": "\\Delta", "\u2126": "\\Omega",
     "Σ": "\\Sigma", "Υ": "\\Upsilon", "Φ": "\\Phi", "Ψ": "\\Psi", "Ω": "\\Omega",
 }  # fmt: skip
 SYMBOLS = {
@@ -26,7 +27,7 @@ SYMBOLS = {
     "∈": "\\in", "∉": "\\notin", "∋": "\\ni", "⊂": "\\subset", "⊃": "\\supset", "⊆": "\\subseteq",
     "⊇": "\\supseteq", "∪": "\\cup", "∩": "\\cap", "∖": "\\setminus", "⊕": "\\oplus", "⊖": "\\ominus",
     "⊗": "\\otimes", "⊙": "\\odot", "⊥": "\\perp", "⊤": "\\top", "⊢": "\\vdash", "∣": "\\mid",
-    "‖": "\\|", "→": "\\to", "←": "\\leftarrow", "↔": "\\leftrightarrow", "⇒": "\\Rightarrow",
+    "‖": "\\|", "∥": "\\|", "→": "\\to", "←": "\\leftarrow", "↔": "\\leftrightarrow", "⇒": "\\Rightarrow",
     "⇐": "\\Leftarrow", "⇔": "\\Leftrightarrow", "↦": "\\mapsto", "↑": "\\uparrow", "↓": "\\downarrow",
     "⟨": "\\langle", "⟩": "\\rangle", "⌈": "\\lceil", "⌉": "\\rceil", "⌊": "\\lfloor", "⌋": "\\rfloor",
     "{": "\\{", "}": "\\}", "…": "\\ldots", "⋯": "\\cdots", "⋮": "\\vdots", "⋱": "\\ddots", "′": "'",
@@ -56,7 +57,7 @@ ACCENTS = {
     "ˆ": "\\hat", "^": "\\hat", "˜": "\\tilde", "~": "\\tilde", "¯": "\\bar", "ˉ": "\\bar", "˙": "\\dot",
     "¨": "\\ddot", "ˇ": "\\check", "˘": "\\breve", "´": "\\acute", "`": "\\grave", "⃗": "\\vec",
     "→": "\\vec", "\u0302": "\\hat", "\u0303": "\\tilde", "\u0304": "\\bar", "\u0305": "\\bar",
-    "\u0307": "\\dot", "\u0308": "\\ddot", "\u030c": "\\check", "\u0306": "\\breve", "\u20d7": "\\vec",
+    "\u0307": "\\dot", "\u0308": "\\ddot", "\u030c": "\\check", "\u0306": "\\breve",
 }  # fmt: skip
 _ITALIC_FONT = re.compile(
     r"italic|oblique|-it\b|-it$|^(?:cm|lm)(?:mi|ti|bxti|mib)|^stix.*math|math-?it", re.I

@@ -123,15 +123,21 @@ def _slot(code: int, bakoma: bool) -> int:
     return code
 
 
+# Adobe's private-use codes for pieces of big delimiters (what PDFium gives for CMEX's pieces).
+_PUA_PIECES = dict(zip(range(0xF8EB, 0xF8FF), "⎛⎜⎝⎡⎢⎣⎧⎨⎩⎪⎮⎞⎟⎠⎤⎥⎦⎫⎬⎭"))
+
+
 def decode_char(code: int, font: str) -> str:
     """The Unicode text of char `code` in `font` (its name without a subset prefix): TeX math slots decoded
     where the code is a slot rather than Unicode."""
+    if code in _PUA_PIECES:
+        return _PUA_PIECES[code]
     m = _CM_FONT.match(font)
     bakoma = m is not None and _BAKOMA.match(font) is not None
     if m is None or (code >= 0x370 and not (bakoma and code == 0x2219)):  # Unicode proper is kept
         return chr(code)
-    if not bakoma and code >= 0x20:  # TeX's Type 1 fonts name their glyphs: PDFium's Unicode is right
-        return chr(code)
+    if not bakoma and code >= 0x20 and not m.group(1).lower().endswith("ex"):
+        return chr(code)  # TeX's text and symbol fonts name their glyphs: PDFium's Unicode is right
     family = m.group(1).lower()
     slot = _slot(code, bakoma)
     if slot > 0x7F:
@@ -231,7 +237,7 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
         if not raw.FPDFText_GetCharOrigin(tp, i, ox, oy):
             continue
         text = decode_char(code, name)
-        if not text.strip() or unicodedata.category(text[0]) in ("Cc", "Co", "Cs"):
+        if not text.strip() or unicodedata.category(text[0]) in ("Cc", "Co", "Cs", "Cn"):
             continue
         xa, ya = to_page(left.value, top.value)
         xb, yb = to_page(right.value, bottom.value)

@@ -22,6 +22,7 @@ The output is written in one spelling per construct (braced scripts and argument
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -53,6 +54,7 @@ class Item:
     kind: str = "glyph"  # "glyph", "atom" (a construct), "op" (a big operator), "word" (an operator name)
     text: str = ""
     upright: bool = False
+    bold: bool = False
 
     @property
     def cx(self) -> float:
@@ -81,8 +83,9 @@ def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[
     if len(items) > MAX_GLYPHS:
         items = sorted(items, key=lambda it: it.box[0])
         return [(_join([it.latex for it in items]), _union(items))]
+    items = _pieces(items)
     items = _structures(items, [r.box for r in rules], 0)
-    items = _accents(items)
+    items = _negations(_accents(items))
     items = _words(items)
     items = _limits(items, 0)
     out = []
@@ -127,7 +130,17 @@ def _bands(items: list[Item]) -> list[list[Item]]:
 def _glyph_item(g: Glyph) -> Item:
     text = g.text
     upright = is_upright_font(g.font)
-    return Item(char_latex(text), g.box, g.baseline, g.size, "glyph", text, upright)
+    bold = _BOLD_FONT.search(g.font) is not None
+    return Item(char_latex(text), g.box, g.baseline, g.size, "glyph", text, upright, bold)
+
+
+_BOLD_FONT = re.compile(r"bold|^(?:cm|lm)bx|^cmb[0-9]|black|heavy", re.I)
+# Pieces of big delimiters, stacked: one delimiter.
+_PIECES = {c: d for d, cs in (("(", "⎛⎜⎝"), (")", "⎞⎟⎠"), ("[", "⎡⎢⎣"), ("]", "⎤⎥⎦"), ("\\{", "⎧⎨⎩"),
+                             ("\\}", "⎫⎬⎭"), ("|", "⎪⏐")) for c in cs}  # fmt: skip
+# A negation slash over a relation: the negated relation's command.
+_NEGATED = {"=": "\\neq", "\\in": "\\notin", "<": "\\nless", ">": "\\ngtr", "\\leq": "\\nleq",
+            "\\geq": "\\ngeq", "\\subset": "\\not\\subset", "\\equiv": "\\not\\equiv"}  # fmt: skip
 
 
 def _union(items: list[Item]) -> tuple[float, float, float, float]:
@@ -152,7 +165,7 @@ def _read(items: list[Item], rules: list, depth: int) -> str:
     if depth > MAX_DEPTH:
         return _join([it.latex for it in sorted(items, key=lambda it: it.box[0])])
     items = _structures(items, rules, depth)
-    items = _accents(items)
+    items = _negations(_accents(items))
     items = _words(items)
     items = _limits(items, depth)
     return _row(items, depth)
@@ -244,11 +257,59 @@ def _stack(span: list[Item], ry: float, size: float, up: bool) -> list[Item]:
             if any(it is c for c in chosen):
                 continue
             gap = (edge - it.box[3]) if up else (it.box[1] - edge)
-            if gap < 0.45 * size:
+            if gap < 0.7 * size:
                 chosen.append(it)
                 edge = min(edge, it.box[1]) if up else max(edge, it.box[3])
                 changed = True
     return chosen
+
+
+def _pieces(items: list[Item]) -> list[Item]:
+    """Stacked pieces of one big delimiter (a `\\left(` over several lines) become that delimiter."""
+    pieces = sorted((it for it in items if it.text in _PIECES), key=lambda it: it.box[1])
+    if not pieces:
+        return items
+    out = [it for it in items if it.text not in _PIECES]
+    groups: list[list[Item]] = []
+    for it in pieces:
+        for group in groups:
+            last = group[-1]
+            same = _PIECES[last.text] == _PIECES[it.text]
+            if (
+                same
+                and it.box[0] < last.box[2]
+                and last.box[0] < it.box[2]
+                and it.box[1] - last.box[3] < 0.5 * it.size
+            ):
+                group.append(it)
+                break
+        else:
+            groups.append([it])
+    for group in groups:
+        first = group[0]
+        box = _union(group)
+        out.append(
+            Item(_PIECES[first.text], box, (box[1] + box[3]) / 2, first.size, "glyph", _PIECES[first.text])
+        )
+    return out
+
+
+def _negations(items: list[Item]) -> list[Item]:
+    """A negation slash (U+0338) over the glyph it crosses: `\\neq`, `\\notin`, `\\not X`."""
+    slashes = [it for it in items if it.text == "\u0338"]
+    out = [it for it in items if it.text != "\u0338"]
+    for slash in slashes:
+        crossed = [
+            it
+            for it in out
+            if it.kind == "glyph" and it.box[0] - 0.3 * it.size <= slash.cx <= it.box[2] + 0.3 * it.size
+        ]
+        if not crossed:
+            continue
+        target = min(crossed, key=lambda it: abs(it.cx - slash.cx))
+        target.latex = _NEGATED.get(target.latex, f"\\not {target.latex}")
+        target.text = target.latex
+    return out
 
 
 def _accents(items: list[Item]) -> list[Item]:
@@ -301,7 +362,8 @@ def _words(items: list[Item]) -> list[Item]:
             runs.append([it])
     for run in runs:
         word = "".join(it.text for it in run)
-        latex = f"\\{word}" if word in OPERATOR_NAMES else f"\\mathrm{{{word}}}"
+        face = "\\mathbf" if all(it.bold for it in run) else "\\mathrm"
+        latex = f"\\{word}" if word in OPERATOR_NAMES else f"{face}{{{word}}}"
         out.append(Item(latex, _union(run), run[0].baseline, run[0].size, "word", word))
     return out
 
@@ -322,11 +384,13 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
         near = [
             it for it in out
             if it is not op
-            and op.box[0] - 0.6 * w <= it.cx <= op.box[2] + 0.6 * w
+            and op.box[0] - 0.35 * w <= it.cx <= op.box[2] + 0.35 * w
             and it.size < op.size * 0.95 + 0.01
         ]  # fmt: skip
         if op.kind == "word":
             near = [it for it in out if it is not op and op.box[0] - 0.3 * w <= it.cx <= op.box[2] + 0.3 * w]
+        # a limit wider than its operator reaches under the next one: each goes to the nearest operator
+        near = [it for it in near if min(ops, key=lambda o: abs(o.cx - it.cx)) is op]
         upper = [
             it for it in near if it.box[3] <= op.box[1] + 0.2 * h and op.box[1] - it.box[3] < 1.2 * op.size
         ]

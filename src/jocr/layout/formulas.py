@@ -15,11 +15,12 @@
 from __future__ import annotations
 
 import re
+import statistics
 import time
 import unicodedata
 from dataclasses import dataclass, field
 
-from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS, is_upright_font
+from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS
 from jocr.layout.formula_glyphs import Glyph, GlyphLimits, Rule, is_math_font, page_glyphs
 from jocr.layout.formula_latex import glyph_rows, glyphs_latex
 from jocr.layout.geometry import join_text
@@ -135,11 +136,12 @@ def _math_glyph(g: Glyph) -> bool:
 
 
 def _prose_words(glyphs: list[Glyph]) -> int:
-    """Words of four or more upright letters in a text font that are not operator names: prose."""
+    """Words of four or more letters in a text font (roman or italic: a theorem's statement is set in italic)
+    that are not operator names: prose."""
     words = 0
     run: list[Glyph] = []
     for g in sorted(glyphs, key=lambda g: g.x0) + [None]:
-        letter = g is not None and g.text.isalpha() and not is_math_font(g.font) and is_upright_font(g.font)
+        letter = g is not None and g.text.isalpha() and not is_math_font(g.font)
         if letter and run and (g.x0 - run[-1].x1 < 0.2 * g.size and abs(g.baseline - run[-1].baseline) < 1):
             run.append(g)
             continue
@@ -156,6 +158,29 @@ def _line_mathiness(glyphs: list[Glyph]) -> float:
     return sum(_math_glyph(g) for g in body) / max(1, len(body))
 
 
+def _meets(a: Box, b: Box) -> bool:
+    return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
+
+
+def _inside(a: Box, b: Box) -> bool:
+    return b[0] <= a[0] and a[2] <= b[2] and b[1] <= a[1] and a[3] <= b[3]
+
+
+def _beside(line: Box, box: Box) -> bool:
+    """Whether a line shares most of its height with a box (the same row of text)."""
+    overlap = min(line[3], box[3]) - max(line[1], box[1])
+    return overlap > 0.5 * min(line[3] - line[1], box[3] - box[1])
+
+
+def _joins_formula(glyphs: list[Glyph]) -> bool:
+    """Whether a line next to a formula's is part of it: no prose, and some math or no text-font letters at
+    all (a numerator "1", an exponent "2", a row of limits)."""
+    if _prose_words(glyphs):
+        return False
+    letters = sum(1 for g in glyphs if g.text.isalpha() and not _math_glyph(g))
+    return _line_mathiness(glyphs) >= 0.3 or letters <= 1
+
+
 def find_formulas(
     glyphs: list[Glyph], rules: list[Rule], lines: list, width: float = 0.0
 ) -> list[FormulaRegion]:
@@ -164,16 +189,20 @@ def find_formulas(
         return []
     boxes = [tuple(ln.box) for ln in lines]
     members: list[list[Glyph]] = [[] for _ in lines]
+    line_of: dict[int, int] = {}  # id(glyph) -> its line
     order = sorted(range(len(boxes)), key=lambda k: (boxes[k][2] - boxes[k][0]) * (boxes[k][3] - boxes[k][1]))
     for g in glyphs:
         for k in order:  # the smallest line holding the glyph's centre
             if _centre_in(g.box, boxes[k], pad=0.5):
                 members[k].append(g)
+                line_of[id(g)] = k
                 break
     candidate = []
     for own in members:
         mathy = _line_mathiness(own) >= MATH_SHARE and _prose_words(own) == 0
         candidate.append(mathy and bool(own))
+    prose = [_prose_words(own) > 0 for own in members]
+    body_size = statistics.median(g.size for g in glyphs)
     regions: list[FormulaRegion] = []
     used: set[int] = set()
     for k in range(len(lines)):
@@ -181,25 +210,35 @@ def find_formulas(
             continue
         cluster = {k}
         box = boxes[k]
-        size = max((g.size for g in members[k]), default=10.0)
+        # the body's size at least: a cluster may start from a line of limits set small
+        size = max(max((g.size for g in members[k]), default=10.0), body_size)
+        # glyphs in no text-layer line (big operators, delimiters) near the line widen its box
+        free = [g for g in glyphs if id(g) not in line_of]
         grown = True
         while grown:
             grown = False
+            reach = (box[0] - 0.5 * size, box[1] - 0.5 * size, box[2] + 0.5 * size, box[3] + 0.5 * size)
+            extra = [g.box for g in free if _meets(g.box, reach) and not _inside(g.box, box)]
+            if extra:
+                box = union([box, *extra])
+                grown = True
             for j in range(len(lines)):
                 if j in cluster or j in used or not members[j]:
                     continue
                 b = boxes[j]
                 near = b[1] <= box[3] + 0.8 * size and b[3] >= box[1] - 0.8 * size
                 across = b[0] <= box[2] + 1.5 * size and b[2] >= box[0] - 1.5 * size
-                if (
-                    near
-                    and across
-                    and (candidate[j] or _line_mathiness(members[j]) >= 0.3 and _prose_words(members[j]) == 0)
-                ):
+                if near and across and (candidate[j] or _joins_formula(members[j])):
                     cluster.add(j)
                     box = union([box, b])
                     grown = True
-        own = [g for j in cluster for g in members[j]]
+        if any(_beside(boxes[j], box) and prose[j] for j in range(len(lines)) if j not in cluster):
+            continue  # math inside a line of prose: inline, not a display formula
+        # every glyph inside the cluster's box: a big operator or delimiter may belong to no text-layer line
+        own = [
+            g for g in glyphs
+            if line_of.get(id(g), k) in cluster and _centre_in(g.box, box, pad=0.3 * size)
+        ]  # fmt: skip
         if len(own) < 2 and not any(_math_glyph(g) and g.text not in "()=+-" for g in own):
             continue
         inner = [
