@@ -387,8 +387,11 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
             and op.box[0] - 0.35 * w <= it.cx <= op.box[2] + 0.35 * w
             and it.size < op.size * 0.95 + 0.01
         ]  # fmt: skip
-        if op.kind == "word":
-            near = [it for it in out if it is not op and op.box[0] - 0.3 * w <= it.cx <= op.box[2] + 0.3 * w]
+        if op.kind == "word":  # a limit under "lim" is often wider than the word
+            near = [
+                it for it in out
+                if it is not op and op.box[0] - 1.0 * w <= it.cx <= op.box[2] + 1.0 * w and it.size < op.size * 0.95
+            ]  # fmt: skip
         # a limit wider than its operator reaches under the next one: each goes to the nearest operator
         near = [it for it in near if min(ops, key=lambda o: abs(o.cx - it.cx)) is op]
         upper = [
@@ -397,6 +400,8 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
         lower = [
             it for it in near if it.box[1] >= op.box[3] - 0.2 * h and it.box[1] - op.box[3] < 1.2 * op.size
         ]
+        upper = _grown_limit(upper, out, op)
+        lower = _grown_limit(lower, out, op)
         if not upper and not lower:
             op.kind = "op"
             continue
@@ -409,6 +414,25 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
         out = [it for it in out if not any(it is m for m in members)]
         out.append(Item(latex, _union(members), op.baseline, op.size, "op"))
     return out
+
+
+def _grown_limit(limit: list[Item], items: list[Item], op: Item) -> list[Item]:
+    """A limit row widened by the small items on its baseline that touch it (the ends of a wide limit)."""
+    if not limit:
+        return limit
+    limit = list(limit)
+    base = statistics.median(it.baseline for it in limit)
+    grown = True
+    while grown:
+        grown = False
+        box = _union(limit)
+        for it in items:
+            if it is op or any(it is m for m in limit) or it.size >= op.size * 0.95:
+                continue
+            if abs(it.baseline - base) <= 0.15 * it.size and box[0] - 0.4 * it.size <= it.box[2] and it.box[0] <= box[2] + 0.4 * it.size:
+                limit.append(it)
+                grown = True
+    return limit
 
 
 def _is_script_candidate(it: Item, size: float, base: float) -> int:

@@ -135,20 +135,24 @@ def _math_glyph(g: Glyph) -> bool:
     return len(ch) == 1 and 0x1D400 <= ord(ch) < 0x1D800
 
 
-def _prose_words(glyphs: list[Glyph]) -> int:
-    """Words of four or more letters in a text font (roman or italic: a theorem's statement is set in italic)
-    that are not operator names: prose."""
-    words = 0
+def _letter_runs(glyphs: list[Glyph]) -> list[str]:
+    """Words of letters in a text font (roman or italic: a theorem's statement is set in italic)."""
+    runs: list[str] = []
     run: list[Glyph] = []
     for g in sorted(glyphs, key=lambda g: g.x0) + [None]:
         letter = g is not None and g.text.isalpha() and not is_math_font(g.font)
         if letter and run and (g.x0 - run[-1].x1 < 0.2 * g.size and abs(g.baseline - run[-1].baseline) < 1):
             run.append(g)
             continue
-        if len(run) >= 4 and "".join(x.text for x in run) not in OPERATOR_NAMES:
-            words += 1
+        if run:
+            runs.append("".join(x.text for x in run))
         run = [g] if letter else []
-    return words
+    return runs
+
+
+def _prose_words(glyphs: list[Glyph]) -> int:
+    """Words of four or more text-font letters that are not operator names: prose."""
+    return sum(1 for w in _letter_runs(glyphs) if len(w) >= 4 and w not in OPERATOR_NAMES)
 
 
 def _line_mathiness(glyphs: list[Glyph]) -> float:
@@ -177,7 +181,7 @@ def _joins_formula(glyphs: list[Glyph]) -> bool:
     all (a numerator "1", an exponent "2", a row of limits)."""
     if _prose_words(glyphs):
         return False
-    letters = sum(1 for g in glyphs if g.text.isalpha() and not _math_glyph(g))
+    letters = sum(len(w) for w in _letter_runs(glyphs) if w not in OPERATOR_NAMES)
     return _line_mathiness(glyphs) >= 0.3 or letters <= 1
 
 
