@@ -43,6 +43,7 @@ _SYNONYMS = {
     "\\Rightarrow", "\\iff": "\\Leftrightarrow", "\\lbrack": "[", "\\rbrack": "]", "\\colon": ":",
     "\\bf": "\\mathbf", "\\rm": "\\mathrm", "\\it": "\\mathit", "\\operatorname": "\\mathrm",
 }  # fmt: skip
+_NEGATABLE = {"=": "\\neq", "\\in": "\\notin"}
 _TAG = re.compile(r"\\tag\*?\{[^{}]*\}")
 
 
@@ -81,6 +82,10 @@ def tokens(latex: str) -> list[str]:
     i = 0
     while i < len(raw):
         tok = raw[i]
+        if tok == "\\not" and i + 1 < len(raw) and raw[i + 1] in _NEGATABLE:
+            out.append(_NEGATABLE[raw[i + 1]])
+            i += 2
+            continue
         if tok in ("^", "_") and i + 1 < len(raw) and raw[i + 1] != "{":
             out += [tok, "{", raw[i + 1], "}"]
             i += 2

@@ -74,6 +74,16 @@ def glyphs_latex(glyphs: list[Glyph], rules: list[Rule]) -> str:
     return "\\begin{gathered}" + " \\\\ ".join(latex for latex, _ in rows) + "\\end{gathered}" if rows else ""
 
 
+_LDOTS = re.compile(r"(?<![.0-9])\.\.\.(?![.0-9])")
+_CDOTS = re.compile(r"\\cdot\\cdot\\cdot(?![A-Za-z])")
+
+
+def _dots(latex: str) -> str:
+    """Three periods (TeX sets \\ldots as three period glyphs) and three centred dots, as their commands."""
+    latex = _CDOTS.sub(r"\\cdots ", _LDOTS.sub(r"\\ldots ", latex))
+    return latex.replace(" }", "}").replace(" _", "_").replace(" ^", "^").strip()
+
+
 def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[float, float, float, float]]]:
     """The formula's rows, top to bottom, as (LaTeX, box): items (glyphs, fractions, radicals, operators with
     their limits) whose boxes overlap vertically are one row."""
@@ -82,7 +92,7 @@ def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[
         return []
     if len(items) > MAX_GLYPHS:
         items = sorted(items, key=lambda it: it.box[0])
-        return [(_join([it.latex for it in items]), _union(items))]
+        return [(_dots(_join([it.latex for it in items])), _union(items))]
     items = _pieces(items)
     items = _structures(items, [r.box for r in rules], 0)
     items = _negations(_accents(items))
@@ -90,7 +100,7 @@ def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[
     items = _limits(items, 0)
     out = []
     for band in _bands(items):
-        latex = _row(band, 0)
+        latex = _dots(_row(band, 0))
         if latex:
             out.append((latex, _union(band)))
     return out
@@ -131,7 +141,12 @@ def _glyph_item(g: Glyph) -> Item:
     text = g.text
     upright = is_upright_font(g.font)
     bold = _BOLD_FONT.search(g.font) is not None
+    if _CALLIGRAPHIC_FONT.match(g.font) and len(text) == 1 and "A" <= text <= "Z":
+        return Item(f"\\mathcal{{{text}}}", g.box, g.baseline, g.size, "glyph", text, False, bold)
     return Item(char_latex(text), g.box, g.baseline, g.size, "glyph", text, upright, bold)
+
+
+_CALLIGRAPHIC_FONT = re.compile(r"^(?:cm|lm)b?sy[0-9]", re.I)  # TeX's symbol fonts set capitals calligraphic
 
 
 _BOLD_FONT = re.compile(r"bold|^(?:cm|lm)bx|^cmb[0-9]|black|heavy", re.I)
