@@ -141,6 +141,46 @@ def score_set(path: Path, render: bool, show: bool) -> dict:
     return summary
 
 
+REAL_PDF = "/usr/share/doc/texlive-doc/latex/amsmath/testmath.pdf"  # Debian texlive-latex-base-doc, LPPL 1.3c
+
+
+def score_real(truth: Path, pdf: str, show: bool) -> dict:
+    """Display formulas of a real TeX document, found and read end to end: each reference (its page and the
+    LaTeX of the document's source, transcribed) is matched to the formula found on its page that is
+    nearest by edit distance; a reference with no formula found counts as missed."""
+    import pypdfium2 as pdfium
+
+    from jocr.checks.formula import edit_distance, score_formula
+    from jocr.layout.formulas import page_formulas
+    from jocr.lines.textlayer import read_page
+
+    rows = [json.loads(line) for line in truth.read_text(encoding="utf-8").splitlines() if line]
+    found: dict[int, list[str]] = {}
+    doc = pdfium.PdfDocument(pdf)
+    try:
+        for page_index in sorted({r["page"] for r in rows}):
+            page = doc[page_index]
+            found[page_index] = [f.latex for f in page_formulas(page, read_page(page))]
+    finally:
+        doc.close()
+    scores = []
+    for row in rows:
+        candidates = found.get(row["page"], [])
+        best = min(candidates, key=lambda c: edit_distance(row["latex"], c), default="")
+        score = score_formula(row["latex"], best)
+        scores.append(score)
+        if show and not score.exact:
+            print(f"p{row['page']} {row['latex']!r}\n    got {best!r} rendered={score.rendered}")
+    n = len(scores)
+    return {
+        "formulas": n,
+        "exact": sum(s.exact for s in scores) / n,
+        "rendered": sum(s.rendered for s in scores) / n,
+        "edit": statistics.mean(s.edit for s in scores),
+        "found_on_pages": sum(len(v) for v in found.values()),
+    }
+
+
 def write_pages(bench: Path, out: Path) -> None:
     """Each PDF's first page as Markdown from its text layer's lines, by the rules over lines, with the
     display formulas found (`layer_formulas`) and without (`layer`)."""
@@ -186,12 +226,20 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--set", type=Path, required=True)
     s.add_argument("--no-render", action="store_true", help="skip the KaTeX render match")
     s.add_argument("--show", action="store_true", help="print every formula not matched exactly")
+    r = sub.add_parser("real")
+    r.add_argument("--truth", type=Path, default=Path("data/frozen-test/formulas/real-testmath.jsonl"))
+    r.add_argument("--pdf", default=REAL_PDF)
+    r.add_argument("--show", action="store_true")
     p = sub.add_parser("pages")
     p.add_argument("--bench", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.command == "write":
         write_set(args.out, args.n, args.seed)
+    elif args.command == "real":
+        if not Path(args.pdf).is_file():
+            raise SystemExit(f"{args.pdf} is not installed (Debian package texlive-latex-base-doc)")
+        print(json.dumps(score_real(args.truth, args.pdf, args.show), indent=2))
     elif args.command == "score":
         print(json.dumps(score_set(args.set, not args.no_render, args.show), indent=2))
     else:

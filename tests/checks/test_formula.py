@@ -26,3 +26,9 @@ def test_render_match_uses_katex():
     assert not render_match("x", "")
     score = score_formula("x^2", "x^{2}")
     assert score.exact and score.rendered and score.edit == 0.0
+
+
+def test_bare_arguments_are_braced():
+    assert exact_match(r"\frac 1r \hat y_j", r"\frac{1}{r}\hat{y}_{j}")
+    assert exact_match(r"i \not= j", r"i \neq j")
+    assert exact_match(r"\sqrt x", r"\sqrt{x}")

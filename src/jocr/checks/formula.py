@@ -92,7 +92,36 @@ def tokens(latex: str) -> list[str]:
             continue
         out.append(tok)
         i += 1
-    return _script_order(_primes(out))
+    return _script_order(_primes(_braced_arguments(out)))
+
+
+# Commands and how many arguments they take: a bare one-token argument (`\\frac 1r`, `\\hat y`) is braced.
+_ARITY = {
+    "\\frac": 2, "\\binom": 2, "\\sqrt": 1, "\\hat": 1, "\\widehat": 1, "\\bar": 1, "\\overline": 1,
+    "\\underline": 1, "\\tilde": 1, "\\widetilde": 1, "\\vec": 1, "\\dot": 1, "\\ddot": 1, "\\check": 1,
+    "\\breve": 1, "\\acute": 1, "\\grave": 1, "\\mathbf": 1, "\\mathrm": 1, "\\mathcal": 1, "\\mathbb": 1,
+    "\\mathit": 1, "\\mathsf": 1, "\\mathfrak": 1, "\\boldsymbol": 1, "\\text": 1,
+}  # fmt: skip
+
+
+def _braced_arguments(toks: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        out.append(tok)
+        i += 1
+        for _ in range(_ARITY.get(tok, 0)):
+            if i >= len(toks):
+                break
+            if toks[i] == "{":
+                end = _group_end(toks, i)
+                out.extend(_braced_arguments(toks[i:end]))
+                i = end
+            else:
+                out += ["{", toks[i], "}"]
+                i += 1
+    return out
 
 
 def _group_end(toks: list[str], i: int) -> int:

@@ -444,7 +444,11 @@ def _grown_limit(limit: list[Item], items: list[Item], op: Item) -> list[Item]:
         for it in items:
             if it is op or any(it is m for m in limit) or it.size >= op.size * 0.95:
                 continue
-            if abs(it.baseline - base) <= 0.15 * it.size and box[0] - 0.4 * it.size <= it.box[2] and it.box[0] <= box[2] + 0.4 * it.size:
+            if (
+                abs(it.baseline - base) <= 0.15 * it.size
+                and box[0] - 0.4 * it.size <= it.box[2]
+                and it.box[0] <= box[2] + 0.4 * it.size
+            ):
                 limit.append(it)
                 grown = True
     return limit
