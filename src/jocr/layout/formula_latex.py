@@ -405,7 +405,9 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
         if op.kind == "word":  # a limit under "lim" is often wider than the word
             near = [
                 it for it in out
-                if it is not op and op.box[0] - 1.0 * w <= it.cx <= op.box[2] + 1.0 * w and it.size < op.size * 0.95
+                if it is not op
+                and op.box[0] - 1.0 * w <= it.cx <= op.box[2] + 1.0 * w
+                and it.size < op.size * 0.95
             ]  # fmt: skip
         # a limit wider than its operator reaches under the next one: each goes to the nearest operator
         near = [it for it in near if min(ops, key=lambda o: abs(o.cx - it.cx)) is op]
