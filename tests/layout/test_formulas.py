@@ -100,3 +100,11 @@ def test_formula_lines_become_a_formula_block():
     assert [b.type for b in out.blocks] == [PARAGRAPH, FORMULA, PARAGRAPH]
     assert out.blocks[1].markdown == "$$\nx=y\n$$"
     assert out.blocks[2].text == "after it."
+
+
+def test_matrix_between_tall_parentheses():
+    glyphs = [Glyph("(", "CMEX10", 10.0, (0, 0, 4, 30), 0), Glyph(")", "CMEX10", 10.0, (40, 0, 44, 30), 0)]
+    for row, base in enumerate((10, 24)):
+        for col, x in enumerate((8, 28)):
+            glyphs.append(_glyph("abcd"[2 * row + col], x, base))
+    assert exact_match(r"\begin{pmatrix}a & b \\ c & d\end{pmatrix}", glyphs_latex(glyphs, []))

@@ -98,6 +98,7 @@ def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[
     items = _negations(_accents(items))
     items = _words(items)
     items = _limits(items, 0)
+    items = _matrices(items, 0)
     out = []
     for band in _bands(items):
         latex = _dots(_row(band, 0))
@@ -183,6 +184,7 @@ def _read(items: list[Item], rules: list, depth: int) -> str:
     items = _negations(_accents(items))
     items = _words(items)
     items = _limits(items, depth)
+    items = _matrices(items, depth)
     return _row(items, depth)
 
 
@@ -431,6 +433,77 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
         out = [it for it in out if not any(it is m for m in members)]
         out.append(Item(latex, _union(members), op.baseline, op.size, "op"))
     return out
+
+
+_OPENERS = {"(": ")", "[": "]", "|": "|", "\\{": "\\}", "\\|": "\\|"}
+_MATRIX_ENV = {"(": "pmatrix", "[": "bmatrix", "|": "vmatrix", "\\{": "Bmatrix", "\\|": "Vmatrix"}
+
+
+def _matrices(items: list[Item], depth: int) -> list[Item]:
+    """Rows and columns between a tall opening delimiter and its closing one (`pmatrix`, `bmatrix`, ...), or
+    right of a tall brace without one (`cases`)."""
+    size = _main_size(items)
+    tall = sorted(
+        (
+            it
+            for it in items
+            if it.text in ("(", "[", "|", "{", "\\{", "‖") and it.box[3] - it.box[1] > 2.2 * size
+        ),
+        key=lambda it: it.box[0],
+    )
+    for opener in tall:
+        if opener.latex not in _OPENERS or not any(opener is it for it in items):
+            continue
+        closing = [
+            it for it in items
+            if it is not opener and it.latex == _OPENERS[opener.latex] and it.box[0] > opener.box[2]
+            and abs(it.box[1] - opener.box[1]) < 0.5 * size and abs(it.box[3] - opener.box[3]) < 0.5 * size
+        ]  # fmt: skip
+        closer = min(closing, key=lambda it: it.box[0]) if closing else None
+        if closer is None and opener.latex != "\\{":
+            continue
+        right = closer.box[0] if closer is not None else float("inf")
+        inner = [
+            it for it in items
+            if it is not opener and it is not closer and opener.box[2] - 0.1 * size <= it.cx < right
+            and opener.box[1] - 0.2 * size <= it.cy <= opener.box[3] + 0.2 * size
+        ]  # fmt: skip
+        rows = _bands(inner)
+        if len(rows) < 2:
+            continue
+        # the row with the most columns sets them (a row of dots across all columns would merge them)
+        columns = max((_columns(row, size) for row in rows), key=len)
+        centres = [(lo + hi) / 2 for lo, hi in columns]
+
+        def cell(it: Item, columns=columns, centres=centres) -> int:
+            for k, (lo, hi) in enumerate(columns):
+                if lo <= it.cx <= hi:
+                    return k
+            return min(range(len(centres)), key=lambda k: abs(centres[k] - it.cx))
+
+        body = " \\\\ ".join(
+            " & ".join(_read([it for it in row if cell(it) == k], [], depth + 1) for k in range(len(columns)))
+            for row in sorted(rows, key=lambda r: _union(r)[1])
+        )
+        env = _MATRIX_ENV[opener.latex] if closer is not None else "cases"
+        members = [opener, *inner] + ([closer] if closer is not None else [])
+        box = _union(members)
+        items = [it for it in items if not any(it is m for m in members)]
+        items.append(Item(f"\\begin{{{env}}}{body}\\end{{{env}}}", box, opener.baseline, size, "atom"))
+    return items
+
+
+def _columns(items: list[Item], size: float) -> list[tuple[float, float]]:
+    """Column x-ranges: item extents merged where they overlap or nearly touch (a gap under 0.6 em; TeX sets
+    matrix columns 1 em apart)."""
+    spans = sorted((it.box[0], it.box[2]) for it in items)
+    out: list[list[float]] = []
+    for x0, x1 in spans:
+        if out and x0 <= out[-1][1] + 0.6 * size:
+            out[-1][1] = max(out[-1][1], x1)
+        else:
+            out.append([x0, x1])
+    return [(lo - 0.1, hi + 0.1) for lo, hi in out]
 
 
 def _grown_limit(limit: list[Item], items: list[Item], op: Item) -> list[Item]:

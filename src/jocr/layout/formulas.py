@@ -78,10 +78,18 @@ def _centre_in(box: Box, region: Box, pad: float = 1.0) -> bool:
 
 
 def _strip_tag(glyphs: list[Glyph]) -> tuple[list[Glyph], str]:
-    """An equation number at the row's right end, set apart by a wide gap: (the rest, the number)."""
+    """An equation number at the row's right (or left) end, set apart by a wide gap: (the rest, the number)."""
     if len(glyphs) < 4:
         return glyphs, ""
     ordered = sorted(glyphs, key=lambda g: g.x0)
+    if ordered[0].text == "(":  # a number at the left margin (leqno)
+        for k in range(1, min(len(ordered) - 1, 12)):
+            if ordered[k].text == ")":
+                head = "".join(g.text for g in ordered[: k + 1])
+                gap = ordered[k + 1].x0 - ordered[k].x1
+                if _EQUATION_NUMBER.fullmatch(head) and gap > 1.0 * ordered[k].size:
+                    return ordered[k + 1 :], head.strip("() ")
+                break
     for k in range(len(ordered) - 1, 0, -1):
         if ordered[k].text != "(":
             continue
