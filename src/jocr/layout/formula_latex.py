@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
 
 from jocr.checks.latex_symbols import (
-    ACCENTS,
     BIG_OPERATORS,
     DELIMITERS,
     LIMIT_WORDS,
@@ -36,33 +34,21 @@ from jocr.checks.latex_symbols import (
     is_upright_font,
 )
 from jocr.layout.formula_glyphs import Glyph, Rule
+from jocr.layout.formula_items import (
+    BOLD_FONT,
+    Item,
+    accents,
+    dot_commands,
+    main_size,
+    merged_pieces,
+    negations,
+    union_box,
+)
 
 MAX_GLYPHS = 3000
 MAX_DEPTH = 12
 SCRIPT_SIZE = 0.88  # a glyph smaller than this share of the row's main size may be a script
 SCRIPT_SHIFT = 0.12  # ... when its baseline is this many main sizes off the row's baseline
-
-
-@dataclass
-class Item:
-    """A glyph or a finished construct, as one box in a row."""
-
-    latex: str
-    box: tuple[float, float, float, float]
-    baseline: float
-    size: float
-    kind: str = "glyph"  # "glyph", "atom" (a construct), "op" (a big operator), "word" (an operator name)
-    text: str = ""
-    upright: bool = False
-    bold: bool = False
-
-    @property
-    def cx(self) -> float:
-        return (self.box[0] + self.box[2]) / 2
-
-    @property
-    def cy(self) -> float:
-        return (self.box[1] + self.box[3]) / 2
 
 
 def glyphs_latex(glyphs: list[Glyph], rules: list[Rule]) -> str:
@@ -74,16 +60,6 @@ def glyphs_latex(glyphs: list[Glyph], rules: list[Rule]) -> str:
     return "\\begin{gathered}" + " \\\\ ".join(latex for latex, _ in rows) + "\\end{gathered}" if rows else ""
 
 
-_LDOTS = re.compile(r"(?<![.0-9])\.\.\.(?![.0-9])")
-_CDOTS = re.compile(r"\\cdot\\cdot\\cdot(?![A-Za-z])")
-
-
-def _dots(latex: str) -> str:
-    """Three periods (TeX sets \\ldots as three period glyphs) and three centred dots, as their commands."""
-    latex = _CDOTS.sub(r"\\cdots ", _LDOTS.sub(r"\\ldots ", latex))
-    return latex.replace(" }", "}").replace(" _", "_").replace(" ^", "^").strip()
-
-
 def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[float, float, float, float]]]:
     """The formula's rows, top to bottom, as (LaTeX, box): items (glyphs, fractions, radicals, operators with
     their limits) whose boxes overlap vertically are one row."""
@@ -92,18 +68,18 @@ def glyph_rows(glyphs: list[Glyph], rules: list[Rule]) -> list[tuple[str, tuple[
         return []
     if len(items) > MAX_GLYPHS:
         items = sorted(items, key=lambda it: it.box[0])
-        return [(_dots(_join([it.latex for it in items])), _union(items))]
-    items = _pieces(items)
+        return [(dot_commands(_join([it.latex for it in items])), union_box(items))]
+    items = merged_pieces(items)
     items = _structures(items, [r.box for r in rules], 0)
-    items = _negations(_accents(items))
+    items = negations(accents(items))
     items = _words(items)
     items = _limits(items, 0)
     items = _matrices(items, 0)
     out = []
     for band in _bands(items):
-        latex = _dots(_row(band, 0))
+        latex = dot_commands(_row(band, 0))
         if latex:
-            out.append((latex, _union(band)))
+            out.append((latex, union_box(band)))
     return out
 
 
@@ -121,16 +97,16 @@ def _bands(items: list[Item]) -> list[list[Item]]:
             bottom = it.box[3]
     if len(bands) < 2:
         return bands
-    size = _main_size(items)
+    size = main_size(items)
     k = 0
     while k < len(bands) and len(bands) > 1:
         if max(it.size for it in bands[k]) >= SCRIPT_SIZE * size:
             k += 1
             continue
         band = bands.pop(k)
-        top, low = _union(band)[1], _union(band)[3]
-        above = _union(bands[k - 1])[3] if k > 0 else None
-        below = _union(bands[k])[1] if k < len(bands) else None
+        top, low = union_box(band)[1], union_box(band)[3]
+        above = union_box(bands[k - 1])[3] if k > 0 else None
+        below = union_box(bands[k])[1] if k < len(bands) else None
         if below is None or (above is not None and top - above <= below - low):
             bands[k - 1].extend(band)
         else:
@@ -141,7 +117,7 @@ def _bands(items: list[Item]) -> list[list[Item]]:
 def _glyph_item(g: Glyph) -> Item:
     text = g.text
     upright = is_upright_font(g.font)
-    bold = _BOLD_FONT.search(g.font) is not None
+    bold = BOLD_FONT.search(g.font) is not None
     if _CALLIGRAPHIC_FONT.match(g.font) and len(text) == 1 and "A" <= text <= "Z":
         return Item(f"\\mathcal{{{text}}}", g.box, g.baseline, g.size, "glyph", text, False, bold)
     return Item(char_latex(text), g.box, g.baseline, g.size, "glyph", text, upright, bold)
@@ -150,38 +126,13 @@ def _glyph_item(g: Glyph) -> Item:
 _CALLIGRAPHIC_FONT = re.compile(r"^(?:cm|lm)b?sy[0-9]", re.I)  # TeX's symbol fonts set capitals calligraphic
 
 
-_BOLD_FONT = re.compile(r"bold|^(?:cm|lm)bx|^cmb[0-9]|black|heavy", re.I)
-# Pieces of big delimiters, stacked: one delimiter.
-_PIECES = {c: d for d, cs in (("(", "⎛⎜⎝"), (")", "⎞⎟⎠"), ("[", "⎡⎢⎣"), ("]", "⎤⎥⎦"), ("\\{", "⎧⎨⎩"),
-                             ("\\}", "⎫⎬⎭"), ("|", "⎪⏐")) for c in cs}  # fmt: skip
-# A negation slash over a relation: the negated relation's command.
-_NEGATED = {"=": "\\neq", "\\in": "\\notin", "<": "\\nless", ">": "\\ngtr", "\\leq": "\\nleq",
-            "\\geq": "\\ngeq", "\\subset": "\\not\\subset", "\\equiv": "\\not\\equiv"}  # fmt: skip
-
-
-def _union(items: list[Item]) -> tuple[float, float, float, float]:
-    return (
-        min(i.box[0] for i in items),
-        min(i.box[1] for i in items),
-        max(i.box[2] for i in items),
-        max(i.box[3] for i in items),
-    )
-
-
-def _main_size(items: list[Item]) -> float:
-    sizes = [i.size for i in items if i.kind == "glyph" and i.text not in BIG_OPERATORS] or [
-        i.size for i in items
-    ]
-    return max(sizes) if sizes else 10.0
-
-
 def _read(items: list[Item], rules: list, depth: int) -> str:
     if not items:
         return ""
     if depth > MAX_DEPTH:
         return _join([it.latex for it in sorted(items, key=lambda it: it.box[0])])
     items = _structures(items, rules, depth)
-    items = _negations(_accents(items))
+    items = negations(accents(items))
     items = _words(items)
     items = _limits(items, depth)
     items = _matrices(items, depth)
@@ -203,7 +154,7 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
     rules = sorted(rules, key=lambda r: -(r[2] - r[0]))
     while rules:
         rule = rules.pop(0)
-        size = _main_size(items)
+        size = main_size(items)
         ry = (rule[1] + rule[3]) / 2
         radical = None
         for it in items:
@@ -226,13 +177,13 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
                 and radical.box[0] - size <= it.cx <= radical.box[0] + 0.6 * (radical.box[2] - radical.box[0])
                 and it.box[3] <= radical.cy
             ]
-            inner = [r for r in rules if under and _inside(_union(under), r, 0.3 * size)]
+            inner = [r for r in rules if under and _inside(union_box(under), r, 0.3 * size)]
             rules = [r for r in rules if r not in inner]
             body = _read(under, inner, depth + 1)
             root = _read(index, [], depth + 1) if index else ""
             latex = f"\\sqrt[{root}]{{{body}}}" if root else f"\\sqrt{{{body}}}"
             members = [radical, *under, *index]
-            box = _union(members + [Item("", (rule[0], rule[1], rule[2], rule[3]), 0, 0)])
+            box = union_box(members + [Item("", (rule[0], rule[1], rule[2], rule[3]), 0, 0)])
             base = statistics.median([it.baseline for it in under]) if under else radical.baseline
             items = [it for it in items if not any(it is m for m in members)]
             own = max((it.size for it in under), default=radical.size)
@@ -242,8 +193,8 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
         below = _stack(span, ry, size, up=False)
         if not above and not below:
             continue
-        inner_up = [r for r in rules if above and _inside(_union(above), r, 0.3 * size)]
-        inner_down = [r for r in rules if below and _inside(_union(below), r, 0.3 * size)]
+        inner_up = [r for r in rules if above and _inside(union_box(above), r, 0.3 * size)]
+        inner_down = [r for r in rules if below and _inside(union_box(below), r, 0.3 * size)]
         rules = [r for r in rules if r not in inner_up and r not in inner_down]
         num = _read(above, inner_up, depth + 1)
         den = _read(below, inner_down, depth + 1)
@@ -254,7 +205,7 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
         else:
             latex = f"\\underline{{{num}}}"
         members = above + below
-        box = _union(members + [Item("", tuple(rule), 0, 0)])
+        box = union_box(members + [Item("", tuple(rule), 0, 0)])
         # a fraction sits on the row's math axis: its baseline is below the bar by about a quarter em
         base = ry + 0.25 * size if above and below else statistics.median(it.baseline for it in members)
         items = [it for it in items if not any(it is m for m in members)]
@@ -279,77 +230,6 @@ def _stack(span: list[Item], ry: float, size: float, up: bool) -> list[Item]:
                 edge = min(edge, it.box[1]) if up else max(edge, it.box[3])
                 changed = True
     return chosen
-
-
-def _pieces(items: list[Item]) -> list[Item]:
-    """Stacked pieces of one big delimiter (a `\\left(` over several lines) become that delimiter."""
-    pieces = sorted((it for it in items if it.text in _PIECES), key=lambda it: it.box[1])
-    if not pieces:
-        return items
-    out = [it for it in items if it.text not in _PIECES]
-    groups: list[list[Item]] = []
-    for it in pieces:
-        for group in groups:
-            last = group[-1]
-            same = _PIECES[last.text] == _PIECES[it.text]
-            if (
-                same
-                and it.box[0] < last.box[2]
-                and last.box[0] < it.box[2]
-                and it.box[1] - last.box[3] < 0.5 * it.size
-            ):
-                group.append(it)
-                break
-        else:
-            groups.append([it])
-    for group in groups:
-        first = group[0]
-        box = _union(group)
-        out.append(
-            Item(_PIECES[first.text], box, (box[1] + box[3]) / 2, first.size, "glyph", _PIECES[first.text])
-        )
-    return out
-
-
-def _negations(items: list[Item]) -> list[Item]:
-    """A negation slash (U+0338) over the glyph it crosses: `\\neq`, `\\notin`, `\\not X`."""
-    slashes = [it for it in items if it.text == "\u0338"]
-    out = [it for it in items if it.text != "\u0338"]
-    for slash in slashes:
-        crossed = [
-            it
-            for it in out
-            if it.kind == "glyph" and it.box[0] - 0.3 * it.size <= slash.cx <= it.box[2] + 0.3 * it.size
-        ]
-        if not crossed:
-            continue
-        target = min(crossed, key=lambda it: abs(it.cx - slash.cx))
-        target.latex = _NEGATED.get(target.latex, f"\\not {target.latex}")
-        target.text = target.latex
-    return out
-
-
-def _accents(items: list[Item]) -> list[Item]:
-    """An accent glyph over one other glyph becomes that glyph's accent."""
-    out = list(items)
-    for acc in [it for it in items if it.kind == "glyph" and it.text in ACCENTS]:
-        bases = [
-            it for it in out
-            if it is not acc and it.box[0] - 0.2 * it.size <= acc.cx <= it.box[2] + 0.2 * it.size
-            and it.box[1] >= acc.cy - 0.1 * it.size and it.kind != "op"
-        ]  # fmt: skip
-        if len(bases) < 1:
-            continue
-        base = min(bases, key=lambda it: it.box[1] - acc.box[3])
-        if base.box[1] - acc.box[3] > 0.6 * base.size:
-            continue
-        out = [it for it in out if it is not acc and it is not base]
-        out.append(
-            Item(
-                f"{ACCENTS[acc.text]}{{{base.latex}}}", _union([acc, base]), base.baseline, base.size, "atom"
-            )
-        )
-    return out
 
 
 def _words(items: list[Item]) -> list[Item]:
@@ -381,7 +261,7 @@ def _words(items: list[Item]) -> list[Item]:
         word = "".join(it.text for it in run)
         face = "\\mathbf" if all(it.bold for it in run) else "\\mathrm"
         latex = f"\\{word}" if word in OPERATOR_NAMES else f"{face}{{{word}}}"
-        out.append(Item(latex, _union(run), run[0].baseline, run[0].size, "word", word))
+        out.append(Item(latex, union_box(run), run[0].baseline, run[0].size, "word", word))
     return out
 
 
@@ -431,7 +311,7 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
             latex += f"^{{{_read(upper, [], depth + 1)}}}"
         members = [op, *upper, *lower]
         out = [it for it in out if not any(it is m for m in members)]
-        out.append(Item(latex, _union(members), op.baseline, op.size, "op"))
+        out.append(Item(latex, union_box(members), op.baseline, op.size, "op"))
     return out
 
 
@@ -442,7 +322,7 @@ _MATRIX_ENV = {"(": "pmatrix", "[": "bmatrix", "|": "vmatrix", "\\{": "Bmatrix",
 def _matrices(items: list[Item], depth: int) -> list[Item]:
     """Rows and columns between a tall opening delimiter and its closing one (`pmatrix`, `bmatrix`, ...), or
     right of a tall brace without one (`cases`)."""
-    size = _main_size(items)
+    size = main_size(items)
     tall = sorted(
         (
             it
@@ -483,11 +363,11 @@ def _matrices(items: list[Item], depth: int) -> list[Item]:
 
         body = " \\\\ ".join(
             " & ".join(_read([it for it in row if cell(it) == k], [], depth + 1) for k in range(len(columns)))
-            for row in sorted(rows, key=lambda r: _union(r)[1])
+            for row in sorted(rows, key=lambda r: union_box(r)[1])
         )
         env = _MATRIX_ENV[opener.latex] if closer is not None else "cases"
         members = [opener, *inner] + ([closer] if closer is not None else [])
-        box = _union(members)
+        box = union_box(members)
         items = [it for it in items if not any(it is m for m in members)]
         items.append(Item(f"\\begin{{{env}}}{body}\\end{{{env}}}", box, opener.baseline, size, "atom"))
     return items
@@ -515,7 +395,7 @@ def _grown_limit(limit: list[Item], items: list[Item], op: Item) -> list[Item]:
     grown = True
     while grown:
         grown = False
-        box = _union(limit)
+        box = union_box(limit)
         for it in items:
             if it is op or any(it is m for m in limit) or it.size >= op.size * 0.95:
                 continue
@@ -544,7 +424,7 @@ def _row(items: list[Item], depth: int) -> str:
     if not items:
         return ""
     items = sorted(items, key=lambda it: (it.box[0], it.box[1]))
-    size = _main_size(items)
+    size = main_size(items)
     mains = [
         it.baseline for it in items
         if it.kind in ("glyph", "word") and it.size >= 0.88 * size and it.text not in DELIMITERS

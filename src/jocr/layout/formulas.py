@@ -78,7 +78,7 @@ def _centre_in(box: Box, region: Box, pad: float = 1.0) -> bool:
 
 
 def _strip_tag(glyphs: list[Glyph]) -> tuple[list[Glyph], str]:
-    """An equation number at the row's right (or left) end, set apart by a wide gap: (the rest, the number)."""
+    """An equation number at the row's right (or left) end, set apart by a gap: (the rest, its number)."""
     if len(glyphs) < 4:
         return glyphs, ""
     ordered = sorted(glyphs, key=lambda g: g.x0)
