@@ -182,8 +182,9 @@ def score_real(truth: Path, pdf: str, show: bool) -> dict:
 
 
 def write_pages(bench: Path, out: Path) -> None:
-    """Each PDF's first page as Markdown from its text layer's lines, by the rules over lines, with the
-    display formulas found (`layer_formulas`) and without (`layer`)."""
+    """Each PDF's first page as Markdown from its text layer's lines, by the rules over lines: without
+    formulas (`layer`), with the display formulas found (`layer_formulas`), and with inline formulas in
+    prose lines too (`layer_formulas_inline`)."""
     import pypdfium2 as pdfium
 
     from jocr.layout.formulas import page_formulas
@@ -204,9 +205,12 @@ def write_pages(bench: Path, out: Path) -> None:
             found = page_formulas(page, layer)
             times.append(time.perf_counter() - start)
             with_math = page_markdown(layer_tree(layer, formulas=found)) if layer.usable else ""
+            both = page_formulas(page, layer, inline=True)
+            with_inline = page_markdown(layer_tree(layer, formulas=both)) if layer.usable else ""
         finally:
             doc.close()
-        for system, text in (("layer", plain), ("layer_formulas", with_math)):
+        systems = (("layer", plain), ("layer_formulas", with_math), ("layer_formulas_inline", with_inline))
+        for system, text in systems:
             target = out / system / f"{rel}_pg1_repeat1.md"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

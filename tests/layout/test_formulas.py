@@ -108,3 +108,22 @@ def test_matrix_between_tall_parentheses():
         for col, x in enumerate((8, 28)):
             glyphs.append(_glyph("abcd"[2 * row + col], x, base))
     assert exact_match(r"\begin{pmatrix}a & b \\ c & d\end{pmatrix}", glyphs_latex(glyphs, []))
+
+
+def test_inline_formula_in_prose():
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    text = "where x = 5, too"
+    glyphs = [_glyph(c, 6.0 * k, 20, font="CMR10") for k, c in enumerate("where")]
+    glyphs += [_glyph("x", 40, 20), _glyph("=", 46, 20, font="CMR10"), _glyph("5", 52, 20, font="CMR10")]
+    glyphs += [
+        _glyph(",", 57, 20, font="CMR10"),
+        _glyph("t", 62, 20, font="CMR10"),
+        _glyph("o", 67, 20, font="CMR10"),
+    ]
+    glyphs += [_glyph("o", 72, 20, font="CMR10")]
+    for g in glyphs:
+        g.raw = g.text
+    assert inline_text(text, glyphs, [], _math_glyph, 10.0) == "where $x=5$, too"
+    assert inline_text("plain words", glyphs[:5], [], _math_glyph, 10.0) is None

@@ -42,6 +42,9 @@ class Glyph:
     size: float
     box: Box
     baseline: float
+    raw: str = (
+        ""  # the character PDFium gives (what the text layer's lines hold), before TeX slots are decoded
+    )
 
     @property
     def x0(self) -> float:
@@ -245,7 +248,7 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
         box = (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))
         if box[2] - box[0] <= 0 and box[3] - box[1] <= 0:
             continue
-        out.append(Glyph(text, name, size, box, base))
+        out.append(Glyph(text, name, size, box, base, chr(code)))
     return out
 
 

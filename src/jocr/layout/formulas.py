@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 
 from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS
 from jocr.layout.formula_glyphs import Glyph, GlyphLimits, Rule, is_math_font, page_glyphs
+from jocr.layout.formula_inline import inline_text
 from jocr.layout.formula_latex import glyph_rows, glyphs_latex
 from jocr.layout.geometry import join_text
 from jocr.layout.render import block_markdown
-from jocr.layout.tree import FORMULA, Block, PageTree, TreeLine, union
+from jocr.layout.tree import CODE, FORMULA, TABLE, Block, PageTree, TreeLine, union
 
 Box = tuple[float, float, float, float]
 
@@ -70,6 +71,8 @@ class FormulaRegion:
     latex: str
     tag: str = ""
     lines: list[int] = field(default_factory=list)  # indices of the text-layer lines it covers
+    display: bool = True
+    text: str = ""  # inline: the whole line's text with its formulas written $...$ (`box` is the line's)
 
 
 def _centre_in(box: Box, region: Box, pad: float = 1.0) -> bool:
@@ -194,9 +197,10 @@ def _joins_formula(glyphs: list[Glyph]) -> bool:
 
 
 def find_formulas(
-    glyphs: list[Glyph], rules: list[Rule], lines: list, width: float = 0.0
+    glyphs: list[Glyph], rules: list[Rule], lines: list, width: float = 0.0, inline: bool = False
 ) -> list[FormulaRegion]:
-    """Display formulas among a page's text-layer `lines` (`Line`s with boxes, in the layer's order)."""
+    """Display formulas among a page's text-layer `lines` (`Line`s with boxes, in the layer's order); with
+    `inline`, also each prose line holding inline formulas (`display` False, its new `text`)."""
     if not glyphs or not lines:
         return []
     boxes = [tuple(ln.box) for ln in lines]
@@ -279,14 +283,25 @@ def find_formulas(
             if latex and any(_math_glyph(g) for g in body):
                 lines_in = [j for j in cluster if _centre_in(boxes[j], row_box)]
                 regions.append(FormulaRegion(row_box, latex, tag, sorted(lines_in)))
+    if inline:
+        for j, line in enumerate(lines):
+            if j in used or not prose[j] or getattr(line, "mono", False):
+                continue
+            text = inline_text(line.text, members[j], rules, _math_glyph, body_size)
+            if text is not None:
+                regions.append(FormulaRegion(boxes[j], "", lines=[j], display=False, text=text))
     return regions
 
 
 def with_formulas(tree: PageTree, formulas: list[FormulaRegion]) -> PageTree:
     """`tree` with every line inside a display formula moved into one `formula` block at the place of its
     first line; the blocks they were in are split around it."""
+    inline = {_key(f.box): f.text for f in formulas if not f.display}
+    formulas = [f for f in formulas if f.display]
+    if inline:
+        _inline_into(tree, inline)
     if not formulas:
-        return tree
+        return tree.numbered()
 
     def region_of(line: TreeLine) -> int | None:
         if line.bbox is None:
@@ -336,10 +351,33 @@ def with_formulas(tree: PageTree, formulas: list[FormulaRegion]) -> PageTree:
     return tree.numbered()
 
 
-def page_formulas(page, layer, limits: GlyphLimits | None = None) -> list[FormulaRegion]:
-    """Display formulas of a `pypdfium2.PdfPage` whose text layer (`PageLines`) has been read; [] for a page
-    whose layer is unusable. The caller holds the PDFium lock."""
+def _key(box) -> tuple:
+    return tuple(round(float(v), 1) for v in box)
+
+
+def _inline_into(tree: PageTree, inline: dict[tuple, str]) -> None:
+    """Lines with inline formulas take their new text; their blocks' text and Markdown follow."""
+    for block in tree.blocks:
+        if block.furniture or block.type in (FORMULA, CODE, TABLE) or not block.lines:
+            continue
+        changed = False
+        for line in block.lines:
+            text = inline.get(_key(line.bbox)) if line.bbox is not None else None
+            if text is not None:
+                line.text = text
+                changed = True
+        if changed:
+            block.text = join_text([ln.text for ln in block.lines])
+            block.markdown = block_markdown(block)
+
+
+def page_formulas(
+    page, layer, limits: GlyphLimits | None = None, inline: bool = False
+) -> list[FormulaRegion]:
+    """Display formulas (and with `inline`, prose lines with inline formulas) of a `pypdfium2.PdfPage` whose
+    text layer (`PageLines`) has been read; [] for a page whose layer is unusable. The caller holds the
+    PDFium lock."""
     if layer is None or not layer.usable:
         return []
     glyphs, rules = page_glyphs(page, limits)
-    return find_formulas(glyphs, rules, layer.lines, layer.width)
+    return find_formulas(glyphs, rules, layer.lines, layer.width, inline)
