@@ -185,7 +185,7 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
             members = [radical, *under, *index]
             box = union_box(members + [Item("", (rule[0], rule[1], rule[2], rule[3]), 0, 0)])
             base = statistics.median([it.baseline for it in under]) if under else radical.baseline
-            items = [it for it in items if not any(it is m for m in members)]
+            items = _without(items, members)
             own = max((it.size for it in under), default=radical.size)
             items.append(Item(latex, box, base, own, "atom"))
             continue
@@ -208,9 +208,14 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
         box = union_box(members + [Item("", tuple(rule), 0, 0)])
         # a fraction sits on the row's math axis: its baseline is below the bar by about a quarter em
         base = ry + 0.25 * size if above and below else statistics.median(it.baseline for it in members)
-        items = [it for it in items if not any(it is m for m in members)]
+        items = _without(items, members)
         items.append(Item(latex, box, base, max(it.size for it in members), "atom"))
     return items
+
+
+def _without(items: list[Item], members: list[Item]) -> list[Item]:
+    gone = {id(m) for m in members}
+    return [it for it in items if id(it) not in gone]
 
 
 def _stack(span: list[Item], ry: float, size: float, up: bool) -> list[Item]:
@@ -218,15 +223,17 @@ def _stack(span: list[Item], ry: float, size: float, up: bool) -> list[Item]:
     side = [it for it in span if (it.cy < ry if up else it.cy > ry)]
     edge = ry
     chosen: list[Item] = []
+    taken: set[int] = set()
     changed = True
     while changed:
         changed = False
         for it in side:
-            if any(it is c for c in chosen):
+            if id(it) in taken:
                 continue
             gap = (edge - it.box[3]) if up else (it.box[1] - edge)
             if gap < 0.7 * size:
                 chosen.append(it)
+                taken.add(id(it))
                 edge = min(edge, it.box[1]) if up else max(edge, it.box[3])
                 changed = True
     return chosen
@@ -274,7 +281,7 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
         if (it.kind == "glyph" and it.text in BIG_OPERATORS) or (it.kind == "word" and it.text in LIMIT_WORDS)
     ]
     for op in sorted(ops, key=lambda it: -(it.box[3] - it.box[1])):
-        if not any(op is it for it in out):
+        if id(op) not in {id(it) for it in out}:
             continue
         w = op.box[2] - op.box[0]
         h = op.box[3] - op.box[1]
@@ -310,7 +317,7 @@ def _limits(items: list[Item], depth: int) -> list[Item]:
         if upper:
             latex += f"^{{{_read(upper, [], depth + 1)}}}"
         members = [op, *upper, *lower]
-        out = [it for it in out if not any(it is m for m in members)]
+        out = _without(out, members)
         out.append(Item(latex, union_box(members), op.baseline, op.size, "op"))
     return out
 
@@ -332,7 +339,7 @@ def _matrices(items: list[Item], depth: int) -> list[Item]:
         key=lambda it: it.box[0],
     )
     for opener in tall:
-        if opener.latex not in _OPENERS or not any(opener is it for it in items):
+        if opener.latex not in _OPENERS or id(opener) not in {id(it) for it in items}:
             continue
         closing = [
             it for it in items
@@ -368,7 +375,7 @@ def _matrices(items: list[Item], depth: int) -> list[Item]:
         env = _MATRIX_ENV[opener.latex] if closer is not None else "cases"
         members = [opener, *inner] + ([closer] if closer is not None else [])
         box = union_box(members)
-        items = [it for it in items if not any(it is m for m in members)]
+        items = _without(items, members)
         items.append(Item(f"\\begin{{{env}}}{body}\\end{{{env}}}", box, opener.baseline, size, "atom"))
     return items
 
@@ -392,12 +399,13 @@ def _grown_limit(limit: list[Item], items: list[Item], op: Item) -> list[Item]:
         return limit
     limit = list(limit)
     base = statistics.median(it.baseline for it in limit)
+    taken = {id(it) for it in limit}
     grown = True
     while grown:
         grown = False
         box = union_box(limit)
         for it in items:
-            if it is op or any(it is m for m in limit) or it.size >= op.size * 0.95:
+            if it is op or id(it) in taken or it.size >= op.size * 0.95:
                 continue
             if (
                 abs(it.baseline - base) <= 0.15 * it.size
@@ -405,6 +413,7 @@ def _grown_limit(limit: list[Item], items: list[Item], op: Item) -> list[Item]:
                 and it.box[0] <= box[2] + 0.4 * it.size
             ):
                 limit.append(it)
+                taken.add(id(it))
                 grown = True
     return limit
 
@@ -469,8 +478,9 @@ def _join(parts: list[str]) -> str:
     return out
 
 
+_TRAILING_COMMAND = re.compile(r"\\[A-Za-z]+$")
+
+
 def _ends_with_command(text: str) -> bool:
-    k = len(text)
-    while k > 0 and text[k - 1].isalpha():
-        k -= 1
-    return k < len(text) and k > 0 and text[k - 1] == "\\"
+    """Whether `text` ends in a control word (only its last characters are looked at: commands are short)."""
+    return _TRAILING_COMMAND.search(text[-40:]) is not None
