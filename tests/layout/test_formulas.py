@@ -127,3 +127,17 @@ def test_inline_formula_in_prose():
         g.raw = g.text
     assert inline_text(text, glyphs, [], _math_glyph, 10.0) == "where $x=5$, too"
     assert inline_text("plain words", glyphs[:5], [], _math_glyph, 10.0) is None
+
+
+def test_inline_formulas_only_when_asked():
+    from jocr.layout.formulas import find_formulas
+    from jocr.lines.types import Line
+
+    glyphs = [_glyph(c, 6.0 * k, 20, font="CMR10") for k, c in enumerate("where")]
+    glyphs += [_glyph("x", 40, 20), _glyph("=", 46, 20, font="CMR10"), _glyph("5", 52, 20, font="CMR10")]
+    for g in glyphs:
+        g.raw = g.text
+    lines = [Line("where x = 5", (0, 10, 60, 21))]
+    assert find_formulas(glyphs, [], lines) == []
+    found = find_formulas(glyphs, [], lines, inline=True)
+    assert [f.text for f in found] == ["where $x=5$"] and not found[0].display

@@ -76,6 +76,8 @@ def char_latex(ch: str) -> str:
         return SYMBOLS[ch]
     if ch in GREEK:
         return GREEK[ch]
+    if ch == "ℎ":  # the planck constant stands for the italic h in the math alphanumerics
+        return "h"
     if len(ch) == 1 and ord(ch) in _MATH_ALNUM:
         plain = unicodedata.normalize("NFKC", ch)
         return GREEK.get(plain, plain)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 
 from jocr.checks.latex_symbols import (
     BIG_OPERATORS,
@@ -118,6 +119,11 @@ def _glyph_item(g: Glyph) -> Item:
     text = g.text
     upright = is_upright_font(g.font)
     bold = BOLD_FONT.search(g.font) is not None
+    if len(g.raw) == 1 and (0x1D400 <= ord(g.raw) < 0x1D800 or g.raw == "ℎ"):
+        # Unicode math alphanumerics (unicode-math fonts) say their own style: 𝑥 is italic, 𝐱 bold
+        name = unicodedata.name(g.raw, "")
+        upright = "ITALIC" not in name and g.raw != "ℎ"
+        bold = "BOLD" in name
     if _CALLIGRAPHIC_FONT.match(g.font) and len(text) == 1 and "A" <= text <= "Z":
         return Item(f"\\mathcal{{{text}}}", g.box, g.baseline, g.size, "glyph", text, False, bold)
     return Item(char_latex(text), g.box, g.baseline, g.size, "glyph", text, upright, bold)

@@ -220,15 +220,15 @@ def find_formulas(
     prose = [_prose_words(own) > 0 for own in members]
     # math on the row of a prose line is inline math: never a display formula's line
     by_top = sorted(range(len(lines)), key=lambda j: boxes[j][1])
-    inline = [False] * len(lines)
+    in_prose = [False] * len(lines)
     for a_pos, a in enumerate(by_top):
         for b in by_top[a_pos + 1 :]:
             if boxes[b][1] > boxes[a][3]:
                 break
             if _beside(boxes[a], boxes[b]) and (prose[a] or prose[b]):
-                inline[a] = inline[a] or prose[b]
-                inline[b] = inline[b] or prose[a]
-    candidate = [c and not i for c, i in zip(candidate, inline)]
+                in_prose[a] = in_prose[a] or prose[b]
+                in_prose[b] = in_prose[b] or prose[a]
+    candidate = [c and not i for c, i in zip(candidate, in_prose)]
     body_size = statistics.median(g.size for g in glyphs)
     regions: list[FormulaRegion] = []
     used: set[int] = set()
@@ -255,7 +255,7 @@ def find_formulas(
                 b = boxes[j]
                 near = b[1] <= box[3] + 0.8 * size and b[3] >= box[1] - 0.8 * size
                 across = b[0] <= box[2] + 1.5 * size and b[2] >= box[0] - 1.5 * size
-                if near and across and not inline[j] and (candidate[j] or _joins_formula(members[j])):
+                if near and across and not in_prose[j] and (candidate[j] or _joins_formula(members[j])):
                     cluster.add(j)
                     box = union([box, b])
                     grown = True
