@@ -181,6 +181,28 @@ def score_real(truth: Path, pdf: str, show: bool) -> dict:
     }
 
 
+def write_controls(bench: Path, out: Path, names: list[str]) -> None:
+    """The same pages by other CPU systems, in the same run (`accuracy_pdf`'s: `textlayer` is PDFium's plain
+    text, `tesseract` and `rapidocr` read the rendered page)."""
+    import accuracy_pdf
+
+    pdfs = sorted((bench / "pdfs").rglob("*.pdf"))
+    makers = {
+        "textlayer": accuracy_pdf.textlayer_outputs,
+        "tesseract": accuracy_pdf.tesseract_outputs,
+        "rapidocr": accuracy_pdf.rapidocr_outputs,
+    }
+    for name in names:
+        start = time.perf_counter()
+        texts = makers[name](pdfs)
+        for pdf, text in zip(pdfs, texts, strict=True):
+            rel = pdf.relative_to(bench / "pdfs").with_suffix("")
+            target = out / name / f"{rel}_pg1_repeat1.md"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        print(f"{name}: {len(pdfs)} pages in {time.perf_counter() - start:.1f} s")
+
+
 def write_pages(bench: Path, out: Path) -> None:
     """Each PDF's first page as Markdown from its text layer's lines, by the rules over lines: without
     formulas (`layer`), with the display formulas found (`layer_formulas`), and with inline formulas in
@@ -237,6 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("pages")
     p.add_argument("--bench", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument(
+        "--control",
+        action="append",
+        default=[],
+        choices=["textlayer", "tesseract", "rapidocr"],
+        help="also write this system's outputs (repeatable)",
+    )
     args = parser.parse_args(argv)
     if args.command == "write":
         write_set(args.out, args.n, args.seed)
@@ -248,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(score_set(args.set, not args.no_render, args.show), indent=2))
     else:
         write_pages(args.bench, args.out)
+        write_controls(args.bench, args.out, args.control)
     return 0
 
 
