@@ -67,6 +67,9 @@ def main_size(items: list[Item]) -> float:
     return max(sizes) if sizes else 10.0
 
 
+_BOTTOM_PIECES = frozenset("⎝⎠⎣⎦⎩⎭")
+
+
 def merged_pieces(items: list[Item]) -> list[Item]:
     """Stacked pieces of one big delimiter (a `\\left(` over several lines) become that delimiter."""
     pieces = sorted((it for it in items if it.text in _PIECES), key=lambda it: it.box[1])
@@ -80,6 +83,7 @@ def merged_pieces(items: list[Item]) -> list[Item]:
             same = _PIECES[last.text] == _PIECES[it.text]
             if (
                 same
+                and last.text not in _BOTTOM_PIECES  # a delimiter ends at its bottom piece
                 and it.box[0] < last.box[2]
                 and last.box[0] < it.box[2]
                 and it.box[1] - last.box[3] < 0.5 * it.size

@@ -225,11 +225,15 @@ def _without(items: list[Item], members: list[Item]) -> list[Item]:
 
 
 def _stack(span: list[Item], ry: float, size: float, up: bool) -> list[Item]:
-    """The glyphs above (`up`) or below a rule: those close to it, then any touching them, grown outwards."""
+    """The glyphs above (`up`) or below a rule: those within 0.7 em of it, then any overlapping or nearly
+    touching them, grown outwards (a wider gap is the next row of a multi-line display)."""
     side = [it for it in span if (it.cy < ry if up else it.cy > ry)]
-    edge = ry
-    chosen: list[Item] = []
-    taken: set[int] = set()
+    near = [it for it in side if ((ry - it.box[3]) if up else (it.box[1] - ry)) < 0.7 * size]
+    if not near:
+        return []
+    chosen: list[Item] = list(near)
+    taken: set[int] = {id(it) for it in near}
+    edge = min(it.box[1] for it in near) if up else max(it.box[3] for it in near)
     changed = True
     while changed:
         changed = False
@@ -237,7 +241,7 @@ def _stack(span: list[Item], ry: float, size: float, up: bool) -> list[Item]:
             if id(it) in taken:
                 continue
             gap = (edge - it.box[3]) if up else (it.box[1] - edge)
-            if gap < 0.7 * size:
+            if gap < 0.2 * size:
                 chosen.append(it)
                 taken.add(id(it))
                 edge = min(edge, it.box[1]) if up else max(edge, it.box[3])
@@ -382,7 +386,12 @@ def _matrices(items: list[Item], depth: int) -> list[Item]:
         members = [opener, *inner] + ([closer] if closer is not None else [])
         box = union_box(members)
         items = _without(items, members)
-        items.append(Item(f"\\begin{{{env}}}{body}\\end{{{env}}}", box, opener.baseline, size, "atom"))
+        if env == "pmatrix" and len(columns) == 1 and len(rows) == 2:  # two stacked in parentheses: \binom
+            top, bottom = sorted(rows, key=lambda r: union_box(r)[1])
+            latex = f"\\binom{{{_read(top, [], depth + 1)}}}{{{_read(bottom, [], depth + 1)}}}"
+        else:
+            latex = f"\\begin{{{env}}}{body}\\end{{{env}}}"
+        items.append(Item(latex, box, opener.baseline, size, "atom"))
     return items
 
 
