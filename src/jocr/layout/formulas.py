@@ -246,6 +246,8 @@ def find_formulas(
             grown = False
             reach = (box[0] - 0.5 * size, box[1] - 0.5 * size, box[2] + 0.5 * size, box[3] + 0.5 * size)
             extra = [g.box for g in free if _meets(g.box, reach) and not _inside(g.box, box)]
+            # a fraction bar under or over the line brings its other half's lines within reach
+            extra += [r.box for r in rules if _meets(r.box, reach) and not _inside(r.box, box)]
             if extra:
                 box = union([box, *extra])
                 grown = True
