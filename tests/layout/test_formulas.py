@@ -141,3 +141,12 @@ def test_inline_formulas_only_when_asked():
     assert find_formulas(glyphs, [], lines) == []
     found = find_formulas(glyphs, [], lines, inline=True)
     assert [f.text for f in found] == ["where $x=5$"] and not found[0].display
+
+
+def test_binomial_and_rows_of_a_display_stay_apart():
+    glyphs = [Glyph("(", "CMEX10", 10.0, (0, 0, 4, 24), 0), Glyph(")", "CMEX10", 10.0, (14, 0, 18, 24), 0)]
+    glyphs += [_glyph("n", 6, 9), _glyph("r", 6, 22)]
+    assert exact_match(r"\binom{n}{r}", glyphs_latex(glyphs, []))
+    rows = [_glyph("a", 2, 8), _glyph("b", 2, 20), _glyph("c", 2, 36), _glyph("d", 2, 48)]
+    rules = [Rule((0, 10.6, 10, 11.0)), Rule((0, 38.6, 10, 39.0))]
+    assert exact_match(r"\begin{gathered}\frac{a}{b} \\ \frac{c}{d}\end{gathered}", glyphs_latex(rows, rules))
