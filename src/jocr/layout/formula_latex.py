@@ -124,12 +124,21 @@ def _glyph_item(g: Glyph) -> Item:
         name = unicodedata.name(g.raw, "")
         upright = "ITALIC" not in name and g.raw != "ℎ"
         bold = "BOLD" in name
-    if _CALLIGRAPHIC_FONT.match(g.font) and len(text) == 1 and "A" <= text <= "Z":
-        return Item(f"\\mathcal{{{text}}}", g.box, g.baseline, g.size, "glyph", text, False, bold)
+    if len(text) == 1 and text.isascii() and text.isalpha():
+        for pattern, command in _LETTER_FONTS:
+            if pattern.match(g.font) and (text.isupper() or command == "\\mathfrak"):
+                return Item(f"{command}{{{text}}}", g.box, g.baseline, g.size, "glyph", text, False, bold)
     return Item(char_latex(text), g.box, g.baseline, g.size, "glyph", text, upright, bold)
 
 
-_CALLIGRAPHIC_FONT = re.compile(r"^(?:cm|lm)b?sy[0-9]", re.I)  # TeX's symbol fonts set capitals calligraphic
+# Fonts whose letters are a math alphabet: TeX's symbol fonts set capitals calligraphic, AMS's MSBM
+# blackboard bold, EUFM Fraktur, RSFS script.
+_LETTER_FONTS = (
+    (re.compile(r"^(?:cm|lm)b?sy[0-9]", re.I), "\\mathcal"),
+    (re.compile(r"^msbm[0-9]", re.I), "\\mathbb"),
+    (re.compile(r"^eufm[0-9]|^eufb[0-9]", re.I), "\\mathfrak"),
+    (re.compile(r"^rsfs[0-9]", re.I), "\\mathscr"),
+)
 
 
 def _read(items: list[Item], rules: list, depth: int) -> str:
