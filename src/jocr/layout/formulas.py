@@ -207,8 +207,13 @@ def find_formulas(
     members: list[list[Glyph]] = [[] for _ in lines]
     line_of: dict[int, int] = {}  # id(glyph) -> its line
     order = sorted(range(len(boxes)), key=lambda k: (boxes[k][2] - boxes[k][0]) * (boxes[k][3] - boxes[k][1]))
+    # lines by 8 pt bands of the page's height, so a glyph looks only at the lines of its band
+    bands: dict[int, list[int]] = {}
+    for k in order:
+        for band in range(int((boxes[k][1] - 0.5) // 8), int((boxes[k][3] + 0.5) // 8) + 1):
+            bands.setdefault(band, []).append(k)
     for g in glyphs:
-        for k in order:  # the smallest line holding the glyph's centre
+        for k in bands.get(int(((g.y0 + g.y1) / 2) // 8), ()):  # the smallest line holding its centre
             if _centre_in(g.box, boxes[k], pad=0.5):
                 members[k].append(g)
                 line_of[id(g)] = k
