@@ -90,7 +90,7 @@ def _bands(items: list[Item]) -> list[list[Item]]:
     bands: list[list[Item]] = []
     bottom = 0.0
     for it in sorted(items, key=lambda it: it.box[1]):
-        if bands and it.box[1] < bottom + 0.15 * it.size:
+        if bands and it.box[1] < bottom - 0.05 * it.size:
             bands[-1].append(it)
             bottom = max(bottom, it.box[3])
         else:
@@ -204,8 +204,8 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
             own = max((it.size for it in under), default=radical.size)
             items.append(Item(latex, box, base, own, "atom"))
             continue
-        above = _stack(span, ry, size, up=True)
-        below = _stack(span, ry, size, up=False)
+        above = _stack(span, ry, size, up=True, rules=rules)
+        below = _stack(span, ry, size, up=False, rules=rules)
         if not above and not below:
             continue
         inner_up = [r for r in rules if above and _inside(union_box(above), r, 0.3 * size)]
@@ -233,27 +233,40 @@ def _without(items: list[Item], members: list[Item]) -> list[Item]:
     return [it for it in items if id(it) not in gone]
 
 
-def _stack(span: list[Item], ry: float, size: float, up: bool) -> list[Item]:
-    """The glyphs above (`up`) or below a rule: those within 0.7 em of it, then any overlapping or nearly
-    touching them, grown outwards (a wider gap is the next row of a multi-line display)."""
+def _stack(span: list[Item], ry: float, size: float, up: bool, rules: list = ()) -> list[Item]:
+    """The glyphs above (`up`) or below a rule: those within 0.7 em of it, then those overlapping them, and
+    past another rule met on the way (a nested fraction) those within 0.7 em of that rule, grown outwards.
+    Items that only touch are not taken: the next row of a display, or a fraction set just above."""
     side = [it for it in span if (it.cy < ry if up else it.cy > ry)]
-    near = [it for it in side if ((ry - it.box[3]) if up else (it.box[1] - ry)) < 0.7 * size]
-    if not near:
+
+    def gap(it: Item, edge: float) -> float:
+        return (edge - it.box[3]) if up else (it.box[1] - edge)
+
+    chosen = [it for it in side if gap(it, ry) < 0.7 * size]
+    if not chosen:
         return []
-    chosen: list[Item] = list(near)
-    taken: set[int] = {id(it) for it in near}
-    edge = min(it.box[1] for it in near) if up else max(it.box[3] for it in near)
+    taken = {id(it) for it in chosen}
+    x0, x1 = min(it.box[0] for it in span), max(it.box[2] for it in span)
+    inner = [r for r in rules if x0 <= (r[0] + r[2]) / 2 <= x1 and ((r[3] <= ry) if up else (r[1] >= ry))]
+    passed: set[int] = set()
     changed = True
     while changed:
         changed = False
+        edge = min(it.box[1] for it in chosen) if up else max(it.box[3] for it in chosen)
+        for k, r in enumerate(inner):  # a rule within the stack reaches 0.7 em past itself
+            ry2 = (r[1] + r[3]) / 2
+            if k not in passed and (ry2 >= edge - 0.2 * size if up else ry2 <= edge + 0.2 * size):
+                passed.add(k)
+                edge = min(edge, ry2) if up else max(edge, ry2)
+                extra = [it for it in side if id(it) not in taken and gap(it, ry2) < 0.7 * size]
+                if extra:
+                    chosen += extra
+                    taken.update(id(it) for it in extra)
+                    changed = True
         for it in side:
-            if id(it) in taken:
-                continue
-            gap = (edge - it.box[3]) if up else (it.box[1] - edge)
-            if gap < 0.2 * size:
+            if id(it) not in taken and gap(it, edge) < -0.05 * size:
                 chosen.append(it)
                 taken.add(id(it))
-                edge = min(edge, it.box[1]) if up else max(edge, it.box[3])
                 changed = True
     return chosen
 
