@@ -19,6 +19,7 @@ from PIL import Image
 
 from jocr.documents.preprocess import preprocess_image, views_token_count
 from jocr.layout.answer_tree import anchored_tree, markdown_tree
+from jocr.layout.formulas import with_formulas
 from jocr.layout.line_rules import lines_tree
 from jocr.layout.postprocess import Box, extract_grounding
 from jocr.layout.render import page_markdown
@@ -107,10 +108,12 @@ def page_tree(
     return markdown_tree(join_windows(texts) if texts else "", size[0], size[1], reason, page)
 
 
-def layer_tree(layer, page: int = 1) -> PageTree:
+def layer_tree(layer, page: int = 1, formulas: Sequence = ()) -> PageTree:
     """The tree of a page read from its text layer alone (no model answer): every line, by the rules over
-    lines (`jocr.layout.line_rules`)."""
-    return lines_tree(layer.lines, layer.width, layer.height, page=page)
+    lines (`jocr.layout.line_rules`); the lines of the display formulas found on the page
+    (`jocr.layout.formulas.page_formulas`), when given, become `formula` blocks."""
+    tree = lines_tree(layer.lines, layer.width, layer.height, page=page)
+    return with_formulas(tree, list(formulas)) if formulas else tree
 
 
 def page_finish_reason(reasons: Sequence[str | None]) -> str | None:

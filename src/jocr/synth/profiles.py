@@ -110,6 +110,21 @@ PROFILES: dict[str, SynthProfile] = {
 }
 
 
+# Formula crops for a learned formula reader: one to three display formulas on a small page (rendered by
+# mathtext, scan degradations with `jocr synth --degrade`), the target each formula's LaTeX in `$$..$$` as
+# the templates write it (the spelling `jocr.checks.formula.normalise_latex` keeps).
+PROFILES["formula"] = SynthProfile(
+    name="formula",
+    size=(384, 384),
+    body_px=(20, 30),
+    margin_px=(16, 40),
+    blocks=(1, 3),
+    kind_weights={"formula": 1.0},
+    max_markdown_chars=600,
+    math_page_p=1.0,
+    inline_math_p=0.0,
+)
+
 # Vector pages (jocr.synth.vector): the `page` profile's content, typeset by Chromium into real PDFs.
 PROFILES["vector"] = SynthProfile(**{**PROFILES["page"].__dict__, "name": "vector", "caption_p": 0.6})
 

@@ -1,0 +1,285 @@
+"""Formulas read from born-digital pages (docs/layout.md, "Formulas"): the frozen synthetic formula set and
+the olmOCR-Bench math tests.
+
+    # write the frozen set (matplotlib's mathtext typesets each formula into a one-page vector PDF)
+    PYTHONPATH=src .venv/bin/python benchmarks/formulas.py write --out data/frozen-test/formulas
+    # score the reader on it: normalised exact match, KaTeX render match, edit distance, seconds per crop
+    PYTHONPATH=src .venv/bin/python benchmarks/formulas.py score --set data/frozen-test/formulas
+    # olmOCR-Bench layout: each PDF's first page read from its text layer alone, with and without formulas
+    PYTHONPATH=src .venv/bin/python benchmarks/formulas.py pages --bench ../shared/data/olmocr-bench-sample \
+        --out /tmp/formula-pages   # then: jocr score for each system directory written
+
+The set's formulas are `jocr.synth.formulas` templates (seeded) and a fixed list of harder ones (nested
+fractions, roots with an index, accents, primes, operators with limits); the ground truth is exactly the
+LaTeX mathtext typeset. Fontsets cycle through Computer Modern (BaKoMa fonts: TeX slot encodings), STIX and
+DejaVu Serif, so the reader sees both encoded and Unicode math fonts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+FONTSETS = ("cm", "stix", "dejavuserif")
+HARDER = (
+    r"\frac{\frac{a}{b}+1}{c-\frac{1}{d}}",
+    r"\sqrt[3]{x^{2}+y^{2}}",
+    r"f'(x)=\lim_{h \to 0} \frac{f(x+h)-f(x)}{h}",
+    r"\hat{y}=\beta_{0}+\beta_{1} x",
+    r"\int_{a}^{b} f(x) \, dx=F(b)-F(a)",
+    r"e^{-x^{2}}",
+    r"x_{i}^{2}+y_{j}^{3}",
+    r"\frac{1}{\sqrt{2 \pi \sigma^{2}}} e^{-\frac{(x-\mu)^{2}}{2 \sigma^{2}}}",
+    r"\sum_{k=0}^{\infty} \frac{x^{k}}{k!}=e^{x}",
+    r"\alpha+\beta \geq \gamma \cdot \delta",
+    r"A \subseteq B \cup C",
+    r"\forall x \in X, \exists y \in Y",
+    r"\tilde{x}=\frac{x-\bar{x}}{s}",
+    r"\prod_{i=1}^{n} p_{i}^{a_{i}}",
+    r"\log(1+x) \approx x-\frac{x^{2}}{2}",
+    r"\sin(\theta+\phi)=\sin \theta \cos \phi+\cos \theta \sin \phi",
+    r"\nabla^{2} u=\frac{\partial^{2} u}{\partial x^{2}}+\frac{\partial^{2} u}{\partial y^{2}}",
+    r"\Gamma(n)=(n-1)!",
+    r"\max_{x \in S} g(x) \neq 0",
+    r"\sqrt{\frac{a}{b}}",
+)
+
+
+def formulas(n: int, seed: int) -> list[str]:
+    from jocr.synth.formulas import display_formula, inline_formula
+
+    rng = random.Random(seed)
+    out: list[str] = list(HARDER)
+    seen = set(out)
+    while len(out) < n:
+        latex = display_formula(rng) if rng.random() < 0.7 else inline_formula(rng)
+        if latex not in seen:
+            seen.add(latex)
+            out.append(latex)
+    return out[:n]
+
+
+def write_set(out: Path, n: int, seed: int) -> None:
+    import matplotlib
+
+    matplotlib.use("pdf")
+    import matplotlib.pyplot as plt
+
+    from jocr.checks.math import renders
+
+    matplotlib.rcParams["pdf.fonttype"] = 3
+    matplotlib.rcParams["pdf.compression"] = 9
+    matplotlib.rcParams["svg.hashsalt"] = "jocr"
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for k, latex in enumerate(formulas(n, seed)):
+        if not renders(latex):
+            raise SystemExit(f"KaTeX rejects {latex!r}")
+        fontset = FONTSETS[k % len(FONTSETS)]
+        matplotlib.rcParams["mathtext.fontset"] = fontset
+        fig = plt.figure(figsize=(8, 1.5))
+        fig.text(0.02, 0.4, f"${latex}$", fontsize=14)
+        name = f"f{k:03d}.pdf"
+        fig.savefig(
+            out / name,
+            bbox_inches="tight",
+            pad_inches=0.1,
+            metadata={"CreationDate": None, "Creator": None, "Producer": None},
+        )
+        plt.close(fig)
+        rows.append({"id": f"f{k:03d}", "pdf": name, "latex": latex, "fontset": fontset})
+    with open(out / "manifest.jsonl", "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"wrote {len(rows)} formulas to {out}")
+
+
+def score_set(path: Path, render: bool, show: bool) -> dict:
+    import pypdfium2 as pdfium
+
+    from jocr.checks.formula import score_formula
+    from jocr.layout.formulas import read_formula_region
+
+    rows = [
+        json.loads(line)
+        for line in (path / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
+    results = []
+    per_fontset: dict[str, list[bool]] = {}
+    for row in rows:
+        doc = pdfium.PdfDocument(str(path / row["pdf"]))
+        try:
+            start = time.perf_counter()
+            result = read_formula_region(doc[0])
+            seconds = time.perf_counter() - start
+        finally:
+            doc.close()
+        score = score_formula(row["latex"], result.latex, render=render)
+        per_fontset.setdefault(row["fontset"], []).append(score.exact)
+        results.append((row, result.latex, score, seconds))
+        if show and not score.exact:
+            print(
+                f"{row['id']} [{row['fontset']}] {row['latex']!r}\n"
+                f"    got {result.latex!r} rendered={score.rendered}"
+            )
+    n = len(results)
+    summary = {
+        "formulas": n,
+        "exact": sum(r[2].exact for r in results) / n,
+        "rendered": sum(r[2].rendered for r in results) / n if render else None,
+        "edit": statistics.mean(r[2].edit for r in results),
+        "seconds_median": statistics.median(r[3] for r in results),
+        "seconds_max": max(r[3] for r in results),
+        "exact_by_fontset": {k: round(sum(v) / len(v), 4) for k, v in per_fontset.items()},
+    }
+    return summary
+
+
+REAL_PDF = "/usr/share/doc/texlive-doc/latex/amsmath/testmath.pdf"  # Debian texlive-latex-base-doc, LPPL 1.3c
+
+
+def score_real(truth: Path, pdf: str, show: bool) -> dict:
+    """Display formulas of a real TeX document, found and read end to end: each reference (its page and the
+    LaTeX of the document's source, transcribed) is matched to the formula found on its page that is
+    nearest by edit distance; a reference with no formula found counts as missed."""
+    import pypdfium2 as pdfium
+
+    from jocr.checks.formula import edit_distance, score_formula
+    from jocr.layout.formulas import page_formulas
+    from jocr.lines.textlayer import read_page
+
+    rows = [json.loads(line) for line in truth.read_text(encoding="utf-8").splitlines() if line]
+    found: dict[int, list[str]] = {}
+    doc = pdfium.PdfDocument(pdf)
+    try:
+        for page_index in sorted({r["page"] for r in rows}):
+            page = doc[page_index]
+            found[page_index] = [f.latex for f in page_formulas(page, read_page(page))]
+    finally:
+        doc.close()
+    scores = []
+    for row in rows:
+        candidates = found.get(row["page"], [])
+        best = min(candidates, key=lambda c: edit_distance(row["latex"], c), default="")
+        score = score_formula(row["latex"], best)
+        scores.append(score)
+        if show and not score.exact:
+            print(f"p{row['page']} {row['latex']!r}\n    got {best!r} rendered={score.rendered}")
+    n = len(scores)
+    return {
+        "formulas": n,
+        "exact": sum(s.exact for s in scores) / n,
+        "rendered": sum(s.rendered for s in scores) / n,
+        "edit": statistics.mean(s.edit for s in scores),
+        "found_on_pages": sum(len(v) for v in found.values()),
+    }
+
+
+def write_controls(bench: Path, out: Path, names: list[str]) -> None:
+    """The same pages by other CPU systems, in the same run (`accuracy_pdf`'s: `textlayer` is PDFium's plain
+    text, `tesseract` and `rapidocr` read the rendered page)."""
+    import accuracy_pdf
+
+    pdfs = sorted((bench / "pdfs").rglob("*.pdf"))
+    makers = {
+        "textlayer": accuracy_pdf.textlayer_outputs,
+        "tesseract": accuracy_pdf.tesseract_outputs,
+        "rapidocr": accuracy_pdf.rapidocr_outputs,
+    }
+    for name in names:
+        start = time.perf_counter()
+        texts = makers[name](pdfs)
+        for pdf, text in zip(pdfs, texts, strict=True):
+            rel = pdf.relative_to(bench / "pdfs").with_suffix("")
+            target = out / name / f"{rel}_pg1_repeat1.md"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        print(f"{name}: {len(pdfs)} pages in {time.perf_counter() - start:.1f} s")
+
+
+def write_pages(bench: Path, out: Path) -> None:
+    """Each PDF's first page as Markdown from its text layer's lines, by the rules over lines: without
+    formulas (`layer`), with the display formulas found (`layer_formulas`), and with inline formulas in
+    prose lines too (`layer_formulas_inline`)."""
+    import pypdfium2 as pdfium
+
+    from jocr.layout.formulas import page_formulas
+    from jocr.layout.render import page_markdown
+    from jocr.layout.request import layer_tree
+    from jocr.lines.textlayer import read_page
+
+    pdfs = sorted((bench / "pdfs").rglob("*.pdf"))
+    times = []
+    for pdf in pdfs:
+        rel = pdf.relative_to(bench / "pdfs").with_suffix("")
+        doc = pdfium.PdfDocument(str(pdf))
+        try:
+            page = doc[0]
+            layer = read_page(page)
+            plain = page_markdown(layer_tree(layer)) if layer.usable else ""
+            start = time.perf_counter()
+            found = page_formulas(page, layer)
+            times.append(time.perf_counter() - start)
+            with_math = page_markdown(layer_tree(layer, formulas=found)) if layer.usable else ""
+            both = page_formulas(page, layer, inline=True)
+            with_inline = page_markdown(layer_tree(layer, formulas=both)) if layer.usable else ""
+        finally:
+            doc.close()
+        systems = (("layer", plain), ("layer_formulas", with_math), ("layer_formulas_inline", with_inline))
+        for system, text in systems:
+            target = out / system / f"{rel}_pg1_repeat1.md"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    print(
+        f"{len(pdfs)} pages; formula finding median {statistics.median(times):.3f} s, max {max(times):.3f} s"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("--out", type=Path, required=True)
+    w.add_argument("--n", type=int, default=60)
+    w.add_argument("--seed", type=int, default=0)
+    s = sub.add_parser("score")
+    s.add_argument("--set", type=Path, required=True)
+    s.add_argument("--no-render", action="store_true", help="skip the KaTeX render match")
+    s.add_argument("--show", action="store_true", help="print every formula not matched exactly")
+    r = sub.add_parser("real")
+    r.add_argument("--truth", type=Path, default=Path("data/frozen-test/formulas/real-testmath.jsonl"))
+    r.add_argument("--pdf", default=REAL_PDF)
+    r.add_argument("--show", action="store_true")
+    p = sub.add_parser("pages")
+    p.add_argument("--bench", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument(
+        "--control",
+        action="append",
+        default=[],
+        choices=["textlayer", "tesseract", "rapidocr"],
+        help="also write this system's outputs (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    if args.command == "write":
+        write_set(args.out, args.n, args.seed)
+    elif args.command == "real":
+        if not Path(args.pdf).is_file():
+            raise SystemExit(f"{args.pdf} is not installed (Debian package texlive-latex-base-doc)")
+        print(json.dumps(score_real(args.truth, args.pdf, args.show), indent=2))
+    elif args.command == "score":
+        print(json.dumps(score_set(args.set, not args.no_render, args.show), indent=2))
+    else:
+        write_pages(args.bench, args.out)
+        write_controls(args.bench, args.out, args.control)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

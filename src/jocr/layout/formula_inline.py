@@ -1,0 +1,95 @@
+"""Inline formulas in a line of prose: runs of math glyphs (math fonts, math symbols, Greek, scripts) with
+the digits and operators between them, read as LaTeX and written `$...$` in the line's text (docs/layout.md,
+"Formulas").
+
+A line's text is the text layer's (`Line.text`: its characters in PDFium's order, spaces between words); its
+glyphs (`formula_glyphs.page_glyphs`) are matched to those characters one by one, and a line where they do
+not match is left as it is.
+"""
+
+from __future__ import annotations
+
+from jocr.checks.latex_symbols import OPERATOR_NAMES
+from jocr.layout.formula_glyphs import Glyph, Rule
+from jocr.layout.formula_latex import glyphs_latex
+
+_NEUTRAL = frozenset("0123456789+-=<>()[]/.,:;|'−×·")
+_TRAILING = frozenset(".,;:")
+
+
+def _tokens(text: str, glyphs: list[Glyph]) -> list[tuple[str, list[Glyph]]] | None:
+    """The line's words with their glyphs, or None where the glyphs do not spell the text."""
+    out: list[tuple[str, list[Glyph]]] = []
+    k = 0
+    for word in text.split():
+        own = []
+        for ch in word:
+            if k >= len(glyphs) or glyphs[k].raw != ch:
+                return None
+            own.append(glyphs[k])
+            k += 1
+        out.append((word, own))
+    return out if k == len(glyphs) else None
+
+
+def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size: float) -> str | None:
+    """`text` with its inline formulas as `$...$`; None when it has none (or its glyphs do not match).
+    `is_math(glyph)` says whether a glyph is math; `size` is the line's body size (smaller, shifted glyphs
+    are scripts)."""
+    tokens = _tokens(text, glyphs)
+    if not tokens:
+        return None
+
+    def math(g: Glyph) -> bool:
+        return is_math(g) or (g.size < 0.85 * size and g.text.isalnum())
+
+    kinds = []
+    for word, own in tokens:
+        if any(math(g) for g in own if g.text not in _TRAILING):
+            kinds.append("math")
+        elif all(ch in _NEUTRAL for ch in word) or word in OPERATOR_NAMES:
+            kinds.append("neutral")
+        else:
+            kinds.append("text")
+    out: list[str] = []
+    changed = False
+    i = 0
+    while i < len(tokens):
+        if kinds[i] != "math":
+            out.append(tokens[i][0])
+            i += 1
+            continue
+        # numbers and operators just before the first math word belong to it ("1 − 2a")
+        while out and kinds[i - 1] == "neutral" and not all(ch in _TRAILING for ch in tokens[i - 1][0]):
+            out.pop()
+            i -= 1
+            kinds[i] = "math"
+        j = i
+        while j + 1 < len(tokens) and kinds[j + 1] in ("math", "neutral"):
+            j += 1
+        while j > i and kinds[j] == "neutral" and all(ch in _TRAILING for ch in tokens[j][0]):
+            j -= 1
+        span = [g for _, own in tokens[i : j + 1] for g in own]
+        tail: list[Glyph] = []
+        while span and span[-1].text in _TRAILING and not is_math(span[-1]):
+            tail.insert(0, span.pop())
+        if span:
+            box = (
+                min(g.x0 for g in span),
+                min(g.y0 for g in span),
+                max(g.x1 for g in span),
+                max(g.y1 for g in span),
+            )
+            inner = [
+                r
+                for r in rules
+                if box[0] <= (r.box[0] + r.box[2]) / 2 <= box[2] and box[1] - 2 <= r.box[1] <= box[3] + 2
+            ]
+            latex = glyphs_latex(span, inner)
+            if latex:
+                out.append(f"${latex}$" + "".join(g.raw for g in tail))
+                changed = True
+            else:
+                out.extend(word for word, _ in tokens[i : j + 1])
+        i = j + 1
+    return " ".join(out) if changed else None

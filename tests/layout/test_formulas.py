@@ -1,0 +1,152 @@
+import json
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from jocr.checks.formula import exact_match
+from jocr.layout.formula_glyphs import Glyph, Rule, decode_char
+from jocr.layout.formula_latex import glyphs_latex
+from jocr.layout.formulas import FormulaRegion, read_formula_region, read_glyphs, with_formulas
+from jocr.layout.tree import FORMULA, PARAGRAPH, Block, PageTree, TreeLine
+
+SET = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "formulas"
+
+
+def _manifest():
+    return [json.loads(line) for line in (SET / "manifest.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_frozen_set_reads_back_exactly():
+    rows = _manifest()
+    exact = 0
+    for row in rows:
+        doc = pdfium.PdfDocument(str(SET / row["pdf"]))
+        try:
+            result = read_formula_region(doc[0])
+        finally:
+            doc.close()
+        exact += exact_match(row["latex"], result.latex)
+    assert len(rows) == 60
+    assert exact >= 59  # measured 59/60 (one STIX \epsilon drawn as U+03B5, read \varepsilon)
+
+
+@pytest.mark.parametrize("stem", ["f000", "f001", "f007"])
+def test_nested_constructs(stem):
+    row = next(r for r in _manifest() if r["id"] == stem)
+    doc = pdfium.PdfDocument(str(SET / row["pdf"]))
+    try:
+        assert exact_match(row["latex"], read_formula_region(doc[0]).latex)
+    finally:
+        doc.close()
+
+
+def test_region_without_formula_is_an_empty_answer_with_a_note():
+    doc = pdfium.PdfDocument(str(SET / "f000.pdf"))
+    try:
+        result = read_formula_region(doc[0], region=(0, 0, 1, 1))
+    finally:
+        doc.close()
+    assert result.latex == "" and result.note and result.markdown == ""
+
+
+def test_page_without_text_layer():
+    doc = pdfium.PdfDocument.new()
+    page = doc.new_page(200, 100)
+    result = read_formula_region(page)
+    assert result.latex == "" and "text layer" in result.note
+
+
+def _glyph(text, x, base, size=10.0, font="CMMI10"):
+    return Glyph(text, font, size, (x, base - 0.7 * size, x + 0.5 * size, base), base)
+
+
+def test_scripts_and_fraction_from_geometry():
+    glyphs = [_glyph("x", 0, 20), _glyph("2", 5.5, 16, 7, "CMR7"), _glyph("+", 10, 20, font="CMR10")]
+    glyphs += [_glyph("a", 22, 18), _glyph("b", 22, 28)]
+    # the bar on the math axis, a little above the baseline
+    rules = [Rule((20, 18.6, 30, 19.0))]
+    assert exact_match(r"x^{2}+\frac{a}{b}", glyphs_latex(glyphs, rules))
+
+
+def test_equation_number_is_left_out():
+    glyphs = [_glyph("a", 0, 20), _glyph("=", 6, 20, font="CMR10"), _glyph("b", 12, 20)]
+    glyphs += [_glyph(c, 200 + 5 * k, 20, font="CMR10") for k, c in enumerate("(3)")]
+    result = read_glyphs(glyphs, [])
+    assert exact_match("a=b", result.latex) and result.tag == "3"
+
+
+def test_long_formula_is_bounded():
+    glyphs = [_glyph("x" if k % 2 else "+", 6.0 * k, 20) for k in range(5000)]
+    latex = glyphs_latex(glyphs, [])
+    assert latex.count("x") == 2500
+
+
+def test_tex_slots_decoded():
+    assert decode_char(0xBE, "Cmmi10") == "σ"  # matplotlib's BaKoMa encoding
+    assert decode_char(ord("X"), "Cmex10") == "∑"
+    assert decode_char(0x2219, "Cmsy10") == "≤"
+    assert decode_char(ord("."), "CMMI10") == "."  # a TeX Type 1 font's Unicode is kept
+    assert decode_char(0x1B, "CMMI10") == "σ"
+    assert decode_char(ord("x"), "Helvetica") == "x"
+
+
+def test_formula_lines_become_a_formula_block():
+    lines = [TreeLine("Before it", (0, 0, 100, 10)), TreeLine("x = y", (40, 20, 60, 30))]
+    lines.append(TreeLine("after it.", (0, 40, 100, 50)))
+    block = Block(PARAGRAPH, "Before it x = y after it.", "Before it x = y after it.", (0, 0, 100, 50), lines)
+    tree = PageTree(200, 200, blocks=[block])
+    out = with_formulas(tree, [FormulaRegion((38, 18, 62, 32), "x=y")])
+    assert [b.type for b in out.blocks] == [PARAGRAPH, FORMULA, PARAGRAPH]
+    assert out.blocks[1].markdown == "$$\nx=y\n$$"
+    assert out.blocks[2].text == "after it."
+
+
+def test_matrix_between_tall_parentheses():
+    glyphs = [Glyph("(", "CMEX10", 10.0, (0, 0, 4, 30), 0), Glyph(")", "CMEX10", 10.0, (40, 0, 44, 30), 0)]
+    for row, base in enumerate((10, 24)):
+        for col, x in enumerate((8, 28)):
+            glyphs.append(_glyph("abcd"[2 * row + col], x, base))
+    assert exact_match(r"\begin{pmatrix}a & b \\ c & d\end{pmatrix}", glyphs_latex(glyphs, []))
+
+
+def test_inline_formula_in_prose():
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    text = "where x = 5, too"
+    glyphs = [_glyph(c, 6.0 * k, 20, font="CMR10") for k, c in enumerate("where")]
+    glyphs += [_glyph("x", 40, 20), _glyph("=", 46, 20, font="CMR10"), _glyph("5", 52, 20, font="CMR10")]
+    glyphs += [
+        _glyph(",", 57, 20, font="CMR10"),
+        _glyph("t", 62, 20, font="CMR10"),
+        _glyph("o", 67, 20, font="CMR10"),
+    ]
+    glyphs += [_glyph("o", 72, 20, font="CMR10")]
+    for g in glyphs:
+        g.raw = g.text
+    assert inline_text(text, glyphs, [], _math_glyph, 10.0) == "where $x=5$, too"
+    assert inline_text("plain words", glyphs[:5], [], _math_glyph, 10.0) is None
+
+
+def test_inline_formulas_only_when_asked():
+    from jocr.layout.formulas import find_formulas
+    from jocr.lines.types import Line
+
+    glyphs = [_glyph(c, 6.0 * k, 20, font="CMR10") for k, c in enumerate("where")]
+    glyphs += [_glyph("x", 40, 20), _glyph("=", 46, 20, font="CMR10"), _glyph("5", 52, 20, font="CMR10")]
+    for g in glyphs:
+        g.raw = g.text
+    lines = [Line("where x = 5", (0, 10, 60, 21))]
+    assert find_formulas(glyphs, [], lines) == []
+    found = find_formulas(glyphs, [], lines, inline=True)
+    assert [f.text for f in found] == ["where $x=5$"] and not found[0].display
+
+
+def test_binomial_and_rows_of_a_display_stay_apart():
+    glyphs = [Glyph("(", "CMEX10", 10.0, (0, 0, 4, 24), 0), Glyph(")", "CMEX10", 10.0, (14, 0, 18, 24), 0)]
+    glyphs += [_glyph("n", 6, 9), _glyph("r", 6, 22)]
+    assert exact_match(r"\binom{n}{r}", glyphs_latex(glyphs, []))
+    rows = [_glyph("a", 2, 8), _glyph("b", 2, 20), _glyph("c", 2, 36), _glyph("d", 2, 48)]
+    rules = [Rule((0, 10.6, 10, 11.0)), Rule((0, 38.6, 10, 39.0))]
+    assert exact_match(r"\begin{gathered}\frac{a}{b} \\ \frac{c}{d}\end{gathered}", glyphs_latex(rows, rules))
