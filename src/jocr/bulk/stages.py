@@ -27,6 +27,7 @@ from pathlib import Path
 from jocr.bulk.storage import read_uri, uri_scheme
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
+from jocr.layout.formulas import formula_region, keep_layer
 from jocr.layout.postprocess import Box
 from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_reason, page_text, page_tree
 from jocr.layout.tree import PageTree
@@ -230,6 +231,7 @@ def page_anchoring(settings: PageSettings):
     page is anchored (mode "off", or "auto" with a model trained on images alone), so the text layer is
     not even read, as in `jocr parse`."""
     from jocr.lines.anchor import normalise_anchor_mode, page_anchor_or_note
+    from jocr.lines.source import LayerKept
     from jocr.pipeline.model import anchor_config_of
     from jocr.tokenizer import Tokenizer
 
@@ -246,9 +248,12 @@ def page_anchoring(settings: PageSettings):
         return None
 
     def decide(source, index: int, image=None):
-        return page_anchor_or_note(
-            source, index, mode, config.version, tokenizer, config.max_tokens, image=image, ocr=settings.ocr
+        kept = LayerKept(source)
+        decision = page_anchor_or_note(
+            kept, index, mode, config.version, tokenizer, config.max_tokens, image=image, ocr=settings.ocr
         )
+        keep_layer(decision, kept, source, index)
+        return decision
 
     return decide
 
@@ -369,10 +374,13 @@ class PageReader:
             texts = [self.builder.text(ids) for ids in chosen.token_ids]
             finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
             size = (result.width, result.height)
+            lines, formulas = job.anchor.lines, [formula_region(f) for f in job.anchor.formulas]
             result.markdown, result.boxes = self.builder.markdown(
-                page_text(texts, job.anchor.texts, chosen.reasons), size, finish
+                page_text(texts, job.anchor.texts, chosen.reasons, lines, formulas), size, finish
             )
-            result.tree = page_tree(texts, job.anchor.texts, chosen.reasons, None, size, result.page, finish)
+            result.tree = page_tree(
+                texts, job.anchor.texts, chosen.reasons, lines, size, result.page, finish, formulas
+            )
             result.raw = join_windows(texts)  # as the model wrote it, references and all
             result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
             result.finish_reason = chosen.finish_reason

@@ -15,13 +15,16 @@ import re
 import stat
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from PIL import Image, ImageOps
 
 from jocr.documents.preprocess import to_rgb
+
+T = TypeVar("T")
 
 # DeepSeek-OCR renders PDF pages at 144 dpi (run_dpsk_ocr_pdf.py: zoom = 144 / 72).
 DEFAULT_DPI = 144.0
@@ -110,6 +113,11 @@ class PageSource:
     def text_layer(self, index: int):
         """The page's text layer as `jocr.lines.types.PageLines` (never raises: problems are its
         verdict), or None for inputs that have no text layer (images)."""
+        return None
+
+    def with_pdf_page(self, index: int, fn: Callable[[Any], T]) -> T | None:
+        """`fn(page)` on page `index` as a `pypdfium2.PdfPage` (PDFium's lock held, the page closed after),
+        or None for inputs that are not PDFs."""
         return None
 
     def close(self) -> None:
@@ -217,6 +225,14 @@ class PdfSource(PageSource):
                 return empty_layer(ERROR, f"cannot open page {index + 1} ({exc})")
             try:
                 return read_page(page)
+            finally:
+                page.close()
+
+    def with_pdf_page(self, index: int, fn: Callable[[Any], T]) -> T | None:
+        with _PDFIUM_LOCK:
+            page = self._doc[index]
+            try:
+                return fn(page)
             finally:
                 page.close()
 

@@ -55,6 +55,7 @@ def page_text(
     anchors: Sequence[str] = (),
     reasons: Sequence[str | None] = (),
     lines: Sequence | None = None,
+    formulas: Sequence = (),
 ) -> str:
     """A page's text from its requests' outputs (one per anchor window, or the one of an unanchored page).
     An anchored page's text is the Markdown of its document tree (`page_tree`, `jocr.layout.render`): each
@@ -73,12 +74,16 @@ def page_text(
     where more output could still rewrite it (before a table still open, before a broken word), so that
     the text of a page being streamed only ever grows. Without `reasons` every window is complete.
     `lines`, when given, are the page's text-layer lines in the anchor's order (`PageLines.lines`): their
-    boxes and font sizes then replace the positions the anchors give."""
+    boxes and font sizes then replace the positions the anchors give. `formulas`, when given, are the
+    page's formulas read from its text layer (`jocr.layout.formulas.source_formulas`): the lines inside a
+    display formula become one `formula` block of its LaTeX."""
     if not anchors:
         return join_windows(texts)
     if len(texts) > len(anchors):
         raise ValueError(f"{len(texts)} outputs for {len(anchors)} anchor windows")
     tree = anchored_tree(texts, anchors, reasons, lines)
+    if formulas:
+        tree = with_formulas(tree, list(formulas))
     text = page_markdown(tree)
     if texts and reasons and reasons[len(texts) - 1] is None:
         text = without_open_broken_word(text)
@@ -93,6 +98,7 @@ def page_tree(
     size: tuple[int, int] = (0, 0),
     page: int = 1,
     finish_reason: str | None = None,
+    formulas: Sequence = (),
 ) -> PageTree:
     """A page's document tree (`jocr.layout.tree`) from the same inputs as `page_text`: an anchored page's
     from its answers and anchors (boxes in points), an unanchored page's from its raw output (grounding
@@ -100,6 +106,8 @@ def page_tree(
     (`page_finish_reason` of `reasons` when not given)."""
     if anchors:
         tree = anchored_tree(texts, anchors, reasons, lines, page)
+        if formulas:
+            tree = with_formulas(tree, list(formulas))
         for block in tree.blocks:
             block.markdown = block.markdown.replace(SOFT_HYPHEN, "-")
             block.text = block.text.replace(SOFT_HYPHEN, "-")
@@ -167,12 +175,13 @@ class PageRequestBuilder:
         size: tuple[int, int],
         lines: Sequence | None = None,
         page: int = 1,
+        formulas: Sequence = (),
     ) -> tuple[str, list[Box], PageTree]:
         """A finished page's (Markdown, grounding boxes in pixels, document tree) from its requests' outputs:
         what `jocr parse` and `jocr.parse` keep for each page. The Markdown is the tree's."""
         reason = page_finish_reason(list(reasons)) if reasons else None
-        markdown, boxes = self.markdown(page_text(texts, anchors, reasons, lines), size, reason)
-        tree = page_tree(texts, anchors, reasons, lines, size, page)
+        markdown, boxes = self.markdown(page_text(texts, anchors, reasons, lines, formulas), size, reason)
+        tree = page_tree(texts, anchors, reasons, lines, size, page, formulas=formulas)
         return markdown, boxes, tree
 
     def markdown(

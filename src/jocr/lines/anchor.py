@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass, field
 
 from jocr.documents.pages import one_line
 from jocr.lines.references import REFERENCES, anchor_runs
-from jocr.lines.types import TEXTLAYER, PageLines
+from jocr.lines.types import TEXTLAYER, Line, PageLines, Word
 from jocr.types import GRID_MAX  # the grounding boxes' grid: anchors use the same
 
 ANCHOR_VERSION = 2
@@ -309,6 +309,12 @@ class PageAnchor:
     # The page's text is its line source alone (`line_source_answers`): no model request. OCR'd pages
     # under "auto" (OCR_PAGES), where the anchored member reads worse than the lines alone.
     alone: bool = False
+    # An anchored page's text-layer lines in the anchor's order: the boxes and font sizes of its document
+    # tree (set where the layer was read: `jocr.lines.source.LayerKept`).
+    lines: list[Line] | None = None
+    # The display formulas the page layout found on the page (`jocr.layout.formulas.FormulaRegion`, or
+    # their plain-data form after `from_state`), set by the page pipeline.
+    formulas: list = field(default_factory=list)
 
     @property
     def texts(self) -> list[str]:
@@ -337,6 +343,8 @@ class PageAnchor:
             note=state["note"],
             source=state.get("source"),
             alone=state.get("alone", False),
+            lines=None if state.get("lines") is None else [_line_from_state(d) for d in state["lines"]],
+            formulas=list(state.get("formulas") or []),
         )
 
     def to_dict(self) -> dict:
@@ -476,3 +484,15 @@ def page_anchor_or_note(
         )
     except Exception as exc:
         return PageAnchor(note=f"text layer not used ({one_line(exc)})")
+
+
+def _line_from_state(state: dict) -> Line:
+    """A `Line` from its `dataclasses.asdict` form (`PageAnchor.state`)."""
+    words = state.get("words")
+    return Line(
+        **{
+            **state,
+            "box": tuple(state["box"]),
+            "words": None if words is None else [Word(**{**w, "box": tuple(w["box"])}) for w in words],
+        }
+    )

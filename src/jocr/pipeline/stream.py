@@ -16,6 +16,7 @@ from typing import Any
 
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
+from jocr.layout.formulas import keep_layer
 from jocr.layout.request import (
     PageInput,
     PageRequestBuilder,
@@ -55,6 +56,7 @@ class _Job:
     results: list[Any] = field(default_factory=list)  # per request: its GenerationResult once finished
     remaining: int = 0  # requests not finished yet
     lines: list | None = None  # an anchored page's text-layer lines (the document tree's boxes and sizes)
+    formulas: list = field(default_factory=list)  # an anchored page's display formulas (jocr.layout.formulas)
 
     @property
     def page(self) -> PageResult:
@@ -174,8 +176,8 @@ class _Pages:
             image=image,
             ocr=self.ocr,
         )
-        if decision.anchored and source.layer is not None:
-            job.lines = source.layer.lines
+        keep_layer(decision, source, job.entry.source, job.index)
+        job.lines, job.formulas = decision.lines, decision.formulas
         return decision
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
@@ -190,12 +192,12 @@ class _Pages:
             return False
         job.inputs = []
         if page.error is None:
-            self.write(page, job.results, job.lines)
-            job.lines = None
+            self.write(page, job.results, job.lines, job.formulas)
+            job.lines, job.formulas = None, []
         job.results = []
         return True
 
-    def write(self, page: PageResult, results: list, lines: list | None = None) -> None:
+    def write(self, page: PageResult, results: list, lines: list | None = None, formulas: list = ()) -> None:
         """The page's Markdown from its requests' results (the windows' outputs joined by blank lines)."""
         from jocr.engine.stats import RequestStats
 
@@ -205,7 +207,7 @@ class _Pages:
         page.finish_reason = page_finish_reason(reasons)
         anchors = page.anchor.texts if page.anchor is not None else []
         page.markdown, page.boxes, page.tree = self.builder.page_output(
-            texts, anchors, reasons, (page.width, page.height), lines, page.page
+            texts, anchors, reasons, (page.width, page.height), lines, page.page, formulas
         )
         page.num_tokens = sum(len(r.token_ids) for r in results)
         page.stats = RequestStats.combined([r.stats for r in results if r.stats is not None])
