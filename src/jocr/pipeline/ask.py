@@ -114,7 +114,7 @@ def parse_schema(schema: Any) -> list[FieldSpec]:
     if not fields:
         raise AskError("the schema names no fields")
     if len(fields) > MAX_FIELDS:
-        raise AskError(f"the schema has {len(fields)} fields; at most {MAX_FIELDS}")
+        raise AskError(f"the schema has {len(fields):,} fields; at most {MAX_FIELDS}")
     names = [f.name for f in fields]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
@@ -132,7 +132,7 @@ def _schema_fields(schema: Mapping) -> list[FieldSpec]:
     if not isinstance(properties, Mapping):
         raise AskError("the schema needs 'properties': an object of field name -> {type, description}")
     if len(properties) > MAX_FIELDS:
-        raise AskError(f"the schema has {len(properties)} fields; at most {MAX_FIELDS}")
+        raise AskError(f"the schema has {len(properties):,} fields; at most {MAX_FIELDS}")
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(n, str) for n in required):
         raise AskError("the schema's 'required' must be a list of field names (strings)")
