@@ -308,6 +308,7 @@ def test_bad_input_is_4xx_and_a_good_request_goes_on(tiny_model, tokenizer):
         ("/", {"pdf": b64, "question": "   "}, {}),
         ("/", {"pdf": b64, "question": 7}, {}),
         ("/", {"pdf": b64}, {"X-Question": ""}),
+        ("/", {"pdf": b64}, {"X-Question": "q" * 100_000}),
         ("/", {"pdf": b64}, {"X-Question": "%FF%FE"}),
         (
             "/",

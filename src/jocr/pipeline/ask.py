@@ -539,7 +539,7 @@ def ask(
     """Ask one document (a path, URL, bytes or PIL image) a question (-> Answer), or several questions
     (a list -> a list of Answers; the pages are rendered once and all requests decoded together). Each
     selected page is asked (one request per anchor window) and the answer is chosen as `Answer` says.
-    `settings` are `AskConfig`'s (max_tokens, spec, batch_size, anchor, dpi, password). AskError for a
+    `settings` are `AskConfig`'s (max_tokens, spec, batch_size, anchor, dpi, password, ocr). AskError for a
     bad question, DocumentError for an input that cannot be opened or a page selection out of range."""
     single = isinstance(question, str)
     texts = [check_question(q) for q in ([question] if single else list(question))]
