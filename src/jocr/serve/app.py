@@ -34,6 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
+from jocr.serve.asking import Asking
 from jocr.serve.config import ServeConfig
 from jocr.serve.openai import (
     ApiError,
@@ -46,7 +47,7 @@ from jocr.serve.openai import (
     usage_dict,
 )
 from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, web_page
-from jocr.serve.service import Asking, OCRService, SamplingParams, Submitted, Ticket, Transcription
+from jocr.serve.service import OCRService, SamplingParams, Submitted, Ticket, Transcription
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")

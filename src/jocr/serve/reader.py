@@ -36,18 +36,10 @@ from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
 from jocr.documents.preprocess import is_blank_page
 from jocr.pipeline import Document, DocumentRun
-from jocr.pipeline.ask import (
-    MAX_QUESTION_BYTES,
-    Answer,
-    AskConfig,
-    AskError,
-    PageAnswer,
-    answer_box,
-    check_question,
-    choose_page,
-)
+from jocr.pipeline.ask import Answer, AskConfig, PageAnswer, answer_box, choose_page
+from jocr.serve.asking import Asking, answer_response, checked_question, header_question
 from jocr.serve.openai import ApiError, load_json_body
-from jocr.serve.service import Asking, OCRService, SamplingParams, Ticket, post_to_loop
+from jocr.serve.service import OCRService, SamplingParams, Ticket, post_to_loop
 
 FORMATS = ("markdown", "text")
 SHOTS = ("screenshot", "pageshot")
@@ -61,32 +53,6 @@ class ReaderOptions:
     timeout_s: float
     as_json: bool
     question: str | None = None  # X-Question (or the body's `question`): the pages are asked, not read
-
-
-def checked_question(value: Any, name: str) -> str:
-    """A Reader question (`X-Question` or the body's `question`), checked as `jocr ask` checks one; 400 with
-    its one-line error."""
-    try:
-        return check_question(value)
-    except AskError as exc:
-        raise ApiError(400, f"{name}: {exc}", param=name) from None
-
-
-def header_question(request: Request) -> str | None:
-    """The `X-Question` header, percent-decoded (a header is Latin-1, so other text comes percent-encoded
-    UTF-8); None when absent. An empty header is an empty question (400)."""
-    raw = request.headers.get("x-question")
-    if raw is None:
-        return None
-    if len(raw) > 3 * MAX_QUESTION_BYTES:  # percent-encoded, every byte at most 3 characters
-        raise ApiError(
-            400, f"X-Question: the question is over {MAX_QUESTION_BYTES:,} bytes", param="X-Question"
-        )
-    try:
-        text = urllib.parse.unquote(raw, errors="strict") if "%" in raw else raw
-    except UnicodeDecodeError:
-        raise ApiError(400, "X-Question: not percent-encoded UTF-8", param="X-Question") from None
-    return checked_question(text, "X-Question")
 
 
 def parse_options(request: Request, service: OCRService) -> ReaderOptions:
@@ -346,7 +312,8 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
                     doc_title = web_title or doc.title
                     if opts.question is not None:
                         answer = await ask_pages(service, doc, indices, opts.question, source_url, ticket)
-                        return answer_response(answer, opts, source_url, doc_title)
+                        title = title_of("", doc_title, source_url)
+                        return answer_response(answer, opts.as_json, source_url, title)
                     parsed = await read_pages(service, doc.source, indices, source_url or "document")
                 finally:
                     await doc.close()
@@ -433,17 +400,3 @@ async def ask_pages(
     if answer.error is not None:
         raise ApiError(400, answer.error, code="blank_page")
     return answer
-
-
-def answer_response(answer: Answer, opts: ReaderOptions, url: str, title: str) -> Response:
-    """A question's answer: plain text (`X-Answer-Page`: the page it came from), or with `Accept:
-    application/json` `{url, title, question, answer, page, box, pages, usage}`."""
-    if opts.as_json:
-        body = answer.to_dict()
-        body.pop("source", None)
-        body.pop("error", None)
-        return JSONResponse({"url": url, "title": title_of("", title, url), **body})
-    headers = {"X-Pages": str(len(answer.pages))}
-    if answer.page is not None:
-        headers["X-Answer-Page"] = str(answer.page)
-    return PlainTextResponse(answer.answer, media_type="text/plain; charset=utf-8", headers=headers)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
-import json
 import logging
 import threading
 import time
@@ -29,7 +28,7 @@ from jocr.documents.preprocess import is_blank_page
 from jocr.engine.stats import RequestStats
 from jocr.layout.request import join_windows, page_finish_reason, page_text
 from jocr.lines.references import without_open_reference
-from jocr.pipeline.ask import answer_text, choose_window, schema_answer, window_fields
+from jocr.serve.asking import Asking
 from jocr.serve.config import ServeConfig
 from jocr.serve.metrics import Metrics
 from jocr.serve.openai import ApiError
@@ -100,16 +99,6 @@ class ChatImage:
     anchors: list[str] = field(default_factory=list)
     lines: Any = None
     blank: bool = False
-
-
-@dataclass
-class Asking:
-    """A request that asks its page rather than reading it (docs/asking.md, "The server"): a question
-    (`fields` None) or a schema's fields; `lines` are the page's usable lines, which choose among its
-    anchor windows' answers (`jocr.pipeline.ask.choose_window`)."""
-
-    fields: list | None = None
-    lines: Any = None
 
 
 @dataclass
@@ -543,7 +532,7 @@ class OCRService:
         finish_reason = page_finish_reason(reasons)
         refusal = None
         if submitted.asking is not None:
-            text, raw, finish_reason, refusal = _answer(texts, reasons, anchors, size, submitted.asking)
+            text, raw, finish_reason, refusal = submitted.asking.answer(texts, reasons, anchors, size)
         else:
             text = self.generator.finish(page_text(texts, anchors, reasons), size, finish_reason)
         stats = _stats_dict(results)
@@ -572,11 +561,7 @@ class OCRService:
         if asking is None:
             text = _without_open_grounding(self._partial(ids, results, anchors))
             return _stable_prefix(self.generator.finish(text, size, None))
-        if asking.fields is not None or len(ids) > 1:
-            return ""
-        raw = self.generator.decode(ids[0])
-        anchor = anchors[0] if anchors else None
-        return _stable_prefix(answer_text(without_open_reference(raw) if anchor else raw, anchor))
+        return _stable_prefix(asking.answer_so_far([self.generator.decode(part) for part in ids], anchors))
 
     def _partial(self, ids: list[list[int]], results: list[Any], anchors: list[str]) -> str:
         """The page text so far of a request (read in windows when `anchors`): the finished windows before
@@ -615,24 +600,6 @@ class OCRService:
         self.web.close()
         self._workers.shutdown(wait=False, cancel_futures=True)
         self._fetchers.shutdown(wait=False, cancel_futures=True)
-
-
-def _answer(
-    texts: list[str], reasons: list[str], anchors: list[str], size, asking: Asking
-) -> tuple[str, str, str, str | None]:
-    """(text, raw, finish reason, refusal) of an asking request from its windows' outputs, as `jocr ask` /
-    `jocr extract` read a page: a question's answer is the chosen window's (`choose_window`), references
-    resolved; a schema's is the windows' fields merged (`window_fields`) as a JSON object that validates
-    against the schema (`schema_answer`), or a refusal."""
-    windows: list[str | None] = list(anchors) or [None]
-    if asking.fields is None:
-        answers = [answer_text(t, a) for t, a in zip(texts, windows)]
-        i = choose_window(answers, asking.lines, size)
-        return answers[i], texts[i], reasons[i], None
-    values = window_fields(list(zip(texts, windows)), asking.fields)
-    obj, refusal = schema_answer(values, asking.fields)
-    text = "" if obj is None else json.dumps(obj, ensure_ascii=False)
-    return text, join_windows(texts), page_finish_reason(reasons), refusal
 
 
 def _without_open_grounding(raw: str) -> str:
