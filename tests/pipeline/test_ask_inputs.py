@@ -99,3 +99,25 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, model_dir, capsys):
         code, out, err = cli(capsys, [*args, "--model", str(model_dir), "--max-tokens", "2"])
         assert code == 2 and message in err and err.count("\n") == 1 and not out, (args, err[:300])
         assert len(err) < 300
+
+
+def test_pydantic_schemas_read_as_fields():
+    """What the openai client sends for a pydantic model (`client.beta.chat.completions.parse`): titles,
+    `additionalProperties`, and `anyOf` [T, null] for an Optional field."""
+    schema = {
+        "title": "Invoice",
+        "type": "object",
+        "properties": {
+            "number": {"title": "Number", "type": "string"},
+            "total": {"anyOf": [{"type": "number"}, {"type": "null"}], "title": "Total"},
+        },
+        "required": ["number", "total"],
+        "additionalProperties": False,
+    }
+    assert parse_schema(schema) == [
+        FieldSpec("number", "string", required=True),
+        FieldSpec("total", "number", nullable=True, required=True),
+    ]
+    for options in ([{"type": "number"}, {"type": "string"}], [{"type": "number"}], "x"):
+        with pytest.raises(AskError, match="not supported"):
+            parse_schema({"type": "object", "properties": {"a": {"anyOf": options}}})

@@ -338,3 +338,35 @@ def test_bad_input_is_4xx_and_a_good_request_goes_on(tiny_model, tokenizer):
     finally:
         server.stop()
         service.close()
+
+
+def test_openai_client_parses_a_pydantic_model(tiny_model, tokenizer):
+    """The official client's structured outputs (`chat.completions.parse` with a pydantic model: its strict
+    JSON schema, an Optional field as anyOf [T, null]) get a JSON answer the client parses into the model."""
+    import openai
+    from pydantic import BaseModel
+
+    class Invoice(BaseModel):
+        invoice_number: str
+        total: float
+        due_date: str | None
+
+    service, backend = scripted_service(
+        tiny_model, tokenizer, '{"invoice_number": "INV-2031", "total": "$5.00"}'
+    )
+    server = LiveServer(create_app(service.config, service))
+    try:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0, timeout=60)
+        content = [{"type": "image_url", "image_url": {"url": data_url(invoice_pdf(), "application/pdf")}}]
+        reply = client.chat.completions.parse(
+            model="jocr", messages=[{"role": "user", "content": content}], response_format=Invoice
+        )
+        assert reply.choices[0].message.parsed == Invoice(invoice_number="INV-2031", total=5.0, due_date=None)
+        reply = client.chat.completions.create(
+            model="jocr",
+            messages=[{"role": "user", "content": [*content, {"type": "text", "text": QUESTION}]}],
+        )
+        assert reply.choices[0].message.content == '{"invoice_number": "INV-2031", "total": "$5.00"}'
+    finally:
+        server.stop()
+        service.close()

@@ -161,6 +161,11 @@ def _field(name: Any, spec: Any) -> FieldSpec:
     if not isinstance(spec, Mapping):
         raise AskError(f"field {_short(name)}: its schema must be an object with a type")
     kind = spec.get("type", "string")
+    options = spec.get("anyOf")
+    if options is not None:  # pydantic's Optional[T]: {"anyOf": [{"type": T}, {"type": "null"}]}
+        listed = options if isinstance(options, list) else []
+        kinds = [o.get("type") for o in listed if isinstance(o, Mapping)]
+        kind = kinds if len(kinds) == len(listed) == 2 and "type" not in spec else options
     nullable = False
     if isinstance(kind, list) and len(kind) == 2 and "null" in kind:  # OpenAI's optional field: [T, "null"]
         kind, nullable = next(k for k in kind if k != "null"), True
