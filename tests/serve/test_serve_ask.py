@@ -148,6 +148,13 @@ def test_chat_request_tasks():
         ("paid", True, True),
     ]
     assert parse(chat(url, QUESTION, response_format={"type": "text"})).task == "question"
+    # unless the request says, an answer gets jocr ask's token budget, a schema's JSON jocr extract's
+    budgets = [
+        parse_chat_request(chat(url, text, **extra), 8192, 4096, 4).max_tokens
+        for text, extra in ((None, {}), (QUESTION, {}), (None, {"response_format": json_schema(SCHEMA)}))
+    ]
+    assert budgets == [4096, 128, 512]
+    assert parse(chat(url, QUESTION, max_tokens=200)).max_tokens == 200
 
 
 RECURSIVE = {

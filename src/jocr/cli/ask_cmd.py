@@ -32,7 +32,9 @@ def add_model_arguments(parser, max_tokens: int) -> None:
 def add_arguments(parser) -> None:
     parser.add_argument("file", metavar="FILE", help="a PDF or image file, or a URL")
     parser.add_argument("question", help="the question, in the document's language or any other")
-    add_model_arguments(parser, max_tokens=128)
+    from jocr.pipeline.ask import ANSWER_TOKENS
+
+    add_model_arguments(parser, max_tokens=ANSWER_TOKENS)
 
 
 def settings(args):

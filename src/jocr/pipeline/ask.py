@@ -38,6 +38,9 @@ FIELD_TYPES = ("string", "number", "integer", "boolean")
 # page window; the model answers with a JSON object of name -> value (docs/asking.md, "Training data").
 EXTRACT_PROMPT = "Extract these fields from the document as a JSON object (null where absent): "
 OCR_MODES = ("auto", "rapidocr", "tesseract", "none")  # jocr.lines.ocr's, without importing OCR here
+# Output tokens per request by default: an answer (`ask`), a page's JSON object of fields (`extract`).
+ANSWER_TOKENS = 128
+FIELDS_TOKENS = 512
 FUZZY_SPAN = 90.0  # rapidfuzz partial_ratio (0-100) from which an answer counts as a span of a line
 
 
@@ -49,7 +52,7 @@ class AskError(ValueError):
 class AskConfig:
     """Decoding and page settings of `ask` / `extract` (as `jocr parse` takes them)."""
 
-    max_tokens: int = 128  # output tokens per request (an answer, or a page's JSON object of fields)
+    max_tokens: int = ANSWER_TOKENS  # output tokens per request (an answer, or a page's JSON of fields)
     spec: str | int = "auto"
     batch_size: int = DEFAULT_BATCH_SIZE
     anchor: str = "auto"
@@ -602,7 +605,7 @@ def extract(
     a document that cannot be read raises DocumentError; otherwise its Extraction carries `.error`."""
     fields = parse_schema(schema)
     question = extract_prompt(fields)
-    cfg = config or AskConfig(**{"max_tokens": 512, **settings})
+    cfg = config or AskConfig(**{"max_tokens": FIELDS_TOKENS, **settings})
     loaded = _model(model, device)
     single = not isinstance(files, list | tuple)
     out = []

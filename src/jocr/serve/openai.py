@@ -16,7 +16,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jocr.engine.requests import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, MIN_TOP_P
-from jocr.pipeline.ask import AskError, FieldSpec, check_question, extract_prompt, parse_schema
+from jocr.pipeline.ask import (
+    ANSWER_TOKENS,
+    FIELDS_TOKENS,
+    AskError,
+    FieldSpec,
+    check_question,
+    extract_prompt,
+    parse_schema,
+)
 from jocr.tokenizer import DEFAULT_PROMPT, GROUNDING_TOKEN, IMAGE_TOKEN, PROMPTS
 
 # Size limits of every field (docs/serving.md "Limits"). Strings are bounded in characters, lists in items;
@@ -349,10 +357,6 @@ def parse_chat_request(
     if len(images) > max_images:
         raise ApiError(400, f"too many images ({len(images)}; limit {max_images})", param="messages")
 
-    given = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
-    max_tokens = req.max_completion_tokens or req.max_tokens or default_max_tokens
-    if max_tokens > max_tokens_cap:
-        raise ApiError(400, f"{given} {max_tokens} is over the limit of {max_tokens_cap}", param=given)
     stop = [req.stop] if isinstance(req.stop, str) else list(req.stop or [])
     if len(stop) > MAX_STOP_STRINGS or any(not s or len(s) > MAX_NAME_CHARS for s in stop):
         raise ApiError(
@@ -385,6 +389,13 @@ def parse_chat_request(
             task, prompt = "question", check_question(text)
         except AskError as exc:
             raise ApiError(400, f"question: {exc}", param="messages") from None
+    given = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
+    # Unless the request says, an answer gets `jocr ask`'s token budget and a schema's JSON `jocr extract`'s
+    # (within the server's default), a page its reading default.
+    default = {"question": ANSWER_TOKENS, "fields": FIELDS_TOKENS}.get(task, default_max_tokens)
+    max_tokens = req.max_completion_tokens or req.max_tokens or min(default, default_max_tokens)
+    if max_tokens > max_tokens_cap:
+        raise ApiError(400, f"{given} {max_tokens} is over the limit of {max_tokens_cap}", param=given)
     return ChatTask(
         image_urls=images,
         prompt=prompt,

@@ -36,7 +36,7 @@ from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
 from jocr.documents.preprocess import is_blank_page
 from jocr.pipeline import Document, DocumentRun
-from jocr.pipeline.ask import Answer, AskConfig, PageAnswer, answer_box, choose_page
+from jocr.pipeline.ask import ANSWER_TOKENS, Answer, PageAnswer, answer_box, choose_page
 from jocr.serve.asking import Asking, answer_response, checked_question, header_question
 from jocr.serve.openai import ApiError, load_json_body
 from jocr.serve.service import OCRService, SamplingParams, Ticket, post_to_loop
@@ -367,10 +367,10 @@ async def ask_pages(
 ) -> Answer:
     """The selected pages (0-based) asked `question` as `jocr ask` asks them: each page rendered, its anchor
     and lines read (`OpenDocument.question_anchors`), one engine request per anchor window on the shared
-    scheduler (greedy, `AskConfig`'s answer tokens within the server's cap), the page's answer chosen among
+    scheduler (greedy, `jocr ask`'s answer tokens within the server's default), the page's answer chosen among
     its windows and the document's among its pages (`jocr.pipeline.ask.choose_page`). A blank page is not
     asked; 400 when every page is blank."""
-    params = SamplingParams(min(AskConfig().max_tokens, service.config.max_tokens))
+    params = SamplingParams(min(ANSWER_TOKENS, service.config.default_max_tokens))
 
     async def ask_page(index: int) -> PageAnswer:
         image = await doc.render(index)
