@@ -148,11 +148,15 @@ def markdown_to_text(markdown: str) -> str:
 
 
 async def read_input(
-    request: Request, service: OCRService, url_path: str | None, deadline: float, opts: ReaderOptions
+    request: Request,
+    service: OCRService,
+    url_path: str | None,
+    deadline: float,
+    opts: ReaderOptions | None = None,
 ):
     """(data, source_url, content_type) from a GET path URL or a POST body ({url} or base64 {pdf} / {image} /
-    {file}, and an optional {question}, set on `opts`); content_type is the fetched media type, None for
-    base64 input."""
+    {file}, and for the Reader an optional {question}, set on `opts`); content_type is the fetched media
+    type, None for base64 input."""
     if url_path is not None:
         url = target_from_path(url_path, request.url.query)
         data, content_type, final = await service.fetch(url, deadline)
@@ -160,7 +164,7 @@ async def read_input(
     payload = await service.run_blocking(load_json_body, await request.body())
     if not isinstance(payload, dict):
         raise ApiError(400, "request body must be a JSON object with url, pdf or image")
-    if "question" in payload:
+    if opts is not None and "question" in payload:
         if opts.question is not None:
             raise ApiError(400, "send the question once: X-Question or the body's question", param="question")
         if opts.respond_with in SHOTS:
