@@ -34,6 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
+from jocr.serve.asking import Asking
 from jocr.serve.config import ServeConfig
 from jocr.serve.openai import (
     ApiError,
@@ -278,7 +279,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     # is a page's).
                     one_page = len(task.image_urls) == 1
                     loaded = await _all_or_none(
-                        service.load_image(url, i, deadline, ticket, with_anchor=one_page)
+                        service.load_image(url, i, deadline, ticket, with_anchor=one_page, asking=task.asks)
                         for i, url in enumerate(task.image_urls)
                     )
             except TimeoutError:
@@ -287,13 +288,18 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 ) from None
             images = [page.image for page in loaded]
             anchors = loaded[0].anchors if one_page else []
+            asking = None
+            if task.asks:  # a question or a schema's fields (docs/asking.md, "The server")
+                if all(page.blank for page in loaded):
+                    raise ApiError(400, "the image is blank: nothing to ask", code="blank_page")
+                asking = Asking(task.fields, loaded[0].lines if one_page else None)
             # A page read in anchor windows is one engine request per window, each up to max_tokens: each
             # counts as a request in flight, as a Reader page does.
             ticket.add_slots(len(anchors) - 1)
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
                 # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.
-                submitted = await service.submit(images, task.prompt, params, anchors)
+                submitted = await service.submit(images, task.prompt, params, anchors, asking)
                 streaming = True
 
                 def on_close() -> None:
@@ -315,7 +321,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             try:
                 async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
                     result = await until_disconnected(
-                        request, service.transcribe_all(images, task.prompt, params, anchors)
+                        request, service.transcribe_all(images, task.prompt, params, anchors, asking)
                     )
             except TimeoutError:
                 raise ApiError(504, f"generation timed out after {config.request_timeout_s:g} s") from None
@@ -326,6 +332,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 result.finish_reason,
                 result.prompt_tokens,
                 result.completion_tokens,
+                result.refusal,
             )
         finally:
             if not streaming:
@@ -532,6 +539,8 @@ async def _sse(
         async with asyncio.timeout(service.config.request_timeout_s):
             async for item in service.transcribe(images, prompt, params, submitted):
                 if isinstance(item, Transcription):
+                    if item.refusal:  # a schema's answer the page does not give (OpenAI's refusal delta)
+                        yield event(chat_chunk(cid, model, created, {"refusal": item.refusal}))
                     yield event(chat_chunk(cid, model, created, {}, finish=item.finish_reason))
                     if include_usage:
                         usage = usage_dict(item.prompt_tokens, item.completion_tokens)
