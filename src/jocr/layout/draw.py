@@ -24,6 +24,17 @@ COLOURS = {
 }
 
 
+UNKNOWN_COLOUR = (0, 0, 0)
+
+
+def palette_hex() -> dict[str, str]:
+    """The block colours as CSS hex strings, the one palette `--draw` and the server's demo page
+    (`/static/palette.json`) both use; `""` names the colour of a type not in it."""
+    out = {name: "#{:02x}{:02x}{:02x}".format(*rgb) for name, rgb in COLOURS.items()}
+    out[""] = "#{:02x}{:02x}{:02x}".format(*UNKNOWN_COLOUR)
+    return out
+
+
 def clamp_box(box, width: float, height: float) -> tuple[float, float, float, float] | None:
     """`box` (x0, y0, x1, y1) clamped to a `width` x `height` page, corners in order; None when nothing of
     it is left on the page."""
@@ -49,7 +60,7 @@ def draw_tree(image: Image.Image, tree: PageTree) -> Image.Image:
                         out.width - 1, out.height - 1)  # fmt: skip
         if box is None:
             continue
-        colour = COLOURS.get(block.type, (0, 0, 0))
+        colour = COLOURS.get(block.type, UNKNOWN_COLOUR)
         pen.rectangle(box, outline=colour + (255,), fill=colour + (40,), width=2)
         label = str(number)
         left, top = box[0], max(0.0, box[1] - 11)
