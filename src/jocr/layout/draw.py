@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from jocr.layout.tree import PageTree
+from jocr.layout.tree import FROM_MARKDOWN, PageTree
 
 COLOURS = {
     "title": (214, 39, 40),
@@ -42,6 +42,35 @@ def clamp_box(box, width: float, height: float) -> tuple[float, float, float, fl
     x0, x1 = sorted((min(max(x0, 0.0), width), min(max(x1, 0.0), width)))
     y0, y1 = sorted((min(max(y0, 0.0), height), min(max(y1, 0.0), height)))
     return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
+
+
+BOX_SLACK = 0.5  # in the tree's unit: rounding of coordinates (to_dict keeps two decimals) and float noise
+
+
+def box_problems(tree: PageTree, slack: float = BOX_SLACK) -> list[str]:
+    """What keeps `tree`'s boxes from being drawn faithfully, one line each (empty: none): a block without
+    a box on a page whose blocks have positions (every source but `FROM_MARKDOWN`, an unanchored answer
+    without grounding boxes), a box not inside the page, a box that does not cover one of its block's
+    lines (an anchored block's runs, a line-rules block's lines). The demo's overlay and `--draw` show
+    these boxes; `benchmarks/boxes.py` counts them over real pages."""
+    problems = []
+    for number, block in enumerate(tree.blocks, 1):
+        where = f"block {number} ({block.type})"
+        if block.bbox is None:
+            if tree.source != FROM_MARKDOWN:
+                problems.append(f"{where}: no box")
+            continue
+        x0, y0, x1, y1 = block.bbox
+        if not (-slack <= x0 <= x1 <= tree.width + slack and -slack <= y0 <= y1 <= tree.height + slack):
+            problems.append(f"{where}: box {list(block.bbox)} not inside the {tree.width}x{tree.height} page")
+        for line in block.lines:
+            if line.bbox is None:
+                continue
+            lx0, ly0, lx1, ly1 = line.bbox
+            if lx0 < x0 - slack or ly0 < y0 - slack or lx1 > x1 + slack or ly1 > y1 + slack:
+                label = f"run {line.run}" if line.run is not None else f"line {line.text[:30]!r}"
+                problems.append(f"{where}: box {list(block.bbox)} does not cover {label} {list(line.bbox)}")
+    return problems
 
 
 def draw_tree(image: Image.Image, tree: PageTree) -> Image.Image:
