@@ -1,7 +1,8 @@
 """What `jocr parse --draw` adds to a parse, per page: in one process with one loaded model, each repeat
 parses every PDF (`jocr.parse`, the CLI's defaults) and then does what `--draw` does for its pages (render
-the page again, `jocr.layout.draw.draw_tree`, write the PNG), timing both; a warm-up pass first, medians
-over --repeats. Parse and draw alternate page by page, so both see the same load on a shared machine.
+the page again, `jocr.layout.draw.draw_tree`, write the PNG with `save_drawn`), timing both; a warm-up
+pass first, medians over --repeats. Parse and draw alternate document by document, so both see the same load on a
+shared machine.
 
     .venv/bin/python benchmarks/draw.py                       # 6 born-digital pages of data/frozen-real
     .venv/bin/python benchmarks/draw.py --repeats 5 --pdf a.pdf --pdf b.pdf
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import jocr
 from jocr.documents.pages import LoadOptions, open_source
-from jocr.layout.draw import draw_tree
+from jocr.layout.draw import draw_tree, save_drawn
 from jocr.pipeline import load_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ def one_pass(pdfs: list[Path], model, out: Path) -> dict[str, float]:
                 t1 = time.perf_counter()
                 drawn = draw_tree(image, page.tree)
                 t2 = time.perf_counter()
-                drawn.save(out / f"{pdf.stem}_p{page.page}_layout.png", format="PNG")
+                save_drawn(drawn, out / f"{pdf.stem}_p{page.page}_layout.png")
                 t3 = time.perf_counter()
                 total["render"] += t1 - t0
                 total["draw_tree"] += t2 - t1
