@@ -1,8 +1,8 @@
 """What `jocr parse --draw` adds to a parse, per page: in one process with one loaded model, each repeat
 parses every PDF (`jocr.parse`, the CLI's defaults) and then does what `--draw` does for its pages (render
 the page again, `jocr.layout.draw.draw_tree`, write the PNG with `save_drawn`), timing both; a warm-up
-pass first, medians over --repeats. Parse and draw alternate document by document, so both see the same load on a
-shared machine.
+pass first, medians over --repeats. Parse and draw alternate document by document, so both see the same
+load on a shared machine.
 
     .venv/bin/python benchmarks/draw.py                       # 6 born-digital pages of data/frozen-real
     .venv/bin/python benchmarks/draw.py --repeats 5 --pdf a.pdf --pdf b.pdf
