@@ -251,7 +251,7 @@ def run(args) -> int:
     def draw_pages(doc, stem: str) -> None:
         """`<stem>_p<N>_layout.png` for each page with a tree (the page rendered again, as it was read)."""
         from jocr.documents.pages import DocumentError, open_source
-        from jocr.layout.draw import draw_tree
+        from jocr.layout.draw import draw_tree, save_drawn
 
         pages = [p for p in doc.pages if p.tree is not None and p.error is None]
         if not pages:
@@ -269,7 +269,7 @@ def run(args) -> int:
                 target = out_dir / f"{stem}_p{page.page}_layout.png"
                 tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
                 try:
-                    draw_tree(image, page.tree).save(tmp, format="PNG")
+                    save_drawn(draw_tree(image, page.tree), tmp)
                     os.replace(tmp, target)
                 finally:
                     if tmp.exists():
