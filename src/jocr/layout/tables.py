@@ -1,0 +1,527 @@
+"""The table reader: the text pieces and ruling lines of a table's region -> cells with row and column
+spans -> HTML (docs/elements.md, "Tables").
+
+Input is geometry only, whichever source it came from (`jocr.layout.tables_sources`): text pieces (a cell's
+words on one baseline, with their box, from a PDF's text layer or OCR) and ruling segments (PDF path objects,
+or lines found in the pixels). The structure comes from the rules where they are there and from how the
+pieces line up where they are not:
+
+- Rows: pieces are grouped into text lines (boxes overlapping vertically). Where horizontal rules separate
+  the rows (a fully ruled table, or a grid of vertical and horizontal rules), a row is the band between two
+  rules and every line in it is part of its cells (multi-line cells). Otherwise each text line is a row,
+  and a line that fills only some columns, set closer to the line above than rows are to each other, goes
+  on the cells above (a cell wrapped over lines).
+- Columns: from vertical rules when there are inner ones; else from the x-intervals that no piece of the
+  table's body rows covers (booktabs and other tables ruled only across).
+- Spans: in a ruled grid, two neighbouring slots are one cell where no rule runs between them; elsewhere a
+  piece that covers several columns spans them (a spanning header).
+- Header rows (`<th>`): the rows above the first inner horizontal rule of a table not ruled between every
+  row (booktabs' midrule), or, in a fully ruled table, its first row and any rows its spanning cells reach
+  down into; bold first rows too.
+
+Coordinates are the page's (points or pixels, top-left origin); nothing here depends on which.
+"""
+
+from __future__ import annotations
+
+import html
+import statistics
+from dataclasses import dataclass, field
+
+Box = tuple[float, float, float, float]
+
+RULES = "rules"  # structure from ruling lines (a grid, or rules between every row)
+ALIGNMENT = "alignment"  # structure from the pieces' alignment (no rules, or rules across only)
+NO_TABLE = "none"
+
+
+@dataclass
+class Piece:
+    """A run of words on one baseline with no column gap inside it (one cell's text on one line)."""
+
+    text: str
+    box: Box
+    bold: bool = False
+
+    @property
+    def cx(self) -> float:
+        return (self.box[0] + self.box[2]) / 2
+
+    @property
+    def cy(self) -> float:
+        return (self.box[1] + self.box[3]) / 2
+
+    @property
+    def height(self) -> float:
+        return max(self.box[3] - self.box[1], 1e-3)
+
+
+@dataclass
+class Rule:
+    """A ruling segment: horizontal (y0 == y1 after `normalised`) or vertical (x0 == x1)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def horizontal(self) -> bool:
+        return (self.x1 - self.x0) >= (self.y1 - self.y0)
+
+
+@dataclass
+class TableConfig:
+    """How the reader groups and joins (lengths in the page's unit are relative to the text's height)."""
+
+    join: float = 0.35  # rule positions within this many line heights are one boundary
+    min_rule: float = 1.0  # a rule shorter than this many line heights is not a rule (an underline, a dash)
+    column_gap: float = 0.5  # an x-gap in the body rows this many line heights wide separates columns
+    wrap_step: float = 0.8  # a line closer than this share of the row pitch to the line above continues it
+    rule_cover: float = 0.5  # share of a slot's side a rule must run along to separate two slots
+
+
+@dataclass
+class Cell:
+    row: int
+    col: int
+    text: str = ""
+    rowspan: int = 1
+    colspan: int = 1
+    header: bool = False
+
+
+@dataclass
+class Table:
+    """A read table: its cells (top-left slots in row-major order), its size, how its structure was found
+    (`method`), and a one-line note when no table was found."""
+
+    cells: list[Cell] = field(default_factory=list)
+    n_rows: int = 0
+    n_cols: int = 0
+    method: str = NO_TABLE
+    note: str = ""
+    bbox: Box | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.cells
+
+    @property
+    def html(self) -> str:
+        return table_html(self)
+
+    @property
+    def text(self) -> str:
+        rows: dict[int, list[str]] = {}
+        for cell in self.cells:
+            rows.setdefault(cell.row, []).append(cell.text)
+        return "\n".join(" | ".join(rows[r]) for r in sorted(rows))
+
+
+def table_html(table: Table) -> str:
+    """`<table>` with `<tr>`s, `<th>` for header cells, rowspan/colspan where above 1; "" for no table."""
+    if table.empty:
+        return ""
+    rows: dict[int, list[Cell]] = {}
+    for cell in table.cells:
+        rows.setdefault(cell.row, []).append(cell)
+    out = ["<table>"]
+    for r in range(table.n_rows):
+        out.append("<tr>")
+        for cell in sorted(rows.get(r, []), key=lambda c: c.col):
+            tag = "th" if cell.header else "td"
+            spans = (f' rowspan="{cell.rowspan}"' if cell.rowspan > 1 else "") + (
+                f' colspan="{cell.colspan}"' if cell.colspan > 1 else ""
+            )
+            out.append(f"<{tag}{spans}>{html.escape(cell.text, quote=False)}</{tag}>")
+        out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def read_table(
+    pieces: list[Piece], rules: list[Rule], region: Box | None = None, config: TableConfig | None = None
+) -> Table:
+    """The table made of `pieces` and `rules` inside `region` (all of them when None)."""
+    config = config or TableConfig()
+    if region is not None:
+        pieces = [p for p in pieces if _inside(p.cx, p.cy, region)]
+    pieces = [p for p in pieces if p.text.strip()]
+    if not pieces:
+        return Table(note="no text in the region")
+    line_h = statistics.median(p.height for p in pieces)
+    bbox = _union([p.box for p in pieces])
+    rules = _near(rules, bbox, line_h, config)
+    horizontal = [r for r in rules if r.horizontal]
+    vertical = [r for r in rules if not r.horizontal]
+    lines = _text_lines(pieces)
+    xs = _positions([r.x0 for r in vertical], config.join * line_h)
+    ys = _positions([r.y0 for r in horizontal], config.join * line_h)
+    inner_x = [x for x in xs if bbox[0] + 0.5 * line_h < x < bbox[2] - 0.5 * line_h]
+    inner_y = [y for y in ys if bbox[1] + 0.3 * line_h < y < bbox[3] - 0.3 * line_h]
+    grid = bool(inner_x) and bool(inner_y)
+    ruled_rows = grid or (len(lines) > 2 and len(inner_y) >= 0.6 * (len(lines) - 1))
+    if ruled_rows:
+        bands = _bands(lines, inner_y, bbox)
+    else:
+        bands = _wrapped(lines, config)
+    if len(bands) < 2 and not inner_x:
+        if len(bands) < 1 or len(bands[0]) < 2:
+            return Table(note="no table in the region (its text is one line or one column)", bbox=bbox)
+    columns = _rule_columns(inner_x, bbox) if inner_x else _gap_columns(bands, line_h, config)
+    if len(columns) < 2 and len(bands) < 2:
+        return Table(note="no table in the region (its text is one line or one column)", bbox=bbox)
+    slots = _place(bands, columns)
+    if grid:
+        cells = _ruled_cells(slots, bands, columns, inner_y, horizontal, vertical, bbox, config)
+    else:
+        cells = _aligned_cells(slots, bands, columns)
+    method = RULES if ruled_rows else ALIGNMENT
+    table = Table(cells=cells, n_rows=len(bands), n_cols=len(columns), method=method, bbox=bbox)
+    _mark_headers(table, bands, inner_y, ruled_rows)
+    return _without_empty(table)
+
+
+# -- geometry ------------------------------------------------------------------------------------------
+
+
+def _inside(x: float, y: float, box: Box) -> bool:
+    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
+
+
+def _union(boxes) -> Box:
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def _near(rules: list[Rule], bbox: Box, line_h: float, config: TableConfig) -> list[Rule]:
+    """Rules long enough and touching the text's box (grown by a line height: a table's frame sits just
+    outside its text)."""
+    pad = 1.5 * line_h
+    x0, y0, x1, y1 = bbox[0] - pad, bbox[1] - pad, bbox[2] + pad, bbox[3] + pad
+    out = []
+    for r in rules:
+        length = max(r.x1 - r.x0, r.y1 - r.y0)
+        if length < config.min_rule * line_h:
+            continue
+        if r.x1 < x0 or r.x0 > x1 or r.y1 < y0 or r.y0 > y1:
+            continue
+        out.append(r)
+    return out
+
+
+def _positions(values: list[float], tolerance: float) -> list[float]:
+    """Sorted values, those within `tolerance` of the previous one merged (their mean)."""
+    groups: list[list[float]] = []
+    for v in sorted(values):
+        if groups and v - groups[-1][-1] <= tolerance:
+            groups[-1].append(v)
+        else:
+            groups.append([v])
+    return [sum(g) / len(g) for g in groups]
+
+
+def _text_lines(pieces: list[Piece]) -> list[list[Piece]]:
+    """Pieces grouped into lines (vertical overlap of at least half the shorter height), top to bottom,
+    each left to right."""
+    lines: list[list[Piece]] = []
+    for p in sorted(pieces, key=lambda p: (p.cy, p.box[0])):
+        for line in reversed(lines[-3:]):
+            top, bottom = min(q.box[1] for q in line), max(q.box[3] for q in line)
+            overlap = min(bottom, p.box[3]) - max(top, p.box[1])
+            if overlap >= 0.5 * min(p.height, bottom - top):
+                line.append(p)
+                break
+        else:
+            lines.append([p])
+    for line in lines:
+        line.sort(key=lambda p: p.box[0])
+    lines.sort(key=lambda line: min(p.box[1] for p in line))
+    return lines
+
+
+def _bands(lines: list[list[Piece]], cuts: list[float], bbox: Box) -> list[list[Piece]]:
+    """The pieces between consecutive horizontal rules (rows of a ruled table); empty bands dropped."""
+    edges = [-float("inf"), *cuts, float("inf")]
+    bands: list[list[Piece]] = [[] for _ in range(len(edges) - 1)]
+    for line in lines:
+        for p in line:
+            k = next(i for i in range(len(edges) - 1) if p.cy < edges[i + 1])
+            bands[k].append(p)
+    return [b for b in bands if b]
+
+
+def _wrapped(lines: list[list[Piece]], config: TableConfig) -> list[list[Piece]]:
+    """Rows of a table without rules between them: each text line, but a line that fills fewer slots than
+    the line above, starts right of the table's first column and sits closer to it than the usual row
+    pitch continues the row above (a cell wrapped over lines)."""
+    if len(lines) < 3:
+        return [list(line) for line in lines]
+    tops = [min(p.box[1] for p in line) for line in lines]
+    steps = [b - a for a, b in zip(tops, tops[1:], strict=False)]
+    pitch = statistics.median(steps)
+    left = min(p.box[0] for line in lines for p in line)
+    height = statistics.median(p.height for line in lines for p in line)
+    rows: list[list[Piece]] = [list(lines[0])]
+    for prev, line, step in zip(lines, lines[1:], steps, strict=False):
+        starts_right = min(p.box[0] for p in line) > left + 1.5 * height
+        tight = step < config.wrap_step * pitch and step < 1.6 * height
+        if starts_right and tight and len(line) <= len(prev):
+            rows[-1].extend(line)
+        else:
+            rows.append(list(line))
+    return rows
+
+
+def _rule_columns(inner_x: list[float], bbox: Box) -> list[tuple[float, float]]:
+    edges = [-float("inf"), *inner_x, float("inf")]
+    return list(zip(edges, edges[1:], strict=False))
+
+
+def _gap_columns(bands: list[list[Piece]], line_h: float, config: TableConfig) -> list[tuple[float, float]]:
+    """Columns from the x-gaps of the body rows: rows with at least as many pieces as most multi-piece rows
+    have (a spanning header or a section row would bridge the gaps)."""
+    counts = [len(b) for b in bands if len(b) >= 2]
+    if not counts:
+        return [(-float("inf"), float("inf"))]
+    typical = statistics.median_low(counts)
+    body = [p for b in bands if len(b) >= typical for p in b]
+    spans = sorted((p.box[0], p.box[2]) for p in body)
+    cuts = []
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= config.column_gap * line_h:
+            cuts.append((reach + x0) / 2)
+        reach = max(reach, x1)
+    edges = [-float("inf"), *cuts, float("inf")]
+    return list(zip(edges, edges[1:], strict=False))
+
+
+def _columns_of(p: Piece, columns: list[tuple[float, float]]) -> tuple[int, int]:
+    """The first and last column a piece covers: those holding a real share of its width, at least the
+    one its centre is in."""
+    width = max(p.box[2] - p.box[0], 1e-3)
+    hit = [
+        k
+        for k, (a, b) in enumerate(columns)
+        if min(b, p.box[2]) - max(a, p.box[0]) >= 0.25 * min(width, b - a)
+    ]
+    centre = next(k for k, (a, b) in enumerate(columns) if p.cx < b or k == len(columns) - 1)
+    if not hit:
+        return centre, centre
+    return min(hit + [centre]), max(hit + [centre])
+
+
+def _place(bands: list[list[Piece]], columns) -> list[dict[tuple[int, int], list[Piece]]]:
+    """Per band: (first column, last column) -> the pieces covering exactly those columns."""
+    out = []
+    for band in bands:
+        slots: dict[tuple[int, int], list[Piece]] = {}
+        for p in band:
+            slots.setdefault(_columns_of(p, columns), []).append(p)
+        out.append(slots)
+    return out
+
+
+def _cell_text(pieces: list[Piece]) -> str:
+    from jocr.layout.geometry import join_text
+
+    ordered = []
+    for line in _text_lines(pieces):
+        ordered.extend(p.text for p in line)
+    return join_text(ordered)
+
+
+# -- cells ---------------------------------------------------------------------------------------------
+
+
+def _aligned_cells(slots, bands, columns) -> list[Cell]:
+    """Cells of a table whose columns come from alignment: per row, spanning pieces take the columns they
+    cover; overlapping claims fall back to the narrower ones."""
+    cells = []
+    n = len(columns)
+    for r, row in enumerate(slots):
+        taken: dict[int, Cell] = {}
+        for (a, b), pieces in sorted(row.items(), key=lambda kv: kv[0][1] - kv[0][0]):
+            free = [k for k in range(a, b + 1) if k not in taken]
+            if not free:
+                target = taken[a]
+                target.text = _cell_text([*_pieces_of(target), *pieces])
+                target._pieces = [*_pieces_of(target), *pieces]  # type: ignore[attr-defined]
+                continue
+            cell = Cell(row=r, col=free[0], colspan=free[-1] - free[0] + 1, text=_cell_text(pieces))
+            cell._pieces = list(pieces)  # type: ignore[attr-defined]
+            for k in range(free[0], free[-1] + 1):
+                taken[k] = cell
+        for k in range(n):
+            if k not in taken:
+                taken[k] = Cell(row=r, col=k)
+        seen = set()
+        for k in range(n):
+            cell = taken[k]
+            if id(cell) not in seen:
+                seen.add(id(cell))
+                cells.append(cell)
+    return cells
+
+
+def _pieces_of(cell: Cell) -> list[Piece]:
+    return getattr(cell, "_pieces", [])
+
+
+def _ruled_cells(slots, bands, columns, inner_y, horizontal, vertical, bbox, config) -> list[Cell]:
+    """Cells of a grid of rules: slots joined where no rule separates them, each joined group one cell
+    spanning the rectangle it covers."""
+    n_rows, n_cols = len(bands), len(columns)
+    tops = [min(p.box[1] for p in band) for band in bands]
+    bottoms = [max(p.box[3] for p in band) for band in bands]
+    # each band's extent between the rules around it
+    row_edges = []
+    for r in range(n_rows):
+        above = max([y for y in inner_y if y <= tops[r] + 1e-6], default=bbox[1] - 1)
+        below = min([y for y in inner_y if y >= bottoms[r] - 1e-6], default=bbox[3] + 1)
+        row_edges.append((above, below))
+    col_edges = [(max(a, bbox[0] - 1), min(b, bbox[2] + 1)) for a, b in columns]
+    parent = list(range(n_rows * n_cols))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def covered(rules, fixed: float, lo: float, hi: float, vertical_rule: bool) -> bool:
+        need = config.rule_cover * (hi - lo)
+        total = 0.0
+        tol = config.join * statistics.median(p.height for band in bands for p in band)
+        for r in rules:
+            at, a, b = (r.x0, r.y0, r.y1) if vertical_rule else (r.y0, r.x0, r.x1)
+            if abs(at - fixed) <= tol:
+                total += max(0.0, min(b, hi) - max(a, lo))
+        return total >= need
+
+    for r in range(n_rows):
+        for c in range(n_cols):
+            y0, y1 = row_edges[r]
+            if c + 1 < n_cols and not covered(vertical, columns[c][1], y0, y1, True):
+                # no rule between (r, c) and (r, c + 1): one cell, unless both hold their own text
+                if not (_starts(slots[r], c) and _starts(slots[r], c + 1)):
+                    parent[find(r * n_cols + c + 1)] = find(r * n_cols + c)
+            if r + 1 < n_rows:
+                x0, x1 = col_edges[c]
+                boundary = (row_edges[r][1] + row_edges[r + 1][0]) / 2
+                if not covered(horizontal, boundary, x0, x1, False) and not (
+                    _text_in(slots[r], c) and _text_in(slots[r + 1], c)
+                ):
+                    parent[find((r + 1) * n_cols + c)] = find(r * n_cols + c)
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for r in range(n_rows):
+        for c in range(n_cols):
+            groups.setdefault(find(r * n_cols + c), []).append((r, c))
+    cells = []
+    owner: dict[tuple[int, int], Cell] = {}
+    for members in sorted(groups.values(), key=lambda m: min(m)):
+        r0, c0 = min(m[0] for m in members), min(m[1] for m in members)
+        r1, c1 = max(m[0] for m in members), max(m[1] for m in members)
+        if any((r, c) in owner for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)):
+            r1, c1 = r0, c0  # not a rectangle: keep the top-left slot only
+        cell = Cell(row=r0, col=c0, rowspan=r1 - r0 + 1, colspan=c1 - c0 + 1)
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                owner[(r, c)] = cell
+        cells.append(cell)
+    for r, row in enumerate(slots):
+        for (a, _b), pieces in row.items():
+            cell = owner.get((r, a))
+            if cell is not None:
+                cell._pieces = [*_pieces_of(cell), *pieces]  # type: ignore[attr-defined]
+    for r in range(n_rows):
+        for c in range(n_cols):
+            if (r, c) not in owner:
+                cell = Cell(row=r, col=c)
+                owner[(r, c)] = cell
+                cells.append(cell)
+    for cell in cells:
+        cell.text = _cell_text(_pieces_of(cell)) if _pieces_of(cell) else ""
+    cells.sort(key=lambda c: (c.row, c.col))
+    return cells
+
+
+def _starts(row_slots, c: int) -> bool:
+    return any(a == c for (a, _b) in row_slots)
+
+
+def _text_in(row_slots, c: int) -> bool:
+    return any(a <= c <= b for (a, b) in row_slots)
+
+
+def _mark_headers(table: Table, bands, inner_y: list[float], ruled_rows: bool) -> None:
+    """Header rows: above the first inner rule when rules do not separate every row (booktabs), else the
+    first row and the rows its spanning cells reach into; bold first rows as well."""
+    if table.n_rows < 2:
+        return
+    header_rows = 0
+    tops = [min(p.box[1] for p in band) for band in bands]
+    if inner_y and not ruled_rows:
+        first = inner_y[0]
+        header_rows = sum(1 for t in tops if t < first)
+        if header_rows >= table.n_rows:
+            header_rows = 0
+    elif ruled_rows:
+        header_rows = 1
+        for cell in table.cells:
+            if cell.row == 0:
+                header_rows = max(header_rows, cell.rowspan)
+    if header_rows == 0:
+        bold = [all(p.bold for p in band) for band in bands]
+        while header_rows < len(bold) - 1 and bold[header_rows]:
+            header_rows += 1
+    if header_rows == 0 and any(c.colspan > 1 for c in table.cells if c.row == 0) and table.n_rows > 2:
+        header_rows = 2 if all(c.colspan == 1 for c in table.cells if c.row == 1) else 1
+    if header_rows >= table.n_rows:
+        return
+    for cell in table.cells:
+        if cell.row < header_rows:
+            cell.header = True
+    if not ruled_rows and header_rows >= 2:
+        _header_rowspans(table, header_rows)
+
+
+def _header_rowspans(table: Table, header_rows: int) -> None:
+    """In a header of several rows without rules between them, a column's one label with empty slots
+    above it is a cell spanning those rows (a label set beside a spanning group title)."""
+    by_slot = {(c.row, c.col): c for c in table.cells}
+    for col in range(table.n_cols):
+        column = [by_slot.get((r, col)) for r in range(header_rows)]
+        if any(c is None or c.colspan != 1 for c in column):
+            continue
+        filled = [c for c in column if c.text]
+        if len(filled) != 1 or filled[0] is column[0]:
+            continue
+        top = column[0]
+        top.text, top.rowspan = filled[0].text, header_rows
+        drop = {id(c) for c in column[1:]}
+        table.cells = [c for c in table.cells if id(c) not in drop]
+
+
+def _without_empty(table: Table) -> Table:
+    """Columns no cell starts in and that hold no text are dropped (a rule grid's stray edge)."""
+    used = {c for cell in table.cells if cell.text for c in range(cell.col, cell.col + cell.colspan)}
+    keep = [c for c in range(table.n_cols) if c in used]
+    if len(keep) == table.n_cols or not keep:
+        return table
+    index = {c: k for k, c in enumerate(keep)}
+    cells = []
+    for cell in table.cells:
+        cols = [index[c] for c in range(cell.col, cell.col + cell.colspan) if c in index]
+        if not cols:
+            continue
+        cell.col, cell.colspan = cols[0], cols[-1] - cols[0] + 1
+        cells.append(cell)
+    table.cells, table.n_cols = cells, len(keep)
+    return table
