@@ -378,13 +378,12 @@ def _ruled_cells(slots, bands, columns, inner_y, horizontal, vertical, bbox, con
     """Cells of a grid of rules: slots joined where no rule separates them, each joined group one cell
     spanning the rectangle it covers."""
     n_rows, n_cols = len(bands), len(columns)
-    tops = [min(p.box[1] for p in band) for band in bands]
-    bottoms = [max(p.box[3] for p in band) for band in bands]
-    # each band's extent between the rules around it
+    # each band's extent: the rules between which its pieces' centres lie
     row_edges = []
-    for r in range(n_rows):
-        above = max([y for y in inner_y if y <= tops[r] + 1e-6], default=bbox[1] - 1)
-        below = min([y for y in inner_y if y >= bottoms[r] - 1e-6], default=bbox[3] + 1)
+    for band in bands:
+        cy = band[0].cy
+        above = max([y for y in inner_y if y <= cy], default=bbox[1] - 1)
+        below = min([y for y in inner_y if y > cy], default=bbox[3] + 1)
         row_edges.append((above, below))
     col_edges = [(max(a, bbox[0] - 1), min(b, bbox[2] + 1)) for a, b in columns]
     parent = list(range(n_rows * n_cols))
@@ -510,18 +509,32 @@ def _header_rowspans(table: Table, header_rows: int) -> None:
 
 
 def _without_empty(table: Table) -> Table:
-    """Columns no cell starts in and that hold no text are dropped (a rule grid's stray edge)."""
-    used = {c for cell in table.cells if cell.text for c in range(cell.col, cell.col + cell.colspan)}
-    keep = [c for c in range(table.n_cols) if c in used]
-    if len(keep) == table.n_cols or not keep:
-        return table
-    index = {c: k for k, c in enumerate(keep)}
-    cells = []
-    for cell in table.cells:
-        cols = [index[c] for c in range(cell.col, cell.col + cell.colspan) if c in index]
-        if not cols:
+    """Rows and columns holding no text (a rule grid's stray edge, a cut-off row) are dropped; spans over
+    them shrink."""
+    for axis in ("col", "row"):
+        span = f"{axis}span"
+        count = table.n_cols if axis == "col" else table.n_rows
+        used = {k for cell in table.cells if cell.text for k in range(getattr(cell, axis),
+                getattr(cell, axis) + getattr(cell, span))}  # fmt: skip
+        keep = [k for k in range(count) if k in used]
+        if len(keep) == count or not keep:
             continue
-        cell.col, cell.colspan = cols[0], cols[-1] - cols[0] + 1
-        cells.append(cell)
-    table.cells, table.n_cols = cells, len(keep)
+        index = {k: n for n, k in enumerate(keep)}
+        cells = []
+        for cell in table.cells:
+            ks = [
+                index[k]
+                for k in range(getattr(cell, axis), getattr(cell, axis) + getattr(cell, span))
+                if k in index
+            ]
+            if not ks:
+                continue
+            setattr(cell, axis, ks[0])
+            setattr(cell, span, ks[-1] - ks[0] + 1)
+            cells.append(cell)
+        table.cells = cells
+        if axis == "col":
+            table.n_cols = len(keep)
+        else:
+            table.n_rows = len(keep)
     return table
