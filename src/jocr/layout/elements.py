@@ -184,14 +184,16 @@ def table_result(table: Table, index: int, region, unit: str, method: str, secon
     return result
 
 
-def pdf_geometry(source, index: int):
-    """(pieces, rules) of a PDF page whose text layer is usable, else None."""
+def pdf_geometry(source, index: int, check_layer: bool = True):
+    """(pieces, rules) of a PDF page whose text layer is usable (not checked again when `check_layer` is
+    False: the caller knows), else None."""
     from jocr.documents.pages import _PDFIUM_LOCK
     from jocr.layout.tables_sources import pdf_page_pieces, pdf_page_rules
 
-    layer = source.text_layer(index)
-    if layer is None or not layer.usable:
-        return None
+    if check_layer:
+        layer = source.text_layer(index)
+        if layer is None or not layer.usable:
+            return None
     with _PDFIUM_LOCK:
         page = source._doc[index]
         try:

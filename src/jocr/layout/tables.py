@@ -161,7 +161,14 @@ def read_table(
     inner_x = [x for x in xs if bbox[0] + 0.5 * line_h < x < bbox[2] - 0.5 * line_h]
     inner_y = [y for y in ys if bbox[1] + 0.3 * line_h < y < bbox[3] - 0.3 * line_h]
     grid = bool(inner_x) and bool(inner_y)
-    ruled_rows = grid or (len(lines) > 2 and len(inner_y) >= 0.6 * (len(lines) - 1))
+    # Without vertical rules, only rules across most of the table separate rows (not a total's underline).
+    across = _positions(
+        [r.y0 for r in horizontal if r.x1 - r.x0 >= 0.6 * (bbox[2] - bbox[0])], config.join * line_h
+    )
+    across = [y for y in across if bbox[1] + 0.3 * line_h < y < bbox[3] - 0.3 * line_h]
+    ruled_rows = grid or (len(lines) > 2 and len(across) >= 0.6 * (len(lines) - 1))
+    if not grid:
+        inner_y = across
     if ruled_rows:
         bands = _bands(lines, inner_y, bbox)
     else:
@@ -169,7 +176,12 @@ def read_table(
     if len(bands) < 2 and not inner_x:
         if len(bands) < 1 or len(bands[0]) < 2:
             return Table(note="no table in the region (its text is one line or one column)", bbox=bbox)
-    columns = _rule_columns(inner_x, bbox) if inner_x else _gap_columns(bands, line_h, config)
+    columns = _gap_columns(bands, line_h, config)
+    if inner_x:
+        # rules bound columns; alignment gaps within them (sub-columns under a ruled group) add more
+        gaps = [a for a, _ in columns[1:]]
+        cuts = sorted(inner_x + [g for g in gaps if all(abs(g - x) > 1.5 * line_h for x in inner_x)])
+        columns = _rule_columns(cuts, bbox)
     if len(columns) < 2 and len(bands) < 2:
         return Table(note="no table in the region (its text is one line or one column)", bbox=bbox)
     slots = _place(bands, columns)
@@ -290,7 +302,8 @@ def _gap_columns(bands: list[list[Piece]], line_h: float, config: TableConfig) -
     if not counts:
         return [(-float("inf"), float("inf"))]
     typical = statistics.median_low(counts)
-    body = [p for b in bands if len(b) >= typical for p in b]
+    # rotated text (a tall box: a column head set on its side or aslant) bridges gaps it does not fill
+    body = [p for b in bands if len(b) >= typical for p in b if p.height <= 1.8 * line_h]
     spans = sorted((p.box[0], p.box[2]) for p in body)
     cuts = []
     reach = spans[0][1]
@@ -488,7 +501,45 @@ def _mark_headers(table: Table, bands, inner_y: list[float], ruled_rows: bool) -
         if cell.row < header_rows:
             cell.header = True
     if not ruled_rows and header_rows >= 2:
+        _centred_spans(table, header_rows)
         _header_rowspans(table, header_rows)
+
+
+def _centred_spans(table: Table, header_rows: int) -> None:
+    """A header label alone in its row, centred over several labelled columns of the header row below
+    ("Year Ended" over three dates), spans them."""
+    for r in range(header_rows - 1):
+        row = sorted((c for c in table.cells if c.row == r), key=lambda c: c.col)
+        below = sorted(
+            (c for c in table.cells if c.row == r + 1 and c.text and _pieces_of(c)), key=lambda c: c.col
+        )
+        for cell in row:
+            pieces = _pieces_of(cell)
+            if not cell.text or not pieces or cell.colspan != 1:
+                continue
+            x0, x1 = min(p.box[0] for p in pieces), max(p.box[2] for p in pieces)
+            centre, tol = (x0 + x1) / 2, statistics.median(p.height for p in pieces)
+            best = None
+            for i in range(len(below)):
+                for j in range(i + 1, len(below)):
+                    a, b = below[i], below[j]
+                    left = min(p.box[0] for p in _pieces_of(a))
+                    right = max(p.box[2] for p in _pieces_of(b))
+                    if abs((left + right) / 2 - centre) > tol or not (
+                        a.col <= cell.col <= b.col + b.colspan - 1
+                    ):
+                        continue
+                    span = (a.col, b.col + b.colspan - 1)
+                    others = [c for c in row if c is not cell and span[0] <= c.col <= span[1]]
+                    if any(c.text for c in others):
+                        continue
+                    if best is None or span[1] - span[0] > best[1] - best[0]:
+                        best = span
+            if best is None:
+                continue
+            drop = {id(c) for c in row if c is not cell and best[0] <= c.col <= best[1]}
+            table.cells = [c for c in table.cells if id(c) not in drop]
+            cell.col, cell.colspan = best[0], best[1] - best[0] + 1
 
 
 def _header_rowspans(table: Table, header_rows: int) -> None:

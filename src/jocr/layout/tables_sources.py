@@ -8,6 +8,7 @@ Coordinates: the page's as rendered, top-left origin: points for a PDF page, pix
 from __future__ import annotations
 
 import ctypes
+import re
 import statistics
 from collections.abc import Sequence
 
@@ -97,12 +98,12 @@ def pdf_page_pieces(page, textpage=None) -> list[Piece]:
         pending_space = False
 
         def flush() -> None:
-            if chars:
-                text = "".join(c[0] for c in chars).strip()
+            for part in _numeric_split(chars):
+                text = "".join(c[0] for c in part).strip()
                 if text:
-                    box = (min(c[1] for c in chars), min(c[2] for c in chars),
-                           max(c[3] for c in chars), max(c[4] for c in chars))  # fmt: skip
-                    weights = [c[5] for c in chars if c[5] > 0]
+                    box = (min(c[1] for c in part), min(c[2] for c in part),
+                           max(c[3] for c in part), max(c[4] for c in part))  # fmt: skip
+                    weights = [c[5] for c in part if c[5] > 0]
                     bold = bool(weights) and statistics.median_low(weights) >= BOLD
                     pieces.append(Piece(text, box, bold))
             chars.clear()
@@ -138,6 +139,32 @@ def pdf_page_pieces(page, textpage=None) -> list[Piece]:
             textpage.close()
 
 
+_NUMBER = re.compile(r"[-+−–(]?[$€£¥]?[0-9][0-9.,]*[%)*†‡]?")
+
+
+def _numeric_split(chars: list) -> list[list]:
+    """A run of characters split at the spaces between two numbers: numbers side by side are columns of
+    figures set closer than a column gap ("0.87 0.20 0.20"), never one cell's words."""
+    words: list[list] = [[]]
+    for c in chars:
+        if c[0] == " ":
+            words.append([])
+        else:
+            words[-1].append(c)
+    words = [w for w in words if w]
+    if len(words) < 2:
+        return [chars] if chars else []
+    texts = ["".join(c[0] for c in w) for w in words]
+    parts: list[list] = [list(words[0])]
+    for prev, word, text in zip(texts, words[1:], texts[1:], strict=False):
+        if _NUMBER.fullmatch(prev) and _NUMBER.fullmatch(text):
+            parts.append(list(word))
+        else:
+            parts[-1].append((" ", word[0][1], word[0][2], word[0][1], word[0][4], 0))
+            parts[-1].extend(word)
+    return parts
+
+
 def _weight(raw, tp, index: int) -> int:
     """A character's font weight; a font named bold ("Helvetica-Bold", "LiberationSerif-Bold") is 700
     whatever its descriptor says (`jocr.lines.textlayer` reads weights the same way)."""
@@ -164,6 +191,8 @@ def pdf_page_rules(page) -> list[Rule]:
             left, bottom, right, top = obj.get_bounds()
         except Exception:  # a path PDFium cannot bound is no rule
             continue
+        if _invisible(raw, obj):
+            continue
         (xa, ya), (xb, yb) = to_page(left, top), to_page(right, bottom)
         x0, y0, x1, y1 = min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb)
         w, h = x1 - x0, y1 - y0
@@ -176,6 +205,26 @@ def pdf_page_rules(page) -> list[Rule]:
         if obj.level == 0:
             rules.extend(_stroked_segments(raw, obj, to_page))
     return rules
+
+
+def _invisible(raw, obj) -> bool:
+    """Whether a path draws nothing a reader sees: neither filled nor stroked, or only in white or fully
+    transparent colour (the invisible cell borders of exported spreadsheets)."""
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    if not raw.FPDFPath_GetDrawMode(obj.raw, fill, stroke):
+        return False
+    r, g, b, a = (ctypes.c_uint() for _ in range(4))
+    seen = []
+    for used, getter in (
+        (fill.value, raw.FPDFPageObj_GetFillColor),
+        (stroke.value, raw.FPDFPageObj_GetStrokeColor),
+    ):
+        if not used:
+            continue
+        if not getter(obj.raw, r, g, b, a):
+            return False  # a colour PDFium cannot tell (a pattern): count it as drawn
+        seen.append(a.value == 0 or min(r.value, g.value, b.value) >= 235)
+    return all(seen)
 
 
 def _stroked_segments(raw, obj, to_page) -> list[Rule]:
