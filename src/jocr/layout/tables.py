@@ -180,7 +180,7 @@ def read_table(
     if inner_x:
         # rules bound columns; alignment gaps within them (sub-columns under a ruled group) add more
         gaps = [a for a, _ in columns[1:]]
-        cuts = sorted(inner_x + [g for g in gaps if all(abs(g - x) > 1.5 * line_h for x in inner_x)])
+        cuts = sorted(inner_x + [g for g in gaps if _splits_rule_column(g, inner_x, bands, line_h)])
         columns = _rule_columns(cuts, bbox)
     if len(columns) < 2 and len(bands) < 2:
         return Table(note="no table in the region (its text is one line or one column)", bbox=bbox)
@@ -192,7 +192,29 @@ def read_table(
     method = RULES if ruled_rows else ALIGNMENT
     table = Table(cells=cells, n_rows=len(bands), n_cols=len(columns), method=method, bbox=bbox)
     _mark_headers(table, bands, inner_y, ruled_rows)
-    return _without_empty(table)
+    table = _without_empty(table)
+    why = _not_a_table(table)
+    if why:
+        return Table(note=f"no table in the region ({why})", bbox=bbox)
+    return table
+
+
+def _not_a_table(table: Table) -> str:
+    """Why the cells read are no table ("" when they are one): fewer than two rows of two filled cells
+    (a paragraph), or cells mostly prose (`prose_tables.PROSE_WIDTH` columns wide: lines of text)."""
+    from jocr.layout.prose_tables import PROSE_WIDTH, _width
+
+    filled: dict[int, int] = {}
+    for cell in table.cells:
+        if cell.text:
+            filled[cell.row] = filled.get(cell.row, 0) + 1
+    if sum(1 for n in filled.values() if n >= 2) < 2:
+        return "its text is one column"
+    texts = [c.text for c in table.cells if c.text]
+    if sum(_width(t) >= PROSE_WIDTH for t in texts) > 0.5 * len(texts):
+        return "its cells are lines of prose"
+    return ""
+
 
 
 # -- geometry ------------------------------------------------------------------------------------------
@@ -270,24 +292,35 @@ def _bands(lines: list[list[Piece]], cuts: list[float], bbox: Box) -> list[list[
 
 def _wrapped(lines: list[list[Piece]], config: TableConfig) -> list[list[Piece]]:
     """Rows of a table without rules between them: each text line, but a line that fills fewer slots than
-    the line above, starts right of the table's first column and sits closer to it than the usual row
-    pitch continues the row above (a cell wrapped over lines)."""
+    the line above and sits closer to it than the usual row pitch continues the row above (a cell wrapped
+    over lines)."""
     if len(lines) < 3:
         return [list(line) for line in lines]
     tops = [min(p.box[1] for p in line) for line in lines]
     steps = [b - a for a, b in zip(tops, tops[1:], strict=False)]
     pitch = statistics.median(steps)
-    left = min(p.box[0] for line in lines for p in line)
     height = statistics.median(p.height for line in lines for p in line)
     rows: list[list[Piece]] = [list(lines[0])]
     for prev, line, step in zip(lines, lines[1:], steps, strict=False):
-        starts_right = min(p.box[0] for p in line) > left + 1.5 * height
         tight = step < config.wrap_step * pitch and step < 1.6 * height
-        if starts_right and tight and len(line) <= len(prev):
+        if tight and len(line) < max(len(prev), 2) and len(line) <= len(prev):
             rows[-1].extend(line)
         else:
             rows.append(list(line))
     return rows
+
+
+def _splits_rule_column(cut: float, inner_x: list[float], bands, line_h: float) -> bool:
+    """Whether an alignment gap at `cut` splits the column between the rules around it: away from the
+    rules, with pieces wholly inside that column on both of its sides."""
+    if any(abs(cut - x) <= 1.5 * line_h for x in inner_x):
+        return False
+    lo = max([x for x in inner_x if x < cut], default=-float("inf"))
+    hi = min([x for x in inner_x if x > cut], default=float("inf"))
+    inside = [
+        p for band in bands for p in band if lo <= p.box[0] and p.box[2] <= hi and p.height <= 1.8 * line_h
+    ]
+    return any(p.box[2] <= cut for p in inside) and any(p.box[0] >= cut for p in inside)
 
 
 def _rule_columns(inner_x: list[float], bbox: Box) -> list[tuple[float, float]]:

@@ -58,7 +58,8 @@ def has_tables(tree: PageTree | None) -> bool:
 def reread_pdf_tables(tree: PageTree | None, data, options, index: int) -> list[tuple[str, str]]:
     """`improve_tables` over page `index` of a PDF (`data`: its path or bytes, as `PdfSource` holds them)
     for a tree whose boxes are in points and come from its text layer (the caller knows the layer is
-    usable); nothing for a tree without table blocks. Never raises: a PDF that cannot be read again leaves the tree as it was."""
+    usable); nothing for a tree without table blocks. Never raises: a PDF that cannot be read again
+    leaves the tree as it was."""
     if not has_tables(tree) or tree.unit != "pt":
         return []
     from jocr.documents.pages import DocumentError, PdfSource
