@@ -93,8 +93,8 @@ def test_no_table_gives_a_note():
 
 
 def test_ocr_words_split_at_column_gaps():
-    line = Line("Oslo 12 kg", (0, 0, 200, 10), words=[Word("Oslo", (0, 0, 30, 10)), Word("12", (120, 0, 135, 10)),
-                                                      Word("kg", (138, 0, 150, 10))])  # fmt: skip
+    words = [Word("Oslo", (0, 0, 30, 10)), Word("12", (120, 0, 135, 10)), Word("kg", (138, 0, 150, 10))]
+    line = Line("Oslo 12 kg", (0, 0, 200, 10), words=words)
     assert [p.text for p in line_pieces([line])] == ["Oslo", "12 kg"]
 
 
