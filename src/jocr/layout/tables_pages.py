@@ -11,6 +11,7 @@ of pieces between them.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ class TablePassConfig:
     grow_lines: float = 2.5  # a rule this many line heights above/below the block bounds its region
     min_words_kept: float = 0.9  # the reader's table keeps at least this share of the block's words
     max_words_added: float = 4.0  # and adds at most this share more (a region that swallowed prose)
+    min_cells_kept: float = 0.9  # share of the block's cells the reader's table must hold whole
     header_lines: int = 4  # lines above a table block taken in as its header rows, at most
     header_share: float = 0.45  # a piece wider than this share of the table's width is prose, no header
 
@@ -98,7 +100,10 @@ def grown_region(bbox, pieces: list[Piece], rules: list[Rule], config: TablePass
 
     def crossed(lo: float, hi: float) -> bool:
         between = [p for p in pieces if lo < p.cy < hi and p.box[2] > x0 and p.box[0] < x1]
-        return all(_table_like(line, x0, x1, height, config) for line in _text_lines(between))
+        lines = _text_lines(between)
+        # rows of cells, not a heading alone between two ruled tables
+        multi = not lines or any(len(line) >= 2 for line in lines)
+        return multi and all(_table_like(line, x0, x1, height, config) for line in lines)
 
     grown_up = False
     for y in sorted((r.y0 for r in spanning if r.y0 < y0), reverse=True):
@@ -137,7 +142,11 @@ def _header_top(pieces: list[Piece], box, height: float, config: TablePassConfig
     `header_lines` of them, each within 1.5 line heights of the one below."""
     from jocr.layout.tables import _text_lines
 
-    x0, top, x1, _ = box
+    x0, top, x1, y1 = box
+    below = [p for p in pieces if top <= p.cy <= y1 and x0 <= p.cx <= x1]
+    first_column = min(
+        (p.box[2] for p in below if p.box[0] <= min(q.box[0] for q in below) + height), default=x0
+    )
     above = [
         p for p in pieces if p.cy < top and top - p.box[3] < 8 * height and p.box[2] > x0 and p.box[0] < x1
     ]
@@ -146,6 +155,8 @@ def _header_top(pieces: list[Piece], box, height: float, config: TablePassConfig
         line = lines[k]
         if top - max(p.box[3] for p in line) > 1.5 * height or not _table_like(line, x0, x1, height, config):
             break
+        if len(line) == 1 and line[0].box[0] <= first_column:
+            break  # one piece from the table's left edge: a line of text, not a header over the columns
         higher = lines[k - 1] if k > 0 else None
         if higher is not None and min(p.box[1] for p in line) - max(p.box[3] for p in higher) < 0.6 * height:
             if not _table_like(higher, x0, x1, height, config):
@@ -183,6 +194,15 @@ def better(table: Table, old_html: str, config: TablePassConfig) -> bool:
     if kept < config.min_words_kept * len(old_words):
         return False
     if len(new_words) - kept > config.max_words_added * len(old_words) + 3:
+        return False
+    # the block's cells stay whole: a reading that splits or merges many of them (code read as columns)
+    # is not the better one
+    old_cells = [" ".join(c.split()) for c in _CELL.findall(old_html)]
+    old_cells = [c for c in old_cells if c]
+    new_cells = {" ".join(c.text.split()) for c in table.cells}
+    if old_cells and sum(html.unescape(c) in new_cells for c in old_cells) < config.min_cells_kept * len(
+        old_cells
+    ):
         return False
     return True
 
