@@ -108,7 +108,9 @@ def run_elements(args) -> int:
     failed = 0
     for item, stem in zip(items, output_stems(items)):
         try:
-            doc = parse_element(item, task, region, args.pages, model, options, args.ocr)
+            doc = parse_element(
+                item, task, region, args.pages, model, options, args.ocr, max_tokens=args.max_tokens
+            )
         except (RegionError, DocumentError) as exc:
             raise CliError(printable(f"{item}: {exc}")) from None
         if doc.error:
