@@ -96,7 +96,7 @@ def parse(
     items = [inputs] if single else list(inputs)
     if task != "page" or region is not None:
         return _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi,
-                               longest_side, password, ocr, raise_errors)  # fmt: skip
+                               longest_side, password, ocr, raise_errors, max_tokens)  # fmt: skip
     if not isinstance(model, LoadedModel):
         model = load_model(model, device=device, max_tiles=max_tiles)
     loaded = model
@@ -126,7 +126,7 @@ def parse(
 
 
 def _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi, longest_side, password,
-                    ocr, raise_errors):  # fmt: skip
+                    ocr, raise_errors, max_tokens):  # fmt: skip
     """`parse` for an element task (jocr.pipeline.elements): the model is loaded only for a task it reads."""
     from jocr.layout.elements import RegionError, check_task
     from jocr.pipeline.elements import needs_model, parse_element
@@ -138,7 +138,9 @@ def _parse_elements(items, single, task, region, pages, model, device, max_tiles
     options = LoadOptions(password=password, longest_side=longest_side)
     if dpi is not None:
         options.dpi = float(dpi)
-    docs = [parse_element(item, task, region, pages, model, options, ocr) for item in items]
+    docs = [
+        parse_element(item, task, region, pages, model, options, ocr, max_tokens=max_tokens) for item in items
+    ]
     if raise_errors:
         for doc in docs:
             if doc.error:
