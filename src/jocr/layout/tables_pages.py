@@ -11,7 +11,6 @@ of pieces between them.
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 
@@ -30,7 +29,6 @@ class TablePassConfig:
     grow_lines: float = 2.5  # a rule this many line heights above/below the block bounds its region
     min_words_kept: float = 0.9  # the reader's table keeps at least this share of the block's words
     max_words_added: float = 4.0  # and adds at most this share more (a region that swallowed prose)
-    min_cells_kept: float = 0.9  # share of the block's cells the reader's table must hold whole
     header_lines: int = 4  # lines above a table block taken in as its header rows, at most
     header_share: float = 0.45  # a piece wider than this share of the table's width is prose, no header
 
@@ -42,7 +40,7 @@ def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
     config = config or TablePassConfig()
     replaced = []
     for block in tree.blocks:
-        if block.type != TABLE or block.bbox is None:
+        if block.type != TABLE or block.bbox is None or _code(block):
             continue
         region = grown_region(block.bbox, pieces, rules, config)
         table = read_table(pieces, rules, region, TableConfig())
@@ -51,6 +49,13 @@ def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
             block.html = block.markdown = table.html
             block.text = table.text
     return replaced
+
+
+def _code(block) -> bool:
+    """A block set mostly in a monospace font: a code listing (line numbers beside code read as a table),
+    whose wide spaces are no column gaps."""
+    lines = block.lines or []
+    return bool(lines) and sum(bool(getattr(ln, "mono", False)) for ln in lines) >= 0.5 * len(lines)
 
 
 def has_tables(tree: PageTree | None) -> bool:
@@ -175,8 +180,8 @@ def _shape(html: str) -> list[int]:
 
 def better(table: Table, old_html: str, config: TablePassConfig) -> bool:
     """Whether the reader's `table` is the better reading of the block: a real table (two rows and two
-    columns at least) holding nearly all the block's words and not much more, that is either structured
-    from rules or more regular than the block's (rows of one length, or headers and spans it lacks)."""
+    columns at least) holding nearly all the block's words and not much more, with at least as many filled
+    cells in its fullest row as the block has in its own."""
     if table.empty or table.n_rows < 2 or table.n_cols < 2:
         return False
     old_text = re.sub(r"<[^>]+>", " ", old_html)
@@ -195,16 +200,15 @@ def better(table: Table, old_html: str, config: TablePassConfig) -> bool:
         return False
     if len(new_words) - kept > config.max_words_added * len(old_words) + 3:
         return False
-    # the block's cells stay whole: a reading that splits or merges many of them (code read as columns)
-    # is not the better one
-    old_cells = [" ".join(c.split()) for c in _CELL.findall(old_html)]
-    old_cells = [c for c in old_cells if c]
-    new_cells = {" ".join(c.text.split()) for c in table.cells}
-    if old_cells and sum(html.unescape(c) in new_cells for c in old_cells) < config.min_cells_kept * len(
-        old_cells
-    ):
-        return False
-    return True
+    # no fewer columns: a reading that merges the block's columns lost gaps the block had seen
+    old_filled = max(
+        (sum(1 for c in _CELL.findall(row) if c.strip()) for row in _ROW.findall(old_html)), default=0
+    )
+    new_filled: dict[int, int] = {}
+    for cell in table.cells:
+        if cell.text:
+            new_filled[cell.row] = new_filled.get(cell.row, 0) + 1
+    return max(new_filled.values(), default=0) >= old_filled
 
 
 # -- tables over a page break ----------------------------------------------------------------------------
