@@ -5,8 +5,9 @@
 Sets and rows:
 - frozen table set (data/frozen-test/tables: vector PDFs with exact HTML, the table's box from the
   manifest): TEDS and TEDS-S of `reader` (`jocr parse --task table --region`), of `lines` (the table block
-  the rules over lines find in the same box: the line source's own tables), and with --parse of `parse`
-  (the default `jocr.parse` of the whole page, its first table);
+  the rules over lines find in the same box: the line source's own tables), of `lines+tables` (the first
+  table of the page's lines tree after the page's table pass), and with --parse of `parse` (the default
+  `jocr.parse` of the whole page, its first table);
 - olmOCR-Bench sample, its table tests (tests/data/olmocr-bench-sample, the pages that have them): `lines`
   (the page's tree from its text layer alone), `lines+tables` (that tree with the table pass), and with
   --parse `parse-without-tables` (the default parse with the table pass switched off here) and `parse`;
@@ -56,9 +57,24 @@ def lines_table(path: Path, region) -> str:
     return best
 
 
+def lines_pass_table(path: Path) -> str:
+    """The first table of the page's lines tree after the page's table pass (`improve_tables`)."""
+    from jocr.layout.elements import pdf_geometry
+    from jocr.layout.tables_pages import improve_tables
+
+    with open_source(str(path), LoadOptions()) as source:
+        layer = source.text_layer(0)
+        geometry = pdf_geometry(source, 0)
+    tree = lines_tree(layer.lines, layer.width, layer.height)
+    if geometry is not None:
+        improve_tables(tree, *geometry)
+    tables = [b.html or b.markdown for b in tree.blocks if b.type == "table"]
+    return tables[0] if tables else _EMPTY
+
+
 def table_set(parse_model) -> dict:
     rows = [json.loads(line) for line in (TABLE_SET / "manifest.jsonl").read_text().splitlines()]
-    scores: dict[str, list[tuple[float, float]]] = {"reader": [], "lines": []}
+    scores: dict[str, list[tuple[float, float]]] = {"reader": [], "lines": [], "lines+tables": []}
     seconds = []
     if parse_model is not None:
         scores["parse"] = []
@@ -68,7 +84,11 @@ def table_set(parse_model) -> dict:
             t0 = time.perf_counter()
             result = read_table_region(source, 0, tuple(row["region"]))
             seconds.append(time.perf_counter() - t0)
-        outputs = {"reader": result.markdown or _EMPTY, "lines": lines_table(path, row["region"])}
+        outputs = {
+            "reader": result.markdown or _EMPTY,
+            "lines": lines_table(path, row["region"]),
+            "lines+tables": lines_pass_table(path),
+        }
         if parse_model is not None:
             import jocr
 
