@@ -51,12 +51,87 @@ def add_arguments(parser) -> None:
     )
     add_anchor_argument(parser)
     add_ocr_argument(parser)
+    add_element_arguments(parser)
     parser.add_argument(
         "--draw",
         action="store_true",
         help="also write <stem>_p<N>_layout.png: each page with its blocks drawn, numbered in reading order",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def add_element_arguments(parser) -> None:
+    """--task / --region (jocr.layout.elements, docs/elements.md)."""
+    parser.add_argument(
+        "--task",
+        choices=("page", "table", "formula", "caption"),
+        default="page",
+        help="page (default): the whole page as Markdown; table/formula/caption: that element alone",
+    )
+    parser.add_argument(
+        "--region",
+        metavar="X0,Y0,X1,Y1",
+        help="with --task: the element's box in the page's unit (PDF points, image pixels; default: the "
+        "whole page)",
+    )
+
+
+def run_elements(args) -> int:
+    """`jocr parse --task table|formula|caption [--region ...]`: each input's element per selected page to
+    <stem>.md (and <stem>.json with --format json); a page where none is found gets its note on stderr."""
+    from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
+    from jocr.layout.elements import RegionError, check_task, parse_region
+    from jocr.pipeline import ModelNotFoundError, load_model
+    from jocr.pipeline.elements import needs_model, parse_element
+
+    try:
+        task = check_task(args.task)
+        region = parse_region(args.region)
+        if task == "page":
+            raise RegionError("--region needs --task table, formula or caption")
+        items = expand_inputs(args.inputs)
+    except (RegionError, DocumentError) as exc:
+        raise CliError(printable(str(exc))) from None
+    out_dir = Path(args.output_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
+    model = None
+    if needs_model(task):
+        try:
+            model = load_model(args.model, device=args.device, dtype=args.dtype, quantize=args.quantize,
+                               max_tiles=args.max_tiles)  # fmt: skip
+        except (ModelNotFoundError, ValueError, MemoryError) as exc:
+            raise CliError(str(exc)) from None
+    options = LoadOptions(dpi=args.dpi, longest_side=args.longest_side, password=args.password)
+    failed = 0
+    for item, stem in zip(items, output_stems(items)):
+        try:
+            doc = parse_element(
+                item, task, region, args.pages, model, options, args.ocr, max_tokens=args.max_tokens
+            )
+        except (RegionError, DocumentError) as exc:
+            raise CliError(printable(f"{item}: {exc}")) from None
+        if doc.error:
+            failed += 1
+            print(printable(f"jocr parse: {doc.error}"), file=sys.stderr)
+            continue
+        for page, note in zip(doc.pages, doc.metadata.get("notes", [])):
+            if note:
+                print(printable(f"jocr parse: {item} p{page.page}: {note}"), file=sys.stderr)
+        try:
+            write_atomic(out_dir / f"{stem}.md", doc.markdown + "\n")
+            if args.format == "json":
+                write_atomic(
+                    out_dir / f"{stem}.json", json.dumps(doc.to_dict(), ensure_ascii=False, indent=1)
+                )
+        except OSError as exc:
+            failed += 1
+            print(
+                printable(f"jocr parse: cannot write {exc.filename}: {exc.strerror or exc}"), file=sys.stderr
+            )
+    return 1 if failed else 0
 
 
 def add_anchor_argument(parser) -> None:
@@ -142,6 +217,8 @@ def run(args) -> int:
     from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
     from jocr.pipeline import ModelNotFoundError, iter_documents, load_model
 
+    if getattr(args, "task", "page") != "page" or getattr(args, "region", None) is not None:
+        return run_elements(args)
     spec = checked_pages_and_spec(args)
     if args.max_tokens < 1:
         raise CliError("--max-tokens must be >= 1")

@@ -70,6 +70,8 @@ def parse(
     max_tiles: int | None = None,
     anchor: str = "auto",
     ocr: str = "auto",
+    task: str = "page",
+    region: str | Sequence[float] | None = None,
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -85,9 +87,16 @@ def parse(
     ocr: "auto" (default), "rapidocr", "tesseract" or "none": OCR reads the lines of images and of PDF pages
     without a usable text layer; under anchor "auto" such a page is read from its lines alone
     (docs/parsing.md, "OCR line source").
+    task: "page" (the whole page as Markdown, default), or an element task, "table", "formula" or
+    "caption": each selected page's element in `region` ("x0,y0,x1,y1" or four numbers in the page's unit:
+    PDF points, image pixels; None for the whole page) alone (docs/elements.md). A region outside the page,
+    inverted or too small raises `jocr.layout.elements.RegionError` (a ValueError).
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
+    if task != "page" or region is not None:
+        return _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi,
+                               longest_side, password, ocr, raise_errors, max_tokens)  # fmt: skip
     if not isinstance(model, LoadedModel):
         model = load_model(model, device=device, max_tiles=max_tiles)
     loaded = model
@@ -109,6 +118,29 @@ def parse(
             ocr=ocr,
         )
     )
+    if raise_errors:
+        for doc in docs:
+            if doc.error:
+                raise DocumentError(doc.error)
+    return docs[0] if single else docs
+
+
+def _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi, longest_side, password,
+                    ocr, raise_errors, max_tokens):  # fmt: skip
+    """`parse` for an element task (jocr.pipeline.elements): the model is loaded only for a task it reads."""
+    from jocr.layout.elements import RegionError, check_task
+    from jocr.pipeline.elements import needs_model, parse_element
+
+    if check_task(task) == "page":
+        raise RegionError("a region needs an element task: table, formula or caption")
+    if needs_model(task) and not isinstance(model, LoadedModel):
+        model = load_model(model, device=device, max_tiles=max_tiles)
+    options = LoadOptions(password=password, longest_side=longest_side)
+    if dpi is not None:
+        options.dpi = float(dpi)
+    docs = [
+        parse_element(item, task, region, pages, model, options, ocr, max_tokens=max_tokens) for item in items
+    ]
     if raise_errors:
         for doc in docs:
             if doc.error:

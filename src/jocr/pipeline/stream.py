@@ -57,6 +57,7 @@ class _Job:
     remaining: int = 0  # requests not finished yet
     lines: list | None = None  # an anchored page's text-layer lines (the document tree's boxes and sizes)
     formulas: list = field(default_factory=list)  # an anchored page's display formulas (jocr.layout.formulas)
+    pdf: tuple | None = None  # (data, options) of a PDF page read from its text layer: its tables re-read
 
     @property
     def page(self) -> PageResult:
@@ -143,8 +144,11 @@ class _Pages:
         t3 = time.perf_counter()
         if result.anchor.verdict is not None or result.anchor.source is not None:  # lines were read
             result.timings["anchor_s"] = t3 - t2
+        if result.anchor.source == "textlayer" and getattr(job.entry.source, "kind", "") == "pdf":
+            job.pdf = (job.entry.source._data, job.entry.source.options)
         if result.anchor.alone:  # read from its lines alone: nothing to generate
             write_from_lines(result, self.builder)
+            page_tables(result, job)
             result.timings.update(render_s=t1 - t0, preprocess_s=t2 - t1)
             return False
         try:
@@ -193,6 +197,7 @@ class _Pages:
         job.inputs = []
         if page.error is None:
             self.write(page, job.results, job.lines, job.formulas)
+            page_tables(page, job)
             job.lines, job.formulas = None, []
         job.results = []
         return True
@@ -218,6 +223,7 @@ class _Pages:
             entry = self.open_docs.pop(0)
             entry.close()  # done, though the job generator may not have resumed to close it yet
             doc = entry.doc
+            continued_tables(doc)
             if doc.error is None:
                 failed = [p.error for p in doc.pages if p.error]
                 if failed:
@@ -228,6 +234,50 @@ class _Pages:
         """Sources still open if the caller stopped early."""
         for entry in self.open_docs:
             entry.close()
+
+
+def page_tables(page: PageResult, job: _Job) -> None:
+    """The page's table blocks read again by the table reader from its PDF's geometry where that reads
+    them better (`jocr.layout.tables_pages`, docs/elements.md); the page's Markdown follows its tree."""
+    if job.pdf is None or page.tree is None:
+        return
+    from jocr.layout.render import page_markdown
+    from jocr.layout.tables_pages import reread_pdf_tables
+
+    t0 = time.perf_counter()
+    replaced = reread_pdf_tables(page.tree, job.pdf[0], job.pdf[1], job.index)
+    job.pdf = None
+    if not replaced:
+        return
+    markdown = page.markdown
+    for old, new in replaced:
+        markdown = markdown.replace(old, new, 1) if old and old in markdown else None
+        if markdown is None:
+            break
+    page.markdown = markdown if markdown is not None else page_markdown(page.tree)
+    page.timings["tables_s"] = time.perf_counter() - t0
+
+
+def continued_tables(doc: Document) -> None:
+    """A table running on over a page break joined into one (`merge_continued_tables`); the pages changed
+    take their Markdown from their trees."""
+    from jocr.layout.render import page_markdown
+    from jocr.layout.tables_pages import merge_continued_tables
+
+    run: list[PageResult] = []
+    for page in [*doc.pages, None]:
+        if (
+            page is not None
+            and page.tree is not None
+            and page.error is None
+            and (not run or page.page == run[-1].page + 1)
+        ):
+            run.append(page)
+            continue
+        if len(run) >= 2:
+            for k in merge_continued_tables([p.tree for p in run]):
+                run[k].markdown = page_markdown(run[k].tree)
+        run = [page] if page is not None and page.tree is not None and page.error is None else []
 
 
 def write_from_lines(page: PageResult, builder: PageRequestBuilder) -> None:
