@@ -58,7 +58,7 @@ def _run_omnidoc(args: argparse.Namespace) -> int:
         scores = evaluate_dir(gt, args.predictions)
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CliError(
-            f"{gt} or a page tree in {args.predictions} is not what it should be ({type(exc).__name__}: {exc})"
+            f"{gt} or a page tree in {args.predictions} is not as expected ({type(exc).__name__}: {exc})"
         ) from None
     keys = ("text_edit", "formula_edit", "table_teds", "table_teds_s", "reading_order_edit", "overall")
     out = {k: round(getattr(scores, k), 4) for k in keys}
