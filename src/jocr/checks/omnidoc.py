@@ -32,6 +32,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
@@ -258,6 +259,7 @@ def match_page(gt: list[Block], pred: list[Block]) -> PageResult:
     return result
 
 
+@lru_cache(maxsize=1 << 16)  # the truncated-run search asks for the same pairs again and again
 def _fuzzy_substring_distance(haystack: str, needle: str, max_windows: int = 4000) -> float:
     """Smallest normalised Levenshtein distance between `needle` and an equally long window of `haystack`
     (upstream `sub_gt_fuzzy_matching`); 1 when the needle is longer. Very long haystacks use rapidfuzz's best
