@@ -85,6 +85,26 @@ def lines_tree(
     ).numbered()
 
 
+def tree_of_lines(data: dict, unit: str, page: int = 1) -> PageTree:
+    """The tree of a page from its lines as plain data (`PageLines.to_dict()`: width, height, source and
+    lines, each with text, box and, where known, size, weight and confidence)."""
+    from jocr.lines.types import Line as SourceLine
+
+    source = str(data.get("source") or "textlayer")
+    lines = [
+        SourceLine(
+            text=str(d["text"]),
+            box=tuple(float(v) for v in d["box"]),
+            size=float(d.get("size") or 0.0),
+            weight=int(d.get("weight") or 0),
+            confidence=d.get("confidence"),
+            source=str(d.get("source") or source),
+        )
+        for d in data.get("lines", [])
+    ]
+    return lines_tree(lines, float(data["width"]), float(data["height"]), unit, page, source)
+
+
 def document_trees(pages: Sequence[tuple[Sequence, float, float]], first_page: int = 1) -> list[PageTree]:
     """The trees of a document's pages read from their lines alone, (lines, width, height) each: running
     headers and footers that repeat across pages are furniture wherever they sit (`repeated_furniture`)."""

@@ -309,6 +309,9 @@ class PageAnchor:
     # The page's text is its line source alone (`line_source_answers`): no model request. OCR'd pages
     # under "auto" (OCR_PAGES), where the anchored member reads worse than the lines alone.
     alone: bool = False
+    # A page read from its lines alone: those lines as plain data (`PageLines.to_dict()` without stats),
+    # which the rules over lines group into the page's tree (`jocr.layout.line_rules.tree_of_lines`).
+    lines: dict | None = None
 
     @property
     def texts(self) -> list[str]:
@@ -337,6 +340,7 @@ class PageAnchor:
             note=state["note"],
             source=state.get("source"),
             alone=state.get("alone", False),
+            lines=state.get("lines"),
         )
 
     def to_dict(self) -> dict:
@@ -423,6 +427,7 @@ def page_anchor(
         note="; ".join(notes),
         source=lines.source,
         alone=alone,
+        lines={k: v for k, v in lines.to_dict().items() if k != "stats"} if alone else None,
     )
 
 
