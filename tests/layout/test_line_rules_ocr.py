@@ -67,3 +67,21 @@ def test_a_column_of_short_lines_beside_prose_is_a_column():
 def test_chinese_lines_join_without_spaces():
     page = column(100, 300, ["这是第一行文字，内容还没有结束", "这是第二行文字。"], heights=(30,))
     assert markdown(page) == "这是第一行文字，内容还没有结束这是第二行文字。"
+
+
+def test_rows_of_prose_cells_are_columns_not_a_table():
+    # Two columns whose gutter lines run over (no gutter to cut at): rows of two long cells each.
+    page = []
+    for k in range(8):
+        y = 300 + 45 * k
+        page.append(ocr_line(100, y, f"left column sentence number {k} goes on", 30, 14))
+        page.append(ocr_line(100 + 14 * 38 + 40, y, f"right column sentence number {k} goes on", 30, 14))
+    page.append(
+        ocr_line(100, 300 + 45 * 8, "a line that runs over the gutter from left to the right side", 30, 20)
+    )
+    md = markdown(page)
+    assert "<table>" not in md
+    assert md.index("left column sentence number 7") < md.index("right column sentence number 0")
+    # short cells stay a table
+    rows = [ocr_line(100 + 300 * c, 300 + 45 * r, f"{r}.{c}", 30, 14) for r in range(5) for c in range(3)]
+    assert "<table>" in markdown(rows)

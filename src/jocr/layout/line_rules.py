@@ -578,18 +578,45 @@ def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
             out.append(block)
         return out
     starts = _column_starts([row.cells(em) for row in rows], em)
-    body = []
+    grid: list[list[str]] = []
+    members: list[list[list[Line]]] = [[] for _ in starts]
     for row in rows:
         slots = [""] * len(starts)
         for cell in row.cells(em):
             at = min(range(len(starts)), key=lambda k: abs(starts[k] - cell[0].x0))
             slots[at] = (slots[at] + " " + join_text([ln.text for ln in cell])).strip()
-        body.append("<tr>" + "".join(f"<td>{_escape(s)}</td>" for s in slots) + "</tr>")
+            members[at].append(cell)
+        grid.append(slots)
+    filled = [len(c) for slots in grid for c in slots if c]
+    if len(rows) >= PROSE_TABLE_ROWS and statistics.median(filled) >= PROSE_CELL_CHARS:
+        return _prose_columns(members)
+    body = ["<tr>" + "".join(f"<td>{_escape(s)}</td>" for s in slots) + "</tr>" for slots in grid]
     html = "<table>" + "".join(body) + "</table>"
     lines = [ln for row in rows for ln in row.lines]
     text = "\n".join(" | ".join(c) for c in cells)
     return [Block(type=TABLE, text=text, markdown=html, html=html, bbox=union(ln.box for ln in lines),
                   lines=[ln.tree_line() for ln in lines])]  # fmt: skip
+
+
+# Rows of cells whose cells hold prose (this many characters in the median, over this many rows at least)
+# are columns of text no gutter split (lines run over a narrow gutter), not a table: read column by column.
+PROSE_CELL_CHARS = 25
+PROSE_TABLE_ROWS = 4
+
+
+def _prose_columns(members: list[list[list[Line]]]) -> list[Block]:
+    """Each column's cells, top to bottom, as one paragraph, the columns left to right."""
+    out = []
+    for cells in members:
+        lines = [ln for cell in cells for ln in cell]
+        if not lines:
+            continue
+        text = join_text([join_text([ln.text for ln in cell]) for cell in cells])
+        block = Block(type=PARAGRAPH, text=text, bbox=union(ln.box for ln in lines),
+                      lines=[ln.tree_line() for ln in lines])  # fmt: skip
+        block.markdown = _markdown(block)
+        out.append(block)
+    return out
 
 
 def _contents(cells: list[list[str]]) -> bool:
