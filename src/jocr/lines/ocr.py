@@ -311,10 +311,11 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         if binary() is not None:
             settled = True
             osd = orientation(grey, config.timeout_s)
-            # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not.
-            if osd is not None and (
-                osd.confidence >= config.min_osd_confidence or sideways == (osd.turn in (90, 270))
-            ):
+            # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not; the
+            # profiles cannot tell upright from upside down, so a half turn needs OSD to be sure (an
+            # unsure 180 turned a handwritten note over).
+            agrees = sideways == (osd.turn in (90, 270)) and osd.turn != 180 if osd is not None else False
+            if osd is not None and (osd.confidence >= config.min_osd_confidence or agrees):
                 turn = osd.turn
         if turn:
             forward = _quarter_turn(turn, *grey.size) @ forward
