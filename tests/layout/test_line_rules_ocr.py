@@ -85,3 +85,15 @@ def test_rows_of_prose_cells_are_columns_not_a_table():
     # short cells stay a table
     rows = [ocr_line(100 + 300 * c, 300 + 45 * r, f"{r}.{c}", 30, 14) for r in range(5) for c in range(3)]
     assert "<table>" in markdown(rows)
+
+
+def test_tree_of_lines_from_plain_data_is_the_tree_of_the_lines():
+    from jocr.layout.line_rules import tree_of_lines
+    from jocr.lines.types import OK, PageLines
+
+    lines = column(100, 300, WRAPPED)
+    data = PageLines(1700, 2200, lines, OK, "", RAPIDOCR).to_dict()
+    tree = tree_of_lines(data, "px", page=3)
+    assert tree.unit == "px" and tree.page == 3
+    assert page_markdown(tree) == markdown(lines)
+    assert all(ln.source == RAPIDOCR for b in tree.blocks for ln in b.lines)
