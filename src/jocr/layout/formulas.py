@@ -427,5 +427,5 @@ def keep_layer(decision, kept, source, index: int) -> None:
     was built from (`kept`, a `jocr.lines.source.LayerKept` of `source`) and the display formulas found
     on the page: what its document tree needs wherever the page is read (`jocr parse`, `jocr batch`)."""
     if decision.anchored and kept.layer is not None and decision.source == kept.layer.source:
-        decision.lines = kept.layer.lines
+        decision.layer_lines = kept.layer.lines
         decision.formulas = source_formulas(source, index, kept.layer)

@@ -181,7 +181,7 @@ class _Pages:
             ocr=self.ocr,
         )
         keep_layer(decision, source, job.entry.source, job.index)
-        job.lines, job.formulas = decision.lines, decision.formulas
+        job.lines, job.formulas = decision.layer_lines, decision.formulas
         return decision
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
@@ -282,11 +282,21 @@ def continued_tables(doc: Document) -> None:
 
 def write_from_lines(page: PageResult, builder: PageRequestBuilder) -> None:
     """The Markdown of a page read from its lines alone (`PageAnchor.alone`: an OCR'd page under --anchor
-    auto): every run in order, resolved by `page_text` like a model's answer (docs/parsing.md, "OCR line
-    source")."""
+    auto): its tree by the rules over the lines' boxes (`jocr.layout.line_rules`: columns, paragraphs,
+    headings, furniture), or, for a decision without its lines (an older `jocr batch` state), every run in
+    order, resolved by `page_text` like a model's answer (docs/parsing.md, "OCR line source")."""
     answers = line_source_answers(page.anchor.windows)
     page.raw = join_windows(answers)
     page.finish_reason = "stop"
+    if page.anchor.lines:  # the rules over the lines' own boxes: columns, paragraphs, headings
+        from jocr.layout.line_rules import tree_of_lines
+        from jocr.layout.render import page_markdown
+
+        data = page.anchor.lines
+        unit = "px" if abs(float(data["width"]) - page.width) <= 1 else "pt"
+        page.tree = tree_of_lines(data, unit, page.page)
+        page.markdown, page.boxes = page_markdown(page.tree), []
+        return
     page.markdown, page.boxes, page.tree = builder.page_output(
         answers, page.anchor.texts, ["stop"] * len(answers), (page.width, page.height), None, page.page
     )
