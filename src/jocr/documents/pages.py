@@ -112,6 +112,11 @@ class PageSource:
         verdict), or None for inputs that have no text layer (images)."""
         return None
 
+    def read_pdf_page(self, index: int, reader):
+        """`reader(page)` over page `index` as a `pypdfium2.PdfPage` (PDFium's lock held), or None for
+        inputs that are not PDFs (its drawing objects read for figures: `jocr.layout.figure_regions`)."""
+        return None
+
     def close(self) -> None:
         pass
 
@@ -217,6 +222,17 @@ class PdfSource(PageSource):
                 return empty_layer(ERROR, f"cannot open page {index + 1} ({exc})")
             try:
                 return read_page(page)
+            finally:
+                page.close()
+
+    def read_pdf_page(self, index: int, reader):
+        with _PDFIUM_LOCK:
+            try:
+                page = self._doc[index]
+            except Exception:  # the renderer reports the page's own error
+                return None
+            try:
+                return reader(page)
             finally:
                 page.close()
 

@@ -70,6 +70,7 @@ def parse(
     max_tiles: int | None = None,
     anchor: str = "auto",
     ocr: str = "auto",
+    figures: str = "none",
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -85,6 +86,10 @@ def parse(
     ocr: "auto" (default), "rapidocr", "tesseract" or "none": OCR reads the lines of images and of PDF pages
     without a usable text layer; under anchor "auto" such a page is read from its lines alone
     (docs/parsing.md, "OCR line source").
+    figures: "none" (default), "files" or "inline": each page's figures become figure blocks of its tree and
+    are cut out of the page (`page.figures`: PNG bytes, `.image`); the Markdown names them
+    `<stem>_p<N>_fig<K>.png` (`files`, saved with `jocr.layout.figures.write_figures`) or embeds them
+    (`inline`) (docs/layout.md, "Figures").
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
@@ -107,6 +112,7 @@ def parse(
             skip_blank=skip_blank,
             anchor=anchor,
             ocr=ocr,
+            figures=figures,
         )
     )
     if raise_errors:
