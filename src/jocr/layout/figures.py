@@ -467,6 +467,18 @@ def write_figures(figures: list[Figure], folder: str | os.PathLike) -> list[Path
     return written
 
 
+def save_page_figures(pages, folder: str | os.PathLike, stem: str, mode: str) -> None:
+    """A document's figures written as the CLI writes them: each page's (`PageResult`s with `tree` and
+    `figures`) named after the output `stem`, its Markdown rendered again, the PNGs written into `folder`
+    (`files`). OSError as the caller's to report."""
+    for page in pages:
+        if not page.figures or page.tree is None:
+            continue
+        page.markdown = name_figures(page.tree, stem, mode)
+        if mode == "files":
+            write_figures(page.figures, folder)
+
+
 __all__ = [
     "FIGURE_MODES",
     "FROM_DRAWING",
@@ -483,5 +495,6 @@ __all__ = [
     "name_figures",
     "normalise_figures_mode",
     "place_figures",
+    "save_page_figures",
     "write_figures",
 ]
