@@ -1,6 +1,6 @@
 """One-page PDFs with figures for `jocr.layout.figures`, written byte by byte (the writer of
-tests/documents/pdf_fixtures.py): Helvetica text lines (`page_fixtures.Text`), image XObjects (a flat-colour RGB picture drawn in a
-box) and vector paths (content-stream operators), all placed in points from the page's top-left."""
+tests/documents/pdf_fixtures.py): Helvetica text lines (`page_fixtures.Text`), image XObjects (a flat-colour
+RGB picture drawn in a box) and vector paths (content-stream operators), in points from the top-left."""
 
 from __future__ import annotations
 

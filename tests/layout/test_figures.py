@@ -34,7 +34,7 @@ def read(pdf: bytes):
     with pdfium.PdfDocument(pdf) as doc:
         page = doc[0]
         layer = read_page(page)
-        regions, _ = pdf_regions(page)
+        regions, _, _ = pdf_regions(page)
         image = page.render(scale=SCALE).to_pil().convert("RGB")
     return lines_tree(layer.lines, layer.width, layer.height), image, regions
 
@@ -129,7 +129,7 @@ def test_real_pdf_page_with_a_picture():
     with pdfium.PdfDocument(str(REAL / "pdf" / "eduzh-p07.pdf")) as doc:
         page = doc[0]
         layer = read_page(page)
-        regions, _ = pdf_regions(page)
+        regions, _, _ = pdf_regions(page)
         image = page.render(scale=SCALE).to_pil().convert("RGB")
     tree = lines_tree(layer.lines, layer.width, layer.height)
     placed = place_figures(tree, image, regions)

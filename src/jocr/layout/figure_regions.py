@@ -43,20 +43,23 @@ class RegionLimits:
     merge_gap_pt: float = 6.0  # objects closer than this are one figure
 
 
-def pdf_regions(page, limits: RegionLimits | None = None) -> tuple[list[Region], str | None]:
+def pdf_regions(
+    page, limits: RegionLimits | None = None
+) -> tuple[list[Region], str | None, tuple[float, float]]:
     """Candidate regions of a `pypdfium2.PdfPage` (the caller holds the PDFium lock): its top-level image
     objects, vector paths and form XObjects (an included graphic) merged into clusters, in points of the
-    page as rendered (rotation and crop box applied). Returns (regions, note): the note says when objects
-    were left out. Never raises: a page PDFium cannot read has no regions."""
+    page as rendered (rotation and crop box applied). Returns (regions, note, (width, height) of the page
+    in points): the note says when objects were left out. Never raises: a page PDFium cannot read has no
+    regions."""
     import pypdfium2.raw as raw
 
     limits = limits or RegionLimits()
     try:
         width, height = page.get_size()
     except Exception:
-        return [], None
+        return [], None, (0.0, 0.0)
     if not (width > 0 and height > 0):
-        return [], None
+        return [], None, (0.0, 0.0)
     scale = 16  # FPDF_PageToDevice returns integer pixels: map onto a 16x canvas for 1/16 pt
     size_x, size_y = max(1, round(width * scale)), max(1, round(height * scale))
     dx, dy = ctypes.c_int(), ctypes.c_int()
@@ -92,7 +95,7 @@ def pdf_regions(page, limits: RegionLimits | None = None) -> tuple[list[Region],
                 found.append(Region(box, FROM_DRAWING, drawn=_path_drawn(raw, obj.raw, limits.max_segments)))
     except Exception:  # a broken content stream: what was read so far stands
         note = note or "the page's drawing objects could not all be read"
-    return cluster(found, limits.merge_gap_pt), note
+    return cluster(found, limits.merge_gap_pt), note, (width, height)
 
 
 def _form_draws(raw, form) -> bool:

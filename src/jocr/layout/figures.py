@@ -240,13 +240,18 @@ def _is_figure(region: Region, text: list[BBox], tables: list[BBox], config: Fig
 
 
 def find_regions(
-    tree: PageTree, image: Image.Image | None, candidates: list[Region] | None, config: FiguresConfig
+    tree: PageTree,
+    image: Image.Image | None,
+    candidates: list[Region] | None,
+    config: FiguresConfig,
+    candidates_size: tuple[float, float] | None = None,
 ) -> tuple[list[Region], list[str]]:
-    """The page's figure regions in the tree's unit: `candidates` from a PDF page's drawing objects
-    (points), else ink regions of `image` no text line covers; a model's grounding figure boxes always."""
+    """The page's figure regions in the tree's unit: `candidates` from a PDF page's drawing objects (in a
+    page of `candidates_size`, the tree's size when not given), else ink regions of `image` no text line
+    covers; a model's grounding figure boxes always."""
     if tree.width <= 0 or tree.height <= 0:
         return [], []
-    regions = list(candidates or [])
+    regions = _scaled(candidates or [], candidates_size, tree)
     notes: list[str] = []
     text = _text_boxes(tree)
     page_area = tree.width * tree.height
@@ -288,6 +293,16 @@ def find_regions(
     return found, notes
 
 
+def _scaled(regions: list[Region], size: tuple[float, float] | None, tree: PageTree) -> list[Region]:
+    if not size or size[0] <= 0 or size[1] <= 0 or (size[0], size[1]) == (tree.width, tree.height):
+        return list(regions)
+    sx, sy = tree.width / size[0], tree.height / size[1]
+    return [
+        Region((r.bbox[0] * sx, r.bbox[1] * sy, r.bbox[2] * sx, r.bbox[3] * sy), r.origin, r.drawn, r.objects)
+        for r in regions
+    ]
+
+
 def _is_caption(block: Block) -> bool:
     return block.type in (CAPTION, "paragraph") and bool(FIGURE_CAPTION.match(block.text))
 
@@ -320,16 +335,20 @@ def place_figures(
     image: Image.Image | None,
     candidates: list[Region] | None = None,
     config: FiguresConfig | None = None,
+    candidates_size: tuple[float, float] | None = None,
 ) -> PlacedFigures:
     """Figure blocks for the page's figure regions put into `tree` in reading order (beside their caption,
     else before the first block below them in their column), text blocks lying inside a figure taken into
-    it (a diagram's labels), and each figure cut out of `image` (the page as rendered). A figure block the
-    tree already has (a model's `![]()` or grounding box) takes a region rather than a second block."""
+    it (a diagram's labels), and each figure cut out of `image` (the page as rendered). `candidates` are
+    a PDF page's drawing regions (`figure_regions.pdf_regions`) in a page of `candidates_size` (points;
+    None: the tree's unit), or None for a page known only by its image (its ink is looked at). A figure
+    block the tree already has (a model's `![]()` or grounding box) takes a region rather than a second
+    block."""
     config = config or FiguresConfig()
     placed = PlacedFigures()
     if image is None or tree.width <= 0 or tree.height <= 0:
         return placed
-    regions, placed.notes = find_regions(tree, image, candidates, config)
+    regions, placed.notes = find_regions(tree, image, candidates, config, candidates_size)
     if not regions:
         return placed
     regions.sort(key=lambda r: (r.bbox[1], r.bbox[0]))

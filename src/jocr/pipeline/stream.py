@@ -58,6 +58,7 @@ class _Job:
     lines: list | None = None  # an anchored page's text-layer lines (the document tree's boxes and sizes)
     image: Any = None  # the page as rendered, kept until its figures are cut (`figures` not "none")
     regions: list | None = None  # a PDF page's drawing objects as figure candidates (None: not a PDF)
+    regions_size: tuple[float, float] | None = None  # the PDF page's size in points (the regions' unit)
 
     @property
     def page(self) -> PageResult:
@@ -228,9 +229,10 @@ class _Pages:
         found = job.entry.source.read_pdf_page(job.index, pdf_regions)
         if found is None:
             return None
-        regions, note = found
+        regions, note, size = found
         if note:
             job.page.figure_notes.append(note)
+        job.regions_size = size
         return regions
 
     def cut_figures(self, job: _Job) -> None:
@@ -246,7 +248,7 @@ class _Pages:
 
         t0 = time.perf_counter()
         try:
-            placed = place_figures(page.tree, image, job.regions, self.figures)
+            placed = place_figures(page.tree, image, job.regions, self.figures, job.regions_size)
         except Exception as exc:  # figures are a nicety: a page never fails for them
             page.figure_notes.append(f"figures not cut ({one_line(exc)})")
             return
