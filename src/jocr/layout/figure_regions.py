@@ -39,7 +39,7 @@ class RegionLimits:
     """Limits on reading a PDF page's drawing objects (a page of thousands of tiny paths stays cheap)."""
 
     max_objects: int = 5000  # non-text objects read per page; the rest are left out (noted)
-    max_segments: int = 64  # path segments looked at per path to tell curves and diagonals
+    max_segments: int = 256  # path segments looked at per path to tell curves and diagonals
     merge_gap_pt: float = 6.0  # objects closer than this are one figure
 
 

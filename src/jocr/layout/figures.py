@@ -25,7 +25,18 @@ from PIL import Image
 
 from jocr.layout.figure_regions import FROM_DRAWING, FROM_IMAGE, FROM_INK, FROM_MODEL, Region, ink_regions
 from jocr.layout.render import page_markdown
-from jocr.layout.tree import CAPTION, FIGURE, FURNITURE_TYPES, TABLE, BBox, Block, PageTree, union
+from jocr.layout.tree import (
+    CAPTION,
+    FIGURE,
+    FURNITURE_TYPES,
+    HEADING,
+    TABLE,
+    TITLE,
+    BBox,
+    Block,
+    PageTree,
+    union,
+)
 
 FIGURE_MODES = ("none", "files", "inline")
 
@@ -47,6 +58,8 @@ class FiguresConfig:
     max_text_cover: float = 0.35  # a region more than this much covered by text lines is a text panel
     max_rule_text_cover: float = 0.08  # the same for rectilinear drawings (rules, frames: tables, boxes)
     max_ink_text_cover: float = 0.1  # the same for ink of a page image (what OCR missed is text too)
+    label_reach: float = 1.0  # text lines this many of their heights from a figure are its labels
+    max_label_chars: int = 40  # ... when they are this short (a body line is longer)
     absorb_inside: float = 0.9  # a text block this much inside a figure is the figure's label
     caption_gap: float = 0.12  # a caption at most this fraction of the page height from its figure
 
@@ -226,17 +239,57 @@ def _at_edge(box: BBox, page: tuple[float, float]) -> bool:
 
 def _is_figure(region: Region, text: list[BBox], tables: list[BBox], config: FiguresConfig) -> bool:
     """Whether a candidate is a figure rather than text: not mostly text lines (a framed box, a ruled
-    table), not a table block the page already has."""
+    table: rectilinear drawings may hold less text than pictures and curves, ink of a page image less
+    still), and, when it holds text, not over a table block the page already has (a chart's tick labels
+    in rows and columns read as a table by the rules over lines do not count against it)."""
     area = _area(region.bbox)
     if region.origin == FROM_MODEL:
         return True
+    covered = sum(_overlap(region.bbox, t) for t in text)
+    if region.origin == FROM_INK:
+        return covered <= config.max_ink_text_cover * area
+    if covered <= config.max_rule_text_cover * area:
+        return True
     if any(_overlap(region.bbox, t) > 0.5 * min(area, _area(t)) for t in tables):
         return False
-    covered = sum(_overlap(region.bbox, t) for t in text)
-    limit = (
-        config.max_text_cover if region.drawn or region.origin == FROM_IMAGE else config.max_rule_text_cover
-    )
-    return covered <= limit * area
+    return (region.drawn or region.origin == FROM_IMAGE) and covered <= config.max_text_cover * area
+
+
+def _body_size(lines: list) -> float:
+    """The size most characters are set in (a page of charts has more tick labels than body lines)."""
+    weights: dict[float, int] = {}
+    for line in lines:
+        if line.size > 0:
+            weights[round(line.size, 1)] = weights.get(round(line.size, 1), 0) + len(line.text)
+    return max(weights, key=weights.get) if weights else 0.0
+
+
+def _grown(box: BBox, lines: list, config: FiguresConfig) -> BBox:
+    """`box` grown over the short text lines at its border or near it (a chart's tick labels and axis
+    titles, a diagram's labels drawn as text), twice (labels of labels). Labels set smaller than the body
+    reach `label_reach` line heights; lines of the body's size half that (a body line or a heading right
+    under a picture is no label)."""
+    body = _body_size(lines)
+    for _ in range(2):
+        near = []
+        for line in lines:
+            b = line.bbox
+            if len(line.text) > config.max_label_chars or line.mono:  # code beside a chart is no label
+                continue
+            small = body > 0 and 0 < line.size < 0.9 * body
+            reach = config.label_reach * (1.0 if small else 0.5) * max(1.0, b[3] - b[1])
+            if (
+                b[0] - reach <= box[2]
+                and box[0] - reach <= b[2]
+                and b[1] - reach <= box[3]
+                and box[1] - reach <= b[3]
+            ):
+                near.append(b)
+        grown = union([box, *near])
+        if grown == box:
+            break
+        box = grown
+    return box
 
 
 def find_regions(
@@ -357,6 +410,13 @@ def place_figures(
     captions: dict[int, Block | None] = {}
     unplaced = [b for b in blocks if b.type == FIGURE and b.bbox is None and not b.text]
     sx, sy = image.width / tree.width, image.height / tree.height
+    labels = [
+        line
+        for b in blocks
+        if b.type not in (*FURNITURE_TYPES, CAPTION, TITLE, HEADING) and not _is_caption(b)
+        for line in b.lines
+        if line.bbox is not None and line.text.strip()
+    ]
     for region in regions:
         box = region.bbox
         block = next(
@@ -370,8 +430,12 @@ def place_figures(
         if block is None and unplaced:
             block = unplaced.pop(0)
             block.bbox = box
+        if region.origin != FROM_MODEL:
+            box = _grown(box, labels, config)
+            if block is not None:
+                block.bbox = box
         inside = [b for b in blocks if b is not block and b.bbox is not None and b.type not in FURNITURE_TYPES
-                  and b.type not in (CAPTION, TABLE, FIGURE) and not _is_caption(b)
+                  and b.type not in (CAPTION, FIGURE) and not _is_caption(b)
                   and _overlap(b.bbox, box) >= config.absorb_inside * _area(b.bbox)]  # fmt: skip
         if block is None:
             block = Block(type=FIGURE, bbox=box)
