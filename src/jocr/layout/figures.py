@@ -30,6 +30,7 @@ from jocr.layout.tree import (
     FIGURE,
     FURNITURE_TYPES,
     HEADING,
+    PARAGRAPH,
     TABLE,
     TITLE,
     BBox,
@@ -357,7 +358,7 @@ def _scaled(regions: list[Region], size: tuple[float, float] | None, tree: PageT
 
 
 def _is_caption(block: Block) -> bool:
-    return block.type in (CAPTION, "paragraph") and bool(FIGURE_CAPTION.match(block.text))
+    return block.type in (CAPTION, PARAGRAPH, HEADING) and bool(FIGURE_CAPTION.match(block.text))
 
 
 def _caption_for(
@@ -392,7 +393,8 @@ def place_figures(
 ) -> PlacedFigures:
     """Figure blocks for the page's figure regions put into `tree` in reading order (beside their caption,
     else before the first block below them in their column), text blocks lying inside a figure taken into
-    it (a diagram's labels), and each figure cut out of `image` (the page as rendered). `candidates` are
+    it (a diagram's labels: short lines, no code; anything longer stays text even inside a figure's box),
+    and each figure cut out of `image` (the page as rendered). `candidates` are
     a PDF page's drawing regions (`figure_regions.pdf_regions`) in a page of `candidates_size` (points;
     None: the tree's unit), or None for a page known only by its image (its ink is looked at). A figure
     block the tree already has (a model's `![]()` or grounding box) takes a region rather than a second
@@ -436,7 +438,8 @@ def place_figures(
                 block.bbox = box
         inside = [b for b in blocks if b is not block and b.bbox is not None and b.type not in FURNITURE_TYPES
                   and b.type not in (CAPTION, FIGURE) and not _is_caption(b)
-                  and _overlap(b.bbox, box) >= config.absorb_inside * _area(b.bbox)]  # fmt: skip
+                  and _overlap(b.bbox, box) >= config.absorb_inside * _area(b.bbox)
+                  and all(len(x.text) <= config.max_label_chars and not x.mono for x in b.lines)]  # fmt: skip
         if block is None:
             block = Block(type=FIGURE, bbox=box)
             _insert(blocks, block, box, _caption_for(box, blocks, taken, tree, config))
@@ -448,6 +451,9 @@ def place_figures(
         caption = _caption_for(box, blocks, taken, tree, config)
         if caption is not None:
             taken.add(id(caption))
+            if caption.type != CAPTION:  # a centred caption the rules over lines read as a heading
+                caption.type, caption.level = CAPTION, None
+                caption.markdown = " ".join(caption.text.split())
         pixels = (
             int(box[0] * sx),
             int(box[1] * sy),
