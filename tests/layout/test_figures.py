@@ -80,6 +80,17 @@ def test_a_vector_drawing_is_a_figure_and_its_labels_go_into_it():
     assert tree.blocks[block.caption].text.startswith("Fig. 2")
 
 
+def test_a_centred_caption_read_as_a_heading_is_linked_and_becomes_a_caption():
+    body = ["Body text above, a long line of a paragraph of text."] * 3
+    lines = [*paragraph(72, 90, body), Text(200, 330, "Figure 4: Pins", size=12)]  # larger: a heading
+    tree, image, regions = read(figure_pdf(lines, images=[(200, 120, 200, 180)]))
+    assert [b.type for b in tree.blocks] == ["paragraph", "heading"]
+    place_figures(tree, image, regions)
+    (block,) = figure_blocks(tree)
+    caption = tree.blocks[block.caption]
+    assert caption.type == "caption" and caption.markdown == "Figure 4: Pins" and caption.level is None
+
+
 def test_a_ruled_table_and_a_text_page_have_no_figures():
     rows = [Text(72 + 150 * c, 120 + 20 * r, f"cell {r} {c} text") for r in range(8) for c in range(3)]
     rules = [rule(70, 106 + 20 * r, 520) for r in range(9)]

@@ -37,6 +37,16 @@ def test_files_writes_each_figure_beside_the_markdown_and_names_it_in_the_json(
     assert page["figures"][0]["file"] == "paper_p1_fig1.png"
 
 
+def test_html_shows_each_figure_as_an_image(tmp_path, model_dir, parse_cli):
+    (tmp_path / "paper.pdf").write_bytes(PDF)
+    out = tmp_path / "out"
+    code, err = parse_cli(
+        [str(tmp_path / "paper.pdf"), "-o", str(out), "--model", str(model_dir), "--format", "html"]
+    )
+    assert code == 0, err
+    assert '<img src="paper_p1_fig1.png"' in (out / "paper.html").read_text()
+
+
 def test_inline_and_none_write_no_image_files(tmp_path, model_dir, parse_cli):
     (tmp_path / "paper.pdf").write_bytes(PDF)
     for mode, marker in (("inline", "](data:image/png;base64,"), ("none", None)):
