@@ -113,6 +113,20 @@ def test_inline_embeds_a_data_uri_and_none_writes_no_image_but_keeps_the_caption
             assert "![" not in markdown
 
 
+def test_text_the_answer_left_out_still_keeps_a_text_box_from_being_a_figure():
+    """A slide's button (a filled rectangle with a word in it) is no figure even when the model's answer
+    did not cite its word: the page's text-layer lines count too (`text_boxes`)."""
+    button = b"1 1 0 rg 300 300 120 60 re f 0 g"
+    pdf = figure_pdf([Text(310, 470, "Full-screen", size=14)], paths=[button])
+    tree, image, regions = read(pdf)
+    with pdfium.PdfDocument(pdf) as doc:
+        boxes = [line.box for line in read_page(doc[0]).lines]
+    empty = PageTree(tree.width, tree.height, "pt", "anchored", [])
+    assert [f.origin for f in place_figures(empty, image, regions).figures] == ["drawing"]
+    empty = PageTree(tree.width, tree.height, "pt", "anchored", [])
+    assert place_figures(empty, image, regions, text_boxes=boxes).figures == []
+
+
 def test_ink_no_text_line_covers_is_a_figure_on_an_image():
     image = Image.new("RGB", (1000, 1400), "white")
     pen = ImageDraw.Draw(image)

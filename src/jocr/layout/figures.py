@@ -299,15 +299,18 @@ def find_regions(
     candidates: list[Region] | None,
     config: FiguresConfig,
     candidates_size: tuple[float, float] | None = None,
+    text_boxes: list[BBox] = (),
 ) -> tuple[list[Region], list[str]]:
     """The page's figure regions in the tree's unit: `candidates` from a PDF page's drawing objects (in a
     page of `candidates_size`, the tree's size when not given), else ink regions of `image` no text line
-    covers; a model's grounding figure boxes always."""
+    covers; a model's grounding figure boxes always. `text_boxes` are the page's text lines beyond the
+    tree's (a text layer's lines an anchored answer left out), in the candidates' unit."""
     if tree.width <= 0 or tree.height <= 0:
         return [], []
     regions = _scaled(candidates or [], candidates_size, tree)
     notes: list[str] = []
-    text = _text_boxes(tree)
+    extra = _scaled([Region(b, FROM_DRAWING) for b in text_boxes], candidates_size, tree)
+    text = _text_boxes(tree) + [r.bbox for r in extra]
     page_area = tree.width * tree.height
     scanned = any(r.origin == FROM_IMAGE and _area(r.bbox) > config.max_area * page_area for r in regions)
     if scanned:  # a scan in a PDF: its one image is the page; figures are in its ink
@@ -390,6 +393,7 @@ def place_figures(
     candidates: list[Region] | None = None,
     config: FiguresConfig | None = None,
     candidates_size: tuple[float, float] | None = None,
+    text_boxes: list[BBox] = (),
 ) -> PlacedFigures:
     """Figure blocks for the page's figure regions put into `tree` in reading order (beside their caption,
     else before the first block below them in their column), text blocks lying inside a figure taken into
@@ -403,7 +407,7 @@ def place_figures(
     placed = PlacedFigures()
     if image is None or tree.width <= 0 or tree.height <= 0:
         return placed
-    regions, placed.notes = find_regions(tree, image, candidates, config, candidates_size)
+    regions, placed.notes = find_regions(tree, image, candidates, config, candidates_size, text_boxes)
     if not regions:
         return placed
     regions.sort(key=lambda r: (r.bbox[1], r.bbox[0]))

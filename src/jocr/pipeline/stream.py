@@ -201,8 +201,8 @@ class _Pages:
         job.inputs = []
         if page.error is None:
             self.write(page, job.results, job.lines)
-            job.lines = None
             self.cut_figures(job)
+            job.lines = None
         job.image = job.regions = None
         job.results = []
         return True
@@ -248,7 +248,10 @@ class _Pages:
 
         t0 = time.perf_counter()
         try:
-            placed = place_figures(page.tree, image, job.regions, self.figures, job.regions_size)
+            text = [
+                line.box for line in job.lines or ()
+            ]  # the whole text layer, not only what the answer cites
+            placed = place_figures(page.tree, image, job.regions, self.figures, job.regions_size, text)
         except Exception as exc:  # figures are a nicety: a page never fails for them
             page.figure_notes.append(f"figures not cut ({one_line(exc)})")
             return
