@@ -9,7 +9,7 @@ origin: PDF points of the page as rendered for PDF objects, pixels for ink regio
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from PIL import Image, ImageFilter
@@ -32,6 +32,7 @@ class Region:
     origin: str
     drawn: bool = True
     objects: int = 1
+    paths: list = field(default_factory=list, repr=False, compare=False)  # PDF path handles, while read
 
 
 @dataclass
@@ -40,6 +41,8 @@ class RegionLimits:
 
     max_objects: int = 5000  # non-text objects read per page; the rest are left out (noted)
     max_segments: int = 256  # path segments looked at per path to tell curves and diagonals
+    max_page_segments: int = 20000  # ... and per page (PDFium answers each one through a C call)
+    min_side_pt: float = 12.0  # clusters smaller than this on a side are no figure: not looked into
     merge_gap_pt: float = 6.0  # objects closer than this are one figure
 
 
@@ -70,6 +73,7 @@ def pdf_regions(
 
     found: list[Region] = []
     note = None
+    budget = limits.max_page_segments
     try:
         objects = page.get_objects(max_depth=0)
         for obj in objects:
@@ -90,12 +94,29 @@ def pdf_regions(
                 found.append(Region(box, FROM_IMAGE))
             elif kind == raw.FPDF_PAGEOBJ_FORM:
                 if _form_draws(raw, obj.raw):
-                    found.append(Region(box, FROM_DRAWING))
+                    found.append(Region(box, FROM_DRAWING, drawn=True))
             else:
-                found.append(Region(box, FROM_DRAWING, drawn=_path_drawn(raw, obj.raw, limits.max_segments)))
+                thin = box[2] - box[0] < 1.0 or box[3] - box[1] < 1.0  # a rule: no curve or diagonal
+                found.append(Region(box, FROM_DRAWING, drawn=False, paths=[] if thin else [obj.raw]))
     except Exception:  # a broken content stream: what was read so far stands
         note = note or "the page's drawing objects could not all be read"
-    return cluster(found, limits.merge_gap_pt), note, (width, height)
+    regions = cluster(found, limits.merge_gap_pt)
+    # Whether a cluster is drawn (a curve or a diagonal in one of its paths), looked at only for clusters
+    # large enough to be figures, and only until one path is: PDFium answers each segment through a call.
+    for region in regions:
+        x0, y0, x1, y1 = region.bbox
+        if not region.drawn and min(x1 - x0, y1 - y0) >= limits.min_side_pt:
+            for path in region.paths:
+                if budget <= 0:  # a page of heavy vector art: taken as drawn without looking further
+                    region.drawn = True
+                    break
+                drawn, looked = _path_drawn(raw, path, limits.max_segments)
+                budget -= looked
+                if drawn:
+                    region.drawn = True
+                    break
+        region.paths = []
+    return regions, note, (width, height)
 
 
 def _form_draws(raw, form) -> bool:
@@ -108,8 +129,9 @@ def _form_draws(raw, form) -> bool:
     return False
 
 
-def _path_drawn(raw, path, max_segments: int) -> bool:
-    """Whether a path has a curve or a diagonal line among its first `max_segments` segments."""
+def _path_drawn(raw, path, max_segments: int) -> tuple[bool, int]:
+    """(whether a path has a curve or a diagonal line among its first `max_segments` segments, how many
+    segments were looked at)."""
     count = raw.FPDFPath_CountSegments(path)
     x, y = ctypes.c_float(), ctypes.c_float()
     last = None
@@ -119,15 +141,15 @@ def _path_drawn(raw, path, max_segments: int) -> bool:
             continue
         kind = raw.FPDFPathSegment_GetType(segment)
         if kind == raw.FPDF_SEGMENT_BEZIERTO:
-            return True
+            return True, i + 1
         if not raw.FPDFPathSegment_GetPoint(segment, x, y):
             continue
         point = (x.value, y.value)
         if kind == raw.FPDF_SEGMENT_LINETO and last is not None:
             if abs(point[0] - last[0]) > 0.5 and abs(point[1] - last[1]) > 0.5:
-                return True
+                return True, i + 1
         last = point
-    return False
+    return False, min(count, max_segments)
 
 
 def _near(a: BBox, b: BBox, gap: float) -> bool:
@@ -151,10 +173,13 @@ def cluster(regions: list[Region], gap: float) -> list[Region]:
                         other.origin = FROM_IMAGE
                     other.drawn = other.drawn or region.drawn
                     other.objects += region.objects
+                    other.paths.extend(region.paths)
                     merged = True
                     break
             else:
-                out.append(Region(region.bbox, region.origin, region.drawn, region.objects))
+                out.append(
+                    Region(region.bbox, region.origin, region.drawn, region.objects, list(region.paths))
+                )
         pending = out
     return pending
 

@@ -226,7 +226,9 @@ class _Pages:
         """A PDF page's drawing objects as figure candidates (None for an image: its ink is looked at)."""
         from jocr.layout.figure_regions import pdf_regions
 
+        t0 = time.perf_counter()
         found = job.entry.source.read_pdf_page(job.index, pdf_regions)
+        job.page.timings["figures_s"] = time.perf_counter() - t0  # with the cutting, in cut_figures
         if found is None:
             return None
         regions, note, size = found
@@ -261,7 +263,7 @@ class _Pages:
             source = job.entry.doc.source
             stem = "page" if source.startswith("<") else Path(source).stem
             page.markdown = name_figures(page.tree, stem, self.figures.mode)
-        page.timings["figures_s"] = time.perf_counter() - t0
+        page.timings["figures_s"] = page.timings.get("figures_s", 0.0) + time.perf_counter() - t0
 
     def ready(self) -> Iterator[Document]:
         # pending reaches 0 only after every selected page was handed out and finished.
