@@ -250,9 +250,8 @@ class _Pages:
 
         t0 = time.perf_counter()
         try:
-            text = [
-                line.box for line in job.lines or ()
-            ]  # the whole text layer, not only what the answer cites
+            # the whole text layer counts against a candidate, not only the lines the answer cites
+            text = [line.box for line in job.lines or ()]
             placed = place_figures(page.tree, image, job.regions, self.figures, job.regions_size, text)
         except Exception as exc:  # figures are a nicety: a page never fails for them
             page.figure_notes.append(f"figures not cut ({one_line(exc)})")
