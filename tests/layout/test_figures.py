@@ -22,7 +22,7 @@ from jocr.layout.figures import (
     write_figures,
 )
 from jocr.layout.line_rules import lines_tree
-from jocr.layout.tree import PageTree
+from jocr.layout.tree import Block, PageTree, TreeLine
 from jocr.lines.textlayer import read_page
 
 REAL = Path(__file__).resolve().parents[2] / "data" / "frozen-real" / "pdfs"
@@ -136,7 +136,6 @@ def test_ink_no_text_line_covers_is_a_figure_on_an_image():
         pen.rectangle(box, fill=(30, 30, 30))
         text.append(box)
     pen.ellipse((300, 500, 700, 900), fill=(40, 90, 160))  # a photo-like blob
-    from jocr.layout.tree import Block, TreeLine
 
     ocr = [TreeLine("x", b, "ocr") for b in text]
     tree = PageTree(
@@ -147,6 +146,24 @@ def test_ink_no_text_line_covers_is_a_figure_on_an_image():
     assert figure.origin == FROM_INK
     x0, y0, x1, y1 = figure.bbox
     assert x0 <= 300 <= 700 <= x1 and y0 <= 500 <= 900 <= y1 and y0 > 324
+
+
+def test_a_ruled_table_on_an_image_is_no_figure():
+    """Once its OCR'd text is cleared, a scanned table is rules only: no figure."""
+    image = Image.new("RGB", (1000, 1400), "white")
+    pen = ImageDraw.Draw(image)
+    for r in range(9):
+        pen.line((100, 300 + 50 * r, 900, 300 + 50 * r), fill="black", width=3)
+    for c in range(4):
+        pen.line((100 + 266 * c, 300, 100 + 266 * c, 700), fill="black", width=3)
+    text = [(120 + 266 * c, 315 + 50 * r, 300 + 266 * c, 335 + 50 * r) for r in range(8) for c in range(3)]
+    for box in text:
+        pen.rectangle(box, fill=(20, 20, 20))
+    ocr = [TreeLine("cell", b, "ocr") for b in text]
+    tree = PageTree(
+        1000, 1400, "px", "lines", [Block("table", "cells", lines=ocr, bbox=(100, 300, 900, 700))]
+    )
+    assert place_figures(tree, image, None).figures == []
 
 
 def test_real_pdf_page_with_a_picture():

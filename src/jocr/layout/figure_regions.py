@@ -215,12 +215,29 @@ def ink_regions(
     grown[:, 1:] |= grid[:, :-1]
     grown[:, :-1] |= grid[:, 1:]
     found = []
+    unit = 2 * half
     for r0, c0, r1, c1, count in _components(grown):
-        unit = 2 * half
-        found.append(
-            Region((c0 * unit, r0 * unit, (c1 + 1) * unit, (r1 + 1) * unit), FROM_INK, objects=count)
-        )
+        cells = grid[r0 : r1 + 1, c0 : c1 + 1]
+        rows, cols = np.flatnonzero(cells.any(axis=1)), np.flatnonzero(cells.any(axis=0))
+        if not len(rows):
+            continue
+        # the inked cells' extent, not the bridged one (a cell wider on each side)
+        r0, r1, c0, c1 = r0 + rows[0], r0 + rows[-1], c0 + cols[0], c0 + cols[-1]
+        box = (float(c0 * unit), float(r0 * unit), float((c1 + 1) * unit), float((r1 + 1) * unit))
+        found.append(Region(box, FROM_INK, drawn=not _ruled(grid[r0 : r1 + 1, c0 : c1 + 1]), objects=count))
     return found
+
+
+def _ruled(cells: np.ndarray) -> bool:
+    """Whether a region's ink is rules only: nearly all its inked cells lie on rows or columns inked over
+    at least 80% of the region (a ruled table or a frame once its text is cleared)."""
+    inked = int(cells.sum())
+    if inked == 0:
+        return True
+    rows = cells.mean(axis=1) >= 0.8
+    cols = cells.mean(axis=0) >= 0.8
+    on_rules = cells[rows, :].sum() + cells[:, cols].sum() - cells[np.ix_(rows, cols)].sum()
+    return bool(on_rules >= 0.85 * inked)
 
 
 def _components(grid: np.ndarray) -> list[tuple[int, int, int, int, int]]:
