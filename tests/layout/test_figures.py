@@ -148,21 +148,16 @@ def test_ink_no_text_line_covers_is_a_figure_on_an_image():
     assert x0 <= 300 <= 700 <= x1 and y0 <= 500 <= 900 <= y1 and y0 > 324
 
 
-def test_a_ruled_table_on_an_image_is_no_figure():
-    """Once its OCR'd text is cleared, a scanned table is rules only: no figure."""
+def test_rules_alone_on_an_image_are_no_figure():
+    """A scanned ruled table once its OCR'd text is cleared, or an empty form grid: rules only."""
     image = Image.new("RGB", (1000, 1400), "white")
     pen = ImageDraw.Draw(image)
     for r in range(9):
         pen.line((100, 300 + 50 * r, 900, 300 + 50 * r), fill="black", width=3)
     for c in range(4):
         pen.line((100 + 266 * c, 300, 100 + 266 * c, 700), fill="black", width=3)
-    text = [(120 + 266 * c, 315 + 50 * r, 300 + 266 * c, 335 + 50 * r) for r in range(8) for c in range(3)]
-    for box in text:
-        pen.rectangle(box, fill=(20, 20, 20))
-    ocr = [TreeLine("cell", b, "ocr") for b in text]
-    tree = PageTree(
-        1000, 1400, "px", "lines", [Block("table", "cells", lines=ocr, bbox=(100, 300, 900, 700))]
-    )
+    line = TreeLine("A paragraph above the grid.", (100, 100, 600, 124), "ocr")
+    tree = PageTree(1000, 1400, "px", "lines", [Block("paragraph", line.text, lines=[line], bbox=line.bbox)])
     assert place_figures(tree, image, None).figures == []
 
 
