@@ -3,6 +3,7 @@ figure blocks in reading order linked to their captions, the cut images, and bad
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -125,6 +126,19 @@ def test_text_the_answer_left_out_still_keeps_a_text_box_from_being_a_figure():
     assert [f.origin for f in place_figures(empty, image, regions).figures] == ["drawing"]
     empty = PageTree(tree.width, tree.height, "pt", "anchored", [])
     assert place_figures(empty, image, regions, text_boxes=boxes).figures == []
+
+
+def test_text_lines_in_both_the_tree_and_the_layer_count_once():
+    """A bar chart (rectilinear) whose labels cover 6% of it: the same lines passed again as the page's
+    text layer, in a page size the tree rounded, must not double its text (a false 12% is a ruled table's)."""
+    labels = [TreeLine(f"{k}", (110 + 40 * k, 280, 130 + 40 * k, 292), "textlayer") for k in range(5)]
+    tree = PageTree(612, 792, "pt", "anchored", [Block("paragraph", "0 1 2 3 4", lines=labels)])
+    chart = [Region((100, 200, 300, 300), "drawing", drawn=False)]  # 200 x 100 pt, labels 5 x 240 pt2
+    image = Image.new("RGB", (1224, 1584), "white")
+    boxes = [line.bbox for line in labels]
+    once = place_figures(copy.deepcopy(tree), image, chart).figures
+    again = place_figures(tree, image, chart, candidates_size=(612.2, 792.3), text_boxes=boxes).figures
+    assert len(once) == len(again) == 1
 
 
 def test_ink_no_text_line_covers_is_a_figure_on_an_image():

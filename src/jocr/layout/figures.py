@@ -309,8 +309,11 @@ def find_regions(
         return [], []
     regions = _scaled(candidates or [], candidates_size, tree)
     notes: list[str] = []
-    extra = _scaled([Region(b, FROM_DRAWING) for b in text_boxes], candidates_size, tree)
-    text = _text_boxes(tree) + [r.bbox for r in extra]
+    text = _text_boxes(tree)
+    seen = {tuple(round(v, 1) for v in b) for b in text}  # a line in both is counted once
+    for region in _scaled([Region(b, FROM_DRAWING) for b in text_boxes], candidates_size, tree):
+        if tuple(round(v, 1) for v in region.bbox) not in seen:
+            text.append(region.bbox)
     page_area = tree.width * tree.height
     scanned = any(r.origin == FROM_IMAGE and _area(r.bbox) > config.max_area * page_area for r in regions)
     if scanned:  # a scan in a PDF: its one image is the page; figures are in its ink
@@ -351,8 +354,10 @@ def find_regions(
 
 
 def _scaled(regions: list[Region], size: tuple[float, float] | None, tree: PageTree) -> list[Region]:
-    if not size or size[0] <= 0 or size[1] <= 0 or (size[0], size[1]) == (tree.width, tree.height):
+    if not size or size[0] <= 0 or size[1] <= 0:
         return list(regions)
+    if abs(size[0] - tree.width) <= 0.005 * tree.width and abs(size[1] - tree.height) <= 0.005 * tree.height:
+        return list(regions)  # the same page size (a tree's size may be rounded)
     sx, sy = tree.width / size[0], tree.height / size[1]
     return [
         Region((r.bbox[0] * sx, r.bbox[1] * sy, r.bbox[2] * sx, r.bbox[3] * sy), r.origin, r.drawn, r.objects)
