@@ -141,6 +141,21 @@ def test_text_lines_in_both_the_tree_and_the_layer_count_once():
     assert len(once) == len(again) == 1
 
 
+def test_a_models_grounding_box_is_cut_as_its_figure_block():
+    from jocr.layout.answer_tree import markdown_tree
+
+    raw = (
+        "<|ref|>text<|/ref|><|det|>[[100,50,900,90]]<|/det|>\nA line.\n\n"
+        "<|ref|>image<|/ref|><|det|>[[100,200,600,500]]<|/det|>"
+    )
+    tree = markdown_tree(raw, 1000, 1400)
+    placed = place_figures(tree, Image.new("RGB", (1000, 1400), "white"), None)
+    (figure,) = placed.figures
+    assert figure.origin == "model" and len(figure_blocks(tree)) == 1
+    assert figure.image.size == (500, 420)  # [100, 200, 600, 500] on the 0-999 grid, in pixels
+    assert name_figures(tree, "scan", "files").endswith("![](scan_p1_fig1.png)")
+
+
 def test_ink_no_text_line_covers_is_a_figure_on_an_image():
     image = Image.new("RGB", (1000, 1400), "white")
     pen = ImageDraw.Draw(image)

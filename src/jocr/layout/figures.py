@@ -344,8 +344,9 @@ def find_regions(
     model = [
         b.bbox
         for b in tree.blocks
-        if b.type == FIGURE and b.bbox is not None and b.lines[:1] and b.lines[0].source == "model"
-    ]
+        if b.type == FIGURE and b.bbox is not None
+        and (tree.source == "grounding" or any(x.source == "model" for x in b.lines))
+    ]  # fmt: skip
     for box in model:
         box = clamp(box, tree.width, tree.height)
         if box is not None and not any(_overlap(box, r.bbox) > 0.5 * _area(box) for r in found):
