@@ -57,6 +57,13 @@ def add_arguments(parser) -> None:
         action="store_true",
         help="also write <stem>_p<N>_layout.png: each page with its blocks drawn, numbered in reading order",
     )
+    parser.add_argument(
+        "--figures",
+        choices=("none", "files", "inline"),
+        default="files",
+        help="figures cut out of pages: files (<stem>_p<N>_fig<K>.png beside the Markdown; default), inline "
+        "(data: URIs in the Markdown), none (no image; captions stay)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -215,6 +222,7 @@ def checked_pages_and_spec(args):
 
 def run(args) -> int:
     from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
+    from jocr.layout.figures import save_page_figures
     from jocr.pipeline import ModelNotFoundError, iter_documents, load_model
 
     if getattr(args, "task", "page") != "page" or getattr(args, "region", None) is not None:
@@ -312,6 +320,7 @@ def run(args) -> int:
     def write_outputs(doc, stem: str) -> str | None:
         """Write one document's files; a failure is that document's alone (one line), never the run's."""
         try:
+            save_page_figures(doc.pages, out_dir, stem, args.figures)  # names them after `stem` first
             write_atomic(out_dir / f"{stem}.md", doc.markdown + "\n")
             if args.format == "json":
                 write_atomic(
@@ -369,6 +378,7 @@ def run(args) -> int:
         skip_blank=not args.keep_blank_pages,
         anchor=args.anchor,
         ocr=args.ocr,
+        figures=args.figures,
     )
     written: set[int] = set()
     try:

@@ -403,7 +403,7 @@ def source_formulas(source, index: int, layer, limits: GlyphLimits | None = None
     if layer is None or not layer.usable:
         return []
     try:
-        found = source.with_pdf_page(index, lambda page: page_formulas(page, layer, limits))
+        found = source.read_pdf_page(index, lambda page: page_formulas(page, layer, limits))
     except Exception as exc:  # a formula finder's fault must not cost the page its text
         log.warning(
             "page %d: formulas not read (%s)",

@@ -72,6 +72,7 @@ def parse(
     ocr: str = "auto",
     task: str = "page",
     region: str | Sequence[float] | None = None,
+    figures: str = "none",
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -91,6 +92,10 @@ def parse(
     "caption": each selected page's element in `region` ("x0,y0,x1,y1" or four numbers in the page's unit:
     PDF points, image pixels; None for the whole page) alone (docs/elements.md). A region outside the page,
     inverted or too small raises `jocr.layout.elements.RegionError` (a ValueError).
+    figures: "none" (default), "files" or "inline": each page's figures become figure blocks of its tree and
+    are cut out of the page (`page.figures`: PNG bytes, `.image`); the Markdown names them
+    `<stem>_p<N>_fig<K>.png` (`files`, saved with `jocr.layout.figures.write_figures`) or embeds them
+    (`inline`) (docs/layout.md, "Figures").
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
@@ -116,6 +121,7 @@ def parse(
             skip_blank=skip_blank,
             anchor=anchor,
             ocr=ocr,
+            figures=figures,
         )
     )
     if raise_errors:
