@@ -19,7 +19,7 @@ REGION = ",".join(f"{v:g}" for v in ROW["region"])
 
 
 def test_tasks_map_to_readers_and_prompts():
-    assert "table" in READERS
+    assert "table" in READERS and "formula" in READERS  # formulas: by the model on images
     assert MODEL_PROMPTS == {"formula": "formula", "caption": "caption"}
     assert all(name in PROMPTS for name in MODEL_PROMPTS.values())
     # DeepSeek-OCR's published prompts stay as they are
@@ -102,3 +102,13 @@ def test_image_table_crop_reads_pixels(tmp_path):
 
     assert doc.metadata["elements"][0]["method"].startswith("ocr+")
     assert teds(doc.markdown, ROW["html"], structure_only=True) >= 0.8
+
+
+def test_formula_task_reads_a_pdf_page_from_its_glyphs():
+    """A formula on a born-digital page is read from its glyphs and rules (no model call), exactly."""
+    formulas = Path(__file__).resolve().parents[2] / "data/frozen-test/formulas"
+    row = next(json.loads(x) for x in (formulas / "manifest.jsonl").read_text().splitlines() if '"f001"' in x)
+    models = Path(__file__).resolve().parents[2] / "models"
+    doc = jocr.parse(str(formulas / row["pdf"]), task="formula", model=str(models))
+    assert doc.metadata["elements"][0]["method"] == "textlayer"
+    assert doc.markdown.strip() == f"$$\n{row['latex']}\n$$"

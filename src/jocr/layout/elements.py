@@ -9,7 +9,9 @@ One mapping says how each task is read:
   `index` the 0-based page, `region` a checked box in page units or None for the whole page). A new
   reader is added with `register`.
 - `MODEL_PROMPTS`: tasks the model reads from the region's pixels, with the named prompt of
-  `jocr.tokenizer.PROMPTS` (run by `jocr.pipeline`, which holds the model).
+  `jocr.tokenizer.PROMPTS` (run by `jocr.pipeline`, which holds the model). A task in both (formulas) is
+  read by its reader where the reader can (a PDF page's glyphs), by the model where the reader returns
+  None (an image).
 
 A region is `x0,y0,x1,y1` in the page's unit: PDF points for a PDF page, pixels for an image, top-left
 origin; `check_region` refuses one outside the page, inverted, or too small to hold an element.
@@ -63,7 +65,7 @@ class ElementResult:
 
 
 Reader = Callable[..., ElementResult]
-READERS: dict[str, Reader] = {}
+READERS: dict[str, Reader] = {}  # filled at the end of the module, once the readers are defined
 MODEL_PROMPTS: dict[str, str] = {"formula": "formula", "caption": "caption"}
 
 
@@ -123,17 +125,16 @@ def page_frame(source, index: int) -> tuple[float, float, str]:
 
 
 def _pdf_size(source, index: int) -> tuple[float, float]:
-    from jocr.documents.pages import _PDFIUM_LOCK
+    def size(page) -> tuple[float, float]:
+        width, height = page.get_size()
+        if page.get_rotation() in (90, 270):
+            width, height = height, width
+        return float(width), float(height)
 
-    with _PDFIUM_LOCK:
-        page = source._doc[index]
-        try:
-            width, height = page.get_size()
-            if page.get_rotation() in (90, 270):
-                width, height = height, width
-            return float(width), float(height)
-        finally:
-            page.close()
+    found = source.read_pdf_page(index, size)
+    if found is None:
+        raise RegionError(f"page {index + 1} cannot be opened")
+    return found
 
 
 # -- tables --------------------------------------------------------------------------------------------
@@ -184,22 +185,34 @@ def table_result(table: Table, index: int, region, unit: str, method: str, secon
     return result
 
 
+def read_formula_element(source, index: int, region: Box | None, ocr: str = "auto") -> ElementResult | None:
+    """The formula in `region` of a PDF page whose text layer is usable, read from its glyphs and rules
+    (`jocr.layout.formulas.read_formula_region`); None for a page without one (the model reads pixels)."""
+    from jocr.layout.formulas import read_formula_region
+
+    if source.kind != "pdf":
+        return None
+    layer = source.text_layer(index)
+    if layer is None or not layer.usable:
+        return None
+    start = time.perf_counter()
+    found = source.read_pdf_page(index, lambda page: read_formula_region(page, region))
+    if found is None:
+        return None
+    return ElementResult("formula", index + 1, found.markdown, found.note, region, "pt", "textlayer",
+                         time.perf_counter() - start)  # fmt: skip
+
+
 def pdf_geometry(source, index: int, check_layer: bool = True):
     """(pieces, rules) of a PDF page whose text layer is usable (not checked again when `check_layer` is
     False: the caller knows), else None."""
-    from jocr.documents.pages import _PDFIUM_LOCK
     from jocr.layout.tables_sources import pdf_page_pieces, pdf_page_rules
 
     if check_layer:
         layer = source.text_layer(index)
         if layer is None or not layer.usable:
             return None
-    with _PDFIUM_LOCK:
-        page = source._doc[index]
-        try:
-            return pdf_page_pieces(page), pdf_page_rules(page)
-        finally:
-            page.close()
+    return source.read_pdf_page(index, lambda page: (pdf_page_pieces(page), pdf_page_rules(page)))
 
 
 def page_scale(source, index: int, image) -> float:
@@ -229,3 +242,4 @@ def _moved(piece, scale: float, crop_box):
 
 
 register("table", read_table_region)
+READERS["formula"] = read_formula_element  # a PDF page's glyphs; the model (MODEL_PROMPTS) reads images

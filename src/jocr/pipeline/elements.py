@@ -23,8 +23,9 @@ from jocr.pipeline.results import Document, PageResult
 
 
 def needs_model(task: str) -> bool:
-    """Whether `task` is read by the model (else by a reader over the page's geometry)."""
-    return check_task(task) not in READERS
+    """Whether `task` may be read by the model (else only by a reader over the page's geometry)."""
+    task = check_task(task)
+    return task not in READERS or task in MODEL_PROMPTS
 
 
 def parse_element(
@@ -64,10 +65,10 @@ def parse_element(
         for index in indices:
             width, height, unit = page_frame(source, index)
             checked = check_region(box, width, height, unit)
-            if task in READERS:
-                results.append(READERS[task](source, index, checked, ocr=ocr))
-            else:
-                results.append(_model_element(source, index, checked, task, unit, model, max_tokens))
+            result = READERS[task](source, index, checked, ocr=ocr) if task in READERS else None
+            if result is None:
+                result = _model_element(source, index, checked, task, unit, model, max_tokens)
+            results.append(result)
     doc.metadata["notes"] = [r.note for r in results]
     doc.metadata["elements"] = [r.to_dict() for r in results]
     doc.pages = [PageResult(page=r.page, markdown=r.markdown, finish_reason="stop") for r in results]
