@@ -25,7 +25,7 @@ def _untimed(data: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def parsed() -> dict:
-    return jocr.parse(str(PDF)).to_dict()
+    return jocr.parse(str(PDF), figures="files").to_dict()  # the CLI default
 
 
 def test_json_file_is_the_documents_dict(parsed, tmp_path, capsys):

@@ -85,6 +85,24 @@ def reread_pdf_tables(tree: PageTree | None, data, options, index: int) -> list[
     return [] if geometry is None else improve_tables(tree, *geometry)
 
 
+def page_with_tables(tree: PageTree | None, markdown: str, data, options, index: int) -> str:
+    """A finished page's Markdown after `reread_pdf_tables` (the tree is changed in place): each table
+    read again replaces its old HTML in `markdown`, or, where an old table's text is not found there, the
+    Markdown is rendered again from the tree. The one table pass of `jocr parse`, `jocr batch` and the
+    exported models' `infer`."""
+    replaced = reread_pdf_tables(tree, data, options, index)
+    if not replaced:
+        return markdown
+    from jocr.layout.render import page_markdown
+
+    out = markdown
+    for old, new in replaced:
+        if not old or old not in out:
+            return page_markdown(tree)
+        out = out.replace(old, new, 1)
+    return out
+
+
 def grown_region(bbox, pieces: list[Piece], rules: list[Rule], config: TablePassConfig):
     """The block's box grown up and down through the horizontal rules that span most of its width, as
     long as the lines crossed on the way read as table rows (`_table_like`: a booktabs table's head above

@@ -292,24 +292,17 @@ class _Pages:
 
 def page_tables(page: PageResult, job: _Job) -> None:
     """The page's table blocks read again by the table reader from its PDF's geometry where that reads
-    them better (`jocr.layout.tables_pages`, docs/elements.md); the page's Markdown follows its tree."""
+    them better (`jocr.layout.tables_pages.page_with_tables`, docs/elements.md)."""
     if job.pdf is None or page.tree is None:
         return
-    from jocr.layout.render import page_markdown
-    from jocr.layout.tables_pages import reread_pdf_tables
+    from jocr.layout.tables_pages import page_with_tables
 
     t0 = time.perf_counter()
-    replaced = reread_pdf_tables(page.tree, job.pdf[0], job.pdf[1], job.index)
+    before = page.markdown
+    page.markdown = page_with_tables(page.tree, page.markdown, job.pdf[0], job.pdf[1], job.index)
     job.pdf = None
-    if not replaced:
-        return
-    markdown = page.markdown
-    for old, new in replaced:
-        markdown = markdown.replace(old, new, 1) if old and old in markdown else None
-        if markdown is None:
-            break
-    page.markdown = markdown if markdown is not None else page_markdown(page.tree)
-    page.timings["tables_s"] = time.perf_counter() - t0
+    if page.markdown != before:
+        page.timings["tables_s"] = time.perf_counter() - t0
 
 
 def continued_tables(doc: Document) -> None:
