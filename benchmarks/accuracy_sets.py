@@ -12,13 +12,16 @@ Sets (each scored as its benchmark scores it):
 - `omnidocbench-demo` (`--omnidocbench`, default ../shared/data/omnidocbench-demo, which has the images
   that tests/data leaves out): its 18 page images,
   scored like `jocr score --omnidocbench` (text edit, reading-order edit, table TEDS, display-formula edit;
-  lower is better except TEDS).
+  lower is better except TEDS), and, for the systems with a document tree (`parse`, `lines`), its blocks
+  matched to the ground truth's layout boxes (`jocr.checks.omnidoc_layout`; the tree is written as
+  `<stem>.json` beside the Markdown).
 
 Systems (`--systems`, all by default):
 - `parse`: `jocr.parse` with its defaults (`--anchor auto`: a bundle's anchored member on PDF pages with a
   usable text layer, the image model elsewhere), the model of `--model` (default the bundled `models/`);
-- `lines`: the line source alone with the same page assembly rules and no model (benchmarks/baselines.py:
-  the text layer where usable, else OCR lines; every run written out, page furniture dropped);
+- `lines`: the line source alone and no model (benchmarks/baselines.py): the text layer where usable, with
+  the page assembly rules (every run written out, page furniture dropped); else RapidOCR's lines through
+  the rules over lines (`jocr.layout.line_rules`), as `jocr parse` reads an OCR'd page;
 - `tesseract`: Tesseract on the page image (eng, or chi_sim+eng on Chinese pages), one thread;
 - `rapidocr`: RapidOCR's lines joined top to bottom.
 PDFs are rendered at 144 dpi as `jocr parse` renders them; scans and photos are read as they are.
@@ -165,7 +168,9 @@ def run_parse(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
     start = time.perf_counter()
     docs = jocr.parse([str(p.path) for p in bset.pages], model=model, raise_errors=False, **kwargs)
     seconds = time.perf_counter() - start
-    outs = [d.markdown if d.error is None else "" for d in docs]
+    outs = [
+        (d.markdown, d.pages[0].tree if d.pages else None) if d.error is None else ("", None) for d in docs
+    ]
     anchored = sum(bool(pg.anchor is not None and pg.anchor.anchored) for d in docs for pg in d.pages)
     return outs, seconds, {"anchored_pages": anchored, "failed": sum(d.error is not None for d in docs)}
 
@@ -179,14 +184,14 @@ def run_lines(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
             layer = source.text_layer(0)
             if layer is not None and layer.usable and layer.lines:
                 text = baselines.layer_text(layer, tokenizer, budget)
-                kind, ocr_seconds, reading = "textlayer", 0.0, 0.0
+                kind, ocr_seconds, reading, tree = "textlayer", 0.0, 0.0, None
             else:
                 image = source.render(0)
                 lines, ocr_seconds, reading = _timed_rapid_lines(ctx, page, image)
-                text, kind = baselines.line_source_text(None, 0, image, tokenizer, budget, lines)
+                text, kind, tree = baselines.line_source_text(None, 0, image, tokenizer, budget, lines)
         seconds += time.perf_counter() - start - reading + ocr_seconds
         sources[kind] += 1
-        outs.append(text)
+        outs.append((text, tree))
     return outs, seconds, {"line_source": sources}
 
 
@@ -277,10 +282,14 @@ def run(args) -> int:
                 except (ImportError, FileNotFoundError) as exc:
                     print(f"{bset.name}/{system}: not available ({exc}); skipped", file=sys.stderr)
                     continue
-                for page, text in zip(bset.pages, outs):
+                for page, out in zip(bset.pages, outs):
+                    text, tree = out if isinstance(out, tuple) else (out, None)
                     path = output_path(out_dir, bset, page)
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(text, encoding="utf-8")
+                    if tree is not None and bset.kind == "omnidoc":  # for the layout match
+                        tree_json = json.dumps(tree.to_dict(), ensure_ascii=False)
+                        path.with_suffix(".json").write_text(tree_json, encoding="utf-8")
                 run_info = {"pages": len(bset.pages), "seconds": seconds, **notes}
                 record.write_text(json.dumps(run_info, indent=1) + "\n")
                 print(f"{bset.name}/{system}: {len(bset.pages)} pages in {seconds:.0f} s", file=sys.stderr)
@@ -315,6 +324,13 @@ def print_tables(sets: list[BenchSet], results: dict[str, dict[str, dict]]) -> N
                 print(
                     f"| {name} | " + " | ".join(cells) + f" | {s['overall']:.1f} | {s['pages_per_s']:.2f} |"
                 )
+            for name, s in rows.items():
+                if s.get("layout"):
+                    from jocr.checks.omnidoc_layout import MIN_IOU, layout_table
+
+                    pages = s["layout_pages"]
+                    print(f"\n{name}: layout boxes matched at IoU >= {MIN_IOU} ({pages} pages with a tree)")
+                    print("\n".join(layout_table(s["layout"])))
             continue
         types = sorted({t for s in rows.values() for t in s["per_type"] if t != "baseline"})
         groups = sorted({g for s in rows.values() for g in s["per_jsonl"] if g != "baseline"})

@@ -5,15 +5,14 @@
   `rapidocr_text` joins them one a line. Either RapidOCR package works: `rapidocr` (3.x, models shipped in
   the wheel) or the older `rapidocr_onnxruntime`.
 - `line_source_text(source, index, image, ...)`: the page's line source with the page assembly rules and no
-  model: a PDF page's text layer where it is usable, else OCR lines as a `TextLayer`; its runs are cut into
-  the anchor's windows and put through `jocr.layout.request.page_text` as if the model had named none of
-  them and run out of room (so every run comes back as an unread run, one a line, page furniture dropped,
-  words broken across lines joined), the control the anchored model must beat.
+  model: a PDF page's text layer where it is usable, its runs cut into the anchor's windows and put
+  through `jocr.layout.request.page_text` as if the model had named none of them and run out of room
+  (every run an unread run, one a line, page furniture dropped, words broken across lines joined), the
+  control the anchored model must beat; else OCR lines through the rules over lines
+  (`jocr.layout.line_rules`: columns, paragraphs, headings, furniture), as `jocr parse` reads an OCR'd page.
 
-OCR lines come from `ocr_layer`, the swap point for `jocr.lines.ocr` (the project's OCR line source): when
-that module exists and offers `text_layer(image)`, it is used; until then the adapter turns RapidOCR's boxes
-into a `TextLayer` in pixel units (the anchor's 0-999 grid is relative to the page size, so units do not
-matter).
+OCR lines come from `ocr_layer`: RapidOCR's boxes as `PageLines` in pixels, read as the engine reads the
+page (no turning or deskewing: `jocr.lines.ocr.read_image` does those for `jocr parse`).
 
 Engines are benchmark-only extras: `apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim`,
 `pip install rapidocr onnxruntime`; a missing engine raises `ImportError` / `FileNotFoundError`, which the
@@ -22,7 +21,6 @@ benchmarks report as "not available".
 
 from __future__ import annotations
 
-import importlib
 import io
 import logging
 import os
@@ -93,24 +91,17 @@ def rapidocr_text(image: Image.Image) -> str:
 
 
 def ocr_layer(image: Image.Image, lines=None):
-    """OCR lines of a page image as a `jocr.lines.textlayer.TextLayer` (verdict ok when any line was found).
+    """RapidOCR's lines of a page image as `jocr.lines.types.PageLines` (verdict ok when any line was found),
+    boxes in pixels, each line's size its box's height, in the engine's order; `lines`, if already read
+    (`rapidocr_lines`), saves reading the page twice."""
+    from jocr.lines.types import NONE, OK, RAPIDOCR, Line, PageLines
 
-    `jocr.lines.ocr.text_layer(image)` when the project has it; else RapidOCR's lines (`lines`, if already
-    read, saves reading the page twice), boxes in pixels."""
-    from jocr.lines.textlayer import OK, TextLayer, TextLine, empty_layer
-
-    try:
-        project_ocr = importlib.import_module("jocr.lines.ocr")
-    except ImportError:
-        project_ocr = None
-    if project_ocr is not None and hasattr(project_ocr, "text_layer"):
-        return project_ocr.text_layer(image)
     lines = rapidocr_lines(image) if lines is None else lines
     width, height = image.size
-    if not lines:
-        return empty_layer("none", "OCR found no text", float(width), float(height))
-    runs = [TextLine(text=t, box=box, size=box[3] - box[1]) for t, box in lines if t.strip()]
-    return TextLayer(width=float(width), height=float(height), lines=runs, verdict=OK)
+    runs = [Line(t, tuple(box), box[3] - box[1], 0, None, RAPIDOCR) for t, box in lines if t.strip()]
+    if not runs:
+        return PageLines(float(width), float(height), [], NONE, "OCR found no text", RAPIDOCR)
+    return PageLines(float(width), float(height), runs, OK, "", RAPIDOCR)
 
 
 def layer_text(layer, tokenizer, max_tokens: int) -> str:
@@ -125,9 +116,26 @@ def layer_text(layer, tokenizer, max_tokens: int) -> str:
     return page_text([""] * len(anchors), anchors, ["length"] * len(anchors))
 
 
+def ocr_tree(image: Image.Image, lines=None):
+    """The document tree of a page image from its OCR lines by the rules over lines
+    (`jocr.layout.line_rules`, as `jocr parse` reads an OCR'd page alone), boxes in the image's pixels;
+    None when OCR found nothing."""
+    from jocr.layout.line_rules import lines_tree
+
+    layer = ocr_layer(image, lines)
+    if not layer.usable or not layer.lines:
+        return None
+    return lines_tree(layer.lines, layer.width, layer.height, unit="px", source=layer.source)
+
+
 def line_source_text(source, index: int, image: Image.Image, tokenizer, max_tokens: int, ocr_lines=None):
-    """(text, which source): the page's text layer where usable (`source` a PDF `PageSource`), else OCR."""
+    """(text, which source, tree or None): the page's text layer where usable (`source` a PDF
+    `PageSource`), through the anchor's windows; else OCR lines through the rules over lines, with the
+    page's tree."""
+    from jocr.layout.render import page_markdown
+
     layer = source.text_layer(index) if source is not None else None
     if layer is not None and layer.usable and layer.lines:
-        return layer_text(layer, tokenizer, max_tokens), "textlayer"
-    return layer_text(ocr_layer(image, ocr_lines), tokenizer, max_tokens), "ocr"
+        return layer_text(layer, tokenizer, max_tokens), "textlayer", None
+    tree = ocr_tree(image, ocr_lines)
+    return (page_markdown(tree) if tree is not None else ""), "ocr", tree

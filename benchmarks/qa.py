@@ -3,17 +3,21 @@
     .venv/bin/python benchmarks/qa.py --baseline keyword                        # data/frozen-test/docqa, pdf
     .venv/bin/python benchmarks/qa.py --model models/anchored                   # a model, through jocr.ask
     .venv/bin/python benchmarks/qa.py --baseline keyword --set data/frozen-real-qa
+    .venv/bin/python benchmarks/qa.py --baseline keyword --variant scan          # lines by OCR
+    .venv/bin/python benchmarks/qa.py --make-variants data/frozen-real-qa         # its scans and photos
 
 Sets: a `jocr synth --profile docqa` folder (`docqa_*.jsonl`: per document its files, questions and
 fields; variants pdf, scan, photo) or `data/frozen-real-qa` (`questions.jsonl`: file, question, answers;
-one-page PDFs, no fields). Scores are `jocr.checks.qa`'s: ANLS (DocVQA), exact match after DocVQA's
-normalisation, field precision/recall/F1 after number/date normalisation.
+one-page PDFs, no fields; its scanned and photographed copies in `scan/` and `photo/`, made from the PDFs by
+`--make-variants` as scripts/make_frozen_real.py makes data/frozen-real's). Scores are `jocr.checks.qa`'s:
+ANLS (DocVQA), exact match after DocVQA's normalisation, field precision/recall/F1 after number/date
+normalisation.
 
-The keyword baseline is not part of jocr: it answers from the page's text-layer lines alone, with the value
-after the label (`Label: value`, `标签：值`) whose words best match the question's (English words, with a
-label word that abbreviates a question word counting, e.g. "No." for "number"; Chinese by characters). It
-needs text lines, so it reads PDF pages only (a scan or photo needs an OCR line source, which this tree
-lacks). A model answers through `jocr.ask` / `jocr.extract` (`--variant scan|photo`: the image alone).
+The keyword baseline is not part of jocr: it answers from the page's lines alone (jocr's line source,
+`jocr.lines.source.page_lines`: the text layer of a PDF page, OCR over a scan or photo under `--ocr`), with
+the value after the label (`Label: value`, `标签：值`) whose words best match the question's (English words,
+with a label word that abbreviates a question word counting, e.g. "No." for "number"; Chinese by
+characters). A model answers through `jocr.ask` / `jocr.extract`, which read the same lines for its anchor.
 """
 
 from __future__ import annotations
@@ -71,12 +75,29 @@ def keyword_answer(question: str, lines: list[str]) -> str:
     return best
 
 
-def page_lines(path: Path, page: int = 0) -> list[str]:
+def page_lines(path: Path, ocr: str, page: int = 0) -> list[str]:
+    """The page's line texts from jocr's line source: the text layer, else OCR over the page image."""
     from jocr.documents.pages import open_source
+    from jocr.lines.source import page_lines as source_lines
 
     with open_source(str(path)) as source:
-        layer = source.text_layer(page)
-    return [line.text for line in layer.lines] if layer is not None and layer.usable else []
+        lines = source_lines(source, page, source.render(page), ocr)
+    return [line.text for line in lines.lines] if lines is not None and lines.usable else []
+
+
+def make_variants(root: Path) -> None:
+    """Scanned and photographed copies of a real question set's PDF pages (`scan/`, `photo/` next to them),
+    degraded as data/frozen-real's are (scripts/make_frozen_real.py: 150 dpi, a seed from the page's name)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_frozen_real as frozen
+
+    for pdf in sorted(root.glob("*.pdf")):
+        clean = frozen.render(pdf)
+        for variant, make in (("scan", frozen.scan), ("photo", frozen.photo)):
+            out = root / variant / f"{pdf.stem}.jpg"
+            out.parent.mkdir(exist_ok=True)
+            out.write_bytes(frozen.jpeg_bytes(make(clean, frozen.page_seed(pdf.stem, variant))))
+        print(f"{pdf.name}: scan and photo", file=sys.stderr)
 
 
 def load_set(root: Path, variant: str) -> list[dict]:
@@ -96,23 +117,24 @@ def load_set(root: Path, variant: str) -> list[dict]:
                     }
                 )
         return docs
-    if variant != "pdf":
-        raise SystemExit(f"{root} has PDF pages only (variant pdf)")
     by_file: dict[str, dict] = {}
     for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         q = json.loads(line)
-        doc = by_file.setdefault(q["file"], {"file": root / q["file"], "fields": None, "questions": []})
+        path = root / q["file"] if variant == "pdf" else root / variant / (Path(q["file"]).stem + ".jpg")
+        if not path.is_file():
+            raise SystemExit(f"{path}: missing (make the variants with --make-variants {root})")
+        doc = by_file.setdefault(q["file"], {"file": path, "fields": None, "questions": []})
         doc["lang"] = q.get("lang", "")
         doc["questions"].append({"question": q["question"], "answers": q["answers"], "kind": "extractive"})
     return list(by_file.values())
 
 
-def run_keyword(docs: list[dict]) -> tuple[list[list[str]], list[dict | None]]:
+def run_keyword(docs: list[dict], ocr: str) -> tuple[list[list[str]], list[dict | None]]:
     answers, fields = [], []
     for doc in docs:
-        lines = page_lines(doc["file"])
+        lines = page_lines(doc["file"], ocr)
         answers.append([keyword_answer(q["question"], lines) for q in doc["questions"]])
         names = doc["fields"] or {}
         fields.append(
@@ -122,7 +144,7 @@ def run_keyword(docs: list[dict]) -> tuple[list[list[str]], list[dict | None]]:
 
 
 def run_model(
-    docs: list[dict], model_dir: str, max_tokens: int, fields_tokens: int
+    docs: list[dict], model_dir: str, max_tokens: int, fields_tokens: int, ocr: str
 ) -> tuple[list[list[str]], list[dict | None]]:
     """Each document's questions asked together (`jocr.ask` with a list), then its fields extracted."""
     import jocr
@@ -133,11 +155,13 @@ def run_model(
     for i, doc in enumerate(docs, 1):
         questions = [q["question"] for q in doc["questions"]]
         answers.append(
-            [a.answer for a in jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens)]
+            [a.answer for a in jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens, ocr=ocr)]
         )
         names = list(doc["fields"] or {})
         values = (
-            jocr.extract(doc["file"], names, model=model, max_tokens=fields_tokens).values if names else None
+            jocr.extract(doc["file"], names, model=model, max_tokens=fields_tokens, ocr=ocr).values
+            if names
+            else None
         )
         fields.append(values)
         print(f"{i}/{len(docs)} {doc['file'].name}", file=sys.stderr, flush=True)
@@ -187,24 +211,31 @@ def main() -> int:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--baseline", choices=("keyword",))
     which.add_argument("--model", help="a model directory, asked through jocr.ask / jocr.extract")
+    which.add_argument("--make-variants", metavar="SET", help="write a real set's scan/ and photo/ copies")
+    parser.add_argument(
+        "--ocr",
+        choices=("auto", "rapidocr", "tesseract", "none"),
+        default="auto",
+        help="line source of images",
+    )
     parser.add_argument("--max-tokens", type=int, default=32, help="answer tokens per question (model)")
     parser.add_argument("--fields-tokens", type=int, default=128, help="tokens per extraction answer (model)")
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
     args = parser.parse_args()
+    if args.make_variants:
+        make_variants(Path(args.make_variants))
+        return 0
     docs = load_set(Path(args.set), args.variant)
     t0 = time.perf_counter()
     if args.baseline:
-        if args.variant != "pdf":
-            raise SystemExit(
-                "the keyword baseline reads text-layer lines: variant pdf only (no OCR line source)"
-            )
-        answers, fields = run_keyword(docs)
+        answers, fields = run_keyword(docs, args.ocr)
     else:
-        answers, fields = run_model(docs, args.model, args.max_tokens, args.fields_tokens)
+        answers, fields = run_model(docs, args.model, args.max_tokens, args.fields_tokens, args.ocr)
     result = {
         "set": args.set,
         "variant": args.variant,
         "answerer": args.model or f"baseline:{args.baseline}",
+        "ocr": args.ocr if args.variant != "pdf" else None,
         "seconds": round(time.perf_counter() - t0, 1),
         "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
         **scores(docs, answers, fields),

@@ -66,7 +66,13 @@ def test_batch_equals_parse_and_isolates_bad_documents(tmp_path, model_dir, ray_
         ours = json.loads((tmp_path / "batch" / f"{name}.json").read_text())
         theirs = json.loads((tmp_path / "parse" / f"{name}.json").read_text())
         for page in ours["pages"] + theirs["pages"]:
-            assert set(page.pop("timings")) <= {"render_s", "preprocess_s", "generate_s"}
+            assert set(page.pop("timings")) <= {
+                "render_s",
+                "preprocess_s",
+                "generate_s",
+                "figures_s",
+                "tables_s",
+            }
         assert ours == theirs
 
     rows = _manifest(tmp_path / "batch")

@@ -105,3 +105,13 @@ def test_with_the_text_layer_a_small_numbered_line_below_the_body_is_a_footnote(
     anchor = "\n".join(anchor_lines(layer))
     tree = page_tree(["@1 @2 @3 @4\n\n@5"], [anchor], ["stop"], lines=layer.lines)
     assert [b.type for b in tree.blocks] == ["paragraph", "footnote"]
+
+
+def test_references_that_name_no_run_leave_no_block():
+    """Blocks written only of malformed references ("@", "@@14@@55") have no text of the page and no box:
+    they are dropped, so every block of an anchored tree can be drawn; text the model wrote stays."""
+    anchor = "\n".join(["page 600x800", "@1 100,100 First paragraph", "@2 100,500 Second paragraph"])
+    tree = anchored_tree(["@1\n\n@\n\n@@14@@55@66@77\n\n   @\n\n@9\n\n$$x^2$$\n\n@2"], [anchor])
+    assert [b.text for b in tree.blocks] == ["First paragraph", "x^2", "Second paragraph"]
+    assert [b.bbox is not None for b in tree.blocks] == [True, False, True]
+    assert "@" not in page_text(["@1\n\n@\n\n@@14@@55@66@77\n\n@2"], [anchor])

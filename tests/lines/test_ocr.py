@@ -156,3 +156,19 @@ def test_quarter_turn_geometry(turn):
     forward = ocr._quarter_turn(turn, 40, 30)
     x, y, _ = forward @ np.array([5.5, 7.5, 1.0])  # the pixel's centre
     assert turned.getpixel((int(x), int(y))) == 0
+
+
+def test_an_unsure_half_turn_is_not_taken(monkeypatch):
+    """The profiles cannot tell upright from upside down, so OSD's 180 needs its own confidence."""
+    from jocr.lines.ocr_tesseract import Orientation
+
+    image, _ = text_crop()
+    taken = {}
+
+    def fake_osd(confidence):
+        monkeypatch.setattr(ocr, "orientation", lambda grey, timeout: Orientation(180, confidence, "Latin"))
+        lines = read_image(image, OCRLinesConfig(engine="tesseract", deskew=False))
+        return lines.stats.get("turn", 0)
+
+    taken["unsure"], taken["sure"] = fake_osd(0.9), fake_osd(5.0)
+    assert taken == {"unsure": 0, "sure": 180}

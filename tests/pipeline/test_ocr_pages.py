@@ -57,8 +57,10 @@ def test_an_image_of_a_text_page_comes_back_with_its_words():
     assert page.error is None and page.finish_reason == "stop"
     assert prompts == []  # read from its lines alone: the model was not asked
     assert page.anchor.anchored and page.anchor.alone and page.anchor.source == "tesseract"
-    # The title stands apart (a paragraph of its own); the two body lines join into one paragraph.
-    assert page.markdown.strip() == f"{LINES[0]}\n\n{LINES[1]}\n{LINES[2]}"
+    # The title stands apart (a paragraph of its own); the two body lines join into one paragraph: the
+    # tree is the rules' over the OCR lines' boxes, in the image's pixels.
+    assert page.markdown.strip() == f"{LINES[0]}\n\n{LINES[1]} {LINES[2]}"
+    assert page.tree.source == "lines" and page.tree.unit == "px" and len(page.tree.blocks) == 2
     info = page.to_dict()["anchor"]
     assert info["source"] == "tesseract" and info["alone"] is True and "anchor_s" in page.timings
 
@@ -97,6 +99,7 @@ def test_a_pdf_page_without_a_text_layer_is_ocred_in_points():
     # right of and below the origin (measured 67, 54).
     assert 65 <= x <= 69 and 50 <= y <= 57
     assert LINES[1] in page.markdown
+    assert page.tree.unit == "pt" and page.tree.width == 612
 
 
 def test_bad_ocr_mode_is_a_one_line_error():

@@ -4,6 +4,7 @@ that only the tests' fetch limits allow."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -73,3 +74,26 @@ def live(tiny_model, tokenizer, files):
 def api(live):
     with httpx.Client(base_url=live.url, timeout=60) as client:
         yield client
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright (the demo page's tests; skipped without either)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if shutil.which(CHROMIUM) is None:
+        pytest.skip("Debian chromium is not installed")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
+        yield browser
+        browser.close()

@@ -5,33 +5,10 @@ Needs Debian's `chromium` and the `playwright` package; skipped cleanly without 
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from serve_helpers import page_image, pipeline_markdown
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if shutil.which(CHROMIUM) is None:
-        pytest.skip("Debian chromium is not installed")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

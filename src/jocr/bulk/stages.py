@@ -374,7 +374,7 @@ class PageReader:
             texts = [self.builder.text(ids) for ids in chosen.token_ids]
             finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
             size = (result.width, result.height)
-            lines, formulas = job.anchor.lines, [formula_region(f) for f in job.anchor.formulas]
+            lines, formulas = job.anchor.layer_lines, [formula_region(f) for f in job.anchor.formulas]
             result.markdown, result.boxes = self.builder.markdown(
                 page_text(texts, job.anchor.texts, chosen.reasons, lines, formulas), size, finish
             )

@@ -32,6 +32,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
@@ -258,6 +259,7 @@ def match_page(gt: list[Block], pred: list[Block]) -> PageResult:
     return result
 
 
+@lru_cache(maxsize=1 << 16)  # the truncated-run search asks for the same pairs again and again
 def _fuzzy_substring_distance(haystack: str, needle: str, max_windows: int = 4000) -> float:
     """Smallest normalised Levenshtein distance between `needle` and an equally long window of `haystack`
     (upstream `sub_gt_fuzzy_matching`); 1 when the needle is longer. Very long haystacks use rapidfuzz's best
@@ -435,6 +437,10 @@ class OmniDocScores:
     reading_order_edit: float
     overall: float
     pages: int
+    # Layout boxes matched to the ground truth's (`jocr.checks.omnidoc_layout`), per class; None when no
+    # page had a tree (`<stem>.json` beside its Markdown).
+    layout: dict[str, dict] | None = None
+    layout_pages: int = 0
 
     def as_dict(self) -> dict[str, float]:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -487,13 +493,29 @@ def evaluate_pages(pages: list[tuple[dict, str]], teds_config: TedsConfig | None
 
 
 def evaluate_dir(gt_json: str | Path, predictions: str | Path) -> OmniDocScores:
-    """Scores for an OmniDocBench JSON and a folder of `<image stem>.md` predictions (missing = empty)."""
+    """Scores for an OmniDocBench JSON and a folder of `<image stem>.md` predictions (missing = empty).
+    Where a page's document tree is there too (`<image stem>.json`: the tree, a page result or a document
+    of `jocr parse --format json`), its blocks are matched to the ground truth's layout boxes
+    (`jocr.checks.omnidoc_layout`) and `layout` holds precision and recall per class over those pages."""
+    from jocr.checks.omnidoc_layout import LayoutCounts, gt_layout, page_tree_json, tree_layout
+
     with open(gt_json, encoding="utf-8") as f:
         gt_pages = json.load(f)
     pred_dir = Path(predictions)
     pairs = []
+    counts = LayoutCounts()
     for page in gt_pages:
         stem = Path(page["page_info"]["image_path"]).stem
         md_path = pred_dir / f"{stem}.md"
         pairs.append((page, md_path.read_text(encoding="utf-8") if md_path.exists() else ""))
-    return evaluate_pages(pairs)
+        tree_path = pred_dir / f"{stem}.json"
+        if tree_path.is_file():
+            tree = page_tree_json(json.loads(tree_path.read_text(encoding="utf-8")))
+            if tree is None:
+                raise ValueError(f"{tree_path} holds no page tree")
+            info = page["page_info"]
+            counts.add_page(tree_layout(tree, info["width"], info["height"]), gt_layout(page))
+    scores = evaluate_pages(pairs)
+    if counts.pages:
+        scores.layout, scores.layout_pages = counts.as_dict(), counts.pages
+    return scores

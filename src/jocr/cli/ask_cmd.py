@@ -8,9 +8,9 @@ from jocr.cli import CliError
 
 
 def add_model_arguments(parser, max_tokens: int) -> None:
-    """--pages, --model, --device, --max-tokens, --spec, --anchor, --dpi, --password, --format: shared by
-    `jocr ask` and `jocr extract`."""
-    from jocr.cli.parse_cmd import add_anchor_argument
+    """--pages, --model, --device, --max-tokens, --spec, --anchor, --ocr, --dpi, --password, --format: shared
+    by `jocr ask` and `jocr extract`."""
+    from jocr.cli.parse_cmd import add_anchor_argument, add_ocr_argument
 
     parser.add_argument("--pages", help="1-based pages to ask, e.g. 2 or 1-3 (default: every page)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="json adds page and box")
@@ -26,12 +26,15 @@ def add_model_arguments(parser, max_tokens: int) -> None:
     parser.add_argument("--dpi", type=float, default=144.0, help="PDF render resolution (default: 144)")
     parser.add_argument("--password", help="password for encrypted PDFs")
     add_anchor_argument(parser)
+    add_ocr_argument(parser)
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("file", metavar="FILE", help="a PDF or image file, or a URL")
     parser.add_argument("question", help="the question, in the document's language or any other")
-    add_model_arguments(parser, max_tokens=128)
+    from jocr.pipeline.ask import ANSWER_TOKENS
+
+    add_model_arguments(parser, max_tokens=ANSWER_TOKENS)
 
 
 def settings(args):
@@ -44,7 +47,12 @@ def settings(args):
         raise CliError("--dpi must be > 0")
     try:
         config = AskConfig(
-            max_tokens=args.max_tokens, spec=spec, anchor=args.anchor, dpi=args.dpi, password=args.password
+            max_tokens=args.max_tokens,
+            spec=spec,
+            anchor=args.anchor,
+            dpi=args.dpi,
+            password=args.password,
+            ocr=args.ocr,
         )
         model = load_model(args.model, device=args.device)
     except (AskError, ModelNotFoundError, ValueError) as exc:

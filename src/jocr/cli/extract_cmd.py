@@ -20,7 +20,9 @@ def add_arguments(parser) -> None:
     which.add_argument(
         "--schema", help="a JSON Schema file: an object whose properties are string/number/integer/boolean"
     )
-    add_model_arguments(parser, max_tokens=512)
+    from jocr.pipeline.ask import FIELDS_TOKENS
+
+    add_model_arguments(parser, max_tokens=FIELDS_TOKENS)
 
 
 def read_schema(args):

@@ -51,12 +51,94 @@ def add_arguments(parser) -> None:
     )
     add_anchor_argument(parser)
     add_ocr_argument(parser)
+    add_element_arguments(parser)
     parser.add_argument(
         "--draw",
         action="store_true",
         help="also write <stem>_p<N>_layout.png: each page with its blocks drawn, numbered in reading order",
     )
+    parser.add_argument(
+        "--figures",
+        choices=("none", "files", "inline"),
+        default="files",
+        help="figures cut out of pages: files (<stem>_p<N>_fig<K>.png beside the Markdown; default), inline "
+        "(data: URIs in the Markdown), none (no image; captions stay)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+
+def add_element_arguments(parser) -> None:
+    """--task / --region (jocr.layout.elements, docs/elements.md)."""
+    parser.add_argument(
+        "--task",
+        choices=("page", "table", "formula", "caption"),
+        default="page",
+        help="page (default): the whole page as Markdown; table/formula/caption: that element alone",
+    )
+    parser.add_argument(
+        "--region",
+        metavar="X0,Y0,X1,Y1",
+        help="with --task: the element's box in the page's unit (PDF points, image pixels; default: the "
+        "whole page)",
+    )
+
+
+def run_elements(args) -> int:
+    """`jocr parse --task table|formula|caption [--region ...]`: each input's element per selected page to
+    <stem>.md (and <stem>.json with --format json); a page where none is found gets its note on stderr."""
+    from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
+    from jocr.layout.elements import RegionError, check_task, parse_region
+    from jocr.pipeline import ModelNotFoundError, load_model
+    from jocr.pipeline.elements import needs_model, parse_element
+
+    try:
+        task = check_task(args.task)
+        region = parse_region(args.region)
+        if task == "page":
+            raise RegionError("--region needs --task table, formula or caption")
+        items = expand_inputs(args.inputs)
+    except (RegionError, DocumentError) as exc:
+        raise CliError(printable(str(exc))) from None
+    out_dir = Path(args.output_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
+    model = None
+    if needs_model(task):
+        try:
+            model = load_model(args.model, device=args.device, dtype=args.dtype, quantize=args.quantize,
+                               max_tiles=args.max_tiles)  # fmt: skip
+        except (ModelNotFoundError, ValueError, MemoryError) as exc:
+            raise CliError(str(exc)) from None
+    options = LoadOptions(dpi=args.dpi, longest_side=args.longest_side, password=args.password)
+    failed = 0
+    for item, stem in zip(items, output_stems(items)):
+        try:
+            doc = parse_element(
+                item, task, region, args.pages, model, options, args.ocr, max_tokens=args.max_tokens
+            )
+        except (RegionError, DocumentError) as exc:
+            raise CliError(printable(f"{item}: {exc}")) from None
+        if doc.error:
+            failed += 1
+            print(printable(f"jocr parse: {doc.error}"), file=sys.stderr)
+            continue
+        for page, note in zip(doc.pages, doc.metadata.get("notes", [])):
+            if note:
+                print(printable(f"jocr parse: {item} p{page.page}: {note}"), file=sys.stderr)
+        try:
+            write_atomic(out_dir / f"{stem}.md", doc.markdown + "\n")
+            if args.format == "json":
+                write_atomic(
+                    out_dir / f"{stem}.json", json.dumps(doc.to_dict(), ensure_ascii=False, indent=1)
+                )
+        except OSError as exc:
+            failed += 1
+            print(
+                printable(f"jocr parse: cannot write {exc.filename}: {exc.strerror or exc}"), file=sys.stderr
+            )
+    return 1 if failed else 0
 
 
 def add_anchor_argument(parser) -> None:
@@ -140,8 +222,11 @@ def checked_pages_and_spec(args):
 
 def run(args) -> int:
     from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
+    from jocr.layout.figures import save_page_figures
     from jocr.pipeline import ModelNotFoundError, iter_documents, load_model
 
+    if getattr(args, "task", "page") != "page" or getattr(args, "region", None) is not None:
+        return run_elements(args)
     spec = checked_pages_and_spec(args)
     if args.max_tokens < 1:
         raise CliError("--max-tokens must be >= 1")
@@ -235,6 +320,7 @@ def run(args) -> int:
     def write_outputs(doc, stem: str) -> str | None:
         """Write one document's files; a failure is that document's alone (one line), never the run's."""
         try:
+            save_page_figures(doc.pages, out_dir, stem, args.figures)  # names them after `stem` first
             write_atomic(out_dir / f"{stem}.md", doc.markdown + "\n")
             if args.format == "json":
                 write_atomic(
@@ -251,7 +337,7 @@ def run(args) -> int:
     def draw_pages(doc, stem: str) -> None:
         """`<stem>_p<N>_layout.png` for each page with a tree (the page rendered again, as it was read)."""
         from jocr.documents.pages import DocumentError, open_source
-        from jocr.layout.draw import draw_tree
+        from jocr.layout.draw import draw_tree, save_drawn
 
         pages = [p for p in doc.pages if p.tree is not None and p.error is None]
         if not pages:
@@ -269,7 +355,7 @@ def run(args) -> int:
                 target = out_dir / f"{stem}_p{page.page}_layout.png"
                 tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
                 try:
-                    draw_tree(image, page.tree).save(tmp, format="PNG")
+                    save_drawn(draw_tree(image, page.tree), tmp)
                     os.replace(tmp, target)
                 finally:
                     if tmp.exists():
@@ -292,6 +378,7 @@ def run(args) -> int:
         skip_blank=not args.keep_blank_pages,
         anchor=args.anchor,
         ocr=args.ocr,
+        figures=args.figures,
     )
     written: set[int] = set()
     try:

@@ -56,18 +56,25 @@ def _run_omnidoc(args: argparse.Namespace) -> int:
         raise CliError("--predictions must be a folder of <image-stem>.md files")
     try:
         scores = evaluate_dir(gt, args.predictions)
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CliError(
-            f"{gt} is not an OmniDocBench ground-truth JSON ({type(exc).__name__}: {exc})"
+            f"{gt} or a page tree in {args.predictions} is not as expected ({type(exc).__name__}: {exc})"
         ) from None
     keys = ("text_edit", "formula_edit", "table_teds", "table_teds_s", "reading_order_edit", "overall")
     out = {k: round(getattr(scores, k), 4) for k in keys}
+    if scores.layout is not None:
+        out["layout"], out["layout_pages"] = scores.layout, scores.layout_pages
     if args.json:
         print(json.dumps(out))
     else:
         print(f"OmniDocBench-style end-to-end scores over {scores.pages} pages")
         for k in keys:
             print(f"  {k:20s} {out[k]:.4f}")
+        if scores.layout is not None:
+            from jocr.checks.omnidoc_layout import MIN_IOU, layout_table
+
+            print(f"\nlayout boxes matched at IoU >= {MIN_IOU} over {scores.layout_pages} pages with a tree")
+            print("\n".join(layout_table(scores.layout)))
     return 0
 
 

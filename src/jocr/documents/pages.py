@@ -115,9 +115,10 @@ class PageSource:
         verdict), or None for inputs that have no text layer (images)."""
         return None
 
-    def with_pdf_page(self, index: int, fn: Callable[[Any], T]) -> T | None:
-        """`fn(page)` on page `index` as a `pypdfium2.PdfPage` (PDFium's lock held, the page closed after),
-        or None for inputs that are not PDFs."""
+    def read_pdf_page(self, index: int, reader: Callable[[Any], T]) -> T | None:
+        """`reader(page)` over page `index` as a `pypdfium2.PdfPage` (PDFium's lock held, the page closed
+        after), or None for inputs that are not PDFs and pages that cannot be opened (what the layout reads
+        from a page's objects: figures, `jocr.layout.figure_regions`; formulas, `jocr.layout.formulas`)."""
         return None
 
     def close(self) -> None:
@@ -228,11 +229,14 @@ class PdfSource(PageSource):
             finally:
                 page.close()
 
-    def with_pdf_page(self, index: int, fn: Callable[[Any], T]) -> T | None:
+    def read_pdf_page(self, index: int, reader: Callable[[Any], T]) -> T | None:
         with _PDFIUM_LOCK:
-            page = self._doc[index]
             try:
-                return fn(page)
+                page = self._doc[index]
+            except Exception:  # the renderer reports the page's own error
+                return None
+            try:
+                return reader(page)
             finally:
                 page.close()
 

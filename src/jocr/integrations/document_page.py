@@ -17,7 +17,7 @@ only when a PDF is opened, so an exported model reads images without it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,9 @@ from PIL import Image
 
 from jocr.config import AnchorConfig
 from jocr.documents.pages import LoadOptions, open_source, sniff_type
-from jocr.layout.request import PageRequestBuilder, page_finish_reason, page_text
+from jocr.layout.formulas import keep_layer
+from jocr.layout.request import PageRequestBuilder, page_finish_reason, page_text, page_tree
+from jocr.layout.tables_pages import page_with_tables
 from jocr.lines.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note
 from jocr.lines.source import LayerKept
 
@@ -38,6 +40,8 @@ class DocumentPage:
     anchor: PageAnchor
     source: str  # the input's name, for messages
     lines: list | None = None  # an anchored page's text-layer lines (fonts the page's tree reads, as parse)
+    formulas: list = field(default_factory=list)  # its display formulas (jocr.layout.formulas), as parse
+    pdf: tuple | None = None  # (file, options, index) of a page read through its text layer: its tables
 
     @property
     def anchors(self) -> list[str | None]:
@@ -75,7 +79,8 @@ def read_page(
     if isinstance(page, bool) or not isinstance(page, int) or page < 1:
         raise ValueError(f"page must be a positive integer (1-based), not {page!r}")
     try:
-        with open_source(file, LoadOptions(password=password)) as source:
+        options = LoadOptions(password=password)
+        with open_source(file, options) as source:
             if page > source.num_pages:
                 raise ValueError(
                     f"{source.name}: page {page} is out of range: the document has {source.num_pages} page(s)"
@@ -83,11 +88,12 @@ def read_page(
             image = source.render(page - 1)
             kept = LayerKept(source)
             decision = page_anchor_or_note(kept, page - 1, mode, config.version, tokenizer, config.max_tokens)
+            keep_layer(decision, kept, source, page - 1)
             name = source.name
-            layer = kept.layer if decision.anchored else None
     except DocumentError as exc:
         raise ValueError(str(exc)) from None
-    return DocumentPage(image, decision, name, layer.lines if layer is not None else None)
+    pdf = (file, options, page - 1) if decision.layer_lines is not None else None
+    return DocumentPage(image, decision, name, decision.layer_lines, decision.formulas, pdf)
 
 
 def page_markdown(
@@ -102,6 +108,10 @@ def page_markdown(
         counts = f"{len(texts)} answers and {len(reasons)} finish reasons"
         raise ValueError(f"{counts} for a page of {len(page.anchors)} request(s)")
     finish = page_finish_reason(list(reasons))
-    text = page_text(texts, page.anchor.texts, reasons, page.lines)
+    text = page_text(texts, page.anchor.texts, reasons, page.lines, page.formulas)
     markdown, boxes = builder.markdown(text, page.image.size, finish)
+    if page.pdf is not None:  # the table pass of jocr parse (jocr.layout.tables_pages)
+        size = page.image.size
+        tree = page_tree(texts, page.anchor.texts, reasons, page.lines, size, formulas=page.formulas)
+        markdown = page_with_tables(tree, markdown, *page.pdf)
     return markdown, boxes, finish

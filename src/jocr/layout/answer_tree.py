@@ -62,6 +62,8 @@ _CAPTION = CAPTION_START
 _TAGS = re.compile(r"<[^>]+>")
 _NUMBER_ONLY = re.compile(r"(?:[0-9]{1,2}|[A-Z])(?:\.[0-9]{1,2}){0,4}\.?")
 _SYNTAX = re.compile(r"[\s#>*_|`$-]+")
+# What is left of a block written only of malformed run references ("@", "@@14@@55"): no text of the page.
+_REFERENCE_DEBRIS = re.compile(r"[\s@0-9]*@[\s@0-9]*")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
 PARAGRAPH_STEP = 1.35  # line pitches: at most this step from a paragraph's last line to the next one's first
@@ -230,6 +232,8 @@ def anchored_tree(
             )
             if not _SYNTAX.sub("", _plain(resolved)):
                 continue  # nothing but syntax left: all its runs are furniture (the "# " of a running head)
+            if not own and _REFERENCE_DEBRIS.fullmatch(resolved):
+                continue  # references that name no run: no text, and no box to draw
             named.update(start + n - 1 for n in own)
             blocks.append(
                 _typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from jocr.layout.tree import PageTree
+from jocr.layout.tree import FROM_MARKDOWN, PageTree
 
 COLOURS = {
     "title": (214, 39, 40),
@@ -24,6 +24,17 @@ COLOURS = {
 }
 
 
+UNKNOWN_COLOUR = (0, 0, 0)
+
+
+def palette_hex() -> dict[str, str]:
+    """The block colours as CSS hex strings, the one palette `--draw` and the server's demo page
+    (`/static/palette.json`) both use; `""` names the colour of a type not in it."""
+    out = {name: "#{:02x}{:02x}{:02x}".format(*rgb) for name, rgb in COLOURS.items()}
+    out[""] = "#{:02x}{:02x}{:02x}".format(*UNKNOWN_COLOUR)
+    return out
+
+
 def clamp_box(box, width: float, height: float) -> tuple[float, float, float, float] | None:
     """`box` (x0, y0, x1, y1) clamped to a `width` x `height` page, corners in order; None when nothing of
     it is left on the page."""
@@ -31,6 +42,35 @@ def clamp_box(box, width: float, height: float) -> tuple[float, float, float, fl
     x0, x1 = sorted((min(max(x0, 0.0), width), min(max(x1, 0.0), width)))
     y0, y1 = sorted((min(max(y0, 0.0), height), min(max(y1, 0.0), height)))
     return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
+
+
+BOX_SLACK = 0.5  # in the tree's unit: rounding of coordinates (to_dict keeps two decimals) and float noise
+
+
+def box_problems(tree: PageTree, slack: float = BOX_SLACK) -> list[str]:
+    """What keeps `tree`'s boxes from being drawn faithfully, one line each (empty: none): a block without
+    a box on a page whose blocks have positions (every source but `FROM_MARKDOWN`, an unanchored answer
+    without grounding boxes), a box not inside the page, a box that does not cover one of its block's
+    lines (an anchored block's runs, a line-rules block's lines). The demo's overlay and `--draw` show
+    these boxes; `benchmarks/boxes.py` counts them over real pages."""
+    problems = []
+    for number, block in enumerate(tree.blocks, 1):
+        where = f"block {number} ({block.type})"
+        if block.bbox is None:
+            if tree.source != FROM_MARKDOWN:
+                problems.append(f"{where}: no box")
+            continue
+        x0, y0, x1, y1 = block.bbox
+        if not (-slack <= x0 <= x1 <= tree.width + slack and -slack <= y0 <= y1 <= tree.height + slack):
+            problems.append(f"{where}: box {list(block.bbox)} not inside the {tree.width}x{tree.height} page")
+        for line in block.lines:
+            if line.bbox is None:
+                continue
+            lx0, ly0, lx1, ly1 = line.bbox
+            if lx0 < x0 - slack or ly0 < y0 - slack or lx1 > x1 + slack or ly1 > y1 + slack:
+                label = f"run {line.run}" if line.run is not None else f"line {line.text[:30]!r}"
+                problems.append(f"{where}: box {list(block.bbox)} does not cover {label} {list(line.bbox)}")
+    return problems
 
 
 def draw_tree(image: Image.Image, tree: PageTree) -> Image.Image:
@@ -49,10 +89,17 @@ def draw_tree(image: Image.Image, tree: PageTree) -> Image.Image:
                         out.width - 1, out.height - 1)  # fmt: skip
         if box is None:
             continue
-        colour = COLOURS.get(block.type, (0, 0, 0))
+        colour = COLOURS.get(block.type, UNKNOWN_COLOUR)
         pen.rectangle(box, outline=colour + (255,), fill=colour + (40,), width=2)
         label = str(number)
         left, top = box[0], max(0.0, box[1] - 11)
         pen.rectangle((left, top, left + 7 * len(label) + 4, top + 11), fill=colour + (230,))
         pen.text((left + 2, top), label, fill=(255, 255, 255, 255))
-    return Image.alpha_composite(out.convert("RGBA"), layer).convert("RGB")
+    out.paste(layer, (0, 0), layer)  # blended by the layer's alpha: compositing without converting the page
+    return out
+
+
+def save_drawn(image: Image.Image, target) -> None:
+    """Write a drawn page (`draw_tree`) as `jocr parse --draw` writes it: a PNG at zlib level 1, about twice
+    as fast to write as the default level for a file some 7% larger."""
+    image.save(target, format="PNG", compress_level=1)

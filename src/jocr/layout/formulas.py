@@ -403,7 +403,7 @@ def source_formulas(source, index: int, layer, limits: GlyphLimits | None = None
     if layer is None or not layer.usable:
         return []
     try:
-        found = source.with_pdf_page(index, lambda page: page_formulas(page, layer, limits))
+        found = source.read_pdf_page(index, lambda page: page_formulas(page, layer, limits))
     except Exception as exc:  # a formula finder's fault must not cost the page its text
         log.warning(
             "page %d: formulas not read (%s)",
@@ -427,5 +427,5 @@ def keep_layer(decision, kept, source, index: int) -> None:
     was built from (`kept`, a `jocr.lines.source.LayerKept` of `source`) and the display formulas found
     on the page: what its document tree needs wherever the page is read (`jocr parse`, `jocr batch`)."""
     if decision.anchored and kept.layer is not None and decision.source == kept.layer.source:
-        decision.lines = kept.layer.lines
+        decision.layer_lines = kept.layer.lines
         decision.formulas = source_formulas(source, index, kept.layer)

@@ -85,6 +85,26 @@ def lines_tree(
     ).numbered()
 
 
+def tree_of_lines(data: dict, unit: str, page: int = 1) -> PageTree:
+    """The tree of a page from its lines as plain data (`PageLines.to_dict()`: width, height, source and
+    lines, each with text, box and, where known, size, weight and confidence)."""
+    from jocr.lines.types import Line as SourceLine
+
+    source = str(data.get("source") or "textlayer")
+    lines = [
+        SourceLine(
+            text=str(d["text"]),
+            box=tuple(float(v) for v in d["box"]),
+            size=float(d.get("size") or 0.0),
+            weight=int(d.get("weight") or 0),
+            confidence=d.get("confidence"),
+            source=str(d.get("source") or source),
+        )
+        for d in data.get("lines", [])
+    ]
+    return lines_tree(lines, float(data["width"]), float(data["height"]), unit, page, source)
+
+
 def document_trees(pages: Sequence[tuple[Sequence, float, float]], first_page: int = 1) -> list[PageTree]:
     """The trees of a document's pages read from their lines alone, (lines, width, height) each: running
     headers and footers that repeat across pages are furniture wherever they sit (`repeated_furniture`)."""
@@ -139,6 +159,7 @@ def line_blocks(
     """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known."""
     if not items:
         return []
+    items = snapped_ocr_sizes(items)
     size = body_size(items)
     marks = [ln for ln in items if _decoration(ln, size)]
     items = [ln for ln in items if not _decoration(ln, size)]
@@ -160,6 +181,26 @@ def line_blocks(
             Block(type=FIGURE, text=line.text, markdown="", bbox=line.box, lines=[line.tree_line()])
         )
     return blocks
+
+
+# An OCR line's size is its box's height, which varies with the glyphs it holds (ascenders, descenders,
+# accents): lines within these factors of the page's median height are taken as set in one size.
+OCR_SIZE_SPREAD = (0.75, 1.3)
+
+
+def snapped_ocr_sizes(items: list[Line]) -> list[Line]:
+    """OCR lines (any source but the text layer, which knows its font sizes) whose height is within
+    `OCR_SIZE_SPREAD` of the median OCR line height get that median as their size, so that a line with
+    descenders is neither a heading nor a change of font; the others keep their own."""
+    heights = [ln.size for ln in items if ln.source != "textlayer" and ln.size > 0]
+    if not heights:
+        return items
+    median = statistics.median(heights)
+    low, high = OCR_SIZE_SPREAD
+    for ln in items:
+        if ln.source != "textlayer" and low * median <= ln.size <= high * median:
+            ln.size = median
+    return items
 
 
 def _decoration(line: Line, body: float) -> bool:
@@ -195,6 +236,20 @@ def _reading_columns(lines: list[Line], size: float, depth: int = 0) -> list[lis
         left = [ln for ln in lines if ln.x1 <= cut]
         right = [ln for ln in lines if ln.x1 > cut]
         return _reading_columns(left, size, depth + 1) + _reading_columns(right, size, depth + 1)
+    spanning = _spanning_lines(lines, size)
+    if spanning:  # bands between the lines that cross a gutter, each read on its own, those lines between
+        cuts = sorted({(ln.y0 + ln.y1) / 2 for ln in spanning})
+        bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
+        for line in lines:
+            if line not in spanning:
+                bands[bisect.bisect_left(cuts, (line.y0 + line.y1) / 2)].append(line)
+        groups: list[list[Line]] = []
+        spans = sorted(spanning, key=lambda ln: (ln.y0, ln.x0))
+        for k, band in enumerate(bands):
+            groups += _reading_columns(band, size, depth + 1) if band else []
+            if k < len(spans):
+                groups.append([spans[k]])
+        return _merged(groups)
     cuts = _horizontal_cuts(lines, size)
     if cuts:
         bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
@@ -226,8 +281,9 @@ def _stacked(upper: list[Line], lower: list[Line]) -> bool:
 
 def _vertical_cut(lines: list[Line], size: float) -> float | None:
     """The middle of the widest x-interval of at least 0.9 body sizes (a run splits at gaps over one em, and
-    LaTeX's two columns are one em apart) that no line crosses, with prose on both sides: three rows at
-    least and lines of 15 characters in the median."""
+    LaTeX's two columns are one em apart) that no line crosses, with three rows at least on both sides and
+    prose (lines of 15 characters in the median) on both, or on one when both sides are at least 0.3 of
+    the region wide."""
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
     spans = sorted((ln.x0, ln.x1) for ln in lines)
     best = None
@@ -243,10 +299,54 @@ def _vertical_cut(lines: list[Line], size: float) -> float | None:
         return None
     cut = (best[0] + best[1]) / 2
     sides = [[ln for ln in lines if ln.x1 <= cut], [ln for ln in lines if ln.x1 > cut]]
-    prose = all(
-        len(rows_of(side)) >= 3 and statistics.median(len(ln.text) for ln in side) >= 15 for side in sides
-    )
-    return cut if prose else None
+    if not all(len(rows_of(side)) >= 3 for side in sides):
+        return None
+    prose = [statistics.median(len(ln.text) for ln in side) >= 15 for side in sides]
+    # A column of short lines (a table, a list of numbers) beside one of prose is a column of the page when
+    # both are as wide as page columns are: a table's cells are narrow.
+    extent = 0.3 * (right - left)
+    wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
+    return cut if all(prose) or (any(prose) and wide) else None
+
+
+MAX_SPANNING = 0.05  # at most this share of a region's lines (and 1 at least) may cross a gutter
+
+
+def _spanning_lines(lines: list[Line], size: float) -> list[Line]:
+    """The few lines (at most `MAX_SPANNING` of the region's, one at least) that cross an x-interval of at
+    least 0.9 body sizes which no other line crosses, when without them the region has a gutter there with
+    prose on both sides (`_vertical_cut`): a title set between two columns with no gap wide enough to cut
+    at, or an OCR line that ran over a narrow gutter into the next column. [] when there are none."""
+    if len(lines) < 8:
+        return []
+    left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+    step = max(size / 4, 1e-3)
+    bins = int((right - left) / step) + 1
+    if bins > 20_000:
+        return []
+    cover = [0] * (bins + 1)
+    for ln in lines:
+        cover[int((ln.x0 - left) / step)] += 1
+        cover[int((ln.x1 - left) / step)] -= 1
+    allowed = max(1, int(MAX_SPANNING * len(lines)))
+    depth, start, best = 0, None, None
+    for k in range(bins):
+        depth += cover[k]
+        inside = 0.1 * bins < k < 0.9 * bins and 0 < depth <= allowed
+        if inside and start is None:
+            start = k
+        if not inside and start is not None:
+            if (k - start) * step >= 0.9 * size and (best is None or k - start > best[1] - best[0]):
+                best = (start, k)
+            start = None
+    if best is None:
+        return []
+    cut = left + (best[0] + best[1]) / 2 * step
+    crossing = [ln for ln in lines if ln.x0 < cut < ln.x1]
+    rest = [ln for ln in lines if not (ln.x0 < cut < ln.x1)]
+    if not crossing or len(crossing) > allowed or _vertical_cut(rest, size) is None:
+        return []
+    return crossing
 
 
 def _horizontal_cuts(lines: list[Line], size: float) -> list[float]:
@@ -478,18 +578,45 @@ def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
             out.append(block)
         return out
     starts = _column_starts([row.cells(em) for row in rows], em)
-    body = []
+    grid: list[list[str]] = []
+    members: list[list[list[Line]]] = [[] for _ in starts]
     for row in rows:
         slots = [""] * len(starts)
         for cell in row.cells(em):
             at = min(range(len(starts)), key=lambda k: abs(starts[k] - cell[0].x0))
             slots[at] = (slots[at] + " " + join_text([ln.text for ln in cell])).strip()
-        body.append("<tr>" + "".join(f"<td>{_escape(s)}</td>" for s in slots) + "</tr>")
+            members[at].append(cell)
+        grid.append(slots)
+    filled = [len(c) for slots in grid for c in slots if c]
+    if len(rows) >= PROSE_TABLE_ROWS and statistics.median(filled) >= PROSE_CELL_CHARS:
+        return _prose_columns(members)
+    body = ["<tr>" + "".join(f"<td>{_escape(s)}</td>" for s in slots) + "</tr>" for slots in grid]
     html = "<table>" + "".join(body) + "</table>"
     lines = [ln for row in rows for ln in row.lines]
     text = "\n".join(" | ".join(c) for c in cells)
     return [Block(type=TABLE, text=text, markdown=html, html=html, bbox=union(ln.box for ln in lines),
                   lines=[ln.tree_line() for ln in lines])]  # fmt: skip
+
+
+# Rows of cells whose cells hold prose (this many characters in the median, over this many rows at least)
+# are columns of text no gutter split (lines run over a narrow gutter), not a table: read column by column.
+PROSE_CELL_CHARS = 25
+PROSE_TABLE_ROWS = 4
+
+
+def _prose_columns(members: list[list[list[Line]]]) -> list[Block]:
+    """Each column's cells, top to bottom, as one paragraph, the columns left to right."""
+    out = []
+    for cells in members:
+        lines = [ln for cell in cells for ln in cell]
+        if not lines:
+            continue
+        text = join_text([join_text([ln.text for ln in cell]) for cell in cells])
+        block = Block(type=PARAGRAPH, text=text, bbox=union(ln.box for ln in lines),
+                      lines=[ln.tree_line() for ln in lines])  # fmt: skip
+        block.markdown = _markdown(block)
+        out.append(block)
+    return out
 
 
 def _contents(cells: list[list[str]]) -> bool:

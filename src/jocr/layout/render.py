@@ -21,6 +21,7 @@ from jocr.layout.tree import (
     PageTree,
 )
 
+_IMAGE = re.compile(r"!\[((?:[^\]\\]|\\.)*)\]\(([^)\s]+)\)")
 _ORDERED = re.compile(r"[0-9]{1,3}[.)]|[a-zA-Z][.)]|\(?[ivxIVX]{1,5}[.)]")
 
 
@@ -104,6 +105,11 @@ def _block_html(block: Block) -> str:
     if block.type == FOOTNOTE:
         return f'<aside class="footnote">{text}</aside>'
     if block.type == FIGURE:
+        image = _IMAGE.search(block.markdown or "")
+        if image is not None:  # a figure cut out of the page (jocr.layout.figures), or the model's image
+            alt = html_lib.escape(image.group(1).replace("\\", ""), quote=True)
+            src = html_lib.escape(image.group(2), quote=True)
+            return f'<figure><img src="{src}" alt="{alt}"></figure>'
         return f"<figure>{text}</figure>" if text else "<figure></figure>"
     return f"<p>{text}</p>"
 

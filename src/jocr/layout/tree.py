@@ -19,8 +19,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-TREE_VERSION = "1.0.0"
+TREE_VERSION = "1.1.0"
 SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
 
 TITLE, HEADING, PARAGRAPH, LIST_ITEM, TABLE, FORMULA = (
@@ -128,6 +129,9 @@ class Block:
     html: str | None = None
     latex: str | None = None
     marker: str | None = None  # list items: "-", "1.", "a)", ...
+    image: str | None = None  # figures: the image file written for it, relative to the Markdown
+    caption: int | None = None  # figures: the `order` of its caption block
+    figure: Any = field(default=None, repr=False, compare=False)  # figures: the cut image (not serialised)
 
     @property
     def furniture(self) -> bool:
@@ -142,7 +146,7 @@ class Block:
             "text": self.text,
             "markdown": self.markdown,
         }
-        for key in ("level", "marker", "html", "latex"):
+        for key in ("level", "marker", "html", "latex", "image", "caption"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -163,6 +167,8 @@ class Block:
             html=data.get("html"),
             latex=data.get("latex"),
             marker=data.get("marker"),
+            image=data.get("image"),
+            caption=data.get("caption"),
         )
 
 

@@ -309,9 +309,12 @@ class PageAnchor:
     # The page's text is its line source alone (`line_source_answers`): no model request. OCR'd pages
     # under "auto" (OCR_PAGES), where the anchored member reads worse than the lines alone.
     alone: bool = False
+    # A page read from its lines alone: those lines as plain data (`PageLines.to_dict()` without stats),
+    # which the rules over lines group into the page's tree (`jocr.layout.line_rules.tree_of_lines`).
+    lines: dict | None = None
     # An anchored page's text-layer lines in the anchor's order: the boxes and font sizes of its document
     # tree (set where the layer was read: `jocr.lines.source.LayerKept`).
-    lines: list[Line] | None = None
+    layer_lines: list[Line] | None = None
     # The display formulas the page layout found on the page (`jocr.layout.formulas.FormulaRegion`, or
     # their plain-data form after `from_state`), set by the page pipeline.
     formulas: list = field(default_factory=list)
@@ -343,7 +346,10 @@ class PageAnchor:
             note=state["note"],
             source=state.get("source"),
             alone=state.get("alone", False),
-            lines=None if state.get("lines") is None else [_line_from_state(d) for d in state["lines"]],
+            lines=state.get("lines"),
+            layer_lines=None
+            if state.get("layer_lines") is None
+            else [_line_from_state(d) for d in state["layer_lines"]],
             formulas=list(state.get("formulas") or []),
         )
 
@@ -431,6 +437,7 @@ def page_anchor(
         note="; ".join(notes),
         source=lines.source,
         alone=alone,
+        lines={k: v for k, v in lines.to_dict().items() if k != "stats"} if alone else None,
     )
 
 

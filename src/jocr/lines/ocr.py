@@ -49,9 +49,10 @@ from jocr.lines.types import (
 
 ENGINES = (RAPIDOCR, TESSERACT)
 # "auto" takes the first installed engine in this order (docs/parsing.md, "OCR line source", measured):
-# RapidOCR reads more characters right on single-column pages (Chinese above all), but orders its lines
-# row by row across columns, which Tesseract's page segmentation does not; Tesseract is also 4-5x cheaper.
-AUTO_ORDER = (TESSERACT, RAPIDOCR)
+# RapidOCR reads more characters right (Chinese above all: Tesseract's OSD misses Han on some pages, and it
+# reads no handwriting); its row-by-row line order is no longer the page's reading order, which the rules
+# over lines set (jocr.layout.line_rules). Tesseract is 4-5x cheaper and ~8x lighter to install.
+AUTO_ORDER = (RAPIDOCR, TESSERACT)
 OCR_MODES = ("auto", *ENGINES, "none")
 
 
@@ -310,10 +311,11 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         if binary() is not None:
             settled = True
             osd = orientation(grey, config.timeout_s)
-            # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not.
-            if osd is not None and (
-                osd.confidence >= config.min_osd_confidence or sideways == (osd.turn in (90, 270))
-            ):
+            # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not; the
+            # profiles cannot tell upright from upside down, so a half turn needs OSD to be sure (an
+            # unsure 180 turned a handwritten note over).
+            agrees = sideways == (osd.turn in (90, 270)) and osd.turn != 180 if osd is not None else False
+            if osd is not None and (osd.confidence >= config.min_osd_confidence or agrees):
                 turn = osd.turn
         if turn:
             forward = _quarter_turn(turn, *grey.size) @ forward

@@ -70,6 +70,9 @@ def parse(
     max_tiles: int | None = None,
     anchor: str = "auto",
     ocr: str = "auto",
+    task: str = "page",
+    region: str | Sequence[float] | None = None,
+    figures: str = "none",
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -85,9 +88,20 @@ def parse(
     ocr: "auto" (default), "rapidocr", "tesseract" or "none": OCR reads the lines of images and of PDF pages
     without a usable text layer; under anchor "auto" such a page is read from its lines alone
     (docs/parsing.md, "OCR line source").
+    task: "page" (the whole page as Markdown, default), or an element task, "table", "formula" or
+    "caption": each selected page's element in `region` ("x0,y0,x1,y1" or four numbers in the page's unit:
+    PDF points, image pixels; None for the whole page) alone (docs/elements.md). A region outside the page,
+    inverted or too small raises `jocr.layout.elements.RegionError` (a ValueError).
+    figures: "none" (default), "files" or "inline": each page's figures become figure blocks of its tree and
+    are cut out of the page (`page.figures`: PNG bytes, `.image`); the Markdown names them
+    `<stem>_p<N>_fig<K>.png` (`files`, saved with `jocr.layout.figures.write_figures`) or embeds them
+    (`inline`) (docs/layout.md, "Figures").
     """
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
+    if task != "page" or region is not None:
+        return _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi,
+                               longest_side, password, ocr, raise_errors, max_tokens)  # fmt: skip
     if not isinstance(model, LoadedModel):
         model = load_model(model, device=device, max_tiles=max_tiles)
     loaded = model
@@ -107,8 +121,32 @@ def parse(
             skip_blank=skip_blank,
             anchor=anchor,
             ocr=ocr,
+            figures=figures,
         )
     )
+    if raise_errors:
+        for doc in docs:
+            if doc.error:
+                raise DocumentError(doc.error)
+    return docs[0] if single else docs
+
+
+def _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi, longest_side, password,
+                    ocr, raise_errors, max_tokens):  # fmt: skip
+    """`parse` for an element task (jocr.pipeline.elements): the model is loaded only for a task it reads."""
+    from jocr.layout.elements import RegionError, check_task
+    from jocr.pipeline.elements import needs_model, parse_element
+
+    if check_task(task) == "page":
+        raise RegionError("a region needs an element task: table, formula or caption")
+    if needs_model(task) and not isinstance(model, LoadedModel):
+        model = load_model(model, device=device, max_tiles=max_tiles)
+    options = LoadOptions(password=password, longest_side=longest_side)
+    if dpi is not None:
+        options.dpi = float(dpi)
+    docs = [
+        parse_element(item, task, region, pages, model, options, ocr, max_tokens=max_tokens) for item in items
+    ]
     if raise_errors:
         for doc in docs:
             if doc.error:

@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jocr.checks.qa import normalise_answer, normalise_value
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
+from jocr.documents.preprocess import is_blank_page
 from jocr.layout.request import PageRequestBuilder
-from jocr.lines.anchor import page_anchor_or_note
+from jocr.lines.anchor import PageAnchor, page_anchor_or_note
 from jocr.lines.references import resolve_references
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, LoadedModel, load_model
 
@@ -36,6 +37,10 @@ FIELD_TYPES = ("string", "number", "integer", "boolean")
 # The extraction prompt: the fields as a JSON object of name -> type (and description), one request per
 # page window; the model answers with a JSON object of name -> value (docs/asking.md, "Training data").
 EXTRACT_PROMPT = "Extract these fields from the document as a JSON object (null where absent): "
+OCR_MODES = ("auto", "rapidocr", "tesseract", "none")  # jocr.lines.ocr's, without importing OCR here
+# Output tokens per request by default: an answer (`ask`), a page's JSON object of fields (`extract`).
+ANSWER_TOKENS = 128
+FIELDS_TOKENS = 512
 FUZZY_SPAN = 90.0  # rapidfuzz partial_ratio (0-100) from which an answer counts as a span of a line
 
 
@@ -47,14 +52,19 @@ class AskError(ValueError):
 class AskConfig:
     """Decoding and page settings of `ask` / `extract` (as `jocr parse` takes them)."""
 
-    max_tokens: int = 128  # output tokens per request (an answer, or a page's JSON object of fields)
+    max_tokens: int = ANSWER_TOKENS  # output tokens per request (an answer, or a page's JSON of fields)
     spec: str | int = "auto"
     batch_size: int = DEFAULT_BATCH_SIZE
     anchor: str = "auto"
     dpi: float | None = None
     password: str | None = None
+    # The line source of images and of PDF pages without a usable text layer (`jocr.lines.source.page_lines`:
+    # "auto", "rapidocr", "tesseract" or "none"): their OCR'd lines are the anchor and locate the answer.
+    ocr: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.ocr not in OCR_MODES:
+            raise AskError(f"ocr must be one of {', '.join(OCR_MODES)}, not {_short(self.ocr)}")
         if self.max_tokens < 1:
             raise AskError(f"max_tokens must be >= 1, not {self.max_tokens}")
         if self.batch_size < 1:
@@ -82,6 +92,8 @@ class FieldSpec:
     name: str
     type: str = "string"
     description: str = ""
+    nullable: bool = False  # the JSON Schema type allows null (`["string", "null"]`)
+    required: bool = False  # named in the schema's `required`
 
 
 def parse_schema(schema: Any) -> list[FieldSpec]:
@@ -105,11 +117,11 @@ def parse_schema(schema: Any) -> list[FieldSpec]:
     if not fields:
         raise AskError("the schema names no fields")
     if len(fields) > MAX_FIELDS:
-        raise AskError(f"the schema has {len(fields)} fields; at most {MAX_FIELDS}")
+        raise AskError(f"the schema has {len(fields):,} fields; at most {MAX_FIELDS}")
     names = [f.name for f in fields]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
-        raise AskError(f"field {duplicate!r} is named twice")
+        raise AskError(f"field {_short(duplicate)} is named twice")
     check_question(extract_prompt(fields))
     return fields
 
@@ -123,8 +135,15 @@ def _schema_fields(schema: Mapping) -> list[FieldSpec]:
     if not isinstance(properties, Mapping):
         raise AskError("the schema needs 'properties': an object of field name -> {type, description}")
     if len(properties) > MAX_FIELDS:
-        raise AskError(f"the schema has {len(properties)} fields; at most {MAX_FIELDS}")
-    return [_field(name, spec) for name, spec in properties.items()]
+        raise AskError(f"the schema has {len(properties):,} fields; at most {MAX_FIELDS}")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(n, str) for n in required):
+        raise AskError("the schema's 'required' must be a list of field names (strings)")
+    missing = next((n for n in required if n not in properties), None)
+    if missing is not None:
+        raise AskError(f"'required' names {missing[:100]!r}, which is not among the properties")
+    fields = [_field(name, spec) for name, spec in properties.items()]
+    return [replace(f, required=f.name in required) for f in fields]
 
 
 def _has_ref(node: Any, depth: int = 0) -> bool:
@@ -143,16 +162,48 @@ def _field(name: Any, spec: Any) -> FieldSpec:
     if len(name.encode("utf-8")) > MAX_QUESTION_BYTES:
         raise AskError(f"a field name is over {MAX_QUESTION_BYTES:,} bytes")
     if not isinstance(spec, Mapping):
-        raise AskError(f"field {name!r}: its schema must be an object with a type")
+        raise AskError(f"field {_short(name)}: its schema must be an object with a type")
     kind = spec.get("type", "string")
-    if kind not in FIELD_TYPES:
-        raise AskError(f"field {name!r}: type {kind!r} is not supported (use {', '.join(FIELD_TYPES)})")
+    options = spec.get("anyOf")
+    if options is not None:  # pydantic's Optional[T]: {"anyOf": [{"type": T}, {"type": "null"}]}
+        listed = options if isinstance(options, list) else []
+        kinds = [o.get("type") for o in listed if isinstance(o, Mapping)]
+        kind = kinds if len(kinds) == len(listed) == 2 and "type" not in spec else options
+    nullable = False
+    if isinstance(kind, list) and len(kind) == 2 and "null" in kind:  # OpenAI's optional field: [T, "null"]
+        kind, nullable = next(k for k in kind if k != "null"), True
+    if not isinstance(kind, str) or kind not in FIELD_TYPES:
+        raise AskError(
+            f"field {_short(name)}: type {_short(kind)} is not supported (use {', '.join(FIELD_TYPES)}, "
+            'or [type, "null"])'
+        )
     description = spec.get("description", "")
     if not isinstance(description, str):
-        raise AskError(f"field {name!r}: description must be text")
+        raise AskError(f"field {_short(name)}: description must be text")
     if len(description.encode("utf-8")) > MAX_QUESTION_BYTES:
-        raise AskError(f"field {name!r}: description is over {MAX_QUESTION_BYTES:,} bytes")
-    return FieldSpec(name.strip(), kind, " ".join(description.split()))
+        raise AskError(f"field {_short(name)}: description is over {MAX_QUESTION_BYTES:,} bytes")
+    return FieldSpec(name.strip(), kind, " ".join(description.split()), nullable=nullable)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """A name or value for a one-line message: its repr, cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def schema_answer(values: Mapping[str, Any], fields: Sequence[FieldSpec]) -> tuple[dict | None, str | None]:
+    """Extracted values as a JSON object that validates against the schema the fields came from, or the
+    reason it cannot: a value found is kept (typed by `read_fields_answer`); a field without one is null
+    where its type allows null, left out where it is not required, and otherwise the answer is refused
+    (None, "no value for required field ...") rather than invented."""
+    out: dict[str, Any] = {}
+    for f in fields:
+        value = values.get(f.name)
+        if value is not None or f.nullable:
+            out[f.name] = value
+        elif f.required:
+            return None, f"no value on the page for the required field {_short(f.name)}"
+    return out, None
 
 
 def extract_prompt(fields: Sequence[FieldSpec]) -> str:
@@ -207,13 +258,14 @@ def typed_value(value: Any, kind: str) -> Any:
 
 
 def question_ids(
-    builder: PageRequestBuilder, image_tokens: int, question: str, anchor: str | None
+    builder: PageRequestBuilder, image_tokens: int | Sequence[int], question: str, anchor: str | None
 ) -> list[int]:
     """A question's prompt ids for one page: the question is the prompt text, verbatim, as the published
     DeepSeek-OCR checkpoints take free-form prompts (`"<image>\\n" + text` in the plain template: BOS,
     the image placeholders, "\\n" + question), followed by the anchor window for a model that reads
     anchors (`Tokenizer.build_prompt`)."""
-    return builder.prompt_ids([image_tokens], text=check_question(question), anchor=anchor)
+    counts = [image_tokens] if isinstance(image_tokens, int) else list(image_tokens)
+    return builder.prompt_ids(counts, text=check_question(question), anchor=anchor)
 
 
 # Answers on the page ---------------------------------------------------------------------------------
@@ -317,10 +369,11 @@ class _PageRequests:
     page: int
     size: tuple[int, int]
     anchors: list[str | None]
-    layer: Any = None  # the page's TextLayer when it was read
+    layer: Any = None  # the page's usable lines (text layer or OCR) when it has them: the answer's box
     results: list[Any] = field(default_factory=list)
     error: str | None = None
     question: int = 0  # index of the question asked, for several questions on the same pages
+    blank: bool = False  # a page without ink: not asked
 
 
 def _model(model: LoadedModel | str | os.PathLike | None, device: str) -> LoadedModel:
@@ -339,22 +392,25 @@ def _read_pages(
         options.dpi = float(cfg.dpi)
     name = item if isinstance(item, str | os.PathLike) else None
     builder = PageRequestBuilder(loaded.tokenizer, loaded.vision)
-    config = loaded.anchor_config
     out: list[_PageRequests] = []
     requests: list[tuple[_PageRequests, Any]] = []
     with open_source(item, options, name=str(name) if name else None) as source:
         label = source.name
         for index in select_pages(pages, source.num_pages, label):
             image = source.render(index)
-            decision = page_anchor_or_note(
-                source, index, cfg.anchor, config.version, loaded.tokenizer, config.max_tokens
-            )
-            layer = _text_layer(source, index)
+            blank = is_blank_page(image)
+            decision, lines = (None, None) if blank else question_anchor(source, index, image, loaded, cfg)
             entries = [
-                _PageRequests(index + 1, image.size, decision.request_anchors, layer, question=q)
+                _PageRequests(
+                    index + 1, image.size, decision.request_anchors if decision else [], lines, question=q
+                )
                 for q in range(len(questions))
             ]
             out.extend(entries)
+            if blank:  # no ink, nothing to ask: the page is not sent to the model
+                for entry in entries:
+                    entry.error, entry.blank = f"{label}: page {entry.page} is blank: nothing to ask", True
+                continue
             try:
                 views, n = builder.views(image)
             except Exception as exc:  # e.g. a degenerate page size: this page fails, the others are asked
@@ -370,13 +426,36 @@ def _read_pages(
     return label, out
 
 
-def _text_layer(source, index: int):
-    """The page's text layer for locating answers (None for images, or when it cannot be read)."""
+class _ReadLines:
+    """A page source whose lines are read already: `page_anchor` builds the anchor from them, so one OCR run
+    serves both the anchor and the answer's box."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+    def text_layer(self, index: int):
+        return self.lines
+
+
+def question_anchor(source, index: int, image, loaded: LoadedModel, cfg: AskConfig) -> tuple[PageAnchor, Any]:
+    """A page's anchoring decision for a question and its lines (for the answer's box): the lines from
+    `jocr.lines.source.page_lines` (the text layer when usable, else OCR over `image` under `cfg.ocr`), the
+    decision `jocr.lines.anchor.page_anchor`'s under `cfg.anchor` and the model's anchor config, as
+    `jocr parse` decides it, except that a page is never read from its lines `alone`: an answer is the
+    model's. A line source that cannot be read leaves the page to its image (never fails it)."""
+    from jocr.lines.source import page_lines
+
     try:
-        layer = source.text_layer(index)
-    except Exception:  # boxes are a convenience: a layer that cannot be read never fails the question
-        return None
-    return layer if layer is not None and layer.usable else None
+        lines = page_lines(source, index, image, cfg.ocr)
+    except Exception:  # a text layer or OCR failure: the image alone, as page_anchor_or_note does
+        lines = None
+    config = loaded.anchor_config
+    decision = page_anchor_or_note(
+        _ReadLines(lines), index, cfg.anchor, config.version, loaded.tokenizer, config.max_tokens, ocr="none"
+    )
+    decision.alone = False
+    usable = lines is not None and lines.usable and lines.lines and lines.width > 0 and lines.height > 0
+    return decision, lines if usable else None
 
 
 def _generate(loaded: LoadedModel, requests: list[tuple[_PageRequests, Any]], cfg: AskConfig) -> None:
@@ -421,17 +500,39 @@ def answer_text(raw: str, anchor: str | None) -> str:
     return (resolve_references(raw, anchor) if anchor else raw).strip()
 
 
+def choose_window(answers: Sequence[str], lines, size: tuple[int, int]) -> int:
+    """The window whose answer a page gives, for a page read in several anchor windows: the first whose
+    answer is a span of the page's lines (`answer_box`), else the first."""
+    return next((i for i, a in enumerate(answers) if a and answer_box(a, lines, size)), 0)
+
+
+def window_fields(raws: Sequence[tuple[str, str | None]], fields: Sequence[FieldSpec]) -> dict[str, Any]:
+    """A page's field values from its windows' answers ((raw text, the window's anchor) each): a field
+    takes the first window's value that is not None (`read_fields_answer`)."""
+    values: dict[str, Any] = {f.name: None for f in fields}
+    for raw, anchor in raws:
+        for name, value in read_fields_answer(raw, fields, anchor).items():
+            if values[name] is None:
+                values[name] = value
+    return values
+
+
 def _window_raws(loaded: LoadedModel, entry: _PageRequests) -> list[tuple[str, str | None]]:
     """(raw text, its window's anchor) per window of a page."""
     return [(loaded.tokenizer.decode(r.token_ids), a) for a, r in zip(entry.anchors, entry.results)]
 
 
 def _where(answer: str, entry: _PageRequests) -> list[int] | None:
-    layer = entry.layer
-    if layer is None or not getattr(layer, "lines", None) or layer.width <= 0 or layer.height <= 0:
+    return answer_box(answer, entry.layer, entry.size)
+
+
+def answer_box(answer: str, lines, size: tuple[int, int]) -> list[int] | None:
+    """The box (pixels of the page as rendered, `size`) of the line of `lines` (a page's usable
+    `PageLines`, or None) the answer is a span of (`answer_span`); None when it is none."""
+    if lines is None or not getattr(lines, "lines", None) or lines.width <= 0 or lines.height <= 0:
         return None
-    index = answer_span(answer, layer.lines)
-    return None if index is None else _pixel_box(layer.lines[index], layer, entry.size)
+    index = answer_span(answer, lines.lines)
+    return None if index is None else _pixel_box(lines.lines[index], lines, size)
 
 
 def ask(
@@ -446,7 +547,7 @@ def ask(
     """Ask one document (a path, URL, bytes or PIL image) a question (-> Answer), or several questions
     (a list -> a list of Answers; the pages are rendered once and all requests decoded together). Each
     selected page is asked (one request per anchor window) and the answer is chosen as `Answer` says.
-    `settings` are `AskConfig`'s (max_tokens, spec, batch_size, anchor, dpi, password). AskError for a
+    `settings` are `AskConfig`'s (max_tokens, spec, batch_size, anchor, dpi, password, ocr). AskError for a
     bad question, DocumentError for an input that cannot be opened or a page selection out of range."""
     single = isinstance(question, str)
     texts = [check_question(q) for q in ([question] if single else list(question))]
@@ -467,11 +568,16 @@ def _answer(loaded: LoadedModel, question: str, source: str, entries: list[_Page
         page = PageAnswer(page=entry.page, anchored=entry.anchors != [None], error=entry.error)
         if entry.error is None:
             windows = _window_answers(loaded, entry)
-            # a page read in several windows: the first window whose answer is on the page, else the first
-            chosen = next((w for w in windows if w[0] and _where(w[0], entry)), windows[0])
+            chosen = windows[choose_window([w[0] for w in windows], entry.layer, entry.size)]
             page.text, page.raw, page.finish_reason = chosen
             page.box = _where(page.text, entry)
         result.pages.append(page)
+    return choose_page(result)
+
+
+def choose_page(result: Answer) -> Answer:
+    """Sets the answer of `result` from its pages (`Answer`'s rule: the first page whose answer is a span of
+    its lines, else the first non-empty one); its error is the first page's when no page was answered."""
     answered = [p for p in result.pages if p.error is None]
     best = next((p for p in answered if p.box is not None), None) or next(
         (p for p in answered if p.text), None
@@ -499,7 +605,7 @@ def extract(
     a document that cannot be read raises DocumentError; otherwise its Extraction carries `.error`."""
     fields = parse_schema(schema)
     question = extract_prompt(fields)
-    cfg = config or AskConfig(**{"max_tokens": 512, **settings})
+    cfg = config or AskConfig(**{"max_tokens": FIELDS_TOKENS, **settings})
     loaded = _model(model, device)
     single = not isinstance(files, list | tuple)
     out = []
@@ -514,9 +620,11 @@ def extract(
             extraction.error = str(exc)
             out.append(extraction)
             continue
+        every_page_blank = all(e.blank for e in entries)
         for entry in entries:
             if entry.error is not None:
-                extraction.error = extraction.error or entry.error
+                if not entry.blank or every_page_blank:  # a blank page among others holds no fields
+                    extraction.error = extraction.error or entry.error
                 continue
             for raw, anchor in _window_raws(loaded, entry):
                 for name, value in read_fields_answer(raw, fields, anchor).items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jocr.layout.figures import Figure
 from jocr.layout.postprocess import PAGE_SPLIT, Box, join_pages
 from jocr.layout.render import document_html
 from jocr.layout.tree import Block, PageTree
@@ -32,6 +33,8 @@ class PageResult:
     stats: Any = None  # the engine's RequestStats for the page (not serialised)
     anchor: PageAnchor | None = None  # whether the prompt carried the page's text layer, and why (not)
     tree: PageTree | None = None  # the page's document tree, whose Markdown `markdown` is (docs/layout.md)
+    figures: list[Figure] = field(default_factory=list)  # figures cut out of the page (`figures=`)
+    figure_notes: list[str] = field(default_factory=list)  # figure regions dropped, and why
 
     @property
     def blocks(self) -> list[Block]:
@@ -52,6 +55,8 @@ class PageResult:
             "anchor": (self.anchor or _NO_ANCHOR).to_dict(),
             "error": self.error,
             "tree": self.tree.to_dict() if self.tree is not None else None,
+            **({"figures": [f.to_dict() for f in self.figures]} if self.figures else {}),
+            **({"figure_notes": list(self.figure_notes)} if self.figure_notes else {}),
         }
 
 

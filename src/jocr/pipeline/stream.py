@@ -16,6 +16,7 @@ from typing import Any
 
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
+from jocr.layout.figures import FiguresConfig, normalise_figures_mode
 from jocr.layout.formulas import keep_layer
 from jocr.layout.request import (
     PageInput,
@@ -57,6 +58,10 @@ class _Job:
     remaining: int = 0  # requests not finished yet
     lines: list | None = None  # an anchored page's text-layer lines (the document tree's boxes and sizes)
     formulas: list = field(default_factory=list)  # an anchored page's display formulas (jocr.layout.formulas)
+    pdf: tuple | None = None  # (data, options) of a PDF page read from its text layer: its tables re-read
+    image: Any = None  # the page as rendered, kept until its figures are cut (`figures` not "none")
+    regions: list | None = None  # a PDF page's drawing objects as figure candidates (None: not a PDF)
+    regions_size: tuple[float, float] | None = None  # the PDF page's size in points (the regions' unit)
 
     @property
     def page(self) -> PageResult:
@@ -76,13 +81,15 @@ class _Pages:
     writes results back, and hands out Documents in input order once all their pages are done."""
 
     def __init__(
-        self, inputs, names, model: LoadedModel, pages, max_tokens, builder, options, skip_blank, anchor, ocr
-    ):
+        self, inputs, names, model: LoadedModel, pages, max_tokens, builder, options, skip_blank, anchor, ocr,
+        figures="none",
+    ):  # fmt: skip
         self.inputs, self.names, self.model = inputs, names, model
         self.pages, self.max_tokens, self.builder = pages, max_tokens, builder
         self.options, self.skip_blank = options, skip_blank
         self.anchor_mode, self.anchor_config = normalise_anchor_mode(anchor), model.anchor_config
         self.ocr = normalise_ocr_mode(ocr)
+        self.figures = FiguresConfig(mode=normalise_figures_mode(figures))
         self.open_docs: list[_OpenDoc] = []  # in input order; finished ones leave from the front
 
     def open(self, item: Any, name: str) -> _OpenDoc:
@@ -143,8 +150,15 @@ class _Pages:
         t3 = time.perf_counter()
         if result.anchor.verdict is not None or result.anchor.source is not None:  # lines were read
             result.timings["anchor_s"] = t3 - t2
+        if result.anchor.source == "textlayer" and getattr(job.entry.source, "kind", "") == "pdf":
+            job.pdf = (job.entry.source._data, job.entry.source.options)
+        if self.figures.mode != "none":
+            job.image = image
+            job.regions = self.figure_candidates(job)
         if result.anchor.alone:  # read from its lines alone: nothing to generate
             write_from_lines(result, self.builder)
+            page_tables(result, job)
+            self.cut_figures(job)
             result.timings.update(render_s=t1 - t0, preprocess_s=t2 - t1)
             return False
         try:
@@ -177,7 +191,7 @@ class _Pages:
             ocr=self.ocr,
         )
         keep_layer(decision, source, job.entry.source, job.index)
-        job.lines, job.formulas = decision.lines, decision.formulas
+        job.lines, job.formulas = decision.layer_lines, decision.formulas
         return decision
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
@@ -193,7 +207,10 @@ class _Pages:
         job.inputs = []
         if page.error is None:
             self.write(page, job.results, job.lines, job.formulas)
+            page_tables(page, job)
+            self.cut_figures(job)
             job.lines, job.formulas = None, []
+        job.image = job.regions = None
         job.results = []
         return True
 
@@ -212,12 +229,55 @@ class _Pages:
         page.num_tokens = sum(len(r.token_ids) for r in results)
         page.stats = RequestStats.combined([r.stats for r in results if r.stats is not None])
 
+    def figure_candidates(self, job: _Job) -> list | None:
+        """A PDF page's drawing objects as figure candidates (None for an image: its ink is looked at)."""
+        from jocr.layout.figure_regions import pdf_regions
+
+        t0 = time.perf_counter()
+        found = job.entry.source.read_pdf_page(job.index, pdf_regions)
+        job.page.timings["figures_s"] = time.perf_counter() - t0  # with the cutting, in cut_figures
+        if found is None:
+            return None
+        regions, note, size = found
+        if note:
+            job.page.figure_notes.append(note)
+        job.regions_size = size
+        return regions
+
+    def cut_figures(self, job: _Job) -> None:
+        """The page's figures placed in its tree and cut out of its image (`jocr.layout.figures`); the
+        page's Markdown names them as `<stem>_p<N>_fig<K>.png` (the CLI names them after its own stem)."""
+        page, image = job.page, job.image
+        job.image = None
+        if image is None or page.tree is None or page.error is not None:
+            return
+        from pathlib import Path
+
+        from jocr.layout.figures import name_figures, place_figures
+
+        t0 = time.perf_counter()
+        try:
+            # the whole text layer counts against a candidate, not only the lines the answer cites
+            text = [line.box for line in job.lines or ()]
+            placed = place_figures(page.tree, image, job.regions, self.figures, job.regions_size, text)
+        except Exception as exc:  # figures are a nicety: a page never fails for them
+            page.figure_notes.append(f"figures not cut ({one_line(exc)})")
+            return
+        page.figures = placed.figures
+        page.figure_notes.extend(placed.notes)
+        if placed.figures:
+            source = job.entry.doc.source
+            stem = "page" if source.startswith("<") else Path(source).stem
+            page.markdown = name_figures(page.tree, stem, self.figures.mode)
+        page.timings["figures_s"] = page.timings.get("figures_s", 0.0) + time.perf_counter() - t0
+
     def ready(self) -> Iterator[Document]:
         # pending reaches 0 only after every selected page was handed out and finished.
         while self.open_docs and self.open_docs[0].pending == 0:
             entry = self.open_docs.pop(0)
             entry.close()  # done, though the job generator may not have resumed to close it yet
             doc = entry.doc
+            continued_tables(doc)
             if doc.error is None:
                 failed = [p.error for p in doc.pages if p.error]
                 if failed:
@@ -230,13 +290,60 @@ class _Pages:
             entry.close()
 
 
+def page_tables(page: PageResult, job: _Job) -> None:
+    """The page's table blocks read again by the table reader from its PDF's geometry where that reads
+    them better (`jocr.layout.tables_pages.page_with_tables`, docs/elements.md)."""
+    if job.pdf is None or page.tree is None:
+        return
+    from jocr.layout.tables_pages import page_with_tables
+
+    t0 = time.perf_counter()
+    before = page.markdown
+    page.markdown = page_with_tables(page.tree, page.markdown, job.pdf[0], job.pdf[1], job.index)
+    job.pdf = None
+    if page.markdown != before:
+        page.timings["tables_s"] = time.perf_counter() - t0
+
+
+def continued_tables(doc: Document) -> None:
+    """A table running on over a page break joined into one (`merge_continued_tables`); the pages changed
+    take their Markdown from their trees."""
+    from jocr.layout.render import page_markdown
+    from jocr.layout.tables_pages import merge_continued_tables
+
+    run: list[PageResult] = []
+    for page in [*doc.pages, None]:
+        if (
+            page is not None
+            and page.tree is not None
+            and page.error is None
+            and (not run or page.page == run[-1].page + 1)
+        ):
+            run.append(page)
+            continue
+        if len(run) >= 2:
+            for k in merge_continued_tables([p.tree for p in run]):
+                run[k].markdown = page_markdown(run[k].tree)
+        run = [page] if page is not None and page.tree is not None and page.error is None else []
+
+
 def write_from_lines(page: PageResult, builder: PageRequestBuilder) -> None:
     """The Markdown of a page read from its lines alone (`PageAnchor.alone`: an OCR'd page under --anchor
-    auto): every run in order, resolved by `page_text` like a model's answer (docs/parsing.md, "OCR line
-    source")."""
+    auto): its tree by the rules over the lines' boxes (`jocr.layout.line_rules`: columns, paragraphs,
+    headings, furniture), or, for a decision without its lines (an older `jocr batch` state), every run in
+    order, resolved by `page_text` like a model's answer (docs/parsing.md, "OCR line source")."""
     answers = line_source_answers(page.anchor.windows)
     page.raw = join_windows(answers)
     page.finish_reason = "stop"
+    if page.anchor.lines:  # the rules over the lines' own boxes: columns, paragraphs, headings
+        from jocr.layout.line_rules import tree_of_lines
+        from jocr.layout.render import page_markdown
+
+        data = page.anchor.lines
+        unit = "px" if abs(float(data["width"]) - page.width) <= 1 else "pt"
+        page.tree = tree_of_lines(data, unit, page.page)
+        page.markdown, page.boxes = page_markdown(page.tree), []
+        return
     page.markdown, page.boxes, page.tree = builder.page_output(
         answers, page.anchor.texts, ["stop"] * len(answers), (page.width, page.height), None, page.page
     )
@@ -266,6 +373,8 @@ class DocumentRun:
     docs/parsing.md); each page's `.anchor` says what happened. ocr: "auto", "rapidocr", "tesseract" or
     "none": the OCR line source for images and PDF pages without a usable text layer
     (`jocr.lines.source.page_lines`); under anchor "auto" an OCR'd page is read from its lines alone.
+    figures: "none" (default), "files" or "inline": each page's figures placed in its tree and cut out of
+    its image (`PageResult.figures`; docs/layout.md, "Figures").
     """
 
     def __init__(
@@ -286,6 +395,7 @@ class DocumentRun:
         runner: Any = None,
         anchor: str = "auto",
         ocr: str = "auto",
+        figures: str = "none",
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, not {batch_size}")
@@ -305,6 +415,7 @@ class DocumentRun:
             skip_blank,
             anchor,
             ocr,
+            figures,
         )
         self.max_tokens = max_tokens
         self.deliver = deliver
@@ -394,8 +505,8 @@ class DocumentRun:
 def iter_documents(inputs: Iterable[Any], model: LoadedModel, **options: Any) -> Iterator[Document]:
     """Parse inputs in order, yielding each Document as soon as its last page is done; `options` are
     `DocumentRun`'s (pages, max_tokens, spec, batch_size, prompt, options, names, on_page, skip_blank,
-    on_open, runner, anchor, ocr). Stopping early (closing the generator) cancels the run's requests in
-    flight.
+    on_open, runner, anchor, ocr, figures). Stopping early (closing the generator) cancels the run's
+    requests in flight.
     """
     finished: queue.SimpleQueue = queue.SimpleQueue()  # items from the decode thread's done callbacks
     run = DocumentRun(inputs, model, finished.put, **options)

@@ -7,7 +7,8 @@ heavy happens at import time. Routes:
   GET  /metrics                Prometheus text
   GET  /v1/models              OpenAI model list
   POST /v1/chat/completions    OpenAI chat completions (image_url parts; stream=true for SSE)
-  POST /v1/pages               {url|pdf|image, page} -> the rendered page as a PNG data URL (demo page)
+  POST /v1/pages               {url|pdf|image, page} -> the rendered page as a PNG data URL (demo page);
+                               with "read": true the page read instead: its Markdown and document tree
   GET  /                       the demo page; /static/* its assets
   POST /                       Reader: {url} or base64 {pdf} / {image}
   GET  /{url}                  Reader: fetch and transcribe the URL
@@ -34,6 +35,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
+from jocr.layout.draw import palette_hex
+from jocr.serve.asking import Asking
 from jocr.serve.config import ServeConfig
 from jocr.serve.openai import (
     ApiError,
@@ -45,7 +48,7 @@ from jocr.serve.openai import (
     parse_chat_request,
     usage_dict,
 )
-from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, web_page
+from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, read_pages, web_page
 from jocr.serve.service import OCRService, SamplingParams, Submitted, Ticket, Transcription
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
@@ -278,7 +281,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     # is a page's).
                     one_page = len(task.image_urls) == 1
                     loaded = await _all_or_none(
-                        service.load_image(url, i, deadline, ticket, with_anchor=one_page)
+                        service.load_image(url, i, deadline, ticket, with_anchor=one_page, asking=task.asks)
                         for i, url in enumerate(task.image_urls)
                     )
             except TimeoutError:
@@ -287,13 +290,18 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 ) from None
             images = [page.image for page in loaded]
             anchors = loaded[0].anchors if one_page else []
+            asking = None
+            if task.asks:  # a question or a schema's fields (docs/asking.md, "The server")
+                if all(page.blank for page in loaded):
+                    raise ApiError(400, "the image is blank: nothing to ask", code="blank_page")
+                asking = Asking(task.fields, loaded[0].lines if one_page else None)
             # A page read in anchor windows is one engine request per window, each up to max_tokens: each
             # counts as a request in flight, as a Reader page does.
             ticket.add_slots(len(anchors) - 1)
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
                 # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.
-                submitted = await service.submit(images, task.prompt, params, anchors)
+                submitted = await service.submit(images, task.prompt, params, anchors, asking)
                 streaming = True
 
                 def on_close() -> None:
@@ -315,7 +323,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             try:
                 async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
                     result = await until_disconnected(
-                        request, service.transcribe_all(images, task.prompt, params, anchors)
+                        request, service.transcribe_all(images, task.prompt, params, anchors, asking)
                     )
             except TimeoutError:
                 raise ApiError(504, f"generation timed out after {config.request_timeout_s:g} s") from None
@@ -326,6 +334,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 result.finish_reason,
                 result.prompt_tokens,
                 result.completion_tokens,
+                result.refusal,
             )
         finally:
             if not streaming:
@@ -353,6 +362,8 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
 
     @app.get("/static/{name}")
     async def static(name: str):
+        if name == "palette.json":  # the block colours `jocr parse --draw` uses, for the demo's boxes
+            return JSONResponse(palette_hex(), headers={"Cache-Control": "max-age=3600"})
         if name == "katex.min.js":
             data = _katex_js()
             if data is None:
@@ -532,6 +543,8 @@ async def _sse(
         async with asyncio.timeout(service.config.request_timeout_s):
             async for item in service.transcribe(images, prompt, params, submitted):
                 if isinstance(item, Transcription):
+                    if item.refusal:  # a schema's answer the page does not give (OpenAI's refusal delta)
+                        yield event(chat_chunk(cid, model, created, {"refusal": item.refusal}))
                     yield event(chat_chunk(cid, model, created, {}, finish=item.finish_reason))
                     if include_usage:
                         usage = usage_dict(item.prompt_tokens, item.completion_tokens)
@@ -548,11 +561,17 @@ async def _sse(
 
 
 async def _render_page(request: Request, service: OCRService, ticket: Ticket) -> dict[str, Any]:
-    """The page image the model sees (downscaled for the browser), for the demo page."""
+    """The page image the model sees (downscaled for the browser), for the demo page; with `"read": true`
+    the page read through the Reader's pipeline instead: its Markdown (the Reader's `content`) and its
+    document tree (`PageTree.to_dict()`, null for a blank page), which the demo draws over the image."""
     payload = await service.run_blocking(load_json_body, await request.body())
-    page = payload.get("page", 1) if isinstance(payload, dict) else 1
+    payload = payload if isinstance(payload, dict) else {}
+    page = payload.get("page", 1)
     if not isinstance(page, int) or isinstance(page, bool) or page < 1:
         raise ApiError(400, "page must be a positive integer (1-based)", param="page")
+    read = payload.get("read", False)
+    if not isinstance(read, bool):
+        raise ApiError(400, "read must be true or false", param="read")
     deadline = time.monotonic() + service.config.fetch.timeout_s + service.config.browser.timeout_s + 5
     data, source_url, content_type = await read_input(request, service, None, deadline)
     web = await web_page(service, data, source_url, content_type, "pdf", deadline, ticket)
@@ -560,10 +579,24 @@ async def _render_page(request: Request, service: OCRService, ticket: Ticket) ->
     try:
         if page > doc.num_pages:
             raise ApiError(400, f"page {page} is out of range: the document has {doc.num_pages} page(s)")
-        image = await doc.render(page - 1)
         title = web.title if web else doc.title
+        if read:
+            await doc.reserve(page - 1)
+            parsed = await read_pages(service, doc.source, [page - 1], source_url or "document")
+        else:
+            image = await doc.render(page - 1)
     finally:
         await doc.close()
+    if read:
+        result = parsed.pages[0]
+        return {
+            "page": page,
+            "num_pages": doc.num_pages,
+            "title": title,
+            "content": parsed.markdown,
+            "tree": result.tree.to_dict() if result.tree is not None else None,
+            "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.num_tokens},
+        }
 
     def encode() -> tuple[str, int, int]:
         width, height = image.size

@@ -14,6 +14,7 @@ from PIL import Image
 from jocr.engine import GenerationRequest, QueueFull
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import PageAnchor, page_anchor
+from jocr.pipeline.ask import question_ids
 from jocr.serve.openai import ApiError
 from jocr.tokenizer import Tokenizer
 from jocr.types import PageViews
@@ -93,6 +94,19 @@ class EngineBackend:
         )
         decision.alone = False
         return decision
+
+    def question_ids(
+        self, question: str, image_token_counts: list[int], anchor: str | None = None
+    ) -> list[int]:
+        """A question's (or a schema's extraction prompt's) ids, as `jocr ask` builds them."""
+        return question_ids(self.builder, image_token_counts, question, anchor)
+
+    def question_anchor(self, source, index: int, mode: str, image: Image.Image | None = None):
+        """(PageAnchor, usable lines or None) of a page asked a question: `jocr.pipeline.ask.question_anchor`
+        under the server's anchor setting and OCR line source (`self.ocr`)."""
+        from jocr.pipeline.ask import AskConfig, question_anchor
+
+        return question_anchor(source, index, image, self.loaded, AskConfig(anchor=mode, ocr=self.ocr))
 
     def submit(self, prompt_ids: list[int], views: list[PageViews], params, on_token=None, on_done=None):
         """Into the shared scheduler; `on_token` / `on_done` run on its decode thread."""

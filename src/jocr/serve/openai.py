@@ -16,7 +16,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jocr.engine.requests import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, MIN_TOP_P
-from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS
+from jocr.pipeline.ask import (
+    ANSWER_TOKENS,
+    FIELDS_TOKENS,
+    AskError,
+    FieldSpec,
+    check_question,
+    extract_prompt,
+    parse_schema,
+)
+from jocr.tokenizer import DEFAULT_PROMPT, GROUNDING_TOKEN, IMAGE_TOKEN, PROMPTS
 
 # Size limits of every field (docs/serving.md "Limits"). Strings are bounded in characters, lists in items;
 # the whole body is bounded by ServeConfig.max_body_bytes and `MAX_JSON_VALUES` below.
@@ -27,6 +36,10 @@ MAX_URL_CHARS = 8192  # an http(s) image URL (data: URLs are bounded by the body
 MAX_MESSAGES = 16
 MAX_STOP_STRINGS = 4
 MAX_METADATA_KEYS = 16  # OpenAI's own limits on `metadata`: 16 pairs, keys <= 64, values <= 512 characters
+MAX_SCHEMA_NAME_CHARS = 64  # OpenAI's limit on `response_format.json_schema.name`
+# The document prompts DeepSeek-OCR documents besides those in PROMPTS: a chat text equal to one of them asks
+# for the page's Markdown, as PROMPTS' do (docs/asking.md, "The server").
+DEEPSEEK_OCR_PROMPTS = ("<|grounding|>OCR this image.", "Parse the figure.")
 
 
 class ApiError(Exception):
@@ -131,10 +144,22 @@ class ChatTask:
     stream: bool = False
     include_usage: bool = False
     model: str | None = None
+    # What the model is asked (docs/asking.md, "The server"): "ocr" (the page's Markdown), "question" (the
+    # prompt is a question, answered as `jocr ask` answers it) or "fields" (`response_format`'s JSON schema:
+    # the prompt is its extraction prompt, the answer a JSON object that validates against the schema).
+    task: str = "ocr"
+    fields: list[FieldSpec] | None = None
+
+    @property
+    def asks(self) -> bool:
+        """Whether the request asks the page (a question or fields) rather than reading it."""
+        return self.task != "ocr"
 
 
 def _validation_message(exc: ValidationError) -> tuple[str, str | None]:
-    err = exc.errors()[0]
+    # The deepest error: of a union's (content: text or parts), the branch that got furthest says what is
+    # wrong ("text: at most 8192 characters", not "content: not a string").
+    err = max(exc.errors(), key=lambda e: len(e.get("loc", ())))
     loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("str", "list[ContentPart]"))
     msg = err.get("msg", "invalid value")
     return (f"{loc}: {msg}" if loc else msg), (loc or None)
@@ -175,6 +200,90 @@ def resolve_prompt(text: str) -> str:
     return PROMPTS.get(text.lower(), text)
 
 
+def _prompt_key(text: str) -> str:
+    return " ".join(text.split()).casefold().rstrip(".")
+
+
+_OCR_PROMPTS = {_prompt_key(p): p for p in (*PROMPTS.values(), *DEEPSEEK_OCR_PROMPTS)}
+
+
+def ocr_prompt(text: str) -> str | None:
+    """The reading prompt a chat's text names, or None when the text is a question (docs/asking.md):
+    empty text, a task name of `PROMPTS`, one of their prompts or DeepSeek-OCR's documented document prompts
+    (case, spacing and a final full stop aside), or any prompt holding `<|grounding|>` (its boxes become
+    Markdown) read the page; any other text is a question about it, whatever the served model."""
+    text = text.strip()
+    if not text:
+        return DEFAULT_PROMPT
+    if text.lower() in PROMPTS:
+        return PROMPTS[text.lower()]
+    known = _OCR_PROMPTS.get(_prompt_key(text))
+    if known is not None:
+        return known
+    return text if GROUNDING_TOKEN in text else None
+
+
+def _without_image_tag(text: str) -> str:
+    """The text part without a leading `<image>` (DeepSeek-OCR's prompts are written `"<image>\n" + text`;
+    the image is the request's image part). 400 for `<image>` anywhere else: the image count would not
+    match the images sent."""
+    text = text.strip()
+    while text.startswith(IMAGE_TOKEN):
+        text = text[len(IMAGE_TOKEN) :].strip()
+    if IMAGE_TOKEN in text:
+        raise ApiError(
+            400, f"the text holds {IMAGE_TOKEN}: send the image as an image_url part", param="messages"
+        )
+    return text
+
+
+def schema_fields(response_format: dict[str, Any]) -> list[FieldSpec] | None:
+    """The fields of `response_format` (None for plain text): `{"type": "json_schema", "json_schema":
+    {"name", "schema", "strict", "description"}}` whose schema is `jocr.pipeline.ask.parse_schema`'s subset;
+    400 with the schema's one-line error otherwise."""
+    kind = response_format.get("type")
+    if kind == "text" and len(response_format) == 1:
+        return None
+    if kind != "json_schema":
+        raise ApiError(
+            400,
+            f"response_format type {str(kind)[:40]!r} is not supported; use text or json_schema "
+            "(a JSON schema of the fields to extract)",
+            param="response_format",
+            code="unsupported",
+        )
+    extra = sorted(set(response_format) - {"type", "json_schema"})
+    if extra:
+        raise ApiError(400, f"response_format: unknown key {extra[0][:40]!r}", param="response_format")
+    spec = response_format.get("json_schema")
+    if not isinstance(spec, dict):
+        raise ApiError(400, "response_format.json_schema must be an object", param="response_format")
+    unknown = sorted(set(spec) - {"name", "schema", "strict", "description"})
+    if unknown:
+        raise ApiError(
+            400, f"response_format.json_schema: unknown key {unknown[0][:40]!r}", param="response_format"
+        )
+    name = spec.get("name", "")
+    if not isinstance(name, str) or len(name) > MAX_SCHEMA_NAME_CHARS:
+        raise ApiError(
+            400,
+            f"response_format.json_schema.name must be a string of up to {MAX_SCHEMA_NAME_CHARS} characters",
+            param="response_format",
+        )
+    if not isinstance(spec.get("strict", False), bool) or not isinstance(spec.get("description", ""), str):
+        raise ApiError(
+            400, "response_format.json_schema: strict is a boolean, description text", param="response_format"
+        )
+    if "schema" not in spec:
+        raise ApiError(400, "response_format.json_schema needs a schema", param="response_format")
+    try:
+        return parse_schema(spec["schema"])
+    except AskError as exc:
+        raise ApiError(400, f"response_format.json_schema.schema: {exc}", param="response_format") from None
+    except RecursionError:
+        raise ApiError(400, "response_format.json_schema.schema is nested too deeply") from None
+
+
 def parse_chat_request(
     payload: Any, max_tokens_cap: int, default_max_tokens: int, max_images: int
 ) -> ChatTask:
@@ -199,7 +308,6 @@ def parse_chat_request(
         ("presence_penalty", not req.presence_penalty),
         ("logprobs", not req.logprobs),
         ("top_logprobs", not req.top_logprobs),
-        ("response_format", req.response_format in (None, {"type": "text"})),
     ):
         if not ok:
             raise ApiError(400, f"unsupported value for {name}", param=name, code="unsupported")
@@ -249,10 +357,6 @@ def parse_chat_request(
     if len(images) > max_images:
         raise ApiError(400, f"too many images ({len(images)}; limit {max_images})", param="messages")
 
-    given = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
-    max_tokens = req.max_completion_tokens or req.max_tokens or default_max_tokens
-    if max_tokens > max_tokens_cap:
-        raise ApiError(400, f"{given} {max_tokens} is over the limit of {max_tokens_cap}", param=given)
     stop = [req.stop] if isinstance(req.stop, str) else list(req.stop or [])
     if len(stop) > MAX_STOP_STRINGS or any(not s or len(s) > MAX_NAME_CHARS for s in stop):
         raise ApiError(
@@ -273,9 +377,28 @@ def parse_chat_request(
             f"temperature must be 0 or at least {MIN_TEMPERATURE}, not {temperature}",
             param="temperature",
         )
+    fields = schema_fields(req.response_format) if req.response_format is not None else None
+    text = _without_image_tag(prompt)
+    reading = ocr_prompt(text)
+    if fields is not None:  # the schema is what is asked; the text, if any, is not sent to the model
+        task, prompt = "fields", extract_prompt(fields)
+    elif reading is not None:
+        task, prompt = "ocr", reading
+    else:
+        try:
+            task, prompt = "question", check_question(text)
+        except AskError as exc:
+            raise ApiError(400, f"question: {exc}", param="messages") from None
+    given = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
+    # Unless the request says, an answer gets `jocr ask`'s token budget and a schema's JSON `jocr extract`'s
+    # (within the server's default), a page its reading default.
+    default = {"question": ANSWER_TOKENS, "fields": FIELDS_TOKENS}.get(task, default_max_tokens)
+    max_tokens = req.max_completion_tokens or req.max_tokens or min(default, default_max_tokens)
+    if max_tokens > max_tokens_cap:
+        raise ApiError(400, f"{given} {max_tokens} is over the limit of {max_tokens_cap}", param=given)
     return ChatTask(
         image_urls=images,
-        prompt=resolve_prompt(prompt),
+        prompt=prompt,
         max_tokens=max_tokens,
         temperature=temperature,
         top_p=1.0 if req.top_p is None else req.top_p,
@@ -284,6 +407,8 @@ def parse_chat_request(
         stream=req.stream,
         include_usage=bool(req.stream_options and req.stream_options.include_usage),
         model=req.model,
+        task=task,
+        fields=fields,
     )
 
 
@@ -306,8 +431,16 @@ def openai_finish_reason(engine_reason: str) -> str:
 
 
 def chat_completion(
-    cid: str, model: str, text: str, finish: str, prompt_tokens: int, completion_tokens: int
+    cid: str,
+    model: str,
+    text: str,
+    finish: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    refusal: str | None = None,
 ) -> dict[str, Any]:
+    """A chat completion; with `refusal` (a schema's answer the page does not give), the content is null
+    and the reason is the message's `refusal`, as OpenAI answers a structured output it does not give."""
     return {
         "id": cid,
         "object": "chat.completion",
@@ -317,7 +450,11 @@ def chat_completion(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None},
+                "message": {
+                    "role": "assistant",
+                    "content": None if refusal else text,
+                    "refusal": refusal or None,
+                },
                 "logprobs": None,
                 "finish_reason": openai_finish_reason(finish),
                 "stop_reason": finish,

@@ -10,6 +10,11 @@ name (the served model, `jina-ocr-v1`, `jocr`: Markdown from that model), or `sc
 (the rendered image instead: a web page's first screen / whole page, a document's page); `X-Page`: one page;
 `X-Timeout`: seconds for the whole request (capped by the server); `Accept: application/json` answers
 `{url, title, content, usage}`.
+
+A question (`X-Question`, percent-encoded UTF-8 where it is not ASCII, or a POST body's `question`) asks
+the selected pages instead of reading them, as `jocr ask` asks a document (docs/asking.md, "The server"):
+the answer as plain text, or with `Accept: application/json` `{url, title, question, answer, page, box,
+pages, usage}`.
 """
 
 from __future__ import annotations
@@ -29,9 +34,12 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from jocr.documents.browser import RenderedPage, is_html
 from jocr.documents.fetch import FetchError, decode_base64
+from jocr.documents.preprocess import is_blank_page
 from jocr.pipeline import Document, DocumentRun
+from jocr.pipeline.ask import ANSWER_TOKENS, Answer, PageAnswer, answer_box, choose_page
+from jocr.serve.asking import Asking, answer_response, checked_question, header_question
 from jocr.serve.openai import ApiError, load_json_body
-from jocr.serve.service import OCRService, Ticket, post_to_loop
+from jocr.serve.service import OCRService, SamplingParams, Ticket, post_to_loop
 
 FORMATS = ("markdown", "text")
 SHOTS = ("screenshot", "pageshot")
@@ -44,6 +52,7 @@ class ReaderOptions:
     page: int | None
     timeout_s: float
     as_json: bool
+    question: str | None = None  # X-Question (or the body's `question`): the pages are asked, not read
 
 
 def parse_options(request: Request, service: OCRService) -> ReaderOptions:
@@ -78,8 +87,17 @@ def parse_options(request: Request, service: OCRService) -> ReaderOptions:
             raise ApiError(400, "X-Timeout must be a positive number of seconds", param="X-Timeout")
         timeout_s = min(timeout_s, cap)
     accept = request.headers.get("accept", "")
+    question = header_question(request)
+    if question is not None and respond in SHOTS:
+        raise ApiError(
+            400, f"X-Question cannot be combined with X-Respond-With: {respond}", param="X-Question"
+        )
     return ReaderOptions(
-        respond if respond in FORMATS + SHOTS else "markdown", page, timeout_s, "application/json" in accept
+        respond if respond in FORMATS + SHOTS else "markdown",
+        page,
+        timeout_s,
+        "application/json" in accept,
+        question,
     )
 
 
@@ -129,9 +147,16 @@ def markdown_to_text(markdown: str) -> str:
     return html.unescape(text).strip() + "\n"
 
 
-async def read_input(request: Request, service: OCRService, url_path: str | None, deadline: float):
+async def read_input(
+    request: Request,
+    service: OCRService,
+    url_path: str | None,
+    deadline: float,
+    opts: ReaderOptions | None = None,
+):
     """(data, source_url, content_type) from a GET path URL or a POST body ({url} or base64 {pdf} / {image} /
-    {file}); content_type is the fetched media type, None for base64 input."""
+    {file}, and for the Reader an optional {question}, set on `opts`); content_type is the fetched media
+    type, None for base64 input."""
     if url_path is not None:
         url = target_from_path(url_path, request.url.query)
         data, content_type, final = await service.fetch(url, deadline)
@@ -139,6 +164,12 @@ async def read_input(request: Request, service: OCRService, url_path: str | None
     payload = await service.run_blocking(load_json_body, await request.body())
     if not isinstance(payload, dict):
         raise ApiError(400, "request body must be a JSON object with url, pdf or image")
+    if opts is not None and "question" in payload:
+        if opts.question is not None:
+            raise ApiError(400, "send the question once: X-Question or the body's question", param="question")
+        if opts.respond_with in SHOTS:
+            raise ApiError(400, "a question cannot be combined with a screenshot", param="question")
+        opts.question = checked_question(payload["question"], "question")
     given = [k for k in ("url", "pdf", "image", "file") if payload.get(k)]
     if len(given) != 1:
         raise ApiError(400, "send exactly one of url, pdf (base64) or image (base64)")
@@ -250,7 +281,7 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
     with service.admit() as ticket:
         try:
             async with asyncio.timeout(opts.timeout_s):
-                data, source_url, content_type = await read_input(request, service, url_path, deadline)
+                data, source_url, content_type = await read_input(request, service, url_path, deadline, opts)
                 mode = opts.respond_with if opts.respond_with in SHOTS else "pdf"
                 web = await web_page(service, data, source_url, content_type, mode, deadline, ticket)
                 if web is not None and web.mode != "pdf":
@@ -283,6 +314,10 @@ async def handle_reader(request: Request, service: OCRService, url_path: str | N
                         await doc.reserve(i)
                     ticket.add_slots(len(indices) - 1)
                     doc_title = web_title or doc.title
+                    if opts.question is not None:
+                        answer = await ask_pages(service, doc, indices, opts.question, source_url, ticket)
+                        title = title_of("", doc_title, source_url)
+                        return answer_response(answer, opts.as_json, source_url, title)
                     parsed = await read_pages(service, doc.source, indices, source_url or "document")
                 finally:
                     await doc.close()
@@ -329,3 +364,43 @@ async def page_image_response(doc, opts: ReaderOptions, service: OCRService, url
         return buf.getvalue()
 
     return image_response(await service.run_blocking(encode), opts, url, title_of("", doc.title, url))
+
+
+async def ask_pages(
+    service: OCRService, doc, indices: list[int], question: str, url: str, ticket: Ticket
+) -> Answer:
+    """The selected pages (0-based) asked `question` as `jocr ask` asks them: each page rendered, its anchor
+    and lines read (`OpenDocument.question_anchors`), one engine request per anchor window on the shared
+    scheduler (greedy, `jocr ask`'s answer tokens within the server's default), the page's answer chosen among
+    its windows and the document's among its pages (`jocr.pipeline.ask.choose_page`). A blank page is not
+    asked; 400 when every page is blank."""
+    params = SamplingParams(min(ANSWER_TOKENS, service.config.default_max_tokens))
+
+    async def ask_page(index: int) -> PageAnswer:
+        image = await doc.render(index)
+        if await service.run_blocking(is_blank_page, image):
+            return PageAnswer(page=index + 1, error=f"page {index + 1} is blank: nothing to ask")
+        anchors, lines = await doc.question_anchors(index, image)
+        ticket.add_slots(len(anchors) - 1)  # one engine request per window, as a chat page's
+        result = await service.transcribe_all([image], question, params, anchors, Asking(None, lines))
+        return PageAnswer(
+            page=index + 1,
+            text=result.text,
+            raw=result.raw,
+            box=answer_box(result.text, lines, image.size),
+            anchored=bool(anchors),
+            finish_reason=result.finish_reason,
+        )
+
+    tasks = [asyncio.ensure_future(ask_page(i)) for i in indices]
+    try:
+        pages = await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    answer = choose_page(Answer(question=question, source=url, pages=list(pages)))
+    if answer.error is not None:
+        raise ApiError(400, answer.error, code="blank_page")
+    return answer

@@ -24,9 +24,11 @@ from PIL import Image
 from jocr.documents.browser import BrowserError, RenderedPage, WebRenderer
 from jocr.documents.fetch import FetchError, decode_data_url, fetch_url
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source
+from jocr.documents.preprocess import is_blank_page
 from jocr.engine.stats import RequestStats
 from jocr.layout.request import join_windows, page_finish_reason, page_text
 from jocr.lines.references import without_open_reference
+from jocr.serve.asking import Asking
 from jocr.serve.config import ServeConfig
 from jocr.serve.metrics import Metrics
 from jocr.serve.openai import ApiError
@@ -74,7 +76,9 @@ class SamplingParams:
 
 @dataclass
 class Transcription:
-    """One finished generation: `text` is the post-processed Markdown; `raw` is the decoded model output."""
+    """One finished generation: `text` is the post-processed Markdown (an asking request's: the answer, or
+    the schema's JSON object); `raw` is the decoded model output; `refusal` why a schema's answer is not
+    given (its content then empty)."""
 
     text: str
     raw: str
@@ -82,15 +86,19 @@ class Transcription:
     completion_tokens: int
     finish_reason: str
     stats: dict[str, Any] = field(default_factory=dict)
+    refusal: str | None = None
 
 
 @dataclass
 class ChatImage:
     """An image of a chat request: the picture, and the page's anchor texts (one per window) when it is a
-    PDF page that the server's anchor setting gives one (`EngineBackend.anchor`)."""
+    PDF page that the server's anchor setting gives one (`EngineBackend.anchor`). A page asked a question
+    also keeps its usable lines (`lines`, where its answer is located) and whether it is `blank`."""
 
     image: Image.Image
     anchors: list[str] = field(default_factory=list)
+    lines: Any = None
+    blank: bool = False
 
 
 @dataclass
@@ -105,6 +113,7 @@ class Submitted:
     size: tuple[int, int]
     events: asyncio.Queue
     anchors: list[str] = field(default_factory=list)  # post-processing resolves their runs' references
+    asking: Asking | None = None  # a question or a schema's fields: answered, not post-processed as Markdown
 
     @property
     def done(self) -> bool:
@@ -258,6 +267,18 @@ class OpenDocument:
 
         return await service.run_blocking(decide)
 
+    async def question_anchors(self, index: int, image: Image.Image) -> tuple[list[str], Any]:
+        """The page's anchor texts and usable lines for a question (`EngineBackend.question_anchor`: as
+        `jocr ask` reads a page, under the server's anchor and OCR settings)."""
+        service = self._service
+
+        def decide() -> tuple[list[str], Any]:
+            mode = service.config.anchor
+            decision, lines = service.generator.question_anchor(self.source, index, mode, image)
+            return decision.texts, lines
+
+        return await service.run_blocking(decide)
+
     async def close(self) -> None:
         await self._service.run_blocking(self.source.close)
 
@@ -375,16 +396,24 @@ class OCRService:
         deadline: float | None,
         ticket: Ticket,
         with_anchor: bool = True,
+        asking: bool = False,
     ) -> ChatImage:
         """The first page of an image or PDF given by URL (chat `image_url` parts), with its anchor windows
         when it is a PDF page and `with_anchor` (`OpenDocument.anchors`; a request of several images is never
         anchored, so their text layers are not read); its pixels are reserved on `ticket` before it is
-        decoded."""
+        decoded. `asking`: the page is asked (a question or fields): its anchor and lines are read as
+        `jocr ask` reads them (`OpenDocument.question_anchors`), and a blank page is marked so."""
         data, _ctype, _final = await self.fetch(url, deadline, allow_data=True)
         doc = await self.open_document(data, f"image {index + 1}", ticket)
         try:
             image = await doc.render(0)
-            return ChatImage(image, await doc.anchors(0) if with_anchor else [])
+            if not asking:
+                return ChatImage(image, await doc.anchors(0) if with_anchor else [])
+            blank = await self.run_blocking(is_blank_page, image)
+            if blank or not with_anchor:
+                return ChatImage(image, blank=blank)
+            anchors, lines = await doc.question_anchors(0, image)
+            return ChatImage(image, anchors, lines)
         except DocumentError as exc:
             raise ApiError(400, str(exc), code="bad_document") from None
         finally:
@@ -397,12 +426,14 @@ class OCRService:
         prompt: str,
         params: SamplingParams,
         anchors: Sequence[str] = (),
+        asking: Asking | None = None,
     ) -> Submitted:
         """Preprocess the images and hand the request to the engine; a bad request (e.g. too long for the
         model) raises ApiError here, before any response is started. `anchors`: a one-page request's text
         layer in windows (`ChatImage.anchors`), each placed after the prompt of its own engine request as
-        `jocr parse` places it. The engine's callbacks put the requests' tokens and endings into
-        `Submitted.events` on this event loop."""
+        `jocr parse` places it. `asking`: the prompt is a question (or a schema's extraction prompt), its ids
+        built as `jocr ask` builds them (`jocr.pipeline.ask.question_ids`). The engine's callbacks put the
+        requests' tokens and endings into `Submitted.events` on this event loop."""
         events: asyncio.Queue = asyncio.Queue()
         post = post_to_loop(asyncio.get_running_loop(), events.put_nowait)
         windows: list[str | None] = list(anchors) or [None]
@@ -415,7 +446,10 @@ class OCRService:
             handles, prompt_tokens = [], 0
             try:
                 for part, anchor in enumerate(windows):
-                    prompt_ids = self.generator.prompt_ids(prompt, counts, anchor=anchor)
+                    if asking is None:
+                        prompt_ids = self.generator.prompt_ids(prompt, counts, anchor=anchor)
+                    else:
+                        prompt_ids = self.generator.question_ids(prompt, counts, anchor=anchor)
                     prompt_tokens += len(prompt_ids)
 
                     def on_token(ids: list[int], part: int = part) -> None:
@@ -429,7 +463,7 @@ class OCRService:
                 for handle in handles:
                     self.generator.cancel(handle)
                 raise
-            return Submitted(handles, prompt_tokens, images[0].size, events, list(anchors))
+            return Submitted(handles, prompt_tokens, images[0].size, events, list(anchors), asking)
 
         future = self._workers.submit(prepare_and_submit)
         try:
@@ -481,8 +515,7 @@ class OCRService:
                     if now - last_emit < STREAM_INTERVAL_S:
                         continue
                     last_emit = now
-                    text = _without_open_grounding(self._partial(ids, results, anchors))
-                    stable = _stable_prefix(self.generator.finish(text, size, None))
+                    stable = self._stable_text(ids, results, anchors, size, submitted.asking)
                     if len(stable) > len(emitted) and stable.startswith(emitted):
                         delta, emitted = stable[len(emitted) :], stable
                         yield delta
@@ -497,7 +530,11 @@ class OCRService:
         raw = join_windows(texts)
         reasons = [r.finish_reason for r in results]
         finish_reason = page_finish_reason(reasons)
-        text = self.generator.finish(page_text(texts, anchors, reasons), size, finish_reason)
+        refusal = None
+        if submitted.asking is not None:
+            text, raw, finish_reason, refusal = submitted.asking.answer(texts, reasons, anchors, size)
+        else:
+            text = self.generator.finish(page_text(texts, anchors, reasons), size, finish_reason)
         stats = _stats_dict(results)
         completion_tokens = sum(len(r.token_ids) for r in results)
         self.metrics.observe_generation(
@@ -510,7 +547,21 @@ class OCRService:
             yield text[len(emitted) :]
         elif not text.startswith(emitted):
             log.warning("streamed text is not a prefix of the final text; the stream differs from it")
-        yield Transcription(text, raw, submitted.prompt_tokens, completion_tokens, finish_reason, stats)
+        yield Transcription(
+            text, raw, submitted.prompt_tokens, completion_tokens, finish_reason, stats, refusal
+        )
+
+    def _stable_text(
+        self, ids: list[list[int]], results: list[Any], anchors: list[str], size, asking: Asking | None
+    ) -> str:
+        """The part of a request's text so far that later tokens cannot change. Reading: the post-processed
+        Markdown's (`_partial`). A question read in one window: its answer's (references resolved, as
+        `jocr ask`); a question read in several windows, whose answer is chosen once all have finished,
+        or a schema's JSON object, which is checked whole: nothing before the end."""
+        if asking is None:
+            text = _without_open_grounding(self._partial(ids, results, anchors))
+            return _stable_prefix(self.generator.finish(text, size, None))
+        return _stable_prefix(asking.answer_so_far([self.generator.decode(part) for part in ids], anchors))
 
     def _partial(self, ids: list[list[int]], results: list[Any], anchors: list[str]) -> str:
         """The page text so far of a request (read in windows when `anchors`): the finished windows before
@@ -527,10 +578,16 @@ class OCRService:
         return page_text(texts, anchors, reasons)
 
     async def transcribe_all(
-        self, images: list[Image.Image], prompt: str, params: SamplingParams, anchors: Sequence[str] = ()
+        self,
+        images: list[Image.Image],
+        prompt: str,
+        params: SamplingParams,
+        anchors: Sequence[str] = (),
+        asking: Asking | None = None,
     ) -> Transcription:
         final = None
-        async for item in self.transcribe(images, prompt, params, anchors=anchors):
+        submitted = await self.submit(images, prompt, params, anchors, asking)
+        async for item in self.transcribe(images, prompt, params, submitted):
             if isinstance(item, Transcription):
                 final = item
         assert final is not None

@@ -1,4 +1,5 @@
-// Demo page: pick a file or paste a URL, choose a page, see the page image and its Markdown.
+// Demo page: pick a file or paste a URL, choose a page, see the page image with its blocks drawn on it
+// (overlay.js) and its Markdown.
 (function () {
   "use strict";
   const $ = function (id) { return document.getElementById(id); };
@@ -75,16 +76,19 @@
     $("go").disabled = true;
     try {
       setStatus("Rendering page " + page + "...");
+      window.pageOverlay.clear();
       const rendered = await post("/v1/pages", Object.assign({ page: page }, src));
       $("page-image").src = rendered.image;
       $("page").max = rendered.num_pages;
       $("pages").textContent = "of " + rendered.num_pages;
       setStatus("Transcribing page " + page + " of " + rendered.num_pages + "...");
       const t0 = performance.now();
-      const result = await post("/", src, { "Accept": "application/json", "X-Page": String(page) });
+      const result = await post("/v1/pages", Object.assign({ page: page, read: true }, src));
       show(result.content);
+      await window.pageOverlay.show(result.tree, result.content);
       const secs = ((performance.now() - t0) / 1000).toFixed(1);
-      setStatus("Done: " + result.usage.completion_tokens + " tokens in " + secs + " s.");
+      const blocks = result.tree ? result.tree.blocks.length + " blocks, " : "";
+      setStatus("Done: " + blocks + result.usage.completion_tokens + " tokens in " + secs + " s.");
     } catch (err) {
       setStatus(err.message, true);
     } finally {

@@ -1,0 +1,203 @@
+"""Tables as an element task and inside pages, beside their controls, in one run (docs/elements.md).
+
+    PYTHONPATH=src python benchmarks/elements.py [--parse] [--omnidocbench ../shared/data/omnidocbench-demo]
+
+Sets and rows:
+- frozen table set (data/frozen-test/tables: vector PDFs with exact HTML, the table's box from the
+  manifest): TEDS and TEDS-S of `reader` (`jocr parse --task table --region`), of `lines` (the table block
+  the rules over lines find in the same box: the line source's own tables), of `lines+tables` (the first
+  table of the page's lines tree after the page's table pass), and with --parse of `parse` (the default
+  `jocr.parse` of the whole page, its first table);
+- olmOCR-Bench sample, its table tests (tests/data/olmocr-bench-sample, the pages that have them): `lines`
+  (the page's tree from its text layer alone), `lines+tables` (that tree with the table pass), and with
+  --parse `parse-without-tables` (the default parse with the table pass switched off here) and `parse`;
+- with --omnidocbench DIR: the demo's tables cut at their ground-truth boxes (images: OCR words and rules
+  found in the pixels), TEDS and TEDS-S of `reader`, seconds per crop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from jocr.checks.teds import teds
+from jocr.documents.pages import LoadOptions, open_source
+from jocr.layout.elements import read_table_region
+from jocr.layout.line_rules import lines_tree
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE_SET = REPO / "data/frozen-test/tables"
+OLMOCR = REPO / "tests/data/olmocr-bench-sample"
+_EMPTY = "<table></table>"
+
+
+def first_table(markdown: str) -> str:
+    start = markdown.find("<table")
+    end = markdown.find("</table>", start)
+    return markdown[start : end + 8] if start >= 0 and end >= 0 else _EMPTY
+
+
+def lines_table(path: Path, region) -> str:
+    """The line source's table in `region`: the table block of the page's lines tree most inside it."""
+    with open_source(str(path), LoadOptions()) as source:
+        layer = source.text_layer(0)
+    tree = lines_tree(layer.lines, layer.width, layer.height)
+    best, best_area = _EMPTY, 0.0
+    for block in tree.blocks:
+        if block.type != "table" or block.bbox is None:
+            continue
+        x0, y0 = max(block.bbox[0], region[0]), max(block.bbox[1], region[1])
+        x1, y1 = min(block.bbox[2], region[2]), min(block.bbox[3], region[3])
+        area = max(0.0, x1 - x0) * max(0.0, y1 - y0)
+        if area > best_area:
+            best, best_area = block.html or block.markdown, area
+    return best
+
+
+def lines_pass_table(path: Path) -> str:
+    """The first table of the page's lines tree after the page's table pass (`improve_tables`)."""
+    from jocr.layout.elements import pdf_geometry
+    from jocr.layout.tables_pages import improve_tables
+
+    with open_source(str(path), LoadOptions()) as source:
+        layer = source.text_layer(0)
+        geometry = pdf_geometry(source, 0)
+    tree = lines_tree(layer.lines, layer.width, layer.height)
+    if geometry is not None:
+        improve_tables(tree, *geometry)
+    tables = [b.html or b.markdown for b in tree.blocks if b.type == "table"]
+    return tables[0] if tables else _EMPTY
+
+
+def table_set(parse_model) -> dict:
+    rows = [json.loads(line) for line in (TABLE_SET / "manifest.jsonl").read_text().splitlines()]
+    scores: dict[str, list[tuple[float, float]]] = {"reader": [], "lines": [], "lines+tables": []}
+    seconds = []
+    if parse_model is not None:
+        scores["parse"] = []
+    for row in rows:
+        path = TABLE_SET / row["pdf"]
+        with open_source(str(path), LoadOptions()) as source:
+            t0 = time.perf_counter()
+            result = read_table_region(source, 0, tuple(row["region"]))
+            seconds.append(time.perf_counter() - t0)
+        outputs = {
+            "reader": result.markdown or _EMPTY,
+            "lines": lines_table(path, row["region"]),
+            "lines+tables": lines_pass_table(path),
+        }
+        if parse_model is not None:
+            import jocr
+
+            outputs["parse"] = first_table(jocr.parse(str(path), model=parse_model).markdown)
+        for name, html in outputs.items():
+            scores[name].append((teds(html, row["html"]), teds(html, row["html"], structure_only=True)))
+    return {
+        "pages": len(rows),
+        "seconds_per_table": round(statistics.mean(seconds), 3),
+        **{
+            name: {
+                "teds": round(statistics.mean(s[0] for s in v), 4),
+                "teds_s": round(statistics.mean(s[1] for s in v), 4),
+            }  # fmt: skip
+            for name, v in scores.items()
+        },
+    }
+
+
+def olmocr_tables(parse_model) -> dict:
+    from jocr.checks.unittests import load_test, run_tests
+    from jocr.layout.elements import pdf_geometry
+    from jocr.layout.render import page_markdown
+    from jocr.layout.tables_pages import improve_tables
+
+    tests = [
+        load_test(line) for line in (OLMOCR / "dataset.jsonl").read_text().splitlines() if '"table"' in line
+    ]
+    pdfs = sorted({t.pdf for t in tests})
+    outputs: dict[str, dict[str, str]] = {"lines": {}, "lines+tables": {}}
+    for pdf in pdfs:
+        with open_source(str(OLMOCR / "pdfs" / pdf), LoadOptions()) as source:
+            layer = source.text_layer(0)
+            geometry = pdf_geometry(source, 0)
+        tree = lines_tree(layer.lines, layer.width, layer.height)
+        outputs["lines"][pdf] = page_markdown(tree)
+        if geometry is not None:
+            improve_tables(tree, *geometry)
+        outputs["lines+tables"][pdf] = page_markdown(tree)
+    if parse_model is not None:
+        import jocr
+        import jocr.pipeline.stream as stream
+
+        kept = stream.page_tables
+        stream.page_tables = lambda page, job: None  # the control: the same parse without the table pass
+        try:
+            outputs["parse-without-tables"] = {
+                pdf: jocr.parse(str(OLMOCR / "pdfs" / pdf), model=parse_model).markdown for pdf in pdfs
+            }
+        finally:
+            stream.page_tables = kept
+        outputs["parse"] = {
+            pdf: jocr.parse(str(OLMOCR / "pdfs" / pdf), model=parse_model).markdown for pdf in pdfs
+        }
+    out = {"tests": len(tests), "pdfs": pdfs}
+    for name, by_pdf in outputs.items():
+        passed = 0
+        for pdf in pdfs:
+            mine = [t for t in tests if t.pdf == pdf]
+            passed += sum(r.passed for r in run_tests(mine, by_pdf[pdf]))
+        out[name] = passed
+    return out
+
+
+def omnidoc_crops(folder: Path) -> dict:
+    data = json.loads((folder / "OmniDocBench_demo.json").read_text())
+    scores, structure, seconds = [], [], []
+    for page in data:
+        image = folder / "images" / page["page_info"]["image_path"]
+        for det in page["layout_dets"]:
+            if det["category_type"] != "table" or not det.get("html"):
+                continue
+            poly = det["poly"]
+            region = (min(poly[0::2]), min(poly[1::2]), max(poly[0::2]), max(poly[1::2]))
+            with open_source(str(image), LoadOptions()) as source:
+                t0 = time.perf_counter()
+                result = read_table_region(source, 0, region)
+                seconds.append(time.perf_counter() - t0)
+            html = result.markdown or _EMPTY
+            scores.append(teds(html, det["html"]))
+            structure.append(teds(html, det["html"], structure_only=True))
+    return {
+        "tables": len(scores),
+        "reader": {"teds": round(statistics.mean(scores), 4), "teds_s": round(statistics.mean(structure), 4)},
+        "seconds_per_crop": round(statistics.mean(seconds), 3),
+        "max_seconds": round(max(seconds), 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parse", action="store_true", help="also the default jocr.parse (slow on a CPU)")
+    parser.add_argument("--model", help="model directory for --parse (default: the bundled models/)")
+    parser.add_argument("--omnidocbench", help="the OmniDocBench demo folder (JSON + images/)")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    model = None
+    if args.parse:
+        from jocr.pipeline import load_model
+
+        model = load_model(args.model)
+    results = {"table_set": table_set(model), "olmocr_tables": olmocr_tables(model)}
+    if args.omnidocbench:
+        results["omnidoc_crops"] = omnidoc_crops(Path(args.omnidocbench))
+    text = json.dumps(results, indent=1)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+"""Tables inside the page pipeline (docs/elements.md, "Tables in pages"): where a page's tree has a table
+block (marked by the rules over lines or by the model), the table reader (`jocr.layout.tables`) reads the
+block's region again from the page's geometry, and its HTML replaces the block's when it is the better
+table (`better`); and a document-level pass joins a table that runs on over a page break
+(`merge_continued_tables`).
+
+The region read is the block's box grown to the horizontal rules just above and below it (a booktabs top
+rule sits above a header row that the line rules, which see only rows of cells, leave out) and to the rows
+of pieces between them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
+from jocr.layout.tree import TABLE, PageTree
+
+_WORD = re.compile(r"\w+")
+_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
+_CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
+
+
+@dataclass
+class TablePassConfig:
+    """When the reader's table replaces a block's."""
+
+    grow_lines: float = 2.5  # a rule this many line heights above/below the block bounds its region
+    min_words_kept: float = 0.9  # the reader's table keeps at least this share of the block's words
+    max_words_added: float = 4.0  # and adds at most this share more (a region that swallowed prose)
+    header_lines: int = 4  # lines above a table block taken in as its header rows, at most
+    header_share: float = 0.45  # a piece wider than this share of the table's width is prose, no header
+
+
+def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
+                   config: TablePassConfig | None = None) -> list[tuple[str, str]]:  # fmt: skip
+    """Replace the HTML of `tree`'s table blocks (boxes in the unit of `pieces`) by the reader's where it
+    is better; the (old Markdown, new Markdown) of each block replaced."""
+    config = config or TablePassConfig()
+    replaced = []
+    for block in tree.blocks:
+        if block.type != TABLE or block.bbox is None or _code(block):
+            continue
+        region = grown_region(block.bbox, pieces, rules, config)
+        table = read_table(pieces, rules, region, TableConfig())
+        if better(table, block.html or block.markdown, config):
+            replaced.append((block.markdown, table.html))
+            block.html = block.markdown = table.html
+            block.text = table.text
+    return replaced
+
+
+def _code(block) -> bool:
+    """A block set mostly in a monospace font: a code listing (line numbers beside code read as a table),
+    whose wide spaces are no column gaps."""
+    lines = block.lines or []
+    return bool(lines) and sum(bool(getattr(ln, "mono", False)) for ln in lines) >= 0.5 * len(lines)
+
+
+def has_tables(tree: PageTree | None) -> bool:
+    return tree is not None and any(b.type == TABLE and b.bbox is not None for b in tree.blocks)
+
+
+def reread_pdf_tables(tree: PageTree | None, data, options, index: int) -> list[tuple[str, str]]:
+    """`improve_tables` over page `index` of a PDF (`data`: its path or bytes, as `PdfSource` holds them)
+    for a tree whose boxes are in points and come from its text layer (the caller knows the layer is
+    usable); nothing for a tree without table blocks. Never raises: a PDF that cannot be read again
+    leaves the tree as it was."""
+    if not has_tables(tree) or tree.unit != "pt":
+        return []
+    from jocr.documents.pages import DocumentError, PdfSource
+    from jocr.layout.elements import pdf_geometry
+
+    try:
+        source = PdfSource("<tables>", data, options)
+    except DocumentError:
+        return []
+    try:
+        geometry = pdf_geometry(source, index, check_layer=False)
+    except Exception:  # a page PDFium fails on the second time: the tree keeps its tables
+        geometry = None
+    finally:
+        source.close()
+    return [] if geometry is None else improve_tables(tree, *geometry)
+
+
+def page_with_tables(tree: PageTree | None, markdown: str, data, options, index: int) -> str:
+    """A finished page's Markdown after `reread_pdf_tables` (the tree is changed in place): each table
+    read again replaces its old HTML in `markdown`, or, where an old table's text is not found there, the
+    Markdown is rendered again from the tree. The one table pass of `jocr parse`, `jocr batch` and the
+    exported models' `infer`."""
+    replaced = reread_pdf_tables(tree, data, options, index)
+    if not replaced:
+        return markdown
+    from jocr.layout.render import page_markdown
+
+    out = markdown
+    for old, new in replaced:
+        if not old or old not in out:
+            return page_markdown(tree)
+        out = out.replace(old, new, 1)
+    return out
+
+
+def grown_region(bbox, pieces: list[Piece], rules: list[Rule], config: TablePassConfig):
+    """The block's box grown up and down through the horizontal rules that span most of its width, as
+    long as the lines crossed on the way read as table rows (`_table_like`: a booktabs table's head above
+    its midrule, rows the line rules left out), and otherwise up over unruled header lines
+    (`_header_top`)."""
+    from jocr.layout.tables import _text_lines
+
+    inside = [p for p in pieces if bbox[0] <= p.cx <= bbox[2] and bbox[1] <= p.cy <= bbox[3]]
+    if not inside:
+        return bbox
+    height = sorted(p.height for p in inside)[len(inside) // 2]
+    x0, y0, x1, y1 = bbox
+    width = x1 - x0
+    spanning = [
+        r for r in rules
+        if r.horizontal and min(r.x1, x1) - max(r.x0, x0) >= 0.8 * width and r.x1 - r.x0 <= 1.6 * width
+    ]  # fmt: skip
+
+    def crossed(lo: float, hi: float) -> bool:
+        between = [p for p in pieces if lo < p.cy < hi and p.box[2] > x0 and p.box[0] < x1]
+        lines = _text_lines(between)
+        # rows of cells, not a heading alone between two ruled tables
+        multi = not lines or any(len(line) >= 2 for line in lines)
+        return multi and all(_table_like(line, x0, x1, height, config) for line in lines)
+
+    grown_up = False
+    for y in sorted((r.y0 for r in spanning if r.y0 < y0), reverse=True):
+        if y0 - y > config.grow_lines * 5 * height or not crossed(y, y0):
+            break
+        y0, grown_up = y - 0.2 * height, True
+    for y in sorted(r.y0 for r in spanning if r.y0 > y1):
+        if y - y1 > config.grow_lines * 5 * height or not crossed(y1, y):
+            break
+        y1 = y + 0.2 * height
+    for r in spanning:
+        if y0 - 0.5 * height <= r.y0 <= y1 + 0.5 * height:
+            x0, x1 = min(x0, r.x0), max(x1, r.x1)
+    if not grown_up:
+        y0 = _header_top(pieces, (x0, y0, x1, y1), height, config)
+    return (x0, y0, x1, y1)
+
+
+def _table_like(line: list[Piece], x0: float, x1: float, height: float, config: TablePassConfig) -> bool:
+    """A line that can be a table's row: within its width, no piece wider than `header_share` of it, not
+    a caption, not a sentence's end."""
+    from jocr.layout.tree import CAPTION_START
+
+    width = x1 - x0
+    text = " ".join(p.text for p in line)
+    if any(p.box[0] < x0 - height or p.box[2] > x1 + height for p in line):
+        return False
+    if any(p.box[2] - p.box[0] > config.header_share * width for p in line):
+        return False
+    return not CAPTION_START.match(text) and not text.rstrip().endswith((":", "."))
+
+
+def _header_top(pieces: list[Piece], box, height: float, config: TablePassConfig) -> float:
+    """The region's top moved up over the lines just above it that read as header rows: within the
+    region's width, none of their pieces wider than `header_share` of it (prose, a caption), at most
+    `header_lines` of them, each within 1.5 line heights of the one below."""
+    from jocr.layout.tables import _text_lines
+
+    x0, top, x1, y1 = box
+    below = [p for p in pieces if top <= p.cy <= y1 and x0 <= p.cx <= x1]
+    first_column = min(
+        (p.box[2] for p in below if p.box[0] <= min(q.box[0] for q in below) + height), default=x0
+    )
+    above = [
+        p for p in pieces if p.cy < top and top - p.box[3] < 8 * height and p.box[2] > x0 and p.box[0] < x1
+    ]
+    lines = _text_lines(above)
+    for k in range(len(lines) - 1, max(-1, len(lines) - 1 - config.header_lines), -1):
+        line = lines[k]
+        if top - max(p.box[3] for p in line) > 1.5 * height or not _table_like(line, x0, x1, height, config):
+            break
+        if len(line) == 1 and line[0].box[0] <= first_column:
+            break  # one piece from the table's left edge: a line of text, not a header over the columns
+        higher = lines[k - 1] if k > 0 else None
+        if higher is not None and min(p.box[1] for p in line) - max(p.box[3] for p in higher) < 0.6 * height:
+            if not _table_like(higher, x0, x1, height, config):
+                break  # the last line of a paragraph, set at the paragraph's pitch
+        top = min(p.box[1] for p in line) - 0.2 * height
+    return top
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _shape(html: str) -> list[int]:
+    return [len(_CELL.findall(row)) for row in _ROW.findall(html)]
+
+
+def better(table: Table, old_html: str, config: TablePassConfig) -> bool:
+    """Whether the reader's `table` is the better reading of the block: a real table (two rows and two
+    columns at least) holding nearly all the block's words and not much more, with at least as many filled
+    cells in its fullest row as the block has in its own."""
+    if table.empty or table.n_rows < 2 or table.n_cols < 2:
+        return False
+    old_text = re.sub(r"<[^>]+>", " ", old_html)
+    old_words, new_words = _words(old_text), _words(table.text)
+    if not old_words:
+        return True
+    new_set = {}
+    for w in new_words:
+        new_set[w] = new_set.get(w, 0) + 1
+    kept = 0
+    for w in old_words:
+        if new_set.get(w, 0) > 0:
+            new_set[w] -= 1
+            kept += 1
+    if kept < config.min_words_kept * len(old_words):
+        return False
+    if len(new_words) - kept > config.max_words_added * len(old_words) + 3:
+        return False
+    # no fewer columns: a reading that merges the block's columns lost gaps the block had seen
+    old_filled = max(
+        (sum(1 for c in _CELL.findall(row) if c.strip()) for row in _ROW.findall(old_html)), default=0
+    )
+    new_filled: dict[int, int] = {}
+    for cell in table.cells:
+        if cell.text:
+            new_filled[cell.row] = new_filled.get(cell.row, 0) + 1
+    return max(new_filled.values(), default=0) >= old_filled
+
+
+# -- tables over a page break ----------------------------------------------------------------------------
+
+
+def merge_continued_tables(trees: list[PageTree]) -> list[int]:
+    """Joins a table that ends one page (its last body block) to the table that starts the next page when
+    the second repeats the first's header row or has as many columns: the rows go on the first table (a
+    repeated header row is dropped), the second block is left empty. `trees` are consecutive pages.
+    Returns the indices of the trees changed."""
+    joined: list[int] = []
+    for prev, nxt in zip(trees, trees[1:], strict=False):
+        first = _last_body(prev)
+        second = _first_body(nxt)
+        if first is None or second is None or first.type != TABLE or second.type != TABLE:
+            continue
+        a, b = first.html or first.markdown, second.html or second.markdown
+        rows_a, rows_b = _ROW.findall(a), _ROW.findall(b)
+        if not rows_a or not rows_b:
+            continue
+        width_a = _width(rows_a)
+        width_b = _width(rows_b)
+        repeated = _cells_text(rows_a[0]) == _cells_text(rows_b[0])
+        if not repeated and (width_a != width_b or not _lined_up(first.bbox, second.bbox, prev.width)):
+            continue
+        tail = rows_b[1:] if repeated else rows_b
+        html = a[: a.rindex("</table>")] + "".join(f"<tr>{r}</tr>" for r in tail) + "</table>"
+        first.html = first.markdown = html
+        first.text = "\n".join(filter(None, [first.text, second.text]))
+        second.html = second.markdown = second.text = ""
+        k = trees.index(prev)
+        joined.extend(i for i in (k, k + 1) if i not in joined)
+    return joined
+
+
+def _lined_up(a, b, page_width: float) -> bool:
+    """Whether two tables' boxes share their left and right edges (within 3% of the page's width)."""
+    if a is None or b is None:
+        return False
+    tol = 0.03 * (page_width or max(a[2], b[2]))
+    return abs(a[0] - b[0]) <= tol and abs(a[2] - b[2]) <= tol
+
+
+def _width(rows: list[str]) -> int:
+    widths = [sum(_span(c) for c in re.findall(r"<t[dh][^>]*>", row)) for row in rows]
+    return max(set(widths), key=widths.count) if widths else 0
+
+
+def _span(tag: str) -> int:
+    m = re.search(r'colspan="?(\d+)', tag)
+    return int(m.group(1)) if m else 1
+
+
+def _cells_text(row: str) -> list[str]:
+    return [" ".join(c.split()) for c in _CELL.findall(row)]
+
+
+def _body(tree: PageTree):
+    return [b for b in tree.blocks if not getattr(b, "furniture", False) and (b.markdown or b.text)]
+
+
+def _last_body(tree: PageTree):
+    blocks = _body(tree)
+    return blocks[-1] if blocks else None
+
+
+def _first_body(tree: PageTree):
+    blocks = _body(tree)
+    return blocks[0] if blocks else None

@@ -1,0 +1,97 @@
+"""Element tasks over documents (`jocr parse --task`, `jocr.parse(task=...)`): each selected page's element
+in a region (or the whole page), read by `jocr.layout.elements`' reader for the task, or by the model with
+the task's prompt over the region's pixels (docs/elements.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jocr.documents.pages import DocumentError, LoadOptions, open_source, select_pages
+from jocr.layout.elements import (
+    MODEL_PROMPTS,
+    READERS,
+    ElementResult,
+    RegionError,
+    check_region,
+    check_task,
+    page_frame,
+    page_scale,
+    parse_region,
+)
+from jocr.pipeline.results import Document, PageResult
+
+
+def needs_model(task: str) -> bool:
+    """Whether `task` may be read by the model (else only by a reader over the page's geometry)."""
+    task = check_task(task)
+    return task not in READERS or task in MODEL_PROMPTS
+
+
+def parse_element(
+    item: Any,
+    task: str,
+    region=None,
+    pages=None,
+    model=None,
+    options: LoadOptions | None = None,
+    ocr: str = "auto",
+    name: str | None = None,
+    max_tokens: int = 1024,
+) -> Document:
+    """One input's element for `task` on each selected page: a Document whose pages' Markdown is the
+    element's (empty, with the note in `metadata["notes"]`, when none was found). A bad region raises
+    `RegionError`; an input that cannot be opened comes back with `.error` set."""
+    task = check_task(task)
+    box = parse_region(region) if isinstance(region, str) else (None if region is None else tuple(region))
+    if box is not None:
+        box = parse_region(list(box))
+    name = name or (str(item) if not hasattr(item, "size") else "<image>")
+    doc = Document(source=name)
+    doc.metadata = {"source": name, "task": task, "region": None if box is None else list(box)}
+    options = options or LoadOptions()
+    try:
+        source = open_source(item, options, name=name)
+    except DocumentError as exc:
+        doc.error = str(exc)
+        return doc
+    with source:
+        try:
+            indices = select_pages(pages, source.num_pages, name)
+        except DocumentError as exc:
+            doc.error = str(exc)
+            return doc
+        results = []
+        for index in indices:
+            width, height, unit = page_frame(source, index)
+            checked = check_region(box, width, height, unit)
+            result = READERS[task](source, index, checked, ocr=ocr) if task in READERS else None
+            if result is None:
+                result = _model_element(source, index, checked, task, unit, model, max_tokens)
+            results.append(result)
+    doc.metadata["notes"] = [r.note for r in results]
+    doc.metadata["elements"] = [r.to_dict() for r in results]
+    doc.pages = [PageResult(page=r.page, markdown=r.markdown, finish_reason="stop") for r in results]
+    return doc
+
+
+def _model_element(source, index: int, region, task: str, unit: str, model, max_tokens: int) -> ElementResult:
+    """The model's reading of the region's pixels with the task's prompt."""
+    import time
+
+    from jocr.pipeline.stream import iter_documents
+
+    start = time.perf_counter()
+    image = source.render(index)
+    if region is not None:
+        scale = page_scale(source, index, image)
+        image = image.crop(tuple(round(v * scale) for v in region))
+    (doc,) = list(iter_documents([image], model, prompt=MODEL_PROMPTS[task], max_tokens=max_tokens,
+                                 anchor="off", ocr="none", skip_blank=False))  # fmt: skip
+    markdown = doc.pages[0].markdown if doc.pages else ""
+    note = "" if markdown.strip() else (doc.error or "the model read nothing in the region")
+    method, seconds = f"model:{MODEL_PROMPTS[task]}", time.perf_counter() - start
+    return ElementResult(task, index + 1, markdown, note, region, unit, method, seconds)
+
+
+__all__ = ["RegionError", "needs_model", "parse_element"]

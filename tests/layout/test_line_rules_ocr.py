@@ -1,0 +1,99 @@
+"""The rules over lines on OCR line sets (boxes in pixels, a line's size its box's height): sizes that vary
+with the glyphs, columns split by a line that crosses the gutter, a column of short lines beside prose,
+Chinese lines joined without spaces."""
+
+from __future__ import annotations
+
+from jocr.layout.geometry import source_lines
+from jocr.layout.line_rules import lines_tree, snapped_ocr_sizes
+from jocr.layout.render import page_markdown
+from jocr.lines.types import RAPIDOCR, Line
+
+
+def ocr_line(x: float, y: float, text: str, height: float = 30, char: float = 14) -> Line:
+    """A line as an OCR engine reports it: its box from the text's length, its size the box's height."""
+    box = (x, y, x + char * len(text), y + height)
+    return Line(text, box, height, 0, 0.95, RAPIDOCR)
+
+
+def column(x: float, y: float, texts: list[str], pitch: float = 45, heights=(30, 36, 28)) -> list[Line]:
+    return [ocr_line(x, y + k * pitch, t, heights[k % len(heights)]) for k, t in enumerate(texts)]
+
+
+def markdown(lines: list[Line], width: float = 1700, height: float = 2200) -> str:
+    return page_markdown(lines_tree(lines, width, height, unit="px", source=RAPIDOCR))
+
+
+WRAPPED = [
+    "The committee met on the first Monday of",
+    "every month to review the work of the year",
+    "and to plan the next steps of the project.",
+]
+
+
+def test_line_heights_that_vary_with_descenders_are_one_size():
+    lines = source_lines(column(100, 300, WRAPPED, heights=(30, 37, 27)), RAPIDOCR)
+    assert {ln.size for ln in snapped_ocr_sizes(lines)} == {30}
+    # ... so a wrapped paragraph stays one paragraph, none of its lines a heading
+    md = markdown(column(100, 300, WRAPPED, heights=(30, 37, 27)) + column(100, 500, WRAPPED))
+    assert md == " ".join(WRAPPED) + "\n\n" + " ".join(WRAPPED)
+    # a line twice the height is still a heading
+    md = markdown([ocr_line(100, 200, "Annual Report", 64, 30)] + column(100, 300, WRAPPED))
+    assert md.startswith("# Annual Report\n\n") or md.startswith("## Annual Report\n\n")
+
+
+LEFT = [f"left column line {i} of the text is here" for i in range(12)]
+RIGHT = [f"right column line {i} of the text is here" for i in range(12)]
+
+
+def test_a_line_over_the_gutter_does_not_merge_the_columns():
+    page = column(100, 300, LEFT) + column(800, 300, RIGHT)
+    page.append(ocr_line(500, 260, "J. Example et al. / Journal 12 (2005)", 30, 16))  # crosses x 700-800
+    md = markdown(page)
+    assert "<table>" not in md
+    assert md.index("left column line 11") < md.index("right column line 0")
+
+
+def test_a_column_of_short_lines_beside_prose_is_a_column():
+    numbers = [f"{10 * i} {i}.5 x{i} y{i}" for i in range(12)]  # a column of short lines, 700+ px wide
+    page = column(100, 300, LEFT) + [ocr_line(800, 300 + 45 * k, t, 30, 60) for k, t in enumerate(numbers)]
+    md = markdown(page)
+    assert md.index("left column line 11") < md.index(numbers[0])
+    # a narrow column of numbers beside prose is not cut off as a page column
+    narrow = column(100, 300, LEFT) + [ocr_line(800, 300 + 45 * k, f"{k}.5", 30, 14) for k in range(12)]
+    assert markdown(narrow).index("left column line 11") > markdown(narrow).index("0.5")
+
+
+def test_chinese_lines_join_without_spaces():
+    page = column(100, 300, ["这是第一行文字，内容还没有结束", "这是第二行文字。"], heights=(30,))
+    assert markdown(page) == "这是第一行文字，内容还没有结束这是第二行文字。"
+
+
+def test_rows_of_prose_cells_are_columns_not_a_table():
+    # Two columns whose gutter lines run over (no gutter to cut at): rows of two long cells each.
+    page = []
+    for k in range(8):
+        y = 300 + 45 * k
+        page.append(ocr_line(100, y, f"left column sentence number {k} goes on", 30, 14))
+        page.append(ocr_line(100 + 14 * 38 + 40, y, f"right column sentence number {k} goes on", 30, 14))
+    page.append(
+        ocr_line(100, 300 + 45 * 8, "a line that runs over the gutter from left to the right side", 30, 20)
+    )
+    md = markdown(page)
+    assert "<table>" not in md
+    assert md.index("left column sentence number 7") < md.index("right column sentence number 0")
+    # short cells stay a table
+    rows = [ocr_line(100 + 300 * c, 300 + 45 * r, f"{r}.{c}", 30, 14) for r in range(5) for c in range(3)]
+    assert "<table>" in markdown(rows)
+
+
+def test_tree_of_lines_from_plain_data_is_the_tree_of_the_lines():
+    from jocr.layout.line_rules import tree_of_lines
+    from jocr.lines.types import OK, PageLines
+
+    lines = column(100, 300, WRAPPED)
+    data = PageLines(1700, 2200, lines, OK, "", RAPIDOCR).to_dict()
+    tree = tree_of_lines(data, "px", page=3)
+    assert tree.unit == "px" and tree.page == 3
+    assert page_markdown(tree) == markdown(lines)
+    assert all(ln.source == RAPIDOCR for b in tree.blocks for ln in b.lines)

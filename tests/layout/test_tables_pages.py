@@ -1,0 +1,95 @@
+"""Tables inside pages (jocr.layout.tables_pages): a table block re-read when the reader does better, and
+tables joined over a page break."""
+
+from jocr.layout.tables import Piece, Rule
+from jocr.layout.tables_pages import TablePassConfig, better, improve_tables, merge_continued_tables
+from jocr.layout.tree import PARAGRAPH, TABLE, Block, PageTree
+
+ROWS = [
+    ["Item", "Mass", "Year"],
+    ["Gene", "1.5 kg", "1990"],
+    ["Plan", "20.25 kg", "2001"],
+    ["Nurse", "3 kg", "1977"],
+]
+
+
+def booktabs_page():
+    """A paragraph, then a booktabs table (rules above, under the header, below) at 14 pt row pitch."""
+    pieces = [
+        Piece("A paragraph of prose that runs across the whole width of the column.", (10, 20, 400, 30))
+    ]
+    for r, row in enumerate(ROWS):
+        for c, text in enumerate(row):
+            y = 50 + r * 14
+            pieces.append(Piece(text, (20 + c * 80, y, 20 + c * 80 + 6 * len(text), y + 9)))
+    rules = [Rule(15, 47, 260, 47), Rule(15, 62, 260, 62), Rule(15, 104, 260, 104)]
+    return pieces, rules
+
+
+def test_block_of_body_rows_gets_its_header_and_structure():
+    pieces, rules = booktabs_page()
+    # what the rules over lines give: the body rows only, as a plain grid
+    body = (
+        "<table>"
+        + "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in ROWS[1:])
+        + "</table>"
+    )
+    tree = PageTree(width=500, height=700, blocks=[
+        Block(type=PARAGRAPH, text="A paragraph", markdown="A paragraph", bbox=(10, 20, 400, 30)),
+        Block(type=TABLE, text="", markdown=body, html=body, bbox=(20, 64, 220, 101)),
+    ])  # fmt: skip
+    replaced = improve_tables(tree, pieces, rules)
+    assert len(replaced) == 1 and replaced[0][0] == body
+    html = tree.blocks[1].html
+    assert html.startswith("<table><tr><th>Item</th><th>Mass</th><th>Year</th></tr>")
+    assert "paragraph" not in html
+
+
+def test_a_reading_that_loses_words_is_not_better():
+    pieces, rules = booktabs_page()
+    from jocr.layout.tables import read_table
+
+    table = read_table(pieces, rules, (15, 60, 260, 80))  # one body row and the header
+    old = "<table><tr><td>Gene</td><td>1.5 kg</td></tr><tr><td>Plan</td><td>20.25 kg</td></tr></table>"
+    assert not better(table, old, TablePassConfig())
+
+
+def _tree(page, html, bbox, before=()):
+    blocks = [*before, Block(type=TABLE, text=html, markdown=html, html=html, bbox=bbox)]
+    return PageTree(width=600, height=800, blocks=blocks, page=page)
+
+
+def test_table_over_a_page_break_joins_when_the_header_repeats():
+    head = "<tr><th>A</th><th>B</th></tr>"
+    first = _tree(1, f"<table>{head}<tr><td>1</td><td>2</td></tr></table>", (50, 600, 400, 760))
+    second = _tree(2, f"<table>{head}<tr><td>3</td><td>4</td></tr></table>", (60, 40, 300, 120))
+    assert merge_continued_tables([first, second]) == [0, 1]
+    assert (
+        first.blocks[-1].html
+        == f"<table>{head}<tr><td>1</td><td>2</td></tr><tr><td>3</td><td>4</td></tr></table>"
+    )
+    assert second.blocks[-1].markdown == ""
+
+
+def test_tables_join_when_columns_line_up_and_not_otherwise():
+    first = _tree(1, "<table><tr><td>1</td><td>2</td></tr></table>", (50, 600, 400, 760))
+    lined = _tree(2, "<table><tr><td>3</td><td>4</td></tr></table>", (52, 40, 398, 120))
+    elsewhere = _tree(2, "<table><tr><td>3</td><td>4</td></tr></table>", (300, 40, 560, 120))
+    wider = _tree(2, "<table><tr><td>3</td><td>4</td><td>5</td></tr></table>", (50, 40, 400, 120))
+    assert merge_continued_tables([first, elsewhere]) == []
+    assert merge_continued_tables([first, wider]) == []
+    assert merge_continued_tables([first, lined]) == [0, 1]
+    prose = Block(
+        type=PARAGRAPH,
+        text="Text after the table.",
+        markdown="Text after the table.",
+        bbox=(50, 770, 400, 780),
+    )
+    ended = _tree(1, "<table><tr><td>1</td><td>2</td></tr></table>", (50, 600, 400, 760))
+    ended.blocks.append(prose)
+    assert (
+        merge_continued_tables(
+            [ended, _tree(2, "<table><tr><td>3</td><td>4</td></tr></table>", (50, 40, 400, 120))]
+        )
+        == []
+    )

@@ -1,0 +1,379 @@
+"""Asking through the server: a chat whose text is a question (answered as `jocr ask` answers it, streamed
+or not), `response_format` JSON schemas (the answer validates against the schema, or is refused), the
+Reader's `X-Question` / `question`, and bad input on every route (a 4xx in OpenAI's error shape while a
+good request goes on)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from types import SimpleNamespace
+
+import httpx
+import jsonschema
+import pytest
+from PIL import Image
+from serve_helpers import LiveServer, page_image, png_bytes
+from starlette.testclient import TestClient
+
+from jocr.documents.pages import LoadOptions, open_source
+from jocr.engine.requests import GenerationResult
+from jocr.engine.stats import RequestStats
+from jocr.pipeline import LoadedModel
+from jocr.pipeline.ask import (
+    AskConfig,
+    answer_text,
+    extract_prompt,
+    parse_schema,
+    question_anchor,
+    question_ids,
+)
+from jocr.serve.app import create_app
+from jocr.serve.backend import EngineBackend
+from jocr.serve.config import ServeConfig
+from jocr.serve.openai import ApiError, ocr_prompt, parse_chat_request
+from jocr.serve.service import OCRService
+from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS
+
+QUESTION = "What is the total amount?"
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "invoice_number": {"type": "string", "description": "the invoice's number"},
+        "total": {"type": "number"},
+        "paid": {"type": ["boolean", "null"]},
+    },
+    "required": ["invoice_number", "total", "paid"],
+    "additionalProperties": False,
+}
+
+
+def invoice_pdf() -> bytes:
+    from pdf_fixtures import text_pdf  # tests/documents, on the path through conftest.py
+
+    return text_pdf(["Invoice No.: INV-2031   Total: $5.00"])
+
+
+class ScriptedBackend(EngineBackend):
+    """The real backend (preprocessing, prompts, anchors) whose engine answers every request with the text
+    `answer`, recording each request's prompt ids."""
+
+    answer = ""
+
+    def submit(self, prompt_ids, views, params, on_token=None, on_done=None):
+        self.prompts.append(list(prompt_ids))
+        ids = self.tokenizer.encode(self.answer)[: params.max_tokens]
+        result = GenerationResult(token_ids=ids, finish_reason="stop", stats=RequestStats())
+
+        def run():
+            if on_token is not None and ids:
+                on_token(ids)
+            on_done(result, None)
+
+        threading.Thread(target=run, daemon=True).start()
+        return SimpleNamespace(done=True, cancel=lambda: None)
+
+
+def scripted_service(tiny_model, tokenizer, answer: str, **overrides) -> tuple[OCRService, ScriptedBackend]:
+    settings = dict(
+        max_batch=4,
+        max_queue=8,
+        default_max_tokens=256,
+        max_tokens=512,
+        allowed_hosts=("testserver",),
+        anchor="on",
+    )
+    settings.update(overrides)
+    config = ServeConfig(**settings)
+    backend = ScriptedBackend.from_loaded(LoadedModel(model=tiny_model, tokenizer=tokenizer), 4, 8)
+    backend.answer, backend.prompts = answer, []
+    return OCRService(backend, config), backend
+
+
+def data_url(data: bytes, media: str) -> str:
+    return f"data:{media};base64," + base64.b64encode(data).decode()
+
+
+def chat(url: str, text: str | None = None, **extra) -> dict:
+    content = [{"type": "image_url", "image_url": {"url": url}}]
+    if text is not None:
+        content.insert(0, {"type": "text", "text": text})
+    return {"messages": [{"role": "user", "content": content}], **extra}
+
+
+def json_schema(schema) -> dict:
+    return {"type": "json_schema", "json_schema": {"name": "invoice", "schema": schema, "strict": True}}
+
+
+def parse(payload) -> object:
+    return parse_chat_request(payload, max_tokens_cap=256, default_max_tokens=64, max_images=4)
+
+
+# Telling a question from a reading prompt ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, prompt",
+    [
+        ("", DEFAULT_PROMPT),
+        ("  ", DEFAULT_PROMPT),
+        ("free", PROMPTS["free"]),
+        ("Free OCR.", PROMPTS["free"]),
+        ("free ocr", PROMPTS["free"]),
+        ("<|grounding|>Convert the document to markdown.", PROMPTS["grounding"]),
+        ("<|grounding|>OCR this image.", "<|grounding|>OCR this image."),
+        ("<|grounding|>Locate <|ref|>the total<|/ref|> in the image.", None),  # kept verbatim (below)
+        (QUESTION, None),
+        ("Describe this image in detail.", None),
+    ],
+)
+def test_reading_prompts_and_questions(text, prompt):
+    got = ocr_prompt(text)
+    if "Locate" in text:
+        assert got == text  # any grounding prompt reads the page (its boxes become Markdown)
+    else:
+        assert got == prompt
+
+
+def test_chat_request_tasks():
+    url = data_url(png_bytes(page_image(0)), "image/png")
+    task = parse(chat(url, f"  {QUESTION}\n"))
+    assert (task.task, task.prompt, task.fields) == ("question", QUESTION, None)
+    task = parse(chat(url, "<image>\nFree OCR."))  # DeepSeek-OCR's prompt as documented, <image> and all
+    assert (task.task, task.prompt) == ("ocr", PROMPTS["free"])
+    task = parse(chat(url, "Extract the invoice.", response_format=json_schema(SCHEMA)))
+    assert task.task == "fields" and task.prompt == extract_prompt(parse_schema(SCHEMA))
+    assert [(f.name, f.nullable, f.required) for f in task.fields] == [
+        ("invoice_number", False, True),
+        ("total", False, True),
+        ("paid", True, True),
+    ]
+    assert parse(chat(url, QUESTION, response_format={"type": "text"})).task == "question"
+    # unless the request says, an answer gets jocr ask's token budget, a schema's JSON jocr extract's
+    budgets = [
+        parse_chat_request(chat(url, text, **extra), 8192, 4096, 4).max_tokens
+        for text, extra in ((None, {}), (QUESTION, {}), (None, {"response_format": json_schema(SCHEMA)}))
+    ]
+    assert budgets == [4096, 128, 512]
+    assert parse(chat(url, QUESTION, max_tokens=200)).max_tokens == 200
+
+
+RECURSIVE = {
+    "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
+    "$ref": "#",
+}
+
+
+@pytest.mark.parametrize(
+    "text, response_format, message",
+    [
+        ("x" * 100_000, None, "at most 8192 characters"),
+        ("é" * 2100, None, "question: the question is 4,200 bytes; at most 4,096"),
+        ("<image> and <image>", None, "send the image as an image_url part"),
+        (None, {"type": "json_object"}, "response_format type 'json_object' is not supported"),
+        (
+            None,
+            json_schema({"type": "object", "properties": {f"f{i}": {} for i in range(10_000)}}),
+            "at most 200",
+        ),
+        (None, json_schema(RECURSIVE), "$ref is not supported"),
+        (None, json_schema(["total", 7]), "field names must be non-empty strings, not 7"),
+        (
+            None,
+            json_schema({"type": "object", "properties": {"a": {}}, "required": [1]}),
+            "list of field names",
+        ),
+        (None, json_schema({"type": "object", "properties": {"a": {"type": "array"}}}), "not supported"),
+        (None, {"type": "json_schema", "json_schema": {"name": "x"}}, "needs a schema"),
+    ],
+)
+def test_bad_questions_and_schemas_are_400(text, response_format, message):
+    url = data_url(png_bytes(page_image(0)), "image/png")
+    extra = {} if response_format is None else {"response_format": response_format}
+    with pytest.raises(ApiError) as info:
+        parse(chat(url, text, **extra))
+    assert info.value.status == 400 and message in info.value.message
+    assert "\n" not in info.value.message and len(info.value.message) < 300
+
+
+# Answers through the server -----------------------------------------------------------------------------
+@pytest.fixture
+def pdf_url():
+    return data_url(invoice_pdf(), "application/pdf")
+
+
+def test_chat_question_takes_the_ask_path(tiny_model, tokenizer, pdf_url):
+    service, backend = scripted_service(tiny_model, tokenizer, " @1 ")
+    client = TestClient(create_app(service.config, service))
+    try:
+        response = client.post("/v1/chat/completions", json=chat(pdf_url, QUESTION))
+        assert response.status_code == 200, response.text
+        # the prompt is the question and the page's anchor, built as `jocr ask` builds them
+        loaded = backend.loaded
+        with open_source(invoice_pdf(), LoadOptions()) as source:
+            decision, lines = question_anchor(source, 0, None, loaded, AskConfig(anchor="on", ocr="none"))
+        [anchor] = decision.texts
+        [prompt] = backend.prompts
+        builder = backend.builder
+        assert prompt == question_ids(builder, prompt.count(tokenizer.image_id), QUESTION, anchor)
+        # the answer is the run it names, as `jocr ask` resolves it; not page Markdown
+        content = response.json()["choices"][0]["message"]["content"]
+        assert content == answer_text(" @1 ", anchor) == lines.lines[0].text
+        # streamed, the deltas add up to the same answer
+        with client.stream("POST", "/v1/chat/completions", json=chat(pdf_url, QUESTION, stream=True)) as r:
+            assert r.status_code == 200
+            events = [line[6:] for line in r.iter_lines() if line.startswith("data: ")]
+        assert events[-1] == "[DONE]"
+        deltas = [
+            json.loads(e)["choices"][0]["delta"].get("content", "")
+            for e in events[:-1]
+            if json.loads(e)["choices"]
+        ]
+        assert "".join(deltas) == content
+    finally:
+        service.close()
+
+
+def test_json_schema_answers_validate_or_are_refused(tiny_model, tokenizer, pdf_url):
+    answer = '{"invoice_number": "INV-2031", "total": "$5.00", "paid": "maybe"}'
+    service, backend = scripted_service(tiny_model, tokenizer, answer)
+    client = TestClient(create_app(service.config, service))
+    try:
+        body = chat(pdf_url, response_format=json_schema(SCHEMA))
+        response = client.post("/v1/chat/completions", json=body)
+        assert response.status_code == 200, response.text
+        message = response.json()["choices"][0]["message"]
+        value = json.loads(message["content"])
+        jsonschema.validate(value, SCHEMA)
+        assert value == {"invoice_number": "INV-2031", "total": 5.0, "paid": None}
+        assert message["refusal"] is None
+        assert backend.tokenizer.decode(backend.prompts[0]).count(extract_prompt(parse_schema(SCHEMA))) == 1
+        # a required field the page does not give: refused, never invented
+        backend.answer = '{"invoice_number": "INV-2031"}'
+        message = client.post("/v1/chat/completions", json=body).json()["choices"][0]["message"]
+        assert message["content"] is None and "required field 'total'" in message["refusal"]
+        with client.stream("POST", "/v1/chat/completions", json={**body, "stream": True}) as r:
+            chunks = [json.loads(x[6:]) for x in r.iter_lines() if x.startswith("data: {")]
+        assert any(
+            "required field 'total'" in (c["choices"] or [{}])[0].get("delta", {}).get("refusal", "")
+            for c in chunks
+        )
+        # optional fields (not required) are left out; a found value is kept
+        optional = {
+            "type": "object",
+            "properties": {"invoice_number": {"type": "string"}, "total": {"type": "number"}},
+        }
+        message = client.post(
+            "/v1/chat/completions", json=chat(pdf_url, response_format=json_schema(optional))
+        ).json()["choices"][0]["message"]
+        assert json.loads(message["content"]) == {"invoice_number": "INV-2031"}
+    finally:
+        service.close()
+
+
+def test_reader_question(tiny_model, tokenizer):
+    service, backend = scripted_service(tiny_model, tokenizer, "INV-2031")
+    client = TestClient(create_app(service.config, service))
+    pdf = base64.b64encode(invoice_pdf()).decode()
+    try:
+        response = client.post("/", json={"pdf": pdf}, headers={"X-Question": "What is the invoice number?"})
+        assert response.status_code == 200, response.text
+        assert response.text == "INV-2031" and response.headers["x-answer-page"] == "1"
+        assert tokenizer.decode(backend.prompts[0]).count("What is the invoice number?") == 1
+        # the body's question, non-ASCII percent-encoded in the header, JSON with the page and the line's box
+        response = client.post(
+            "/", json={"pdf": pdf, "question": "发票号码是多少？"}, headers={"Accept": "application/json"}
+        )
+        body = response.json()
+        assert body["question"] == "发票号码是多少？" and body["answer"] == "INV-2031" and body["page"] == 1
+        assert body["box"] is not None and len(body["pages"]) == 1
+        response = client.post("/", json={"pdf": pdf}, headers={"X-Question": "%E5%8F%91%E7%A5%A8%EF%BC%9F"})
+        assert response.status_code == 200 and tokenizer.decode(backend.prompts[-1]).count("发票？") == 1
+    finally:
+        service.close()
+
+
+# Bad input on every route, with a good request in flight ----------------------------------------------
+def test_bad_input_is_4xx_and_a_good_request_goes_on(tiny_model, tokenizer):
+    service, backend = scripted_service(tiny_model, tokenizer, "INV-2031")
+    server = LiveServer(create_app(service.config, service))
+    pdf = invoice_pdf()
+    pdf_url = data_url(pdf, "application/pdf")
+    blank = data_url(png_bytes(Image.new("RGB", (320, 240), "white")), "image/png")
+    b64 = base64.b64encode(pdf).decode()
+    bad = [
+        ("/v1/chat/completions", chat(pdf_url, "q" * 100_000), {}),
+        ("/v1/chat/completions", chat(pdf_url, "é" * 3000), {}),
+        (
+            "/v1/chat/completions",
+            chat(pdf_url, response_format=json_schema({f"f{i}": "" for i in range(10_000)})),
+            {},
+        ),
+        ("/v1/chat/completions", chat(pdf_url, response_format=json_schema(RECURSIVE)), {}),
+        ("/v1/chat/completions", chat(pdf_url, response_format=json_schema([1, 2])), {}),
+        ("/v1/chat/completions", chat(blank, QUESTION), {}),
+        ("/", {"pdf": b64, "question": "q" * 100_000}, {}),
+        ("/", {"pdf": b64, "question": "   "}, {}),
+        ("/", {"pdf": b64, "question": 7}, {}),
+        ("/", {"pdf": b64}, {"X-Question": ""}),
+        ("/", {"pdf": b64}, {"X-Question": "q" * 100_000}),
+        ("/", {"pdf": b64}, {"X-Question": "%FF%FE"}),
+        (
+            "/",
+            {"image": base64.b64encode(png_bytes(Image.new("RGB", (320, 240), "white"))).decode()},
+            {"X-Question": QUESTION},
+        ),
+    ]
+    good: list = []
+
+    def ask_good():
+        with httpx.Client(base_url=server.url, timeout=120) as c:
+            good.append(c.post("/v1/chat/completions", json=chat(pdf_url, QUESTION)))
+
+    try:
+        thread = threading.Thread(target=ask_good)
+        thread.start()
+        with httpx.Client(base_url=server.url, timeout=120) as c:
+            for path, body, headers in bad:
+                response = c.post(path, json=body, headers=headers)
+                assert 400 <= response.status_code < 500, (path, response.status_code, response.text[:200])
+                error = response.json()["error"]
+                assert error["type"] == "invalid_request_error" and "\n" not in error["message"]
+        thread.join(120)
+        assert good[0].status_code == 200
+        assert good[0].json()["choices"][0]["message"]["content"] == "INV-2031"
+        assert service.admission.in_flight == 0
+    finally:
+        server.stop()
+        service.close()
+
+
+def test_openai_client_parses_a_pydantic_model(tiny_model, tokenizer):
+    """The official client's structured outputs (`chat.completions.parse` with a pydantic model: its strict
+    JSON schema, an Optional field as anyOf [T, null]) get a JSON answer the client parses into the model."""
+    import openai
+    from pydantic import BaseModel
+
+    class Invoice(BaseModel):
+        invoice_number: str
+        total: float
+        due_date: str | None
+
+    service, backend = scripted_service(
+        tiny_model, tokenizer, '{"invoice_number": "INV-2031", "total": "$5.00"}'
+    )
+    server = LiveServer(create_app(service.config, service))
+    try:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0, timeout=60)
+        content = [{"type": "image_url", "image_url": {"url": data_url(invoice_pdf(), "application/pdf")}}]
+        reply = client.chat.completions.parse(
+            model="jocr", messages=[{"role": "user", "content": content}], response_format=Invoice
+        )
+        assert reply.choices[0].message.parsed == Invoice(invoice_number="INV-2031", total=5.0, due_date=None)
+        reply = client.chat.completions.create(
+            model="jocr",
+            messages=[{"role": "user", "content": [*content, {"type": "text", "text": QUESTION}]}],
+        )
+        assert reply.choices[0].message.content == '{"invoice_number": "INV-2031", "total": "$5.00"}'
+    finally:
+        server.stop()
+        service.close()
