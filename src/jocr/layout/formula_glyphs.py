@@ -20,6 +20,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from jocr.lines.textlayer import page_objects
+
 Box = tuple[float, float, float, float]
 
 
@@ -259,31 +261,13 @@ def _rules(page, width: float, height: float, limits: GlyphLimits) -> list[Rule]
     to_page = _mapper(page, width, height)
     lo_x, lo_y, hi_x, hi_y = (ctypes.c_float() for _ in range(4))
     out: list[Rule] = []
-    seen = 0
-    stack = [(raw.FPDFPage_CountObjects(page.raw), lambda i: raw.FPDFPage_GetObject(page.raw, i), 0)]
-    while stack:
-        count, get, depth = stack.pop()
-        for i in range(max(count, 0)):
-            seen += 1
-            if seen > limits.max_objects:
-                return out
-            obj = get(i)
-            kind = raw.FPDFPageObj_GetType(obj)
-            if kind == raw.FPDF_PAGEOBJ_FORM and depth < 8:
-                stack.append(
-                    (
-                        raw.FPDFFormObj_CountObjects(obj),
-                        lambda j, o=obj: raw.FPDFFormObj_GetObject(o, j),
-                        depth + 1,
-                    )
-                )
-                continue
-            if kind != raw.FPDF_PAGEOBJ_PATH or not raw.FPDFPageObj_GetBounds(obj, lo_x, lo_y, hi_x, hi_y):
-                continue
-            xa, ya = to_page(lo_x.value, hi_y.value)
-            xb, yb = to_page(hi_x.value, lo_y.value)
-            box = (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))
-            w, h = box[2] - box[0], box[3] - box[1]
-            if w >= limits.min_rule_width and h <= limits.max_rule_thickness and h <= 0.25 * w:
-                out.append(Rule(box))
+    for obj, kind in page_objects(page, limits.max_objects):
+        if kind != raw.FPDF_PAGEOBJ_PATH or not raw.FPDFPageObj_GetBounds(obj, lo_x, lo_y, hi_x, hi_y):
+            continue
+        xa, ya = to_page(lo_x.value, hi_y.value)
+        xb, yb = to_page(hi_x.value, lo_y.value)
+        box = (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))
+        w, h = box[2] - box[0], box[3] - box[1]
+        if w >= limits.min_rule_width and h <= limits.max_rule_thickness and h <= 0.25 * w:
+            out.append(Rule(box))
     return out

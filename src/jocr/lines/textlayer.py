@@ -303,29 +303,16 @@ def estimate_glyphs(page, limits: TextLayerLimits | None = None) -> int:
     left, bottom, right, top = (ctypes.c_float() for _ in range(4))
     total = 0
     seen = 0
-    stack = [(raw.FPDFPage_CountObjects(page.raw), lambda i: raw.FPDFPage_GetObject(page.raw, i), 0)]
-    while stack:
-        count, get, depth = stack.pop()
-        for i in range(max(count, 0)):
-            seen += 1
-            if seen > budget or total > budget:
-                return max(total, seen)
-            obj = get(i)
-            kind = raw.FPDFPageObj_GetType(obj)
-            if kind == raw.FPDF_PAGEOBJ_FORM and depth < 8:
-                stack.append(
-                    (
-                        raw.FPDFFormObj_CountObjects(obj),
-                        lambda j, o=obj: raw.FPDFFormObj_GetObject(o, j),
-                        depth + 1,
-                    )
-                )
-            elif kind == raw.FPDF_PAGEOBJ_TEXT:
-                total += 1
-                if raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
-                    w, h = abs(right.value - left.value), abs(top.value - bottom.value)
-                    if h > 0:
-                        total += int(min(w / (0.2 * h), budget))
+    for obj, kind in page_objects(page, budget + 1):
+        seen += 1
+        if seen > budget or total > budget:
+            return max(total, seen)
+        if kind == raw.FPDF_PAGEOBJ_TEXT:
+            total += 1
+            if raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+                w, h = abs(right.value - left.value), abs(top.value - bottom.value)
+                if h > 0:
+                    total += int(min(w / (0.2 * h), budget))
     return total
 
 
@@ -391,3 +378,31 @@ def _verdict(layer: PageLines, limits: TextLayerLimits) -> tuple[str, str]:
     if garbled > limits.mojibake_share * len(text):
         return MOJIBAKE, f"{garbled} mis-decoded sequences in {len(text)} characters"
     return OK, ""
+
+
+def page_objects(page, max_objects: int, max_depth: int = 8):
+    """(object, type) of every object of a `pypdfium2.PdfPage` in drawing order, form XObjects descended
+    into (the form itself yielded too) down to `max_depth`; at most `max_objects` are visited, so a page of
+    a million objects costs no more than that. The one walk over page objects (the text layer's glyph
+    estimate, formula rules, figure regions)."""
+    import pypdfium2.raw as raw
+
+    stack = [(raw.FPDFPage_CountObjects(page.raw), lambda i: raw.FPDFPage_GetObject(page.raw, i), 0)]
+    seen = 0
+    while stack:
+        count, get, depth = stack.pop()
+        for i in range(max(count, 0)):
+            seen += 1
+            if seen > max_objects:
+                return
+            obj = get(i)
+            kind = raw.FPDFPageObj_GetType(obj)
+            if kind == raw.FPDF_PAGEOBJ_FORM and depth < max_depth:
+                stack.append(
+                    (
+                        raw.FPDFFormObj_CountObjects(obj),
+                        lambda j, o=obj: raw.FPDFFormObj_GetObject(o, j),
+                        depth + 1,
+                    )
+                )
+            yield obj, kind
