@@ -93,7 +93,7 @@ def test_a_pdf_page_without_a_text_layer_is_ocred_in_points():
     assert page.anchor.alone and page.anchor.source == "tesseract" and prompts == []
     assert page.anchor.note.startswith("text layer none")
     header, first = page.anchor.windows[0].text.splitlines()[:2]
-    assert header == "page 612x792"  # the page in points, not the 1224 x 1584 px rendering
+    assert header == "page 612x792 tesseract"  # the page in points, not the 1224 x 1584 px rendering
     x, y = (int(v) for v in first.split()[1].split(","))
     # Drawn at (80, 80) px of 1224 x 1584: (65, 50) on the 0-999 grid; the glyphs' ink starts a little
     # right of and below the origin (measured 67, 54).

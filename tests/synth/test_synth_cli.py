@@ -63,7 +63,15 @@ def test_refuses_to_mix_runs_and_force_overwrites(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "args",
-    [["--pages", "0"], ["--seed", "-1"], ["--profile", "poster"], ["--split", "dev"], ["--degrade", "2"]],
+    [
+        ["--pages", "0"],
+        ["--seed", "-1"],
+        ["--profile", "poster"],
+        ["--split", "dev"],
+        ["--degrade", "2"],
+        ["--ocr-copies", "0"],
+        ["--ocr-copies", "2", "--ocr", "easyocr"],
+    ],
 )
 def test_bad_arguments_exit_2_without_traceback(tmp_path, args):
     proc = subprocess.run(
@@ -74,6 +82,12 @@ def test_bad_arguments_exit_2_without_traceback(tmp_path, args):
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "error:" in proc.stderr
+
+
+def test_ocr_copies_of_a_folder_without_vector_pages_is_one_line(tmp_path, capsys):
+    assert main(["synth", str(tmp_path), "--ocr-copies", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds no pdfs/*.pdf" in err[0]
 
 
 def test_seed_range_past_the_split_is_an_error(tmp_path, capsys):

@@ -7,6 +7,7 @@ scores the ground truth itself (100%). Same arguments, same bytes.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -91,6 +92,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(FROZEN_TEST_SETS),
         help="write a frozen test set from its recipe (overrides --pages/--seed/--split/--profile/--degrade)",
     )
+    parser.add_argument(
+        "--ocr-copies",
+        type=_positive,
+        metavar="N",
+        help="add to OUTDIR's vector pages (an earlier --profile vector run) scanned and photographed copies "
+        "of the first N, read by OCR (OUTDIR/ocr/: image + lines), for training on OCR anchors; copies "
+        "already there are kept",
+    )
+    parser.add_argument(
+        "--ocr",
+        choices=("rapidocr", "tesseract"),
+        default="rapidocr",
+        help="the engine that reads --ocr-copies (default rapidocr, the default of jocr parse)",
+    )
     parser.add_argument("--force", action="store_true", help="write into a folder that holds an earlier run")
 
 
@@ -101,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     outdir = Path(args.outdir)
     if outdir.exists() and not outdir.is_dir():
         raise CliError(f"{outdir} exists and is not a folder")
+    if args.ocr_copies:
+        return _run_ocr_copies(outdir, args.ocr_copies, args.ocr)
     if (outdir / "manifest.json").exists() and not args.force:
         raise CliError(f"{outdir} already holds generated pages (manifest.json); pass --force to overwrite")
     pages, seed, split, profile, degrade = args.pages, args.seed, args.split, args.profile, args.degrade
@@ -137,6 +154,23 @@ def run(args: argparse.Namespace) -> int:
         f"{elapsed:.1f} s; {summary.tests} unit tests in {summary.jsonl.name}, "
         f"{summary.tests_dropped} dropped (failed on their own ground truth)"
     )
+    return 0
+
+
+def _run_ocr_copies(outdir: Path, pages: int, engine: str) -> int:
+    from jocr.lines.ocr import engine_available
+    from jocr.train.ocr_copies import write_ocr_copies
+
+    if not engine_available(engine):
+        raise CliError(f"the OCR engine {engine} is not installed (scripts/setup.sh installs both)")
+    start = time.perf_counter()
+    try:
+        written = write_ocr_copies(outdir, pages, engine, log=lambda m: print(m, file=sys.stderr))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write to {outdir}: {exc.strerror or exc}") from None
+    print(f"wrote {written} OCR copies ({engine}) to {outdir / 'ocr'} in {time.perf_counter() - start:.1f} s")
     return 0
 
 

@@ -8,7 +8,9 @@ order (PDFium's content order, which is the reading order of most born-digital p
     @1 72,60 Corporate social responsibility and the tobacco industry:
     @2 122,77 hope or hype?
 
-- header: `page WxH`, the page size in points as rendered (rounded), so the model knows the aspect.
+- header: `page WxH`, the page size in points as rendered (rounded), so the model knows the aspect; for
+  lines read by OCR the engine's name follows (`page 1275x1650 rapidocr`, sizes in pixels of an image),
+  so the model knows the runs' characters may be wrong and knows which engine's errors to expect.
 - each run: `@i x,y text`: the run's number (1, 2, ... in order within its window), its top-left corner
   on the 0-999 grid of the grounding boxes (layout/postprocess.py: pixel = grid / 999 * size), then the
   run's text. The text never holds a newline (the text layer splits runs at line breaks), so no escaping
@@ -88,7 +90,8 @@ def _grid(value: float, size: float) -> int:
 
 def anchor_lines(layer: PageLines, max_line_chars: int = 200) -> list[str]:
     """The header and one `@i x,y text` line per run (no budget applied)."""
-    lines = [f"page {round(layer.width)}x{round(layer.height)}"]
+    header = f"page {round(layer.width)}x{round(layer.height)}"
+    lines = [header if layer.source == TEXTLAYER else f"{header} {layer.source}"]
     for run in layer.lines:
         text = " ".join(run.text.split())  # tabs, odd spaces and stray newlines -> single spaces
         if not text:
@@ -219,15 +222,17 @@ def page_runs(windows: list[Anchor]) -> dict[int, str]:
     return {w.first + k - 1: text for w in windows for k, text in anchor_runs(w.text).items()}
 
 
-def window_target(markdown: str, windows: list[Anchor], index: int) -> str:
+def window_target(markdown: str, windows: list[Anchor], index: int, reference_form=None) -> str:
     """What the model writes when it reads window `index` of a page whose Markdown is `markdown`: the page
     in reference form (`reference_target` over all its runs), cut to the references of that window's runs
     with the text around them, renumbered as the window numbers its runs (from 1). Text between
     references goes with the next reference of its block (the paragraph or table it is in), else the
     previous one; a block without references goes with the reference before it (or the first after it).
     The windows' parts, resolved and joined in order by blank lines, give the page back, except where a
-    block spans two windows, which splits it."""
-    target = _reference_form(markdown, page_runs(windows))
+    block spans two windows, which splits it. `reference_form(markdown, runs)` puts the references in
+    (default: whole runs found exactly, as `reference_target`; OCR'd runs need one that tolerates OCR's
+    errors)."""
+    target = (reference_form or _reference_form)(markdown, page_runs(windows))
     if len(windows) == 1:
         return target
     owner = {}  # page-wide run number -> window index

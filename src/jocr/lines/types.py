@@ -110,6 +110,34 @@ class PageLines:
             "lines": [ln.to_dict() for ln in self.lines],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict) -> PageLines:
+        """The lines `to_dict` wrote (stats as written; a missing verdict reads as usable lines)."""
+        lines = [
+            Line(
+                text=d["text"],
+                box=tuple(d["box"]),
+                size=d.get("size", 0.0),
+                weight=d.get("weight", 0),
+                confidence=d.get("confidence"),
+                source=d.get("source", TEXTLAYER),
+                words=None
+                if d.get("words") is None
+                else [Word(w["text"], tuple(w["box"]), w.get("confidence")) for w in d["words"]],
+                mono=d.get("mono", False),
+            )
+            for d in data.get("lines", [])
+        ]
+        return cls(
+            width=data["width"],
+            height=data["height"],
+            lines=lines,
+            verdict=data.get("verdict", OK),
+            note=data.get("note", ""),
+            source=data.get("source", TEXTLAYER),
+            stats=dict(data.get("stats") or {}),
+        )
+
 
 def empty_lines(
     verdict: str, note: str, width: float = 0.0, height: float = 0.0, source: str = TEXTLAYER

@@ -60,7 +60,9 @@ class DataConfig:
     # Anchored pages (docs/training.md, "Anchored model"): the stages' profile "vector" draws pages from this
     # folder (or list of folders), written by `jocr synth DIR --profile vector`, and reads each through the
     # user's path (render, text layer, `page_anchor`), so the anchor in training is the anchor at
-    # inference. anchor_dropout: the share of those pages trained on the image alone (the image-only path
+    # inference; the profile "vector-ocr" draws the pages' OCR copies (`jocr synth DIR --ocr-copies N`,
+    # jocr.train.ocr_copies) with the lines OCR read from them, anchored by the same `build_windows`.
+    # anchor_dropout: the share of those pages trained on the image alone (the image-only path
     # stays alive); anchor_max_tokens: the anchor's token budget, saved into the model's config as
     # `anchor.max_tokens`; anchor_windows: the share of anchored pages cut into windows (`build_windows`) of
     # a budget drawn between anchor_min_tokens and anchor_max_tokens, one window read at random, so the
@@ -81,7 +83,7 @@ class DataConfig:
     @property
     def anchored(self) -> bool:
         """Whether a stage draws anchored pages (profile "vector", or "docqa" questions)."""
-        return any("vector" in s.profiles or "docqa" in s.profiles for s in self.stages)
+        return any({"vector", "vector-ocr", "docqa"} & set(s.profiles) for s in self.stages)
 
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
@@ -99,10 +101,11 @@ class DataConfig:
             raise ValueError(
                 "the profile 'docqa' needs data.docqa_dir (a folder from jocr synth --profile docqa)"
             )
-        if any("vector" in s.profiles for s in self.stages) and not self.vector_dir:
-            raise ValueError(
-                "the profile 'vector' needs data.vector_dir (a folder from jocr synth --profile vector)"
-            )
+        for name in ("vector", "vector-ocr"):
+            if any(name in s.profiles for s in self.stages) and not self.vector_dir:
+                raise ValueError(
+                    f"the profile '{name}' needs data.vector_dir (a folder from jocr synth --profile vector)"
+                )
         aux = (self.vision_aux_weight, self.vision_ctc_weight, self.vision_glyph_weight)
         if self.answer_weight <= 0 and max(aux) <= 0:
             raise ValueError(
@@ -161,8 +164,8 @@ class SampleMaker:
         from jocr.synth import generate_page
 
         profile, degrade, seed = sample_plan(self.cfg, index)
-        if profile == "vector":
-            return self._make_vector(index, seed)
+        if profile in ("vector", "vector-ocr"):
+            return self._make_vector(index, seed, ocr=profile == "vector-ocr")
         if profile == "docqa":
             return self._make_docqa(index, seed)
         page = generate_page(seed, profile, degrade)
@@ -194,37 +197,65 @@ class SampleMaker:
             return False
         return True
 
-    def _make_vector(self, index: int, seed: int) -> Sample | None:
-        """A vector page from `vector_dir`, read exactly as `jocr parse --anchor on` reads a user's PDF. An
-        anchored page's target is its Markdown with the anchor's runs as references (`reference_target`)."""
+    def _vector_pdf(self, seed: int, ocr: bool):
+        """The vector page drawn by `seed`: from all of `vector_dir`'s pages, or (`ocr`) from those with an
+        OCR copy (`jocr synth DIR --ocr-copies N`)."""
         from pathlib import Path
 
-        from jocr.documents.pages import LoadOptions, open_source
-        from jocr.lines.anchor import ANCHOR_VERSION, page_anchor, window_target
+        from jocr.train.ocr_copies import copy_paths
 
-        if not hasattr(self, "_vector_pdfs"):
+        key = "_vector_ocr_pdfs" if ocr else "_vector_pdfs"
+        if not hasattr(self, key):
             dirs = self.cfg.vector_dir if isinstance(self.cfg.vector_dir, list) else [self.cfg.vector_dir]
-            self._vector_pdfs = [pdf for d in dirs for pdf in sorted((Path(d) / "pdfs").glob("*.pdf"))]
-            if not self._vector_pdfs:
-                raise ValueError(f"data.vector_dir {self.cfg.vector_dir} holds no pdfs/*.pdf")
-        pdf = self._vector_pdfs[seed % len(self._vector_pdfs)]
+            pdfs = [pdf for d in dirs for pdf in sorted((Path(d) / "pdfs").glob("*.pdf"))]
+            if ocr:
+                pdfs = [pdf for pdf in pdfs if copy_paths(pdf.parent.parent, pdf.stem)[1].exists()]
+            if not pdfs:
+                what = "OCR copies (jocr synth DIR --ocr-copies N)" if ocr else "pdfs/*.pdf"
+                raise ValueError(f"data.vector_dir {self.cfg.vector_dir} holds no {what}")
+            setattr(self, key, pdfs)
+        pages = getattr(self, key)
+        return pages[seed % len(pages)]
+
+    def _make_vector(self, index: int, seed: int, ocr: bool = False) -> Sample | None:
+        """A vector page from `vector_dir`, read exactly as `jocr parse --anchor on` reads a user's PDF, or
+        (`ocr`, profile "vector-ocr") its scanned or photographed copy with the lines OCR read from it, as
+        `jocr parse` reads an image. An anchored page's target is its Markdown with the anchor's runs as
+        references (`window_target`; OCR'd runs found up to OCR's errors, `ocr_reference_form`)."""
+        from jocr.lines.anchor import ANCHOR_VERSION, build_windows, page_anchor, window_target
+
+        pdf = self._vector_pdf(seed, ocr)
         text = (pdf.parent.parent / "gt" / f"{pdf.stem}_pg1_repeat1.md").read_text(encoding="utf-8").strip()
         drop = random.Random(f"anchor-dropout/{self.cfg.seed}/{index}").random() < self.cfg.anchor_dropout
         rng = random.Random(f"anchor-window/{self.cfg.seed}/{index}")
         budget = self.cfg.anchor_max_tokens
         if rng.random() < self.cfg.anchor_windows:
             budget = rng.randint(self.cfg.anchor_min_tokens, self.cfg.anchor_max_tokens)
-        with open_source(str(pdf), LoadOptions()) as source:
-            image = source.render(0)
-            decision = None
-            if not drop:
-                decision = page_anchor(source, 0, "on", ANCHOR_VERSION, self.tokenizer, budget)
+        windows, form = [], None
+        if ocr:
+            from PIL import Image
+
+            from jocr.train.ocr_copies import ocr_reference_form, read_copy
+
+            copy = read_copy(pdf.parent.parent, pdf.stem)
+            with Image.open(copy.image) as opened:
+                image = opened.convert("RGB")
+            if not drop and copy.lines.usable and copy.lines.lines:
+                windows, form = build_windows(copy.lines, self.tokenizer, budget), ocr_reference_form
+        else:
+            from jocr.documents.pages import LoadOptions, open_source
+
+            with open_source(str(pdf), LoadOptions()) as source:
+                image = source.render(0)
+                if not drop:
+                    decision = page_anchor(source, 0, "on", ANCHOR_VERSION, self.tokenizer, budget)
+                    windows = decision.windows if decision.anchored else []
         anchor = None
-        if decision is not None and decision.anchored:
+        if windows:
             # The page in reference form, cut to what the drawn window's reader writes.
-            window = rng.randrange(len(decision.windows))
-            anchor = decision.texts[window]
-            text = window_target(text, decision.windows, window)
+            window = rng.randrange(len(windows))
+            anchor = windows[window].text
+            text = window_target(text, windows, window, form)
         if not self._accept(text):
             return None
         page_input = self.builder.page(image, anchor=anchor)
@@ -235,7 +266,7 @@ class SampleMaker:
             input_ids=ids,
             labels=labels,
             views=page_input.views,
-            profile="vector",
+            profile="vector-ocr" if ocr else "vector",
             anchored=anchor is not None,
         )
 
