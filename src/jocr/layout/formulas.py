@@ -299,7 +299,9 @@ def find_formulas(
                 regions.append(FormulaRegion(row_box, latex, tag, sorted(lines_in)))
     if inline:
         for j, line in enumerate(lines):
-            if j in used or not prose[j] or getattr(line, "mono", False):
+            # a prose line, or a piece of one: the text layer breaks a row of prose where a script's
+            # baseline differs (") = 𝑓(𝑐1" after "structing 𝑔(𝑎2"), and such a piece is math in prose
+            if j in used or not (prose[j] or in_prose[j]) or getattr(line, "mono", False):
                 continue
             text = inline_text(line.text, members[j], rules, _math_glyph, body_size)
             if text is not None:
