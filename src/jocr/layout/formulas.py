@@ -148,7 +148,8 @@ def _math_glyph(g: Glyph) -> bool:
     if is_math_font(g.font):
         return True
     if ch in GREEK or ch in SYMBOLS or (len(ch) == 1 and unicodedata.category(ch) == "Sm"):
-        return ch not in "{}%#&_$\\…§¶†‡"
+        # in a text font: braces, signs and dashes of prose ("pages 216–222"), not math
+        return ch not in "{}%#&_$\\…§¶†‡–—‐"
     return len(ch) == 1 and 0x1D400 <= ord(ch) < 0x1D800
 
 
@@ -298,7 +299,9 @@ def find_formulas(
                 regions.append(FormulaRegion(row_box, latex, tag, sorted(lines_in)))
     if inline:
         for j, line in enumerate(lines):
-            if j in used or not prose[j] or getattr(line, "mono", False):
+            # a prose line, or a piece of one: the text layer breaks a row of prose where a script's
+            # baseline differs (") = 𝑓(𝑐1" after "structing 𝑔(𝑎2"), and such a piece is math in prose
+            if j in used or not (prose[j] or in_prose[j]) or getattr(line, "mono", False):
                 continue
             text = inline_text(line.text, members[j], rules, _math_glyph, body_size)
             if text is not None:
@@ -396,14 +399,17 @@ def page_formulas(
     return find_formulas(glyphs, rules, layer.lines, layer.width, inline)
 
 
-def source_formulas(source, index: int, layer, limits: GlyphLimits | None = None) -> list[FormulaRegion]:
+def source_formulas(
+    source, index: int, layer, limits: GlyphLimits | None = None, inline: bool = True
+) -> list[FormulaRegion]:
     """The display formulas of page `index` of `source` (a `jocr.documents.pages.PageSource`) whose usable
-    text layer `layer` has been read; [] when the source has no PDF page to read glyphs from or reading
-    them fails (logged: the page keeps its text without formula blocks)."""
+    text layer `layer` has been read, and (`inline`, the default) its prose lines with inline formulas
+    written `$...$`; [] when the source has no PDF page to read glyphs from or reading them fails (logged:
+    the page keeps its text without formula blocks)."""
     if layer is None or not layer.usable:
         return []
     try:
-        found = source.read_pdf_page(index, lambda page: page_formulas(page, layer, limits))
+        found = source.read_pdf_page(index, lambda page: page_formulas(page, layer, limits, inline))
     except Exception as exc:  # a formula finder's fault must not cost the page its text
         log.warning(
             "page %d: formulas not read (%s)",

@@ -46,6 +46,21 @@ _MOJIBAKE = re.compile(
 _CID = re.compile(r"\(cid:\d+\)")
 
 
+def char_code(raw, textpage, i: int) -> int | None:
+    """The Unicode code point of char `i` of a PDFium text page; None for the second half of a surrogate
+    pair. PDFium reports a character beyond the Basic Multilingual Plane (the math italic 𝑓, U+1D453, of
+    unicode-math fonts; emoji) as two chars, a high and a low surrogate: the first gives the whole code
+    point, the second is skipped, so neither counts as an unmapped glyph."""
+    code = raw.FPDFText_GetUnicode(textpage, i)
+    if 0xD800 <= code <= 0xDBFF:
+        low = raw.FPDFText_GetUnicode(textpage, i + 1) if i + 1 < raw.FPDFText_CountChars(textpage) else 0
+        if 0xDC00 <= low <= 0xDFFF:
+            return 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+    elif 0xDC00 <= code <= 0xDFFF and i > 0 and 0xD800 <= raw.FPDFText_GetUnicode(textpage, i - 1) <= 0xDBFF:
+        return None
+    return code
+
+
 @dataclass
 class TextLayerLimits:
     """Bounds on what one page's text layer may cost; beyond them the verdict is "too_large"."""
@@ -194,7 +209,9 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
             return empty_layer(
                 TOO_LARGE, f"reading the text took over {limits.max_seconds:g} s", width, height
             )
-        code = raw.FPDFText_GetUnicode(tp, i)
+        code = char_code(raw, tp, i)
+        if code is None:  # the second half of a character beyond the BMP, read with its first
+            continue
         if code == 0x02:  # PDFium's mark for a hyphen that breaks a word at a line's end (SOFT_HYPHEN)
             code = ord(SOFT_HYPHEN)
         if code in _BREAKS:
