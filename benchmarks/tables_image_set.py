@@ -66,7 +66,7 @@ def build(count: int) -> list[dict]:
     for n, row in enumerate(rows):
         with open_source(str(SOURCE / row["pdf"]), LoadOptions(dpi=DPI)) as source:
             page = source.render(0)
-        kind = "scan" if n % 2 == 0 else "photo"
+        kind = "scan" if (n // 4) % 2 == 0 else "photo"  # each style both scanned and photographed
         rng = random.Random(f"tables-image-{row['id']}")
         points = _corners(row["region"], DPI / 72)
         if kind == "scan":
