@@ -143,8 +143,10 @@ def image_table_set(ocr: str = "auto") -> dict:
         "max_cpu_s": round(max(cpu), 3),
         "wall_s_per_crop": round(statistics.mean(wall), 3),
         **{
-            key: {"teds": round(statistics.mean(s[0] for s in v), 4),
-                  "teds_s": round(statistics.mean(s[1] for s in v), 4)}
+            key: {
+                "teds": round(statistics.mean(s[0] for s in v), 4),
+                "teds_s": round(statistics.mean(s[1] for s in v), 4),
+            }
             for key, v in by_kind.items()
         },  # fmt: skip
     }
