@@ -5,9 +5,82 @@ rules over lines (`jocr.layout.line_rules`), which then form each group's paragr
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import math
 import statistics
 
 from jocr.layout.geometry import Line, rows_of
+
+# A scanned or photographed page is read as it lies: turned by a degree, its columns' edges slant and a
+# gutter no wider than an em closes up in x. Shears tried, as the tangent of angles up to this many degrees
+# in `SKEW_STEP` steps, and how much sharper (`SKEW_GAIN`) the line ends must line up to take one.
+MAX_SKEW = 2.5
+SKEW_STEP = 0.1
+SKEW_GAIN = 1.1
+
+
+def reading_order(lines: list[Line], size: float) -> list[list[Line]]:
+    """The body's lines as groups read one after the other (`reading_columns`), found on the lines sheared
+    upright when they were read off an image that lies askew (`page_skew`); the groups hold the lines as
+    given."""
+    slope = page_skew(lines, size)
+    if slope == 0.0:
+        return reading_columns(lines, size)
+    middle = statistics.median((ln.y0 + ln.y1) / 2 for ln in lines)
+    upright = {}
+    for ln in lines:
+        shift = ((ln.y0 + ln.y1) / 2 - middle) * slope
+        x0, y0, x1, y1 = ln.box
+        upright[id(ln)] = dataclasses.replace(ln, box=(x0 - shift, y0, x1 - shift, y1))
+    original = {id(u): ln for ln in lines for u in [upright[id(ln)]]}
+    groups = reading_columns([upright[id(ln)] for ln in lines], size)
+    return [[original[id(u)] for u in group] for group in groups]
+
+
+def page_skew(lines: list[Line], size: float) -> float:
+    """The shear (x shift per unit of y) that lines up OCR lines' left and right ends best: the ends' counts
+    in bins a quarter of the body size wide, squared and summed, at least `SKEW_GAIN` times that of the page
+    as read; 0.0 for a text layer's lines (never askew), too few lines, or no better shear."""
+    if len(lines) < 8 or all(ln.source == "textlayer" for ln in lines):
+        return 0.0
+    step = max(size / 4, 1e-3)
+
+    def sharpness(slope: float) -> int:
+        counts: dict[tuple[int, int], int] = {}
+        for ln in lines:
+            shift = (ln.y0 + ln.y1) / 2 * slope
+            for side, x in ((0, ln.x0), (1, ln.x1)):
+                key = (side, math.floor((x - shift) / step))
+                counts[key] = counts.get(key, 0) + 1
+        return sum(c * c for c in counts.values())
+
+    flat = sharpness(0.0)
+    best, best_score = 0.0, flat
+    steps = round(MAX_SKEW / SKEW_STEP)
+    for k in range(-steps, steps + 1):
+        slope = math.tan(math.radians(k * SKEW_STEP))
+        score = sharpness(slope) if k else flat
+        if score > best_score:
+            best, best_score = slope, score
+    return best if best_score >= SKEW_GAIN * flat else 0.0
+
+
+GUTTER_EMS = 0.9  # a gutter is at least this many body sizes wide (LaTeX's columns are one em apart)
+GUTTER_CHARS = 1.5  # or this many of the prose's character widths, for OCR lines (see `min_gutter`)
+
+
+def min_gutter(lines: list[Line], size: float) -> float:
+    """The narrowest x-interval free of lines that may part two columns: `GUTTER_EMS` body sizes, or for
+    OCR lines, if less, `GUTTER_CHARS` times the median width of a character of their prose (lines of 15
+    characters or more). An OCR line's size is its box's height, padded above and below, and its box is
+    padded left and right too, so gutters look narrower and sizes larger than on the page; a Latin
+    character is about half an em wide whatever the engine's padding."""
+    gutter = GUTTER_EMS * size
+    if all(ln.source == "textlayer" for ln in lines):
+        return gutter
+    widths = [(ln.x1 - ln.x0) / len(ln.text) for ln in lines if len(ln.text) >= 15]
+    return min(gutter, GUTTER_CHARS * statistics.median(widths)) if widths else gutter
+
 
 MAX_CUT_DEPTH = 32  # nested cuts; a region deeper than this (hostile input) is read as it is
 
@@ -75,11 +148,12 @@ def _vertical_cut(lines: list[Line], size: float) -> float | None:
     prose (lines of 15 characters in the median) on both, or on one when both sides are at least 0.3 of
     the region wide."""
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+    gutter = min_gutter(lines, size)
     spans = sorted((ln.x0, ln.x1) for ln in lines)
     best = None
     reach = spans[0][1]
     for x0, x1 in spans[1:]:
-        if x0 - reach >= 0.9 * size and left + 0.1 * (right - left) < (reach + x0) / 2 < right - 0.1 * (
+        if x0 - reach >= gutter and left + 0.1 * (right - left) < (reach + x0) / 2 < right - 0.1 * (
             right - left
         ):
             if best is None or x0 - reach > best[1] - best[0]:
@@ -119,6 +193,7 @@ def _spanning_lines(lines: list[Line], size: float) -> list[Line]:
         cover[int((ln.x0 - left) / step)] += 1
         cover[int((ln.x1 - left) / step)] -= 1
     allowed = max(1, int(MAX_SPANNING * len(lines)))
+    gutter = min_gutter(lines, size)
     depth, start, best = 0, None, None
     for k in range(bins):
         depth += cover[k]
@@ -126,7 +201,7 @@ def _spanning_lines(lines: list[Line], size: float) -> list[Line]:
         if inside and start is None:
             start = k
         if not inside and start is not None:
-            if (k - start) * step >= 0.9 * size and (best is None or k - start > best[1] - best[0]):
+            if (k - start) * step >= gutter and (best is None or k - start > best[1] - best[0]):
                 best = (start, k)
             start = None
     if best is None:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from jocr.layout.furniture import edge_furniture
 from jocr.layout.geometry import Line, Row, body_size, join_text, line_pitch, rows_of, source_lines
-from jocr.layout.line_columns import reading_columns
+from jocr.layout.line_columns import reading_order
 from jocr.layout.tree import (
     CAPTION,
     CAPTION_START,
@@ -171,7 +171,7 @@ def line_blocks(
     bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(top, key=lambda ln: (ln.y0, ln.x0))]
     body_blocks: list[Block] = []
-    for column in reading_columns(body, size):
+    for column in reading_order(body, size):
         body_blocks += _column_blocks(column, size, height)
     set_heading_levels(body_blocks, size)
     blocks += body_blocks
