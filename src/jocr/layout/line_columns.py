@@ -143,22 +143,26 @@ def _stacked(upper: list[Line], lower: list[Line]) -> bool:
 
 
 def _vertical_cut(lines: list[Line], size: float) -> float | None:
-    """The middle of the widest x-interval of at least 0.9 body sizes (a run splits at gaps over one em, and
-    LaTeX's two columns are one em apart) that no line crosses, with three rows at least on both sides and
-    prose (lines of 15 characters in the median) on both, or on one when both sides are at least 0.3 of
-    the region wide."""
+    """The middle of the widest x-interval of at least `min_gutter` (a run splits at gaps over one em, and
+    LaTeX's two columns are one em apart) that no line crosses, or, failing one, of a narrower one that
+    a column's flush left edge closes (`_aligned_starts`: a newspaper's columns, set close, read from a
+    small image), with three rows at least on both sides and prose (lines of 15 characters in the median)
+    on both, or on one when both sides are at least 0.3 of the region wide."""
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
     gutter = min_gutter(lines, size)
     spans = sorted((ln.x0, ln.x1) for ln in lines)
-    best = None
+    best = narrow = None
     reach = spans[0][1]
     for x0, x1 in spans[1:]:
-        if x0 - reach >= gutter and left + 0.1 * (right - left) < (reach + x0) / 2 < right - 0.1 * (
-            right - left
-        ):
+        inside = left + 0.1 * (right - left) < (reach + x0) / 2 < right - 0.1 * (right - left)
+        if inside and x0 - reach >= gutter:
             if best is None or x0 - reach > best[1] - best[0]:
                 best = (reach, x0)
+        elif inside and x0 > reach and (narrow is None or x0 - reach > narrow[1] - narrow[0]):
+            if _aligned_starts(lines, x0, gutter):
+                narrow = (reach, x0)
         reach = max(reach, x1)
+    best = best or narrow
     if best is None:
         return None
     cut = (best[0] + best[1]) / 2
@@ -171,6 +175,15 @@ def _vertical_cut(lines: list[Line], size: float) -> float | None:
     extent = 0.3 * (right - left)
     wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
     return cut if all(prose) or (any(prose) and wide) else None
+
+
+ALIGNED_STARTS = 0.2  # this share of a region's lines starting at one x is a column's flush left edge
+
+
+def _aligned_starts(lines: list[Line], x: float, gutter: float) -> bool:
+    """Whether `ALIGNED_STARTS` of the lines (five at least) start within a third of a gutter of `x`."""
+    near = sum(1 for ln in lines if abs(ln.x0 - x) <= gutter / 3)
+    return near >= max(5, ALIGNED_STARTS * len(lines))
 
 
 MAX_SPANNING = 0.05  # at most this share of a region's lines (and 1 at least) may cross a gutter
