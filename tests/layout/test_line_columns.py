@@ -47,9 +47,7 @@ def test_a_page_askew_is_read_upright():
 
 
 def test_text_layer_lines_are_never_sheared():
-    lines = [
-        Line(ln.text, ln.box, 12.0, 400, None, "textlayer") for ln in two_columns(gap=20, slope=0.02)
-    ]
+    lines = [Line(ln.text, ln.box, 12.0, 400, None, "textlayer") for ln in two_columns(gap=20, slope=0.02)]
     items = source_lines(lines, "textlayer")
     assert page_skew(items, body_size(items)) == 0.0
 
