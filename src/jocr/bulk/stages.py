@@ -31,7 +31,7 @@ from jocr.layout.figures import Figure, FiguresConfig, normalise_figures_mode
 from jocr.layout.formulas import formula_region
 from jocr.layout.page_read import PageRead, decide_page
 from jocr.layout.postprocess import Box
-from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_reason
+from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_reason, page_text, page_tree
 from jocr.layout.tree import PageTree
 from jocr.lines.anchor import PageAnchor
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
@@ -404,16 +404,18 @@ class PageReader:
             result.error = job.attempts[-1].error
         else:
             texts = [self.builder.text(ids) for ids in chosen.token_ids]
-            reasons = ["length" if r == "timeout" else r for r in chosen.reasons]
+            finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
             size = (result.width, result.height)
-            formulas = [formula_region(f) for f in job.anchor.formulas]
-            # the page's Markdown, boxes and tree as `jocr parse` writes them, then its tables and figures
-            result.markdown, result.boxes, result.tree = self.builder.page_output(
-                texts, job.anchor.texts, reasons, size, job.anchor.tree_lines, result.page, formulas
+            lines, formulas = job.anchor.tree_lines, [formula_region(f) for f in job.anchor.formulas]
+            result.markdown, result.boxes = self.builder.markdown(
+                page_text(texts, job.anchor.texts, chosen.reasons, lines, formulas), size, finish
+            )
+            result.tree = page_tree(
+                texts, job.anchor.texts, chosen.reasons, lines, size, result.page, finish, formulas
             )
             read = PageRead.from_state(json.loads(row["page_read"])) if row.get("page_read") else None
             figures = self.settings.figures_config()
-            finish_page(result, read, image, figures, row.get("name") or "page")
+            finish_page(result, read, image, figures, row.get("name") or "page")  # tables, figures: as parse
             result.raw = join_windows(texts)  # as the model wrote it, references and all
             result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
             result.finish_reason = chosen.finish_reason
