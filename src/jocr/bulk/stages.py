@@ -223,7 +223,9 @@ def render_pages(rows: list[dict], settings: PageSettings):
                 result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
                 yield dict(row, status="blank", finish_reason="blank", result=_result_json(result))
                 continue
-            decision, read = anchoring(sources[row["doc_id"]], row["page"] - 1, image)
+            decision, read = (None, None)
+            if anchoring is not None:
+                decision, read = anchoring(sources[row["doc_id"]], row["page"] - 1, image)
             if decision is not None:
                 row["anchor"] = json.dumps(decision.state(), ensure_ascii=False)
             if read is not None:
@@ -253,7 +255,8 @@ def page_anchoring(settings: PageSettings):
     job's model, `anchor`, `ocr` and `figures` settings (`image`, the rendered page, is what OCR reads):
     `jocr.layout.page_read.decide_page`, the sequence `jocr parse` follows. The decision is None when no
     page is anchored (mode "off", or "auto" with a model trained on images alone), so the text layer is
-    not even read, as in `jocr parse`; the read is None when neither lines nor figures are read."""
+    not even read, as in `jocr parse`; the read is None when neither lines nor figures are read, and the
+    function itself None when nothing is read at all."""
     from jocr.layout.page_read import ReadWants, read_source_page
     from jocr.lines.anchor import normalise_anchor_mode
     from jocr.pipeline.model import anchor_config_of
@@ -269,6 +272,9 @@ def page_anchoring(settings: PageSettings):
             tokenizer = Tokenizer.from_dir(path) if mode == "on" or config.version else None
         except Exception:  # not a model directory: the actor that loads it reports that, once, for the job
             tokenizer = None
+
+    if tokenizer is None and not figures:
+        return None
 
     def decide(source, index: int, image=None) -> tuple[PageAnchor | None, PageRead | None]:
         if tokenizer is None:
