@@ -224,3 +224,31 @@ def test_a_bad_anchor_mode_is_refused_before_the_job_starts(tmp_path):
     with pytest.raises(BatchError, match="^--anchor must be auto, on or off, not 'sometimes'$"):
         run_batch(config)
     assert not (tmp_path / "out").exists()
+
+
+def test_batch_cuts_figures_as_parse_does(tmp_path, model_dir, ray_local, capsys):
+    """`jocr batch --figures files` writes a document's figures beside its Markdown, names them as `jocr
+    parse` does (the same Markdown for the same page) and lists them in the manifest."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layout"))
+    from figure_fixtures import figure_pdf
+    from page_fixtures import Text
+
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "paper.pdf").write_bytes(
+        figure_pdf(
+            [Text(72, 80, "Text above."), Text(72, 330, "Figure 1: A picture.")], images=[(72, 120, 200, 180)]
+        )
+    )
+    common = ["-q", "--max-tokens", str(MAX_TOKENS), "--model", str(model_dir), "--figures", "files"]
+    assert main(["parse", str(src), "-o", str(tmp_path / "parse"), *common]) == 0, capsys.readouterr().err
+    batch_args = ["--batch-size", "2", "--retries", "0"]
+    code = main(["batch", str(src), "-o", str(tmp_path / "batch"), *batch_args, *common])
+    assert code == 0, capsys.readouterr().err
+    parse_md = (tmp_path / "parse" / "paper.md").read_text()
+    assert "(paper_p1_fig1.png)" in parse_md
+    assert (tmp_path / "batch" / "paper.md").read_text() == parse_md
+    png = (tmp_path / "batch" / "paper_p1_fig1.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and png == (tmp_path / "parse" / "paper_p1_fig1.png").read_bytes()
+    pages = [r for r in _manifest(tmp_path / "batch") if r["page"] == 1]
+    assert [r["figures"] for r in pages] == [["paper_p1_fig1.png"]]

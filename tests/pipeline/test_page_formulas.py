@@ -39,7 +39,7 @@ def test_batch_page_state_carries_lines_and_formulas():
     doc = jocr.parse(FORMULAS / _row("f001")["pdf"], model=load_model(ROOT / "models"), max_tokens=8)
     anchor = doc.pages[0].anchor
     back = PageAnchor.from_state(json.loads(json.dumps(anchor.state())))
-    assert back.layer_lines == anchor.layer_lines and back.layer_lines
+    assert back.page_lines == anchor.page_lines and back.tree_lines
     assert [formula_region(f) for f in back.formulas] == anchor.formulas
 
 

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from jocr.lines.textlayer import char_code, page_objects
+from jocr.lines.textlayer import SharedTextPage, char_code, page_objects
 
 Box = tuple[float, float, float, float]
 
@@ -172,21 +172,25 @@ def is_math_font(font: str) -> bool:
     return MATH_FONT.search(font) is not None
 
 
-def page_glyphs(page, limits: GlyphLimits | None = None) -> tuple[list[Glyph], list[Rule]]:
+def page_glyphs(page, limits: GlyphLimits | None = None, textpage=None) -> tuple[list[Glyph], list[Rule]]:
     """The glyphs (in PDFium's text order, spaces and breaks left out) and rules of a `pypdfium2.PdfPage`;
-    ([], []) for a page PDFium cannot read or one beyond `limits`. The caller holds the PDFium lock."""
+    ([], []) for a page PDFium cannot read or one beyond `limits`. `textpage`: the page's text page shared
+    with the other readers of one pass (`jocr.lines.textlayer.SharedTextPage`, left open here). The caller
+    holds the PDFium lock."""
     limits = limits or GlyphLimits()
+    shared = textpage or SharedTextPage(page)
     try:
         width, height = page.get_size()
-        textpage = page.get_textpage()
+        built = shared.get()
     except Exception:  # a page PDFium cannot size or read has no glyphs to give
         return [], []
     try:
-        glyphs = _glyphs(page, textpage, width, height, limits)
+        glyphs = _glyphs(page, built, width, height, limits)
     except Exception:  # PDFium errors on hostile files: no formula is read, the page goes on
         glyphs = []
     finally:
-        textpage.close()
+        if textpage is None:
+            shared.close()
     try:
         rules = _rules(page, width, height, limits)
     except Exception:

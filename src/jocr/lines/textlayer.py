@@ -155,8 +155,31 @@ def _drop_cap(run: list[_Char], c: _Char) -> bool:
     return cap.y1 - cap.y0 >= 1.8 * (c.y1 - c.y0) and cap.y0 <= c.y0 and c.y1 <= cap.y1 + 0.5 * (c.y1 - c.y0)
 
 
-def read_page(page, limits: TextLayerLimits | None = None) -> PageLines:
+class SharedTextPage:
+    """A page's PDFium text page, built on first use and shared by every reader of one pass over the page
+    (the text layer, the formula reader's glyphs, the table reader's pieces): building it costs ~3 us a
+    glyph, so a page is built once however many readers look at its characters. `close()` frees it."""
+
+    def __init__(self, page):
+        self.page = page
+        self._textpage = None
+
+    def get(self):
+        if self._textpage is None:
+            self._textpage = self.page.get_textpage()
+        return self._textpage
+
+    def close(self) -> None:
+        if self._textpage is not None:
+            self._textpage.close()
+            self._textpage = None
+
+
+def read_page(
+    page, limits: TextLayerLimits | None = None, textpage: SharedTextPage | None = None
+) -> PageLines:
     """The text layer of a `pypdfium2.PdfPage`. Never raises for a bad layer: problems become the verdict.
+    `textpage`: the page's text page shared with the other readers of the same pass (left open here).
 
     The caller holds the PDFium lock (documents/pages.py) for the whole call."""
     import pypdfium2.raw as raw
@@ -175,14 +198,16 @@ def read_page(page, limits: TextLayerLimits | None = None) -> PageLines:
         return empty_layer(
             TOO_LARGE, f"about {estimate} glyphs exceed the limit of {limits.max_chars}", width, height
         )
+    shared = textpage or SharedTextPage(page)
     try:
-        textpage = page.get_textpage()
+        built = shared.get()
     except Exception as exc:
         return empty_layer(ERROR, f"PDFium cannot read the text ({exc})", width, height)
     try:
-        return _read(raw, page, textpage, width, height, limits)
+        return _read(raw, page, built, width, height, limits)
     finally:
-        textpage.close()
+        if textpage is None:
+            shared.close()
 
 
 def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLimits) -> PageLines:
