@@ -258,7 +258,7 @@ def omnidoc_pages(folder: Path, ocr_cache: Path | None, out: Path) -> dict:
         control = page_markdown(tree) if tree is not None else ""
         (dirs["lines"] / f"{stem}.md").write_text(control)
         c0 = cpu_seconds()
-        passed = page_with_tables(tree, control, image, None, 0)
+        passed = page_with_tables(tree, control, image=image)
         seconds.append(cpu_seconds() - c0)
         (dirs["lines+image-tables"] / f"{stem}.md").write_text(passed)
     results = {}

@@ -91,6 +91,6 @@ def test_page_with_tables_takes_an_image_page():
     draw = ImageDraw.Draw(image)
     for y in (97, 112, 154):
         draw.line((30, 2 * y, 520, 2 * y), fill="black", width=2)
-    markdown = page_with_tables(_tree(), "unchanged", image, None, 0)
+    markdown = page_with_tables(_tree(), "unchanged", image=image)
     assert markdown.startswith(PROSE) and "<th>Item</th>" in markdown
-    assert page_with_tables(None, "unchanged", image, None, 0) == "unchanged"
+    assert page_with_tables(None, "unchanged", image=image) == "unchanged"

@@ -48,6 +48,31 @@ def test_pages_without_a_pdf_are_left_alone():
     assert page.markdown == "text"
 
 
+def test_a_page_read_from_its_pixels_gets_the_tables_found_in_its_image():
+    # The tree of an image page (in pixels, from OCR lines): the finish step hands the page image to the
+    # table pass (tests/layout/test_tables_detect.py holds the detector's own tests).
+    from PIL import Image
+
+    from jocr.layout.tree import PARAGRAPH, TreeLine
+
+    rows = [["Item", "Mass", "Year"], ["Gene", "1.5 kg", "1990"], ["Plan", "20.25 kg", "2001"]]
+    rows.append(["Nurse", "3 kg", "1977"])
+    blocks = [Block(type=PARAGRAPH, text="Prose.", markdown="Prose.", bbox=(10, 20, 400, 29))]
+    for r, row in enumerate(rows):
+        y = 100 + 14 * r
+        lines = [
+            TreeLine(t, (20 + 80 * c, y, 20 + 80 * c + 6 * len(t), y + 9), "ocr") for c, t in enumerate(row)
+        ]
+        text = " ".join(row)
+        blocks.append(
+            Block(type=PARAGRAPH, text=text, markdown=text, bbox=(20, y, 20 + 160 + 36, y + 9), lines=lines)
+        )
+    tree = PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+    page = PageResult(page=1, markdown=page_markdown(tree), tree=tree)
+    finish_page(page, None, Image.new("RGB", (500, 700), "white"), FiguresConfig(mode="none"))
+    assert [b.type for b in page.tree.blocks][-1] == TABLE and "<td>Nurse</td>" in page.markdown
+
+
 def test_continued_table_joins_across_consecutive_pages_only():
     def page(n, html, bbox):
         block = Block(type=TABLE, text="x", markdown=html, html=html, bbox=bbox)

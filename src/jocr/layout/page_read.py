@@ -193,21 +193,12 @@ def page_formulas(read: PageRead, index: int) -> list:
         return []
 
 
-def tables_markdown(tree, markdown: str, read: PageRead | None) -> str:
-    """A finished page's Markdown after the table reader has read its table blocks again from the read's
-    pieces and rules (`jocr.layout.tables_pages.improve_tables`; the tree is changed in place): each table
-    read again replaces its old HTML in `markdown`, or, where an old table's text is not found there, the
-    Markdown is rendered again from the tree. Only for a tree in points (built over the text layer)."""
-    from jocr.layout.tables_pages import has_tables, improve_tables
+def tables_markdown(tree, markdown: str, read: PageRead | None, image=None) -> str:
+    """A finished page's Markdown after its table pass (`jocr.layout.tables_pages.page_with_tables`; the
+    tree is changed in place): a PDF page's table blocks read again from the read's pieces and rules, or
+    the tables of a page read from its pixels (`image`, the page as rendered) found in the image."""
+    from jocr.layout.tables_pages import page_with_tables
 
-    if read is None or read.pieces is None or not has_tables(tree) or tree.unit != "pt":
-        return markdown
-    replaced = improve_tables(tree, read.pieces, read.table_rules or [])
-    out = markdown
-    for old, new in replaced:
-        if not old or old not in out:
-            from jocr.layout.render import page_markdown
-
-            return page_markdown(tree)
-        out = out.replace(old, new, 1)
-    return out
+    if read is None:
+        return page_with_tables(tree, markdown, image=image)
+    return page_with_tables(tree, markdown, read.pieces, read.table_rules, image)

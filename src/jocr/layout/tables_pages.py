@@ -62,49 +62,26 @@ def has_tables(tree: PageTree | None) -> bool:
     return tree is not None and any(b.type == TABLE and b.bbox is not None for b in tree.blocks)
 
 
-def reread_pdf_tables(tree: PageTree | None, data, options, index: int) -> list[tuple[str, str]]:
-    """`improve_tables` over page `index` of a PDF (`data`: its path or bytes, as `PdfSource` holds them)
-    for a tree whose boxes are in points and come from its text layer (the caller knows the layer is
-    usable); nothing for a tree without table blocks. Never raises: a PDF that cannot be read again
-    leaves the tree as it was."""
-    if not has_tables(tree) or tree.unit != "pt":
-        return []
-    from jocr.documents.pages import DocumentError, PdfSource
-    from jocr.layout.elements import pdf_geometry
-
-    try:
-        source = PdfSource("<tables>", data, options)
-    except DocumentError:
-        return []
-    try:
-        geometry = pdf_geometry(source, index, check_layer=False)
-    except Exception:  # a page PDFium fails on the second time: the tree keeps its tables
-        geometry = None
-    finally:
-        source.close()
-    return [] if geometry is None else improve_tables(tree, *geometry)
-
-
-def page_with_tables(tree: PageTree | None, markdown: str, data, options, index: int) -> str:
-    """A finished page's Markdown after `reread_pdf_tables` (the tree is changed in place): each table
-    read again replaces its old HTML in `markdown`, or, where an old table's text is not found there, the
-    Markdown is rendered again from the tree. The one table pass of `jocr parse`, `jocr batch` and the
-    exported models' `infer`. For a page image (`data` a PIL image, the page as its tree's boxes were
-    read from it) the tables are found in the image (`image_page_tables`) and the page's Markdown is
-    rendered again from the tree when any was."""
-    if hasattr(data, "size") and hasattr(data, "convert"):
-        if tree is None or not image_page_tables(tree, data):
-            return markdown
-        from jocr.layout.render import page_markdown
-
-        return page_markdown(tree)
-    replaced = reread_pdf_tables(tree, data, options, index)
-    if not replaced:
-        return markdown
+def page_with_tables(tree: PageTree | None, markdown: str, pieces=None, rules=None, image=None) -> str:
+    """A finished page's Markdown after its table pass (the tree is changed in place). For a tree in points
+    over a PDF page's text layer, given the page's `pieces` and `rules` (its one read): `improve_tables`,
+    and each table read again replaces its old HTML in `markdown`, or, where an old table's text is not
+    found there, the Markdown is rendered again from the tree. For a tree in pixels of a page `image` (the
+    page as its tree's lines were read from it): the tables found in the image (`image_page_tables`), the
+    Markdown rendered again when any was. The one table pass of `jocr parse`, `jocr batch` and the
+    exported models' `infer` (through `jocr.layout.page_read.tables_markdown`)."""
     from jocr.layout.render import page_markdown
 
+    if tree is None:
+        return markdown
+    if tree.unit != "pt":
+        if image is None or not image_page_tables(tree, image):
+            return markdown
+        return page_markdown(tree)
+    if pieces is None or not has_tables(tree):
+        return markdown
     out = markdown
-    for old, new in replaced:
+    for old, new in improve_tables(tree, pieces, rules or []):
         if not old or old not in out:
             return page_markdown(tree)
         out = out.replace(old, new, 1)

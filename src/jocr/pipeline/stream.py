@@ -148,8 +148,8 @@ class _Pages:
             result.timings["anchor_s"] = t3 - t2
         if job.read is not None:
             result.timings["read_s"] = job.read.seconds
+        job.image = image  # for the page's tables found in its pixels, and its figures
         if self.figures.mode != "none":
-            job.image = image
             if job.read is not None and job.read.region_note:
                 result.figure_notes.append(job.read.region_note)
         if result.anchor.alone:  # read from its lines alone: nothing to generate
@@ -253,7 +253,8 @@ def finish_page(
     page: PageResult, read: PageRead | None, image, figures: FiguresConfig, stem: str = "page"
 ) -> None:
     """The steps after a page's tree, the same for `jocr parse` and `jocr batch`: its table blocks read again
-    from the PDF page's pieces where that reads them better (`jocr.layout.page_read.tables_markdown`,
+    from the PDF page's pieces where that reads them better, or the tables of a page read from its pixels
+    found in `image` (`jocr.layout.page_read.tables_markdown`,
     docs/elements.md), then, unless `figures.mode` is "none", its figures placed in its tree and cut out of
     `image` (the page as rendered; `jocr.layout.figures`) from the read's drawing objects (or the image's
     ink), named `<stem>_p<N>_fig<K>.png` in its Markdown."""
@@ -261,7 +262,7 @@ def finish_page(
         return
     t0 = time.perf_counter()
     before = page.markdown
-    page.markdown = tables_markdown(page.tree, page.markdown, read)
+    page.markdown = tables_markdown(page.tree, page.markdown, read, image)
     if page.markdown != before:
         page.timings["tables_s"] = time.perf_counter() - t0
     if figures.mode == "none" or image is None:
