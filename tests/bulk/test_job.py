@@ -70,6 +70,7 @@ def test_batch_equals_parse_and_isolates_bad_documents(tmp_path, model_dir, ray_
                 "render_s",
                 "preprocess_s",
                 "generate_s",
+                "read_s",
                 "figures_s",
                 "tables_s",
             }
@@ -138,7 +139,10 @@ def test_killed_job_resumes_without_redoing_finished_pages(tmp_path, model_dir, 
 
     import jocr
 
-    summary = jocr.batch([str(src)], str(out), model=str(model_dir), max_tokens=24, batch_size=1, retries=0)
+    # The same job as the CLI's: its options, figures cut as the CLI cuts them by default.
+    summary = jocr.batch(
+        [str(src)], str(out), model=str(model_dir), max_tokens=24, batch_size=1, retries=0, figures="files"
+    )
     assert (summary.done, summary.failed, summary.skipped) == (4 - len(written), 0, len(written))
     rows = _manifest(out)
     assert sorted(r["status"] for r in rows if r["page"] == 0) == ["written"] * 4
