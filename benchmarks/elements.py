@@ -11,6 +11,10 @@ Sets and rows:
 - olmOCR-Bench sample, its table tests (tests/data/olmocr-bench-sample, the pages that have them): `lines`
   (the page's tree from its text layer alone), `lines+tables` (that tree with the table pass), and with
   --parse `parse-without-tables` (the default parse with the table pass switched off here) and `parse`;
+- frozen image-table set (data/frozen-test/tables-image: the first 20 of those tables rendered at
+  150 dpi, scanned or photographed, the box carried through): TEDS and TEDS-S of `reader` over the crop
+  (OCR words and rules found in the pixels), by kind, with CPU seconds per crop (this process and its
+  children: wall seconds on a shared machine say more about the others' load than about the reader);
 - with --omnidocbench DIR: the demo's tables cut at their ground-truth boxes (images: OCR words and rules
   found in the pixels), TEDS and TEDS-S of `reader`, seconds per crop.
 """
@@ -30,6 +34,7 @@ from jocr.layout.line_rules import lines_tree
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE_SET = REPO / "data/frozen-test/tables"
+IMAGE_SET = REPO / "data/frozen-test/tables-image"
 OLMOCR = REPO / "tests/data/olmocr-bench-sample"
 _EMPTY = "<table></table>"
 
@@ -108,6 +113,45 @@ def table_set(parse_model) -> dict:
     }
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its waited-for children (Tesseract runs as one)."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def image_table_set(ocr: str = "auto") -> dict:
+    rows = [json.loads(line) for line in (IMAGE_SET / "manifest.jsonl").read_text().splitlines()]
+    by_kind: dict[str, list[tuple[float, float]]] = {}
+    cpu, wall = [], []
+    for row in rows:
+        with open_source(str(IMAGE_SET / row["image"]), LoadOptions()) as source:
+            source.render(0)
+            c0, t0 = cpu_seconds(), time.perf_counter()
+            result = read_table_region(source, 0, tuple(row["region"]), ocr=ocr)
+            cpu.append(cpu_seconds() - c0)
+            wall.append(time.perf_counter() - t0)
+        html = result.markdown or _EMPTY
+        score = (teds(html, row["html"]), teds(html, row["html"], structure_only=True))
+        for key in ("all", row["kind"], row["style"]):
+            by_kind.setdefault(key, []).append(score)
+    return {
+        "tables": len(rows),
+        "ocr": ocr,
+        "cpu_s_per_crop": round(statistics.mean(cpu), 3),
+        "max_cpu_s": round(max(cpu), 3),
+        "wall_s_per_crop": round(statistics.mean(wall), 3),
+        **{
+            key: {
+                "teds": round(statistics.mean(s[0] for s in v), 4),
+                "teds_s": round(statistics.mean(s[1] for s in v), 4),
+            }
+            for key, v in by_kind.items()
+        },  # fmt: skip
+    }
+
+
 def olmocr_tables(parse_model) -> dict:
     from jocr.checks.unittests import load_test, run_tests
     from jocr.layout.elements import pdf_geometry
@@ -153,9 +197,9 @@ def olmocr_tables(parse_model) -> dict:
     return out
 
 
-def omnidoc_crops(folder: Path) -> dict:
+def omnidoc_crops(folder: Path, ocr: str = "auto") -> dict:
     data = json.loads((folder / "OmniDocBench_demo.json").read_text())
-    scores, structure, seconds = [], [], []
+    scores, structure, seconds, cpu = [], [], [], []
     for page in data:
         image = folder / "images" / page["page_info"]["image_path"]
         for det in page["layout_dets"]:
@@ -165,17 +209,64 @@ def omnidoc_crops(folder: Path) -> dict:
             region = (min(poly[0::2]), min(poly[1::2]), max(poly[0::2]), max(poly[1::2]))
             with open_source(str(image), LoadOptions()) as source:
                 t0 = time.perf_counter()
-                result = read_table_region(source, 0, region)
+                c0 = cpu_seconds()
+                result = read_table_region(source, 0, region, ocr=ocr)
                 seconds.append(time.perf_counter() - t0)
+                cpu.append(cpu_seconds() - c0)
             html = result.markdown or _EMPTY
             scores.append(teds(html, det["html"]))
             structure.append(teds(html, det["html"], structure_only=True))
     return {
         "tables": len(scores),
         "reader": {"teds": round(statistics.mean(scores), 4), "teds_s": round(statistics.mean(structure), 4)},
+        "ocr": ocr,
         "seconds_per_crop": round(statistics.mean(seconds), 3),
         "max_seconds": round(max(seconds), 3),
+        "cpu_s_per_crop": round(statistics.mean(cpu), 3),
     }
+
+
+def omnidoc_pages(folder: Path, ocr_cache: Path | None, out: Path) -> dict:
+    """The demo's pages read as `jocr parse` reads an image page without the model (RapidOCR lines
+    through the rules over lines: benchmarks/accuracy_sets.py's `lines`), without (the control) and with
+    the image table pass (`tables_pages.page_with_tables` given the image), scored by
+    `jocr.checks.omnidoc.evaluate_dir`. `ocr_cache`: a folder of `<crc>-<image name>.json` RapidOCR lines
+    (accuracy_sets' `_ocr-lines`), read instead of OCR'ing a page again."""
+    import sys
+
+    from PIL import Image
+
+    from jocr.checks.omnidoc import evaluate_dir
+    from jocr.layout.render import page_markdown
+    from jocr.layout.tables_pages import page_with_tables
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import baselines
+
+    data = json.loads((folder / "OmniDocBench_demo.json").read_text())
+    dirs = {"lines": out / "lines", "lines+image-tables": out / "lines+image-tables"}
+    for d in dirs.values():
+        d.mkdir(parents=True, exist_ok=True)
+    seconds = []
+    for page in data:
+        name = page["page_info"]["image_path"]
+        image = Image.open(folder / "images" / name).convert("RGB")
+        cached = sorted(ocr_cache.glob(f"*-{name}.json")) if ocr_cache else []
+        lines = [(t, tuple(b)) for t, b in json.loads(cached[0].read_text())["lines"]] if cached else None
+        tree = baselines.ocr_tree(image, lines)
+        stem = Path(name).stem
+        control = page_markdown(tree) if tree is not None else ""
+        (dirs["lines"] / f"{stem}.md").write_text(control)
+        c0 = cpu_seconds()
+        passed = page_with_tables(tree, control, image=image)
+        seconds.append(cpu_seconds() - c0)
+        (dirs["lines+image-tables"] / f"{stem}.md").write_text(passed)
+    results = {}
+    for key, d in dirs.items():
+        scores = evaluate_dir(folder / "OmniDocBench_demo.json", d).as_dict()
+        results[key] = {k: scores[k] for k in scores if k.startswith(("teds", "table", "text_edit", "order"))}
+    results["pass_cpu_s_per_page"] = round(statistics.mean(seconds), 3)
+    return results
 
 
 def main() -> None:
@@ -184,15 +275,28 @@ def main() -> None:
     parser.add_argument("--model", help="model directory for --parse (default: the bundled models/)")
     parser.add_argument("--omnidocbench", help="the OmniDocBench demo folder (JSON + images/)")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--only", choices=("image", "omnidoc-pages", "omnidoc-crops"), help="only this set")
+    parser.add_argument("--ocr-cache", help="RapidOCR lines of the demo's pages (accuracy_sets' _ocr-lines)")
+    parser.add_argument("--out", default="/tmp/elements-out", help="where page outputs are written")
+    parser.add_argument("--ocr", default="auto", help="the OCR engine of the image-table set's crops")
     args = parser.parse_args()
     model = None
     if args.parse:
         from jocr.pipeline import load_model
 
         model = load_model(args.model)
-    results = {"table_set": table_set(model), "olmocr_tables": olmocr_tables(model)}
-    if args.omnidocbench:
-        results["omnidoc_crops"] = omnidoc_crops(Path(args.omnidocbench))
+    if args.only == "omnidoc-crops":
+        results = {}
+    elif args.only == "image":
+        results = {"image_table_set": image_table_set(args.ocr)}
+    elif args.only == "omnidoc-pages":
+        cache = Path(args.ocr_cache) if args.ocr_cache else None
+        results = {"omnidoc_pages": omnidoc_pages(Path(args.omnidocbench), cache, Path(args.out))}
+    else:
+        results = {"table_set": table_set(model), "olmocr_tables": olmocr_tables(model),
+                   "image_table_set": image_table_set(args.ocr)}  # fmt: skip
+    if args.omnidocbench and args.only in (None, "omnidoc-crops"):
+        results["omnidoc_crops"] = omnidoc_crops(Path(args.omnidocbench), args.ocr)
     text = json.dumps(results, indent=1)
     print(text)
     if args.json:

@@ -70,6 +70,7 @@ def test_batch_equals_parse_and_isolates_bad_documents(tmp_path, model_dir, ray_
                 "render_s",
                 "preprocess_s",
                 "generate_s",
+                "read_s",
                 "figures_s",
                 "tables_s",
             }
@@ -138,7 +139,10 @@ def test_killed_job_resumes_without_redoing_finished_pages(tmp_path, model_dir, 
 
     import jocr
 
-    summary = jocr.batch([str(src)], str(out), model=str(model_dir), max_tokens=24, batch_size=1, retries=0)
+    # The same job as the CLI's: its options, figures cut as the CLI cuts them by default.
+    summary = jocr.batch(
+        [str(src)], str(out), model=str(model_dir), max_tokens=24, batch_size=1, retries=0, figures="files"
+    )
     assert (summary.done, summary.failed, summary.skipped) == (4 - len(written), 0, len(written))
     rows = _manifest(out)
     assert sorted(r["status"] for r in rows if r["page"] == 0) == ["written"] * 4
@@ -224,3 +228,31 @@ def test_a_bad_anchor_mode_is_refused_before_the_job_starts(tmp_path):
     with pytest.raises(BatchError, match="^--anchor must be auto, on or off, not 'sometimes'$"):
         run_batch(config)
     assert not (tmp_path / "out").exists()
+
+
+def test_batch_cuts_figures_as_parse_does(tmp_path, model_dir, ray_local, capsys):
+    """`jocr batch --figures files` writes a document's figures beside its Markdown, names them as `jocr
+    parse` does (the same Markdown for the same page) and lists them in the manifest."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layout"))
+    from figure_fixtures import figure_pdf
+    from page_fixtures import Text
+
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "paper.pdf").write_bytes(
+        figure_pdf(
+            [Text(72, 80, "Text above."), Text(72, 330, "Figure 1: A picture.")], images=[(72, 120, 200, 180)]
+        )
+    )
+    common = ["-q", "--max-tokens", str(MAX_TOKENS), "--model", str(model_dir), "--figures", "files"]
+    assert main(["parse", str(src), "-o", str(tmp_path / "parse"), *common]) == 0, capsys.readouterr().err
+    batch_args = ["--batch-size", "2", "--retries", "0"]
+    code = main(["batch", str(src), "-o", str(tmp_path / "batch"), *batch_args, *common])
+    assert code == 0, capsys.readouterr().err
+    parse_md = (tmp_path / "parse" / "paper.md").read_text()
+    assert "(paper_p1_fig1.png)" in parse_md
+    assert (tmp_path / "batch" / "paper.md").read_text() == parse_md
+    png = (tmp_path / "batch" / "paper_p1_fig1.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and png == (tmp_path / "parse" / "paper_p1_fig1.png").read_bytes()
+    pages = [r for r in _manifest(tmp_path / "batch") if r["page"] == 1]
+    assert [r["figures"] for r in pages] == [["paper_p1_fig1.png"]]

@@ -150,3 +150,57 @@ def test_binomial_and_rows_of_a_display_stay_apart():
     rows = [_glyph("a", 2, 8), _glyph("b", 2, 20), _glyph("c", 2, 36), _glyph("d", 2, 48)]
     rules = [Rule((0, 10.6, 10, 11.0)), Rule((0, 38.6, 10, 39.0))]
     assert exact_match(r"\begin{gathered}\frac{a}{b} \\ \frac{c}{d}\end{gathered}", glyphs_latex(rows, rules))
+
+
+def _prose(text, x0=0.0):
+    """Glyphs of `text` in a text font, one per character (spaces left out), 6 pt apart."""
+    out = []
+    for k, c in enumerate(text):
+        if c != " ":
+            g = _glyph(c, x0 + 6.0 * k, 20, font="NimbusRomNo9L-Regu")
+            g.raw = c
+            out.append(g)
+    return out
+
+
+def test_prose_dashes_and_lone_signs_are_not_inline_math():
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    # a page range in a text font ("ACM, 31, 216–222") and a sign between code words ("size < limit")
+    assert inline_text("ACM, 216–222.", _prose("ACM, 216–222."), [], _math_glyph, 10.0) is None
+    assert inline_text("size < limit", _prose("size < limit"), [], _math_glyph, 10.0) is None
+    # the same sign beside a math letter is math
+    glyphs = _prose("size < ")
+    glyphs.append(_glyph("n", 42, 20))
+    glyphs[-1].raw = "n"
+    assert inline_text("size < n", glyphs, [], _math_glyph, 10.0) == "size $<n$"
+
+
+MATH_PAGES = Path(__file__).resolve().parents[2] / "data" / "frozen-real-math" / "pdfs"
+
+
+def test_unicode_math_page_is_read():
+    """A unicode-math page (XeLaTeX/LuaLaTeX: STIX Two Text prose, STIX Two Math math, math letters beyond
+    the BMP such as 𝑓 U+1D453): its math letters are glyphs, its prose font is not a math font, and its
+    display formula is found and read."""
+    from jocr.layout.formula_glyphs import is_math_font, page_glyphs
+    from jocr.layout.formulas import page_formulas
+    from jocr.lines.textlayer import read_page
+
+    assert not is_math_font("STIXTwoText-Bold") and is_math_font("STIXTwoMath")
+    assert is_math_font("STIXGeneral-Italic")
+    doc = pdfium.PdfDocument(str(MATH_PAGES / "multivar-p05.pdf"))
+    try:
+        page = doc[0]
+        glyphs, _ = page_glyphs(page)
+        assert any(g.raw == "\U0001d453" for g in glyphs)  # 𝑓
+        layer = read_page(page)
+        found = page_formulas(page, layer)
+        inline = page_formulas(page, layer, inline=True)
+    finally:
+        doc.close()
+    latex = [f.latex for f in found]
+    assert any(exact_match(r"D=D(a,b)=f_{xx}(a,b)f_{yy}(a,b)-(f_{xy}(a,b))^{2}.", x) for x in latex), latex
+    assert all(f.display for f in found) and len(found) <= 3, latex  # prose lines are not formulas
+    assert any(not f.display and "$f:A^{k}\\mapsto B$" in f.text for f in inline)

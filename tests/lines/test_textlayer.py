@@ -162,3 +162,16 @@ def test_sources_expose_the_layer():
         assert layer.verdict == OK and [ln.text for ln in layer.lines] == F.PROSE
     with open_source(image_bytes("png"), LoadOptions()) as source:
         assert source.text_layer(0) is None
+
+
+def test_characters_beyond_the_bmp_are_text():
+    """PDFium reports 𝑓 (U+1D453, a unicode-math letter) as a surrogate pair: one character, not two
+    unmapped glyphs, so a unicode-math page's layer is usable."""
+    path = Path(__file__).resolve().parents[2] / "data" / "frozen-real-math" / "pdfs" / "multivar-p03.pdf"
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        layer = read_page(doc[0])
+    finally:
+        doc.close()
+    assert layer.usable and layer.stats["unmapped"] == 0
+    assert any("𝑓(𝑎1" in line.text for line in layer.lines)

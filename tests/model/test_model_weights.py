@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -11,7 +13,7 @@ from safetensors.torch import load_file, save_file
 
 from jocr.config import OCRConfig
 from jocr.model import OCRModel
-from jocr.model.weights import CheckpointError, parse_size
+from jocr.model.weights import CheckpointError, empty_model, parse_size
 from jocr.types import PageViews
 
 
@@ -148,3 +150,45 @@ def test_mixed_precision_checkpoint_loads_in_one_dtype(tmp_path):
     ids, images = sample_inputs(loaded.config)
     with torch.no_grad():
         assert torch.isfinite(loaded(ids, images=images).logits).all()
+
+
+def test_empty_model_has_the_built_model_s_tensors_on_the_meta_device():
+    config = tiny()
+    built, empty = OCRModel(config), empty_model(OCRModel, config)
+    shapes = {k: (tuple(t.shape), t.dtype) for k, t in built.state_dict().items()}
+    assert {k: (tuple(t.shape), t.dtype) for k, t in empty.state_dict().items()} == shapes
+    assert all(t.is_meta for t in empty.state_dict().values())
+    assert not any(t.is_meta for t in OCRModel(config).state_dict().values())  # the mode ends with the build
+    assert torch.equal(OCRModel(config).model.norm.weight, torch.ones(config.decoder.hidden_size))
+
+
+# In a new interpreter (an earlier test may have imported torch._dynamo already): load both bundled models,
+# as `jocr parse` does (load_formatted, format "auto") and as stored (load_pretrained), compare every tensor
+# with the checkpoint's bytes, and say whether torch._dynamo was imported on the way.
+LOAD_AND_COMPARE = """
+import sys, torch
+from safetensors.torch import load_file
+from jocr.model import OCRModel
+from jocr.model.formats import load_formatted
+from jocr.model.weights import load_pretrained
+from jocr.pipeline.model import anchored_member, bundled_model_dir
+root = bundled_model_dir()
+for directory in (root, anchored_member(root)):
+    stored = load_file(directory / "model.safetensors")
+    plain = load_pretrained(OCRModel, directory).state_dict()
+    formatted = load_formatted(directory).state_dict()
+    assert set(plain) == set(formatted) == set(stored), directory
+    for key, tensor in stored.items():
+        assert plain[key].dtype == tensor.dtype and torch.equal(plain[key], tensor), key
+        assert torch.equal(formatted[key].to(tensor.dtype), tensor), key  # upcasts are exact
+        assert torch.equal(formatted[key].float(), tensor.float()), key
+print("dynamo" if "torch._dynamo" in sys.modules else "no dynamo")
+"""
+
+
+def test_bundled_models_load_bit_identically_without_importing_dynamo():
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD_AND_COMPARE], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[-2] == "no dynamo"

@@ -101,7 +101,7 @@ def test_the_server_backend_and_batch_jobs_route_the_same_way(bundle):
     assert anchor_config_of(bundle[1]).version == 0
     decide = page_anchoring(PageSettings(model=str(directory)))
     with open_source(plain_pdf(), LoadOptions()) as source:
-        assert decide(source, 0).anchored
+        assert decide(source, 0)[0].anchored
     assert page_anchoring(PageSettings(model=str(bundle[1]))) is None  # image model alone, auto: never read
 
 

@@ -34,8 +34,8 @@ def test_parse_pdfs_and_images_to_md_and_json(tmp_path, model_dir, parse_cli):
     assert [p["page"] for p in data["pages"]] == [1, 3]
     for page in data["pages"]:
         assert page["tokens"] == 6 and page["finish_reason"] == "length"
-        # figures_s: --figures files is the default
-        assert set(page["timings"]) == {"render_s", "preprocess_s", "generate_s", "figures_s"}
+        # figures_s: --figures files is the default; read_s: the page's one read (for its figure candidates)
+        assert set(page["timings"]) == {"render_s", "preprocess_s", "read_s", "generate_s", "figures_s"}
         assert (page["width"], page["height"]) == (1224, 1584)
     assert (out / "report.md").read_text() == data["markdown"] + "\n"
     scan = json.loads((out / "scan.json").read_text())

@@ -3,6 +3,8 @@ installed package (a wheel), else models/ beside src/ (a source checkout or edit
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from jocr.pipeline.model import BUNDLED_MODELS, MODEL_ENV, bundled_model_dir, default_model_dir
@@ -50,3 +52,27 @@ def test_a_checkout_prefers_a_copy_inside_the_package_then_models_beside_src(tmp
 def test_the_build_step_copies_into_the_place_the_package_looks():
     text = (REPO / "scripts" / "bundle_models.py").read_text()
     assert f'TARGET = ("jocr", "{BUNDLED_MODELS}")' in text
+
+
+# What `jocr parse` does before reading a page: import its command, load the bundled models (both members)
+# and build the engine; then the compiler stack (torch._dynamo and sympy, about 2-3 CPU-s to import) must
+# not have been imported, and the command module alone imports no torch. In a new interpreter, where no
+# other test has imported them already.
+PARSE_START = """
+import sys
+import jocr.cli.parse_cmd
+assert "torch" not in sys.modules, "jocr.cli.parse_cmd imports torch"
+from jocr.pipeline import load_model
+loaded = load_model()
+assert loaded.anchored is not None
+loaded.engine("auto", 8)
+loaded.anchored.engine("auto", 8)
+print(sorted(m for m in ("torch._dynamo", "sympy") if m in sys.modules))
+"""
+
+
+def test_loading_the_models_to_parse_imports_no_compiler_stack(monkeypatch):
+    monkeypatch.delenv(MODEL_ENV, raising=False)
+    out = subprocess.run([sys.executable, "-c", PARSE_START], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[-2] == "[]"

@@ -39,5 +39,19 @@ def test_batch_page_state_carries_lines_and_formulas():
     doc = jocr.parse(FORMULAS / _row("f001")["pdf"], model=load_model(ROOT / "models"), max_tokens=8)
     anchor = doc.pages[0].anchor
     back = PageAnchor.from_state(json.loads(json.dumps(anchor.state())))
-    assert back.layer_lines == anchor.layer_lines and back.layer_lines
+    assert back.page_lines == anchor.page_lines and back.tree_lines
     assert [formula_region(f) for f in back.formulas] == anchor.formulas
+
+
+def test_default_parse_writes_inline_formulas():
+    """A manual page with inline math: the default parse writes it `$...$` in its prose, beside the display
+    formula, whatever the model wrote for those lines."""
+    from jocr.checks.math import extract_formulas, match_any
+
+    pdf = ROOT / "data" / "frozen-real-math" / "pdfs" / "refman-p1492.pdf"
+    doc = jocr.parse(pdf, model=load_model(ROOT / "models"), max_tokens=16)
+    assert doc.pages[0].anchor.anchored
+    found = extract_formulas(doc.markdown)
+    assert match_any(r"p(x)=\binom{n}{x} p^{x}(1-p)^{n-x}", found), found
+    assert match_any(r"F(x) \geq p", found) and match_any(r"x=0, \ldots, n", found), found
+    assert "216-222$" not in doc.markdown  # a page range in prose stays text

@@ -98,6 +98,9 @@ def _schemas():
         ("result", pa.string()),
         ("render_seconds", pa.float64()),
         ("anchor", pa.string()),  # PageAnchor.state as JSON (stages.render_pages)
+        ("name", pa.string()),  # the document's output name
+        ("page_read", pa.string()),  # PageRead.state as JSON: the page's table pieces, figure candidates
+        ("figure_png", pa.list_(pa.binary())),  # the page's figures, in the order of its result's figures
     ]
     size = [("width", pa.int32()), ("height", pa.int32())]
     rendered = pa.schema(base + size + [("image", pa.binary())])
@@ -252,7 +255,7 @@ class _Writer:
         for row in rows:
             if row["page"] == 0:
                 continue
-            records.append(self._record(row))
+            records.append(self._record(row, figures=self._write_figures(row)))
             self.summary.pages += 1
             self.summary.failed_pages += row["status"] == "failed"
             self.summary.retried += row["status"] == "retried"
@@ -268,6 +271,21 @@ class _Writer:
             pages[row["page"]] = row
             if len(pages) >= row["pages_total"]:
                 self.finish(doc_id)
+
+    def _write_figures(self, row: dict) -> list[str] | None:
+        """A page's figure files, written beside its document's Markdown as soon as the page comes in (named
+        in its result as `jocr parse` names them: `<name>_p<N>_fig<K>.png`); the names written."""
+        pngs = row.get("figure_png") or []
+        if not pngs or not row.get("result"):
+            return None
+        figures = json.loads(row["result"]).get("figures") or []
+        written = []
+        for figure, png in zip(figures, pngs, strict=False):
+            if figure.get("file") and png:
+                name = Path(figure["file"]).name  # never outside the output folder
+                self.output.write(name, png)
+                written.append(name)
+        return written or None
 
     def _record(self, row: dict, **values) -> dict:
         record = {
@@ -397,7 +415,9 @@ def run_batch(config: BatchConfig, on_result=None) -> BatchSummary:
         location = doc_id
         if uri_scheme(doc_id) is None and not doc_id.lower().startswith(("http://", "https://")):
             location = str(Path(doc_id).resolve())  # workers need not share this process's directory
-        todo.append({"doc_id": doc_id, "location": location, "done_pages": [r["page"] for r in done]})
+        todo.append(
+            {"doc_id": doc_id, "location": location, "done_pages": [r["page"] for r in done], "name": name}
+        )
 
     if todo:
         owns_ray = _start_ray(config)

@@ -51,6 +51,7 @@ def schema():
             ("result", pa.string()),  # the page as `PageResult.to_dict()` JSON (rebuilds the outputs)
             ("kind", pa.string()),
             ("num_pages", pa.int32()),
+            ("figures", pa.list_(pa.string())),  # a page's figure files, beside its document's Markdown
             ("config", pa.string()),
             ("run", pa.string()),
             ("time", pa.float64()),

@@ -27,13 +27,15 @@ from pathlib import Path
 from jocr.bulk.storage import read_uri, uri_scheme
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
-from jocr.layout.formulas import formula_region, keep_layer
+from jocr.layout.figures import Figure, FiguresConfig, normalise_figures_mode
+from jocr.layout.formulas import formula_region
+from jocr.layout.page_read import PageRead, decide_page
 from jocr.layout.postprocess import Box
 from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_reason, page_text, page_tree
 from jocr.layout.tree import PageTree
 from jocr.lines.anchor import PageAnchor
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
-from jocr.pipeline.stream import write_from_lines
+from jocr.pipeline.stream import continued_tables, finish_page, write_from_lines
 
 RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
 RETRY_ON = ("length", "repetition", "timeout")
@@ -61,7 +63,11 @@ class PageSettings:
     threads: int = 0  # torch threads per actor; 0 leaves torch's default
     anchor: str = "auto"  # a PDF page's text layer in the prompt (jocr.lines.anchor.page_anchor)
     ocr: str = "auto"  # the OCR line source of images and pages without a usable layer (jocr.lines.source)
+    figures: str = "none"  # "files": figures cut out of pages beside each document's Markdown; "none"
     vllm_kwargs: dict = field(default_factory=dict)
+
+    def figures_config(self) -> FiguresConfig:
+        return FiguresConfig(mode=normalise_figures_mode(self.figures))
 
     def load_options(self) -> LoadOptions:
         return LoadOptions(dpi=self.dpi, longest_side=self.longest_side, password=self.password)
@@ -99,6 +105,8 @@ class PageSettings:
             "retry_temperatures": list(self.retry_temperatures[: self.retries]),
             "anchor": self.anchor,
             "ocr": self.ocr,
+            # only when cut: a job's key from before figures could be cut stays the same without them
+            **({"figures": self.figures} if self.figures != "none" else {}),
         }
         text = json.dumps(fields, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -127,6 +135,9 @@ def _page_row(doc_id: str, page: int, **values) -> dict:
         "result": None,
         "render_seconds": None,
         "anchor": None,
+        "name": None,  # the document's output name (its Markdown's stem), which its figure files take
+        "page_read": None,  # what the page's tables and figures take from its PDF page (`PageRead.state`)
+        "figure_png": None,  # the page's figures as PNG bytes, in the order of its result's `figures`
     }
     row.update(values)
     return row
@@ -164,6 +175,7 @@ def expand_documents(docs: list[dict], settings: PageSettings) -> list[dict]:
                         pages_total=len(indices),
                         kind=kind,
                         num_pages=num_pages,
+                        name=doc.get("name"),
                     )
                 )
     return rows
@@ -176,10 +188,12 @@ def _result_json(result: PageResult) -> str:
 def render_pages(rows: list[dict], settings: PageSettings):
     """Page rows -> the same rows with `image` (RGB bytes), `width`, `height`; blank pages and pages that
     fail to render come out finished (status "blank" / "failed", `result` set). An anchored page's decision
-    and windows travel in `anchor` (`PageAnchor.state` as JSON). Yields row by row so a long document never
-    holds more than one rendered page here."""
+    and windows travel in `anchor` (`PageAnchor.state` as JSON), what its tables and figures take from the
+    PDF page in `page_read` (`PageRead.state` as JSON). Yields row by row so a long document never holds
+    more than one rendered page here."""
     options = settings.load_options()
     anchoring = page_anchoring(settings)
+    figures = settings.figures_config()
     sources: dict[str, object] = {}
     try:
         for row in rows:
@@ -209,15 +223,26 @@ def render_pages(rows: list[dict], settings: PageSettings):
                 result.timings.update(render_s=t1 - t0, preprocess_s=time.perf_counter() - t1)
                 yield dict(row, status="blank", finish_reason="blank", result=_result_json(result))
                 continue
+            decision, read = (None, None)
             if anchoring is not None:
-                decision = anchoring(sources[row["doc_id"]], row["page"] - 1, image)
+                decision, read = anchoring(sources[row["doc_id"]], row["page"] - 1, image)
+            if decision is not None:
                 row["anchor"] = json.dumps(decision.state(), ensure_ascii=False)
-                if decision.alone:  # an OCR'd page read from its lines alone: no model request
-                    result.anchor = decision
-                    write_from_lines(result, PageRequestBuilder(None, None))
-                    result.timings.update(render_s=t1 - t0, anchor_s=time.perf_counter() - t1)
-                    yield dict(row, status="ok", finish_reason="stop", result=_result_json(result))
-                    continue
+            if read is not None:
+                row["page_read"] = json.dumps(read.state(), ensure_ascii=False)
+            if decision is not None and decision.alone:  # an OCR'd page read from its lines alone: no request
+                result.anchor = decision
+                write_from_lines(result, PageRequestBuilder(None, None))
+                finish_page(result, read, image, figures, row.get("name") or "page")
+                result.timings.update(render_s=t1 - t0, anchor_s=time.perf_counter() - t1)
+                yield dict(
+                    row,
+                    status="ok",
+                    finish_reason="stop",
+                    result=_result_json(result),
+                    figure_png=[f.png for f in result.figures] or None,
+                )
+                continue
             row["image"] = image.tobytes()  # RGB, as every PageSource renders
             yield row
     finally:
@@ -226,34 +251,46 @@ def render_pages(rows: list[dict], settings: PageSettings):
 
 
 def page_anchoring(settings: PageSettings):
-    """(source, page index, image) -> the page's `PageAnchor`, for the job's model, `anchor` and `ocr` modes
-    (`image`, the rendered page, is what OCR reads); None when no
+    """(source, page index, image) -> (the page's `PageAnchor` or None, its `PageRead` or None), for the
+    job's model, `anchor`, `ocr` and `figures` settings (`image`, the rendered page, is what OCR reads):
+    `jocr.layout.page_read.decide_page`, the sequence `jocr parse` follows. The decision is None when no
     page is anchored (mode "off", or "auto" with a model trained on images alone), so the text layer is
-    not even read, as in `jocr parse`."""
-    from jocr.lines.anchor import normalise_anchor_mode, page_anchor_or_note
-    from jocr.lines.source import LayerKept
+    not even read, as in `jocr parse`; the read is None when neither lines nor figures are read, and the
+    function itself None when nothing is read at all."""
+    from jocr.layout.page_read import ReadWants, read_source_page
+    from jocr.lines.anchor import normalise_anchor_mode
     from jocr.pipeline.model import anchor_config_of
     from jocr.tokenizer import Tokenizer
 
+    figures = settings.figures_config().mode != "none"
     mode = normalise_anchor_mode(settings.anchor)
-    if mode == "off":
-        return None
-    path = settings.model_dir()
-    try:
-        config = anchor_config_of(path)
-        tokenizer = Tokenizer.from_dir(path) if mode == "on" or config.version else None
-    except Exception:  # not a model directory: the actor that loads it reports that, once, for the job
-        return None
-    if tokenizer is None:
+    tokenizer = config = None
+    if mode != "off":
+        path = settings.model_dir()
+        try:
+            config = anchor_config_of(path)
+            tokenizer = Tokenizer.from_dir(path) if mode == "on" or config.version else None
+        except Exception:  # not a model directory: the actor that loads it reports that, once, for the job
+            tokenizer = None
+
+    if tokenizer is None and not figures:
         return None
 
-    def decide(source, index: int, image=None):
-        kept = LayerKept(source)
-        decision = page_anchor_or_note(
-            kept, index, mode, config.version, tokenizer, config.max_tokens, image=image, ocr=settings.ocr
+    def decide(source, index: int, image=None) -> tuple[PageAnchor | None, PageRead | None]:
+        if tokenizer is None:
+            read = read_source_page(source, index, ReadWants(lines=False, figures=True)) if figures else None
+            return None, read
+        return decide_page(
+            source,
+            index,
+            image,
+            mode,
+            config.version,
+            tokenizer,
+            config.max_tokens,
+            ocr=settings.ocr,
+            figures=figures,
         )
-        keep_layer(decision, kept, source, index)
-        return decision
 
     return decide
 
@@ -359,6 +396,7 @@ class PageReader:
 
     def _finish(self, job: PageJob) -> dict:
         row, result = job.row, job.result
+        image = job.image
         job.views = job.image = None
         greedy = job.attempts[0]
         finished = [a for a in job.attempts if a.finished]
@@ -374,19 +412,23 @@ class PageReader:
             texts = [self.builder.text(ids) for ids in chosen.token_ids]
             finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
             size = (result.width, result.height)
-            lines, formulas = job.anchor.layer_lines, [formula_region(f) for f in job.anchor.formulas]
+            lines, formulas = job.anchor.tree_lines, [formula_region(f) for f in job.anchor.formulas]
             result.markdown, result.boxes = self.builder.markdown(
                 page_text(texts, job.anchor.texts, chosen.reasons, lines, formulas), size, finish
             )
             result.tree = page_tree(
                 texts, job.anchor.texts, chosen.reasons, lines, size, result.page, finish, formulas
             )
+            read = PageRead.from_state(json.loads(row["page_read"])) if row.get("page_read") else None
+            figures = self.settings.figures_config()
+            finish_page(result, read, image, figures, row.get("name") or "page")  # tables, figures: as parse
             result.raw = join_windows(texts)  # as the model wrote it, references and all
             result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
             result.finish_reason = chosen.finish_reason
             result.timings["generate_s"] = chosen.seconds
         return dict(
             row,
+            figure_png=[f.png for f in result.figures] or None,
             status=status,
             error=result.error,
             finish_reason=result.finish_reason,
@@ -499,13 +541,29 @@ def document_from_rows(doc_id: str, rows: list[dict], settings: PageSettings, pa
                 error=data["error"],
                 anchor=_anchor(row),
                 tree=PageTree.from_dict(data["tree"]) if data.get("tree") else None,
+                figures=[_figure(data["page"], f) for f in data.get("figures") or ()],
+                figure_notes=list(data.get("figure_notes") or ()),
             )
         )
         doc.metadata.update({"kind": row["kind"], "num_pages": row["num_pages"], "dpi": settings.dpi})
+    continued_tables(doc)  # a table running on over a page break, joined as `jocr parse` joins it
     failed = [p.error for p in doc.pages if p.error]
     if failed:
         doc.error = failed[0]
     return doc
+
+
+def _figure(page: int, data: dict) -> Figure:
+    """A page's figure from its `Figure.to_dict()` form (its PNG is written when the page comes in)."""
+    return Figure(
+        page=page,
+        number=data["number"],
+        bbox=tuple(data["bbox"]),
+        pixels=tuple(data["pixels"]),
+        origin=data["origin"],
+        caption=data.get("caption") or "",
+        name=data.get("file") or "",
+    )
 
 
 def _anchor(row: dict) -> PageAnchor | None:

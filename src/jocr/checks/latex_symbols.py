@@ -27,6 +27,7 @@ SYMBOLS = {
     "∈": "\\in", "∉": "\\notin", "∋": "\\ni", "⊂": "\\subset", "⊃": "\\supset", "⊆": "\\subseteq",
     "⊇": "\\supseteq", "∪": "\\cup", "∩": "\\cap", "∖": "\\setminus", "⊕": "\\oplus", "⊖": "\\ominus",
     "⊗": "\\otimes", "⊙": "\\odot", "⊥": "\\perp", "⊤": "\\top", "⊢": "\\vdash", "∣": "\\mid",
+    "∶": ":",  # U+2236 RATIO: unicode-math's colon in math ("f ∶ A ↦ B")
     "‖": "\\|", "∥": "\\|", "→": "\\to", "←": "\\leftarrow", "↔": "\\leftrightarrow", "⇒": "\\Rightarrow",
     "⇐": "\\Leftarrow", "⇔": "\\Leftrightarrow", "↦": "\\mapsto", "↑": "\\uparrow", "↓": "\\downarrow",
     "⟨": "\\langle", "⟩": "\\rangle", "⌈": "\\lceil", "⌉": "\\rceil", "⌊": "\\lfloor", "⌋": "\\rfloor",

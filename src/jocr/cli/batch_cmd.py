@@ -42,6 +42,13 @@ def add_arguments(parser) -> None:
     )
     add_anchor_argument(parser)
     add_ocr_argument(parser)
+    parser.add_argument(
+        "--figures",
+        choices=("none", "files"),
+        default="files",
+        help="figures cut out of pages: files (<stem>_p<N>_fig<K>.png beside each document's Markdown, "
+        "listed in the manifest; default, as jocr parse), none (no image; captions stay)",
+    )
     parser.add_argument("--dpi", type=float, default=144.0, help="PDF render resolution (default: 144)")
     parser.add_argument("--longest-side", type=int, help="render PDF pages to this many pixels")
     parser.add_argument("--password", help="password for encrypted PDFs")
@@ -106,6 +113,7 @@ def run(args) -> int:
         threads=args.threads,
         anchor=args.anchor,
         ocr=args.ocr,
+        figures=args.figures,
         vllm_kwargs=vllm_kwargs,
     )
     config = BatchConfig(

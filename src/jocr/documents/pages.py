@@ -90,6 +90,15 @@ def _describe(head: bytes) -> str:
         return "binary data"
 
 
+class PdfReadError(Exception):
+    """A PDF page read in a process of its own that gave no result: `verdict` "too_large" (over the time
+    limit) or "error", `note` one line saying why."""
+
+    def __init__(self, verdict: str, note: str):
+        super().__init__(note)
+        self.verdict, self.note = verdict, note
+
+
 class PageSource:
     """One opened input: `num_pages` pages rendered on demand with `render(index)` (0-based)."""
 
@@ -115,10 +124,14 @@ class PageSource:
         verdict), or None for inputs that have no text layer (images)."""
         return None
 
-    def read_pdf_page(self, index: int, reader: Callable[[Any], T]) -> T | None:
+    def read_pdf_page(self, index: int, reader: Callable[[Any], T], isolate: bool = False) -> T | None:
         """`reader(page)` over page `index` as a `pypdfium2.PdfPage` (PDFium's lock held, the page closed
-        after), or None for inputs that are not PDFs and pages that cannot be opened (what the layout reads
-        from a page's objects: figures, `jocr.layout.figure_regions`; formulas, `jocr.layout.formulas`)."""
+        after), or None for inputs that are not PDFs and pages that cannot be opened. The page pipeline
+        reads each PDF page once this way (`jocr.pipeline.page_read`: its text layer, glyphs, rules and
+        drawing objects in one pass). `isolate`: with `LoadOptions.text_layer_timeout_s` set, `reader` runs
+        in a process of its own, killed after that many seconds (`PdfReadError` "too_large"), so a slow
+        page never holds the PDFium lock every other document waits for; `reader` and its result must
+        pickle (a module-level function, or a `functools.partial` of one)."""
         return None
 
     def close(self) -> None:
@@ -218,7 +231,10 @@ class PdfSource(PageSource):
         from jocr.lines.textlayer import ERROR, empty_layer, read_page
 
         if self.options.text_layer_timeout_s is not None:
-            return _text_layer_in_process(self._data, self.options, index)
+            try:
+                return self.read_pdf_page(index, read_page, isolate=True)
+            except PdfReadError as exc:
+                return empty_layer(exc.verdict, exc.note)
         with _PDFIUM_LOCK:
             try:
                 page = self._doc[index]
@@ -229,7 +245,9 @@ class PdfSource(PageSource):
             finally:
                 page.close()
 
-    def read_pdf_page(self, index: int, reader: Callable[[Any], T]) -> T | None:
+    def read_pdf_page(self, index: int, reader: Callable[[Any], T], isolate: bool = False) -> T | None:
+        if isolate and self.options.text_layer_timeout_s is not None:
+            return _read_in_process(self._data, self.options, index, reader)
         with _PDFIUM_LOCK:
             try:
                 page = self._doc[index]
@@ -254,61 +272,70 @@ class PdfSource(PageSource):
             self._doc.close()
 
 
-def _text_layer_worker(pipe, data, password, index) -> None:
-    """In a child process: page `index`'s text layer, sent back through `pipe` (an error as its text)."""
+def _read_worker(pipe, data, password, index, reader) -> None:
+    """In a child process: `reader(page)` over page `index`, sent back through `pipe` (an error as its
+    text)."""
     try:
         import pypdfium2 as pdfium
-
-        from jocr.lines.textlayer import read_page
 
         doc = pdfium.PdfDocument(data, password=password)
         try:
             page = doc[index]
             try:
-                pipe.send(read_page(page))
+                pipe.send(reader(page))
             finally:
                 page.close()
         finally:
             doc.close()
     except Exception as exc:
-        pipe.send(one_line(exc))
+        pipe.send(_ReadFailed(one_line(exc)))
     finally:
         pipe.close()
 
 
-def _text_layer_in_process(data, options: LoadOptions, index: int):
-    """Page `index`'s text layer read by `_text_layer_worker` in a fresh process (forkserver: started from a
-    clean server process, not forked from this threaded one), which is killed after
-    `options.text_layer_timeout_s`."""
+@dataclass
+class _ReadFailed:
+    """What `_read_worker` sends back when the read raised."""
+
+    note: str
+
+
+def _read_in_process(data, options: LoadOptions, index: int, reader: Callable[[Any], T]) -> T:
+    """`reader(page)` over page `index` run by `_read_worker` in a fresh process (forkserver: started from
+    a clean server process, not forked from this threaded one), which is killed after
+    `options.text_layer_timeout_s`; `PdfReadError` when it gives no result."""
     import multiprocessing
 
-    from jocr.lines.textlayer import ERROR, TOO_LARGE, empty_layer
+    from jocr.lines.types import ERROR, TOO_LARGE
 
     timeout = options.text_layer_timeout_s
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         # Imported once by the fork server, so each worker forked from it starts in milliseconds.
-        context.set_forkserver_preload(["jocr.documents.pages", "jocr.lines.textlayer", "pypdfium2"])
+        module = getattr(getattr(reader, "func", reader), "__module__", None) or "jocr.lines.textlayer"
+        context.set_forkserver_preload(["jocr.documents.pages", "jocr.lines.textlayer", module, "pypdfium2"])
     else:
         context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
     process = context.Process(
-        target=_text_layer_worker, args=(send, data, options.password, index), daemon=True
+        target=_read_worker, args=(send, data, options.password, index, reader), daemon=True
     )
     try:
         process.start()
         send.close()
         if not receive.poll(timeout):
-            return empty_layer(TOO_LARGE, f"reading the text took over {timeout:g} s")
+            raise PdfReadError(TOO_LARGE, f"reading the text took over {timeout:g} s")
         got = receive.recv()
     except (OSError, EOFError) as exc:  # the worker died (killed for memory, say) or could not start
-        return empty_layer(ERROR, f"the text layer could not be read ({one_line(exc)})")
+        raise PdfReadError(ERROR, f"the text layer could not be read ({one_line(exc)})") from None
     finally:
         receive.close()
         if process.is_alive():
             process.kill()
         process.join(5)
-    return empty_layer(ERROR, f"cannot read the text ({got})") if isinstance(got, str) else got
+    if isinstance(got, _ReadFailed):
+        raise PdfReadError(ERROR, f"cannot read the text ({got.note})")
+    return got
 
 
 class ImageSource(PageSource):

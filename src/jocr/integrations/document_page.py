@@ -8,7 +8,7 @@ the vLLM helpers), read as `jocr parse` reads it.
 
 The steps are jocr's own, in `jocr parse`'s order (jocr.pipeline.stream): the page rendered at 144 dpi
 (`jocr.documents.pages`: pypdfium2), the anchoring decision and the anchor windows from its text layer
-(`jocr.lines.anchor.page_anchor_or_note`: only a model trained with anchors, only a usable layer), and the
+(`jocr.layout.page_read.decide_page`: only a model trained with anchors, only a usable layer), and the
 answers joined with their run references (`@i`) resolved, page furniture left out and the text
 post-processed (`jocr.layout.request.page_text`, `PageRequestBuilder.markdown`). pypdfium2 is imported
 only when a PDF is opened, so an exported model reads images without it.
@@ -25,11 +25,9 @@ from PIL import Image
 
 from jocr.config import AnchorConfig
 from jocr.documents.pages import LoadOptions, open_source, sniff_type
-from jocr.layout.formulas import keep_layer
+from jocr.layout.page_read import PageRead, decide_page, tables_markdown
 from jocr.layout.request import PageRequestBuilder, page_finish_reason, page_text, page_tree
-from jocr.layout.tables_pages import page_with_tables
-from jocr.lines.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note
-from jocr.lines.source import LayerKept
+from jocr.lines.anchor import PageAnchor, normalise_anchor_mode
 
 
 @dataclass
@@ -41,7 +39,7 @@ class DocumentPage:
     source: str  # the input's name, for messages
     lines: list | None = None  # an anchored page's text-layer lines (fonts the page's tree reads, as parse)
     formulas: list = field(default_factory=list)  # its display formulas (jocr.layout.formulas), as parse
-    pdf: tuple | None = None  # (file, options, index) of a page read through its text layer: its tables
+    read: PageRead | None = None  # the one read of a PDF page (`jocr.layout.page_read`): its tables
 
     @property
     def anchors(self) -> list[str | None]:
@@ -86,14 +84,14 @@ def read_page(
                     f"{source.name}: page {page} is out of range: the document has {source.num_pages} page(s)"
                 )
             image = source.render(page - 1)
-            kept = LayerKept(source)
-            decision = page_anchor_or_note(kept, page - 1, mode, config.version, tokenizer, config.max_tokens)
-            keep_layer(decision, kept, source, page - 1)
+            # no image: the exported models read a page's text layer, never OCR
+            decision, read = decide_page(
+                source, page - 1, None, mode, config.version, tokenizer, config.max_tokens
+            )
             name = source.name
     except DocumentError as exc:
         raise ValueError(str(exc)) from None
-    pdf = (file, options, page - 1) if decision.layer_lines is not None else None
-    return DocumentPage(image, decision, name, decision.layer_lines, decision.formulas, pdf)
+    return DocumentPage(image, decision, name, decision.tree_lines, decision.formulas, read)
 
 
 def page_markdown(
@@ -110,8 +108,8 @@ def page_markdown(
     finish = page_finish_reason(list(reasons))
     text = page_text(texts, page.anchor.texts, reasons, page.lines, page.formulas)
     markdown, boxes = builder.markdown(text, page.image.size, finish)
-    if page.pdf is not None:  # the table pass of jocr parse (jocr.layout.tables_pages)
+    if page.lines is not None:  # the table pass of jocr parse (jocr.layout.page_read.tables_markdown)
         size = page.image.size
         tree = page_tree(texts, page.anchor.texts, reasons, page.lines, size, formulas=page.formulas)
-        markdown = page_with_tables(tree, markdown, *page.pdf)
+        markdown = tables_markdown(tree, markdown, page.read)
     return markdown, boxes, finish

@@ -159,7 +159,7 @@ def read_table_region(source, index: int, region: Box | None, ocr: str = "auto",
         box = region or (0.0, 0.0, image.width / scale, image.height / scale)
         crop_box = tuple(round(v * scale) for v in box)
         crop = image.crop(crop_box)
-        lines = _ocr_lines(crop, ocr)
+        lines = _ocr_lines(crop, ocr, orient=region is None)
         if lines is None:
             note = (
                 "no OCR engine is installed to read a table from pixels"
@@ -222,13 +222,16 @@ def page_scale(source, index: int, image) -> float:
     return image.width / _pdf_size(source, index)[0]
 
 
-def _ocr_lines(image, ocr: str):
+def _ocr_lines(image, ocr: str, orient: bool = True):
+    """OCR lines of `image` (None when no engine is there or `ocr` is "none"). `orient=False` for a region
+    the caller drew on the page as shown: it is upright, and the orientation step (Tesseract's OSD, a
+    subprocess: about half of a crop's CPU time) is skipped; a slight skew is still corrected."""
     from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
 
     mode = normalise_ocr_mode(ocr)
     if mode == "none" or resolve_engine(mode) is None:
         return None
-    lines = read_image(image, OCRLinesConfig(engine=mode))
+    lines = read_image(image, OCRLinesConfig(engine=mode, orient=orient))
     return lines.lines if lines.usable else []
 
 

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from jocr.lines.textlayer import page_objects
+from jocr.lines.textlayer import SharedTextPage, char_code, page_objects
 
 Box = tuple[float, float, float, float]
 
@@ -73,11 +73,13 @@ class Rule:
 
 
 # Math fonts by name (after a subset's "ABCDEF+" prefix): TeX's Computer Modern and AMS math fonts, Latin
-# Modern / STIX / Cambria / XITS math fonts, KaTeX's web fonts, Symbol.
+# Modern / STIX / Cambria / XITS math fonts, KaTeX's web fonts, Symbol. STIX Two Text is the text face
+# beside STIX Two Math (unicode-math documents set their prose in it); STIXGeneral (matplotlib's STIX
+# fontset) draws math letters.
 MATH_FONT = re.compile(
     r"^(?:cm(?:mi|sy|ex|bsy|mib)\d|lm(?:mi|sy|ex)|ms(?:am|bm)\d|eu(?:fm|sm|ex|rm)\d|rsfs|wasy|stmary|"
-    r"txmi|txsy|txex|pxmi|pxsy|pxex|rm-?ms|esint)|math|stix|xits|cambria-?math|katex_(?:math|size|ams)|"
-    r"^symbol",
+    r"txmi|txsy|txex|pxmi|pxsy|pxex|rm-?ms|esint)|math|stix(?!-?two-?text)|xits|cambria-?math|"
+    r"katex_(?:math|size|ams)|^symbol",
     re.I,
 )
 _BAKOMA = re.compile(r"^Cm[a-z]+[0-9]+$")  # matplotlib's BaKoMa TrueType CM fonts (TeX's own: "CMMI10")
@@ -170,21 +172,25 @@ def is_math_font(font: str) -> bool:
     return MATH_FONT.search(font) is not None
 
 
-def page_glyphs(page, limits: GlyphLimits | None = None) -> tuple[list[Glyph], list[Rule]]:
+def page_glyphs(page, limits: GlyphLimits | None = None, textpage=None) -> tuple[list[Glyph], list[Rule]]:
     """The glyphs (in PDFium's text order, spaces and breaks left out) and rules of a `pypdfium2.PdfPage`;
-    ([], []) for a page PDFium cannot read or one beyond `limits`. The caller holds the PDFium lock."""
+    ([], []) for a page PDFium cannot read or one beyond `limits`. `textpage`: the page's text page shared
+    with the other readers of one pass (`jocr.lines.textlayer.SharedTextPage`, left open here). The caller
+    holds the PDFium lock."""
     limits = limits or GlyphLimits()
+    shared = textpage or SharedTextPage(page)
     try:
         width, height = page.get_size()
-        textpage = page.get_textpage()
+        built = shared.get()
     except Exception:  # a page PDFium cannot size or read has no glyphs to give
         return [], []
     try:
-        glyphs = _glyphs(page, textpage, width, height, limits)
+        glyphs = _glyphs(page, built, width, height, limits)
     except Exception:  # PDFium errors on hostile files: no formula is read, the page goes on
         glyphs = []
     finally:
-        textpage.close()
+        if textpage is None:
+            shared.close()
     try:
         rules = _rules(page, width, height, limits)
     except Exception:
@@ -223,8 +229,8 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
     fonts: dict[int, tuple[str, float]] = {}
     out: list[Glyph] = []
     for i in range(count):
-        code = raw.FPDFText_GetUnicode(tp, i)
-        if code in (0x0A, 0x0D, 0x20, 0x09, 0xA0, 0x02, 0, 0xFFFE, 0xFFFF):
+        code = char_code(raw, tp, i)
+        if code is None or code in (0x0A, 0x0D, 0x20, 0x09, 0xA0, 0x02, 0, 0xFFFE, 0xFFFF):
             continue
         obj = raw.FPDFText_GetTextObject(tp, i)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0

@@ -73,7 +73,10 @@ def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size
         tail: list[Glyph] = []
         while span and span[-1].text in _TRAILING and not is_math(span[-1]):
             tail.insert(0, span.pop())
-        if span:
+        if span and not any(g.text.isalnum() for g in span):
+            # a lone sign between words ("size < .Machine") says nothing a reader needs as math
+            out.extend(word for word, _ in tokens[i : j + 1])
+        elif span:
             box = (
                 min(g.x0 for g in span),
                 min(g.y0 for g in span),

@@ -10,9 +10,7 @@
 - `with_formulas(tree, formulas)`: a page tree whose lines inside a display formula become one `formula`
   block (its Markdown `$$..$$`), splitting the block they were in.
 - `page_formulas(page, layer)`: the two steps above for one `pypdfium2.PdfPage` and its text layer.
-- `source_formulas(source, index, layer)`: the same for page `index` of a page source (what the page
-  pipeline calls for a page read through its text layer); [] for sources without PDF pages, and for a page
-  whose glyphs cannot be read (the page is then read without formula blocks, never failed).
+- the page pipeline finds a page's formulas from its one read (`jocr.layout.page_read.page_formulas`).
 """
 
 from __future__ import annotations
@@ -148,7 +146,8 @@ def _math_glyph(g: Glyph) -> bool:
     if is_math_font(g.font):
         return True
     if ch in GREEK or ch in SYMBOLS or (len(ch) == 1 and unicodedata.category(ch) == "Sm"):
-        return ch not in "{}%#&_$\\…§¶†‡"
+        # in a text font: braces, signs and dashes of prose ("pages 216–222"), not math
+        return ch not in "{}%#&_$\\…§¶†‡–—‐"
     return len(ch) == 1 and 0x1D400 <= ord(ch) < 0x1D800
 
 
@@ -298,7 +297,9 @@ def find_formulas(
                 regions.append(FormulaRegion(row_box, latex, tag, sorted(lines_in)))
     if inline:
         for j, line in enumerate(lines):
-            if j in used or not prose[j] or getattr(line, "mono", False):
+            # a prose line, or a piece of one: the text layer breaks a row of prose where a script's
+            # baseline differs (") = 𝑓(𝑐1" after "structing 𝑔(𝑎2"), and such a piece is math in prose
+            if j in used or not (prose[j] or in_prose[j]) or getattr(line, "mono", False):
                 continue
             text = inline_text(line.text, members[j], rules, _math_glyph, body_size)
             if text is not None:
@@ -396,36 +397,9 @@ def page_formulas(
     return find_formulas(glyphs, rules, layer.lines, layer.width, inline)
 
 
-def source_formulas(source, index: int, layer, limits: GlyphLimits | None = None) -> list[FormulaRegion]:
-    """The display formulas of page `index` of `source` (a `jocr.documents.pages.PageSource`) whose usable
-    text layer `layer` has been read; [] when the source has no PDF page to read glyphs from or reading
-    them fails (logged: the page keeps its text without formula blocks)."""
-    if layer is None or not layer.usable:
-        return []
-    try:
-        found = source.read_pdf_page(index, lambda page: page_formulas(page, layer, limits))
-    except Exception as exc:  # a formula finder's fault must not cost the page its text
-        log.warning(
-            "page %d: formulas not read (%s)",
-            index + 1,
-            str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-        )
-        return []
-    return found or []
-
-
 def formula_region(value) -> FormulaRegion:
     """A `FormulaRegion`, or one from its plain-data form (`dataclasses.asdict`: a page's decision handed
     between processes, `jocr.lines.anchor.PageAnchor.from_state`)."""
     if isinstance(value, FormulaRegion):
         return value
     return FormulaRegion(**{**value, "box": tuple(value["box"])})
-
-
-def keep_layer(decision, kept, source, index: int) -> None:
-    """An anchored page's decision (`jocr.lines.anchor.PageAnchor`) takes the text layer's lines its anchor
-    was built from (`kept`, a `jocr.lines.source.LayerKept` of `source`) and the display formulas found
-    on the page: what its document tree needs wherever the page is read (`jocr parse`, `jocr batch`)."""
-    if decision.anchored and kept.layer is not None and decision.source == kept.layer.source:
-        decision.layer_lines = kept.layer.lines
-        decision.formulas = source_formulas(source, index, kept.layer)

@@ -3,8 +3,8 @@ what a page gets when no model answer is there, the part of an answer that ran o
 control the model is measured against (docs/layout.md, "Rules over lines").
 
 - Furniture: `jocr.layout.furniture.edge_furniture` (kept in the tree, marked).
-- Columns: a gutter is an x-interval that rows split at (`_gutters`); runs of consecutive rows whose lines
-  all keep to one side of it, with prose on both sides, are read column by column, lines that cross it
+- Reading order (`jocr.layout.line_columns`): the body is cut into groups at gutters with prose on both
+  sides and at wide gaps between rows, the groups read one after the other, lines that cross a gutter
   (titles, full-width paragraphs) in between.
 - Within a column: rows (lines of one baseline) become blocks. A paragraph wrapped over rows is one
   block: a new paragraph starts after a step of more than `PARAGRAPH_STEP` line pitches, at a change of
@@ -20,13 +20,13 @@ control the model is measured against (docs/layout.md, "Rules over lines").
 
 from __future__ import annotations
 
-import bisect
 import re
 import statistics
 from collections.abc import Sequence
 
 from jocr.layout.furniture import edge_furniture
 from jocr.layout.geometry import Line, Row, body_size, join_text, line_pitch, rows_of, source_lines
+from jocr.layout.line_columns import reading_order
 from jocr.layout.tree import (
     CAPTION,
     CAPTION_START,
@@ -171,7 +171,7 @@ def line_blocks(
     bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(top, key=lambda ln: (ln.y0, ln.x0))]
     body_blocks: list[Block] = []
-    for column in _reading_columns(body, size):
+    for column in reading_order(body, size):
         body_blocks += _column_blocks(column, size, height)
     set_heading_levels(body_blocks, size)
     blocks += body_blocks
@@ -214,159 +214,6 @@ def _decoration(line: Line, body: float) -> bool:
 def _furniture_block(line: Line, kind: str) -> Block:
     text = line.text.replace(SOFT_HYPHEN, "-")
     return Block(type=kind, text=text, markdown=text, bbox=line.box, lines=[line.tree_line()])
-
-
-# -- columns ------------------------------------------------------------------------------------------
-
-
-MAX_CUT_DEPTH = 32  # nested cuts; a region deeper than this (hostile input) is read as it is
-
-
-def _reading_columns(lines: list[Line], size: float, depth: int = 0) -> list[list[Line]]:
-    """The body's lines as groups each read top to bottom, in reading order, by recursive cuts (XY-cut,
-    Nagy and Seth 1984): a region splits left | right at a gutter no line crosses when both sides hold
-    prose (`_vertical_cut`; a table's columns hold no prose, so a table is read row by row), else top /
-    bottom at its widest gap between rows, wider than the lines' own spacing (`_horizontal_cut`), and each
-    part is cut again. A title above two columns is cut off first, the columns then split; a page whose
-    column layout changes halfway down splits into its parts first."""
-    if len(lines) < 2 or depth > MAX_CUT_DEPTH:
-        return [lines] if lines else []
-    cut = _vertical_cut(lines, size)
-    if cut is not None:
-        left = [ln for ln in lines if ln.x1 <= cut]
-        right = [ln for ln in lines if ln.x1 > cut]
-        return _reading_columns(left, size, depth + 1) + _reading_columns(right, size, depth + 1)
-    spanning = _spanning_lines(lines, size)
-    if spanning:  # bands between the lines that cross a gutter, each read on its own, those lines between
-        cuts = sorted({(ln.y0 + ln.y1) / 2 for ln in spanning})
-        bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
-        for line in lines:
-            if line not in spanning:
-                bands[bisect.bisect_left(cuts, (line.y0 + line.y1) / 2)].append(line)
-        groups: list[list[Line]] = []
-        spans = sorted(spanning, key=lambda ln: (ln.y0, ln.x0))
-        for k, band in enumerate(bands):
-            groups += _reading_columns(band, size, depth + 1) if band else []
-            if k < len(spans):
-                groups.append([spans[k]])
-        return _merged(groups)
-    cuts = _horizontal_cuts(lines, size)
-    if cuts:
-        bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
-        for line in lines:
-            bands[bisect.bisect_left(cuts, line.y1)].append(line)
-        groups = [g for band in bands if band for g in _reading_columns(band, size, depth + 1)]
-        return _merged(groups)
-    return [lines]
-
-
-def _merged(groups: list[list[Line]]) -> list[list[Line]]:
-    """Consecutive groups that are one column (no line of either beside a line of the other) read as one,
-    so that a column cut by a gap still forms its paragraphs across it."""
-    out: list[list[Line]] = []
-    for group in groups:
-        if out and _stacked(out[-1], group):
-            out[-1] = out[-1] + group
-        else:
-            out.append(group)
-    return out
-
-
-def _stacked(upper: list[Line], lower: list[Line]) -> bool:
-    a0, a1 = min(ln.x0 for ln in upper), max(ln.x1 for ln in upper)
-    b0, b1 = min(ln.x0 for ln in lower), max(ln.x1 for ln in lower)
-    overlap = min(a1, b1) - max(a0, b0)
-    return overlap > 0.8 * min(a1 - a0, b1 - b0)
-
-
-def _vertical_cut(lines: list[Line], size: float) -> float | None:
-    """The middle of the widest x-interval of at least 0.9 body sizes (a run splits at gaps over one em, and
-    LaTeX's two columns are one em apart) that no line crosses, with three rows at least on both sides and
-    prose (lines of 15 characters in the median) on both, or on one when both sides are at least 0.3 of
-    the region wide."""
-    left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
-    spans = sorted((ln.x0, ln.x1) for ln in lines)
-    best = None
-    reach = spans[0][1]
-    for x0, x1 in spans[1:]:
-        if x0 - reach >= 0.9 * size and left + 0.1 * (right - left) < (reach + x0) / 2 < right - 0.1 * (
-            right - left
-        ):
-            if best is None or x0 - reach > best[1] - best[0]:
-                best = (reach, x0)
-        reach = max(reach, x1)
-    if best is None:
-        return None
-    cut = (best[0] + best[1]) / 2
-    sides = [[ln for ln in lines if ln.x1 <= cut], [ln for ln in lines if ln.x1 > cut]]
-    if not all(len(rows_of(side)) >= 3 for side in sides):
-        return None
-    prose = [statistics.median(len(ln.text) for ln in side) >= 15 for side in sides]
-    # A column of short lines (a table, a list of numbers) beside one of prose is a column of the page when
-    # both are as wide as page columns are: a table's cells are narrow.
-    extent = 0.3 * (right - left)
-    wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
-    return cut if all(prose) or (any(prose) and wide) else None
-
-
-MAX_SPANNING = 0.05  # at most this share of a region's lines (and 1 at least) may cross a gutter
-
-
-def _spanning_lines(lines: list[Line], size: float) -> list[Line]:
-    """The few lines (at most `MAX_SPANNING` of the region's, one at least) that cross an x-interval of at
-    least 0.9 body sizes which no other line crosses, when without them the region has a gutter there with
-    prose on both sides (`_vertical_cut`): a title set between two columns with no gap wide enough to cut
-    at, or an OCR line that ran over a narrow gutter into the next column. [] when there are none."""
-    if len(lines) < 8:
-        return []
-    left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
-    step = max(size / 4, 1e-3)
-    bins = int((right - left) / step) + 1
-    if bins > 20_000:
-        return []
-    cover = [0] * (bins + 1)
-    for ln in lines:
-        cover[int((ln.x0 - left) / step)] += 1
-        cover[int((ln.x1 - left) / step)] -= 1
-    allowed = max(1, int(MAX_SPANNING * len(lines)))
-    depth, start, best = 0, None, None
-    for k in range(bins):
-        depth += cover[k]
-        inside = 0.1 * bins < k < 0.9 * bins and 0 < depth <= allowed
-        if inside and start is None:
-            start = k
-        if not inside and start is not None:
-            if (k - start) * step >= 0.9 * size and (best is None or k - start > best[1] - best[0]):
-                best = (start, k)
-            start = None
-    if best is None:
-        return []
-    cut = left + (best[0] + best[1]) / 2 * step
-    crossing = [ln for ln in lines if ln.x0 < cut < ln.x1]
-    rest = [ln for ln in lines if not (ln.x0 < cut < ln.x1)]
-    if not crossing or len(crossing) > allowed or _vertical_cut(rest, size) is None:
-        return []
-    return crossing
-
-
-def _horizontal_cuts(lines: list[Line], size: float) -> list[float]:
-    """The middles of the widest gaps between consecutive rows, top to bottom: every gap as wide as the
-    widest when that is wider than both half a body size and 1.5 times the region's median gap between
-    rows (more than the lines' own spacing). All at once, so that a page of evenly spaced blocks is cut in
-    one step, not one block per step."""
-    rows = rows_of(lines)
-    if len(rows) < 2:
-        return []
-    gaps = []
-    bottom = rows[0].y1
-    for row in rows[1:]:
-        gaps.append((row.y0 - bottom, (bottom + row.y0) / 2))
-        bottom = max(bottom, row.y1)
-    widest = max(g for g, _ in gaps)
-    typical = statistics.median(g for g, _ in gaps)
-    if widest <= max(0.5 * size, 1.5 * typical):
-        return []
-    return [middle for gap, middle in gaps if gap >= widest - 0.25 * size]
 
 
 # -- blocks of one column -------------------------------------------------------------------------------

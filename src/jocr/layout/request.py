@@ -75,7 +75,7 @@ def page_text(
     the text of a page being streamed only ever grows. Without `reasons` every window is complete.
     `lines`, when given, are the page's text-layer lines in the anchor's order (`PageLines.lines`): their
     boxes and font sizes then replace the positions the anchors give. `formulas`, when given, are the
-    page's formulas read from its text layer (`jocr.layout.formulas.source_formulas`): the lines inside a
+    page's formulas read from its text layer (`jocr.layout.page_read.page_formulas`): the lines inside a
     display formula become one `formula` block of its LaTeX."""
     if not anchors:
         return join_windows(texts)

@@ -24,50 +24,22 @@ Coordinates are the page's (points or pixels, top-left origin); nothing here dep
 
 from __future__ import annotations
 
-import html
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-Box = tuple[float, float, float, float]
-
-RULES = "rules"  # structure from ruling lines (a grid, or rules between every row)
-ALIGNMENT = "alignment"  # structure from the pieces' alignment (no rules, or rules across only)
-NO_TABLE = "none"
-
-
-@dataclass
-class Piece:
-    """A run of words on one baseline with no column gap inside it (one cell's text on one line)."""
-
-    text: str
-    box: Box
-    bold: bool = False
-
-    @property
-    def cx(self) -> float:
-        return (self.box[0] + self.box[2]) / 2
-
-    @property
-    def cy(self) -> float:
-        return (self.box[1] + self.box[3]) / 2
-
-    @property
-    def height(self) -> float:
-        return max(self.box[3] - self.box[1], 1e-3)
-
-
-@dataclass
-class Rule:
-    """A ruling segment: horizontal (y0 == y1 after `normalised`) or vertical (x0 == x1)."""
-
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    @property
-    def horizontal(self) -> bool:
-        return (self.x1 - self.x0) >= (self.y1 - self.y0)
+from jocr.layout.tables_headers import mark_headers
+from jocr.layout.tables_model import (
+    ALIGNMENT,
+    NO_TABLE,
+    RULES,
+    Box,
+    Cell,
+    Piece,
+    Rule,
+    Table,
+    table_html,
+)
+from jocr.layout.tables_model import pieces_of as _pieces_of
 
 
 @dataclass
@@ -79,65 +51,6 @@ class TableConfig:
     column_gap: float = 0.5  # an x-gap in the body rows this many line heights wide separates columns
     wrap_step: float = 0.8  # a line closer than this share of the row pitch to the line above continues it
     rule_cover: float = 0.5  # share of a slot's side a rule must run along to separate two slots
-
-
-@dataclass
-class Cell:
-    row: int
-    col: int
-    text: str = ""
-    rowspan: int = 1
-    colspan: int = 1
-    header: bool = False
-
-
-@dataclass
-class Table:
-    """A read table: its cells (top-left slots in row-major order), its size, how its structure was found
-    (`method`), and a one-line note when no table was found."""
-
-    cells: list[Cell] = field(default_factory=list)
-    n_rows: int = 0
-    n_cols: int = 0
-    method: str = NO_TABLE
-    note: str = ""
-    bbox: Box | None = None
-
-    @property
-    def empty(self) -> bool:
-        return not self.cells
-
-    @property
-    def html(self) -> str:
-        return table_html(self)
-
-    @property
-    def text(self) -> str:
-        rows: dict[int, list[str]] = {}
-        for cell in self.cells:
-            rows.setdefault(cell.row, []).append(cell.text)
-        return "\n".join(" | ".join(rows[r]) for r in sorted(rows))
-
-
-def table_html(table: Table) -> str:
-    """`<table>` with `<tr>`s, `<th>` for header cells, rowspan/colspan where above 1; "" for no table."""
-    if table.empty:
-        return ""
-    rows: dict[int, list[Cell]] = {}
-    for cell in table.cells:
-        rows.setdefault(cell.row, []).append(cell)
-    out = ["<table>"]
-    for r in range(table.n_rows):
-        out.append("<tr>")
-        for cell in sorted(rows.get(r, []), key=lambda c: c.col):
-            tag = "th" if cell.header else "td"
-            spans = (f' rowspan="{cell.rowspan}"' if cell.rowspan > 1 else "") + (
-                f' colspan="{cell.colspan}"' if cell.colspan > 1 else ""
-            )
-            out.append(f"<{tag}{spans}>{html.escape(cell.text, quote=False)}</{tag}>")
-        out.append("</tr>")
-    out.append("</table>")
-    return "".join(out)
 
 
 def read_table(
@@ -191,7 +104,7 @@ def read_table(
         cells = _aligned_cells(slots, bands, columns)
     method = RULES if ruled_rows else ALIGNMENT
     table = Table(cells=cells, n_rows=len(bands), n_cols=len(columns), method=method, bbox=bbox)
-    _mark_headers(table, bands, inner_y, ruled_rows)
+    mark_headers(table, bands, inner_y, ruled_rows)
     table = _without_empty(table)
     why = _not_a_table(table)
     if why:
@@ -415,10 +328,6 @@ def _aligned_cells(slots, bands, columns) -> list[Cell]:
     return cells
 
 
-def _pieces_of(cell: Cell) -> list[Piece]:
-    return getattr(cell, "_pieces", [])
-
-
 def _ruled_cells(slots, bands, columns, inner_y, horizontal, vertical, bbox, config) -> list[Cell]:
     """Cells of a grid of rules: slots joined where no rule separates them, each joined group one cell
     spanning the rectangle it covers."""
@@ -504,93 +413,6 @@ def _text_in(row_slots, c: int) -> bool:
     return any(a <= c <= b for (a, b) in row_slots)
 
 
-def _mark_headers(table: Table, bands, inner_y: list[float], ruled_rows: bool) -> None:
-    """Header rows: above the first inner rule when rules do not separate every row (booktabs), else the
-    first row and the rows its spanning cells reach into; bold first rows as well."""
-    if table.n_rows < 2:
-        return
-    header_rows = 0
-    tops = [min(p.box[1] for p in band) for band in bands]
-    if inner_y and not ruled_rows:
-        first = inner_y[0]
-        header_rows = sum(1 for t in tops if t < first)
-        if header_rows >= table.n_rows:
-            header_rows = 0
-    elif ruled_rows:
-        header_rows = 1
-        for cell in table.cells:
-            if cell.row == 0:
-                header_rows = max(header_rows, cell.rowspan)
-    if header_rows == 0:
-        bold = [all(p.bold for p in band) for band in bands]
-        while header_rows < len(bold) - 1 and bold[header_rows]:
-            header_rows += 1
-    if header_rows == 0 and any(c.colspan > 1 for c in table.cells if c.row == 0) and table.n_rows > 2:
-        header_rows = 2 if all(c.colspan == 1 for c in table.cells if c.row == 1) else 1
-    if header_rows >= table.n_rows:
-        return
-    for cell in table.cells:
-        if cell.row < header_rows:
-            cell.header = True
-    if not ruled_rows and header_rows >= 2:
-        _centred_spans(table, header_rows)
-        _header_rowspans(table, header_rows)
-
-
-def _centred_spans(table: Table, header_rows: int) -> None:
-    """A header label alone in its row, centred over several labelled columns of the header row below
-    ("Year Ended" over three dates), spans them."""
-    for r in range(header_rows - 1):
-        row = sorted((c for c in table.cells if c.row == r), key=lambda c: c.col)
-        below = sorted(
-            (c for c in table.cells if c.row == r + 1 and c.text and _pieces_of(c)), key=lambda c: c.col
-        )
-        for cell in row:
-            pieces = _pieces_of(cell)
-            if not cell.text or not pieces or cell.colspan != 1:
-                continue
-            x0, x1 = min(p.box[0] for p in pieces), max(p.box[2] for p in pieces)
-            centre, tol = (x0 + x1) / 2, statistics.median(p.height for p in pieces)
-            best = None
-            for i in range(len(below)):
-                for j in range(i + 1, len(below)):
-                    a, b = below[i], below[j]
-                    left = min(p.box[0] for p in _pieces_of(a))
-                    right = max(p.box[2] for p in _pieces_of(b))
-                    if abs((left + right) / 2 - centre) > tol or not (
-                        a.col <= cell.col <= b.col + b.colspan - 1
-                    ):
-                        continue
-                    span = (a.col, b.col + b.colspan - 1)
-                    others = [c for c in row if c is not cell and span[0] <= c.col <= span[1]]
-                    if any(c.text for c in others):
-                        continue
-                    if best is None or span[1] - span[0] > best[1] - best[0]:
-                        best = span
-            if best is None:
-                continue
-            drop = {id(c) for c in row if c is not cell and best[0] <= c.col <= best[1]}
-            table.cells = [c for c in table.cells if id(c) not in drop]
-            cell.col, cell.colspan = best[0], best[1] - best[0] + 1
-
-
-def _header_rowspans(table: Table, header_rows: int) -> None:
-    """In a header of several rows without rules between them, a column's one label with empty slots
-    above it is a cell spanning those rows (a label set beside a spanning group title)."""
-    by_slot = {(c.row, c.col): c for c in table.cells}
-    for col in range(table.n_cols):
-        column = [by_slot.get((r, col)) for r in range(header_rows)]
-        if any(c is None or c.colspan != 1 for c in column):
-            continue
-        filled = [c for c in column if c.text]
-        if len(filled) != 1 or filled[0] is column[0]:
-            continue
-        top = column[0]
-        top.text, top.rowspan = filled[0].text, header_rows
-        drop = {id(c) for c in column[1:]}
-        table.cells = [c for c in table.cells if id(c) not in drop]
-
-
 def _without_empty(table: Table) -> Table:
     """Rows and columns holding no text (a rule grid's stray edge, a cut-off row) are dropped; spans over
     them shrink."""
@@ -621,3 +443,7 @@ def _without_empty(table: Table) -> Table:
         else:
             table.n_rows = len(keep)
     return table
+
+
+__all__ = ["ALIGNMENT", "NO_TABLE", "RULES", "Box", "Cell", "Piece", "Rule", "Table", "TableConfig",
+           "read_table", "table_html"]  # fmt: skip

@@ -62,45 +62,84 @@ def has_tables(tree: PageTree | None) -> bool:
     return tree is not None and any(b.type == TABLE and b.bbox is not None for b in tree.blocks)
 
 
-def reread_pdf_tables(tree: PageTree | None, data, options, index: int) -> list[tuple[str, str]]:
-    """`improve_tables` over page `index` of a PDF (`data`: its path or bytes, as `PdfSource` holds them)
-    for a tree whose boxes are in points and come from its text layer (the caller knows the layer is
-    usable); nothing for a tree without table blocks. Never raises: a PDF that cannot be read again
-    leaves the tree as it was."""
-    if not has_tables(tree) or tree.unit != "pt":
-        return []
-    from jocr.documents.pages import DocumentError, PdfSource
-    from jocr.layout.elements import pdf_geometry
-
-    try:
-        source = PdfSource("<tables>", data, options)
-    except DocumentError:
-        return []
-    try:
-        geometry = pdf_geometry(source, index, check_layer=False)
-    except Exception:  # a page PDFium fails on the second time: the tree keeps its tables
-        geometry = None
-    finally:
-        source.close()
-    return [] if geometry is None else improve_tables(tree, *geometry)
-
-
-def page_with_tables(tree: PageTree | None, markdown: str, data, options, index: int) -> str:
-    """A finished page's Markdown after `reread_pdf_tables` (the tree is changed in place): each table
-    read again replaces its old HTML in `markdown`, or, where an old table's text is not found there, the
-    Markdown is rendered again from the tree. The one table pass of `jocr parse`, `jocr batch` and the
-    exported models' `infer`."""
-    replaced = reread_pdf_tables(tree, data, options, index)
-    if not replaced:
-        return markdown
+def page_with_tables(tree: PageTree | None, markdown: str, pieces=None, rules=None, image=None) -> str:
+    """A finished page's Markdown after its table pass (the tree is changed in place). For a tree in points
+    over a PDF page's text layer, given the page's `pieces` and `rules` (its one read): `improve_tables`,
+    and each table read again replaces its old HTML in `markdown`, or, where an old table's text is not
+    found there, the Markdown is rendered again from the tree. For a tree in pixels of a page `image` (the
+    page as its tree's lines were read from it): the tables found in the image (`image_page_tables`), the
+    Markdown rendered again when any was. The one table pass of `jocr parse`, `jocr batch` and the
+    exported models' `infer` (through `jocr.layout.page_read.tables_markdown`)."""
     from jocr.layout.render import page_markdown
 
+    if tree is None:
+        return markdown
+    if tree.unit != "pt":
+        if image is None or not image_page_tables(tree, image):
+            return markdown
+        return page_markdown(tree)
+    if pieces is None or not has_tables(tree):
+        return markdown
     out = markdown
-    for old, new in replaced:
+    for old, new in improve_tables(tree, pieces, rules or []):
         if not old or old not in out:
             return page_markdown(tree)
         out = out.replace(old, new, 1)
     return out
+
+
+def image_page_tables(tree: PageTree, image, config=None) -> int:
+    """Tables found in a page image (`jocr.layout.tables_detect.find_tables` over the tree's OCR lines as
+    pieces and the rules in the image's pixels) put into the tree in place: the blocks inside a table's
+    region give way to one table block where the first of them stood. A table block already there is read
+    again only when the found table is `better`. Returns the number of tables put in. Never raises for
+    what the page holds (a page the detector cannot read keeps its tree)."""
+    from jocr.layout.tables_detect import find_tables
+    from jocr.layout.tables_sources import image_rules
+    from jocr.layout.tree import Block, TreeLine
+
+    body = [b for b in tree.blocks if not b.furniture and b.type not in ("figure", "formula")]
+    pieces = [
+        Piece(line.text, tuple(float(v) for v in line.bbox))
+        for block in body
+        for line in block.lines
+        if line.bbox is not None and line.text.strip()
+    ]
+    if len(pieces) < 4 or not tree.width:
+        return 0
+    scale = image.width / tree.width  # pixels per tree unit
+    tables = find_tables(pieces, image_rules(image, scale))
+    put = 0
+    for table in tables:
+        inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
+        if not inside or any(b.type not in _REPLACEABLE for b in inside):
+            continue
+        old = [b for b in inside if b.type == TABLE]
+        if old and not all(better(table, b.html or b.markdown, TablePassConfig()) for b in old):
+            continue
+        lines = [
+            TreeLine(ln.text, ln.bbox, ln.source, confidence=ln.confidence) for b in inside for ln in b.lines
+        ]
+        block = Block(
+            TABLE, text=table.text, markdown=table.html, html=table.html, bbox=table.bbox, lines=lines
+        )
+        at = tree.blocks.index(inside[0])
+        drop = {id(b) for b in inside}
+        tree.blocks = [b for b in tree.blocks if id(b) not in drop]
+        tree.blocks.insert(min(at, len(tree.blocks)), block)
+        body = [b for b in body if id(b) not in drop]
+        put += 1
+    if put:
+        tree.numbered()
+    return put
+
+
+_REPLACEABLE = frozenset((TABLE, "paragraph", "list_item", "heading", "code"))
+
+
+def _centre_in(box, region) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return region[0] <= cx <= region[2] and region[1] <= cy <= region[3]
 
 
 def grown_region(bbox, pieces: list[Piece], rules: list[Rule], config: TablePassConfig):

@@ -314,12 +314,10 @@ class PageAnchor:
     # The page's text is its line source alone (`line_source_answers`): no model request. OCR'd pages
     # under "auto" (OCR_PAGES), where the anchored member reads worse than the lines alone.
     alone: bool = False
-    # A page read from its lines alone: those lines as plain data (`PageLines.to_dict()` without stats),
-    # which the rules over lines group into the page's tree (`jocr.layout.line_rules.tree_of_lines`).
-    lines: dict | None = None
-    # An anchored page's text-layer lines in the anchor's order: the boxes and font sizes of its document
-    # tree (set where the layer was read: `jocr.lines.source.LayerKept`).
-    layer_lines: list[Line] | None = None
+    # The lines the page is read with: a page read from its lines `alone` (any line source: the rules over
+    # lines group them into its tree, `jocr.layout.line_rules`), or an anchored page's text layer in the
+    # anchor's order (the boxes and font sizes of its document tree); None otherwise.
+    page_lines: PageLines | None = None
     # The display formulas the page layout found on the page (`jocr.layout.formulas.FormulaRegion`, or
     # their plain-data form after `from_state`), set by the page pipeline.
     formulas: list = field(default_factory=list)
@@ -329,6 +327,12 @@ class PageAnchor:
         """The windows' anchor texts, one request each (or, for a page read from its lines `alone`, the
         anchors its text resolves against); [] when the page is read from the image alone."""
         return [w.text for w in self.windows] if self.anchored else []
+
+    @property
+    def tree_lines(self) -> list[Line] | None:
+        """An anchored page's text-layer lines, which its document tree takes its boxes from (None for a
+        page read from its lines alone, whose tree is built from them by the rules over lines)."""
+        return None if self.alone or self.page_lines is None else self.page_lines.lines
 
     @property
     def request_anchors(self) -> list[str | None]:
@@ -351,10 +355,7 @@ class PageAnchor:
             note=state["note"],
             source=state.get("source"),
             alone=state.get("alone", False),
-            lines=state.get("lines"),
-            layer_lines=None
-            if state.get("layer_lines") is None
-            else [_line_from_state(d) for d in state["layer_lines"]],
+            page_lines=_page_lines_from_state(state.get("page_lines")),
             formulas=list(state.get("formulas") or []),
         )
 
@@ -385,6 +386,14 @@ class PageAnchor:
 OCR_PAGES = "lines"
 
 
+def reads_lines(mode: str, trained_version: int) -> bool:
+    """Whether `page_anchor` reads a page's lines at all under anchor `mode` for a model trained with
+    anchor format `trained_version`: not under "off", nor under "auto" for a model trained on images
+    alone."""
+    mode = normalise_anchor_mode(mode)
+    return not (mode == "off" or (mode == "auto" and trained_version == 0))
+
+
 def page_anchor(
     source,
     index: int,
@@ -396,6 +405,7 @@ def page_anchor(
     image=None,
     ocr: str = "auto",
     ocr_config=None,
+    layer: PageLines | None = None,
 ) -> PageAnchor:
     """Decide and build a page's anchor: the one rule the CLI, `jocr.parse`, the server and training share.
 
@@ -406,17 +416,19 @@ def page_anchor(
     (the page as rendered; `ocr` "auto", "rapidocr", "tesseract" or "none", `ocr_config` a
     `jocr.lines.ocr.OCRLinesConfig`); a page without usable lines falls back to the image alone, with the
     verdict and note. Under "auto", an OCR'd page is read from its lines `alone` when OCR_PAGES says so.
-    The anchor is `build_windows`' windows of `max_tokens` each."""
+    The anchor is `build_windows`' windows of `max_tokens` each. `layer`: the page's text layer when it
+    was read already (the one pass over a PDF page, `jocr.pipeline.page_read`); None reads it from
+    `source`."""
     from jocr.lines.source import page_lines
 
     mode = normalise_anchor_mode(mode)
-    if mode == "off" or (mode == "auto" and trained_version == 0):
+    if not reads_lines(mode, trained_version):
         return PageAnchor()
     if trained_version not in (0, ANCHOR_VERSION):
         return PageAnchor(
             note=f"the model reads anchor version {trained_version}; this build writes {ANCHOR_VERSION}"
         )
-    lines = page_lines(source, index, image, ocr, ocr_config)
+    lines = page_lines(source, index, image, ocr, ocr_config, layer=layer)
     if lines is None:
         return PageAnchor(note="the input has no text layer (an image)" if mode == "on" else "")
     if not lines.usable:  # `verdict` stays the text layer's: None for an image OCR found nothing in
@@ -442,7 +454,9 @@ def page_anchor(
         note="; ".join(notes),
         source=lines.source,
         alone=alone,
-        lines={k: v for k, v in lines.to_dict().items() if k != "stats"} if alone else None,
+        # OCR lines are kept only for a page read from them alone: an anchored page's tree takes its boxes
+        # from a text layer, never from OCR (whose boxes the model was not trained on).
+        page_lines=lines if alone or not ocred else None,
     )
 
 
@@ -479,6 +493,7 @@ def page_anchor_or_note(
     image=None,
     ocr: str = "auto",
     ocr_config=None,
+    layer: PageLines | None = None,
 ) -> PageAnchor:
     """`page_anchor`, where a line source that cannot be read, for whatever reason, sends the page down the
     image-only path with a note: it never fails the page."""
@@ -493,9 +508,17 @@ def page_anchor_or_note(
             image=image,
             ocr=ocr,
             ocr_config=ocr_config,
+            layer=layer,
         )
     except Exception as exc:
         return PageAnchor(note=f"text layer not used ({one_line(exc)})")
+
+
+def _page_lines_from_state(state: dict | None) -> PageLines | None:
+    """`PageLines` from its `dataclasses.asdict` form (`PageAnchor.state`)."""
+    if state is None:
+        return None
+    return PageLines(**{**state, "lines": [_line_from_state(d) for d in state.get("lines") or ()]})
 
 
 def _line_from_state(state: dict) -> Line:

@@ -17,31 +17,22 @@ from PIL import Image
 from jocr.lines.types import PageLines
 
 
-class LayerKept:
-    """A page source whose text layer, read once for the anchor, is kept for the page's document tree."""
-
-    def __init__(self, source):
-        self.source = source
-        self.layer = None
-
-    def text_layer(self, index: int):
-        self.layer = self.source.text_layer(index)
-        return self.layer
-
-
 def page_lines(
     source,
     index: int,
     image: Image.Image | None = None,
     ocr: str = "auto",
     config: OCRLinesConfig | None = None,  # noqa: F821 (jocr.lines.ocr, imported where OCR runs)
+    layer: PageLines | None = None,
 ) -> PageLines | None:
     """The lines of page `index` of `source` (a `jocr.documents.pages.PageSource`) from its line source, or
     None for an image that OCR does not read. `image` is the page as rendered (needed for OCR: without it
     only the text layer is read). The result's `source` says which source it came from; an OCR result of
     a PDF page has its boxes in points and its note says why the text layer was not used; when OCR finds
-    no usable lines either, the text layer's verdict is returned, its note saying what OCR found."""
-    layer = source.text_layer(index)
+    no usable lines either, the text layer's verdict is returned, its note saying what OCR found. `layer`:
+    the page's text layer when it was read already (one pass over the page); None reads it here."""
+    if layer is None:
+        layer = source.text_layer(index)
     if layer is not None and layer.usable:
         return layer
     if image is None or ocr == "none":

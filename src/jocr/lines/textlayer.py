@@ -46,6 +46,21 @@ _MOJIBAKE = re.compile(
 _CID = re.compile(r"\(cid:\d+\)")
 
 
+def char_code(raw, textpage, i: int) -> int | None:
+    """The Unicode code point of char `i` of a PDFium text page; None for the second half of a surrogate
+    pair. PDFium reports a character beyond the Basic Multilingual Plane (the math italic 𝑓, U+1D453, of
+    unicode-math fonts; emoji) as two chars, a high and a low surrogate: the first gives the whole code
+    point, the second is skipped, so neither counts as an unmapped glyph."""
+    code = raw.FPDFText_GetUnicode(textpage, i)
+    if 0xD800 <= code <= 0xDBFF:
+        low = raw.FPDFText_GetUnicode(textpage, i + 1) if i + 1 < raw.FPDFText_CountChars(textpage) else 0
+        if 0xDC00 <= low <= 0xDFFF:
+            return 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+    elif 0xDC00 <= code <= 0xDFFF and i > 0 and 0xD800 <= raw.FPDFText_GetUnicode(textpage, i - 1) <= 0xDBFF:
+        return None
+    return code
+
+
 @dataclass
 class TextLayerLimits:
     """Bounds on what one page's text layer may cost; beyond them the verdict is "too_large"."""
@@ -140,8 +155,31 @@ def _drop_cap(run: list[_Char], c: _Char) -> bool:
     return cap.y1 - cap.y0 >= 1.8 * (c.y1 - c.y0) and cap.y0 <= c.y0 and c.y1 <= cap.y1 + 0.5 * (c.y1 - c.y0)
 
 
-def read_page(page, limits: TextLayerLimits | None = None) -> PageLines:
+class SharedTextPage:
+    """A page's PDFium text page, built on first use and shared by every reader of one pass over the page
+    (the text layer, the formula reader's glyphs, the table reader's pieces): building it costs ~3 us a
+    glyph, so a page is built once however many readers look at its characters. `close()` frees it."""
+
+    def __init__(self, page):
+        self.page = page
+        self._textpage = None
+
+    def get(self):
+        if self._textpage is None:
+            self._textpage = self.page.get_textpage()
+        return self._textpage
+
+    def close(self) -> None:
+        if self._textpage is not None:
+            self._textpage.close()
+            self._textpage = None
+
+
+def read_page(
+    page, limits: TextLayerLimits | None = None, textpage: SharedTextPage | None = None
+) -> PageLines:
     """The text layer of a `pypdfium2.PdfPage`. Never raises for a bad layer: problems become the verdict.
+    `textpage`: the page's text page shared with the other readers of the same pass (left open here).
 
     The caller holds the PDFium lock (documents/pages.py) for the whole call."""
     import pypdfium2.raw as raw
@@ -160,14 +198,16 @@ def read_page(page, limits: TextLayerLimits | None = None) -> PageLines:
         return empty_layer(
             TOO_LARGE, f"about {estimate} glyphs exceed the limit of {limits.max_chars}", width, height
         )
+    shared = textpage or SharedTextPage(page)
     try:
-        textpage = page.get_textpage()
+        built = shared.get()
     except Exception as exc:
         return empty_layer(ERROR, f"PDFium cannot read the text ({exc})", width, height)
     try:
-        return _read(raw, page, textpage, width, height, limits)
+        return _read(raw, page, built, width, height, limits)
     finally:
-        textpage.close()
+        if textpage is None:
+            shared.close()
 
 
 def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLimits) -> PageLines:
@@ -194,7 +234,9 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
             return empty_layer(
                 TOO_LARGE, f"reading the text took over {limits.max_seconds:g} s", width, height
             )
-        code = raw.FPDFText_GetUnicode(tp, i)
+        code = char_code(raw, tp, i)
+        if code is None:  # the second half of a character beyond the BMP, read with its first
+            continue
         if code == 0x02:  # PDFium's mark for a hyphen that breaks a word at a line's end (SOFT_HYPHEN)
             code = ord(SOFT_HYPHEN)
         if code in _BREAKS:

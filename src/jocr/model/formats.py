@@ -222,7 +222,7 @@ def load_formatted(
 
     from jocr.config import OCRConfig
     from jocr.model.ocr import OCRModel
-    from jocr.model.weights import CheckpointError, checkpoint_files, load_pretrained
+    from jocr.model.weights import CheckpointError, checkpoint_files, empty_model, load_pretrained
 
     path = Path(path)
     if not path.is_dir():
@@ -238,8 +238,7 @@ def load_formatted(
     stored = {"BF16": torch.bfloat16, "F16": torch.float16}.get(code, torch.float32)
     config = OCRConfig.load(path)
     if device.type == "cpu":
-        with torch.device("meta"):
-            skeleton = OCRModel(config)
+        skeleton = empty_model(OCRModel, config)
         check_fits(format_bytes(skeleton, dtype, quantize, stored), f"{path} as {dtype}/{quantize}")
     load_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}.get(dtype)
     if dtype == "auto" and stored == torch.float16:

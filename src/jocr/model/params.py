@@ -10,8 +10,6 @@ What counts as *active per decoded token* (the "A570M" of DeepSeek3B-MoE-A570M):
 
 from __future__ import annotations
 
-import torch
-
 from jocr.config import OCRConfig
 
 VISION_PREFIXES = (
@@ -25,9 +23,9 @@ VISION_PREFIXES = (
 
 def count_parameters(config: OCRConfig) -> dict[str, int]:
     from jocr.model.ocr import OCRModel
+    from jocr.model.weights import empty_model
 
-    with torch.device("meta"):
-        model = OCRModel(config)
+    model = empty_model(OCRModel, config)
     d = config.decoder
     counts = {
         "vision_params": 0,

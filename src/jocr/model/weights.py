@@ -15,6 +15,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from jocr.config import OCRConfig
 
@@ -56,6 +57,46 @@ def parse_size(size: int | str | None) -> int | None:
     base = 1024 if match.group(3) else 1000
     power = " KMGT".index(match.group(2).upper() or " ")
     return int(float(match.group(1)) * base**power)
+
+
+class _SkipMetaInit(TorchFunctionMode):
+    """Skips the initialisers modules run in their constructors when the tensor is on the meta device.
+
+    A meta tensor holds no values, so skipping them changes nothing built; but torch's `normal_` on a meta
+    tensor goes through its reference implementation, whose first call imports torch._dynamo (about 2 CPU-s,
+    more than building the model: docs/results/2026-12-03-speed.md). Torch function modes are per thread, so
+    models built at the same time elsewhere are initialised as usual."""
+
+    SKIPPED = frozenset(
+        {
+            nn.init.normal_,
+            nn.init.uniform_,
+            nn.init.trunc_normal_,
+            nn.init.kaiming_uniform_,
+            nn.init.kaiming_normal_,
+            nn.init.xavier_uniform_,
+            nn.init.xavier_normal_,
+            nn.init.orthogonal_,
+            torch.Tensor.normal_,
+            torch.Tensor.uniform_,
+            torch.Tensor.fill_,
+            torch.Tensor.zero_,
+        }
+    )
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensor = args[0] if args else kwargs.get("tensor")  # nn.init passes the tensor by keyword
+        if func in self.SKIPPED and isinstance(tensor, torch.Tensor) and tensor.is_meta:
+            return tensor
+        return func(*args, **kwargs)
+
+
+def empty_model(model_class, config: OCRConfig) -> nn.Module:
+    """`model_class(config)` with every parameter and buffer on the meta device: no memory, no values, no
+    initialiser run; fill it with `load_state_dict(..., assign=True)` or count its parameters."""
+    with torch.device("meta"), _SkipMetaInit():
+        return model_class(config)
 
 
 def init_weights(model: nn.Module, std: float = 0.02, seed: int | None = None) -> None:
@@ -150,7 +191,7 @@ def load_pretrained(
     dtype: torch.dtype | str | None = None,
     device: str | torch.device | None = None,
 ) -> nn.Module:
-    """Build `model_class(config)` on the meta device (no allocation) and fill it from the checkpoint.
+    """Build `model_class(config)` on the meta device (`empty_model`) and fill it from the checkpoint.
 
     dtype None uses the stored dtype of the token embedding for every floating tensor (a checkpoint that keeps
     a few tensors, e.g. router weights, in float32 still gives one dtype); device None means CPU."""
@@ -161,8 +202,7 @@ def load_pretrained(
     dtype = parse_dtype(dtype)
     device = torch.device(device or "cpu")
     files = checkpoint_files(path)
-    with torch.device("meta"):
-        model = model_class(config)
+    model = empty_model(model_class, config)
     expected = model.state_dict()
     present = {k for k in files if not IGNORED_KEYS.search(k)}
     missing = sorted(set(expected) - present)

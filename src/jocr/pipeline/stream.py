@@ -12,21 +12,21 @@ import queue
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
 from jocr.layout.figures import FiguresConfig, normalise_figures_mode
-from jocr.layout.formulas import keep_layer
+from jocr.layout.page_read import PageRead, decide_page, tables_markdown
 from jocr.layout.request import (
     PageInput,
     PageRequestBuilder,
     join_windows,
     page_finish_reason,
 )
-from jocr.lines.anchor import PageAnchor, line_source_answers, normalise_anchor_mode, page_anchor_or_note
+from jocr.lines.anchor import PageAnchor, line_source_answers, normalise_anchor_mode
 from jocr.lines.ocr import normalise_ocr_mode
-from jocr.lines.source import LayerKept
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
 
@@ -56,12 +56,8 @@ class _Job:
     inputs: list[PageInput] = field(default_factory=list)  # one per request
     results: list[Any] = field(default_factory=list)  # per request: its GenerationResult once finished
     remaining: int = 0  # requests not finished yet
-    lines: list | None = None  # an anchored page's text-layer lines (the document tree's boxes and sizes)
-    formulas: list = field(default_factory=list)  # an anchored page's display formulas (jocr.layout.formulas)
-    pdf: tuple | None = None  # (data, options) of a PDF page read from its text layer: its tables re-read
+    read: PageRead | None = None  # the one pass over a PDF page (its tables and figures come from it)
     image: Any = None  # the page as rendered, kept until its figures are cut (`figures` not "none")
-    regions: list | None = None  # a PDF page's drawing objects as figure candidates (None: not a PDF)
-    regions_size: tuple[float, float] | None = None  # the PDF page's size in points (the regions' unit)
 
     @property
     def page(self) -> PageResult:
@@ -150,15 +146,15 @@ class _Pages:
         t3 = time.perf_counter()
         if result.anchor.verdict is not None or result.anchor.source is not None:  # lines were read
             result.timings["anchor_s"] = t3 - t2
-        if result.anchor.source == "textlayer" and getattr(job.entry.source, "kind", "") == "pdf":
-            job.pdf = (job.entry.source._data, job.entry.source.options)
+        if job.read is not None:
+            result.timings["read_s"] = job.read.seconds
+        job.image = image  # for the page's tables found in its pixels, and its figures
         if self.figures.mode != "none":
-            job.image = image
-            job.regions = self.figure_candidates(job)
+            if job.read is not None and job.read.region_note:
+                result.figure_notes.append(job.read.region_note)
         if result.anchor.alone:  # read from its lines alone: nothing to generate
             write_from_lines(result, self.builder)
-            page_tables(result, job)
-            self.cut_figures(job)
+            self.finish(job)
             result.timings.update(render_s=t1 - t0, preprocess_s=t2 - t1)
             return False
         try:
@@ -176,22 +172,20 @@ class _Pages:
         return True
 
     def anchor(self, job: _Job, image) -> PageAnchor:
-        """The page's anchoring decision, its lines from the text layer or OCR over `image` (a line source
-        that cannot be used never fails the page); an anchored page keeps its text layer's lines for its
-        document tree."""
-        source = LayerKept(job.entry.source)
-        decision = page_anchor_or_note(
-            source,
+        """The page's anchoring decision from one read of the page (`jocr.layout.page_read.decide_page`),
+        its lines from the text layer or OCR over `image` (a line source that cannot be used never fails
+        the page); the read stays with the job for the page's tables and figures."""
+        decision, job.read = decide_page(
+            job.entry.source,
             job.index,
+            image,
             self.anchor_mode,
             self.anchor_config.version,
             self.model.tokenizer,
             self.anchor_config.max_tokens,
-            image=image,
             ocr=self.ocr,
+            figures=self.figures.mode != "none",
         )
-        keep_layer(decision, source, job.entry.source, job.index)
-        job.lines, job.formulas = decision.layer_lines, decision.formulas
         return decision
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
@@ -206,13 +200,20 @@ class _Pages:
             return False
         job.inputs = []
         if page.error is None:
-            self.write(page, job.results, job.lines, job.formulas)
-            page_tables(page, job)
-            self.cut_figures(job)
-            job.lines, job.formulas = None, []
-        job.image = job.regions = None
+            anchor = page.anchor or PageAnchor()
+            self.write(page, job.results, anchor.tree_lines, anchor.formulas)
+            self.finish(job)
+        job.image = job.read = None
         job.results = []
         return True
+
+    def finish(self, job: _Job) -> None:
+        """The steps after a page's tree: its tables and figures (`finish_page`)."""
+        image, job.image = job.image, None
+        source = job.entry.doc.source
+        stem = "page" if source.startswith("<") else Path(source).stem
+        finish_page(job.page, job.read, image, self.figures, stem)
+        job.read = None
 
     def write(self, page: PageResult, results: list, lines: list | None = None, formulas: list = ()) -> None:
         """The page's Markdown from its requests' results (the windows' outputs joined by blank lines)."""
@@ -228,48 +229,6 @@ class _Pages:
         )
         page.num_tokens = sum(len(r.token_ids) for r in results)
         page.stats = RequestStats.combined([r.stats for r in results if r.stats is not None])
-
-    def figure_candidates(self, job: _Job) -> list | None:
-        """A PDF page's drawing objects as figure candidates (None for an image: its ink is looked at)."""
-        from jocr.layout.figure_regions import pdf_regions
-
-        t0 = time.perf_counter()
-        found = job.entry.source.read_pdf_page(job.index, pdf_regions)
-        job.page.timings["figures_s"] = time.perf_counter() - t0  # with the cutting, in cut_figures
-        if found is None:
-            return None
-        regions, note, size = found
-        if note:
-            job.page.figure_notes.append(note)
-        job.regions_size = size
-        return regions
-
-    def cut_figures(self, job: _Job) -> None:
-        """The page's figures placed in its tree and cut out of its image (`jocr.layout.figures`); the
-        page's Markdown names them as `<stem>_p<N>_fig<K>.png` (the CLI names them after its own stem)."""
-        page, image = job.page, job.image
-        job.image = None
-        if image is None or page.tree is None or page.error is not None:
-            return
-        from pathlib import Path
-
-        from jocr.layout.figures import name_figures, place_figures
-
-        t0 = time.perf_counter()
-        try:
-            # the whole text layer counts against a candidate, not only the lines the answer cites
-            text = [line.box for line in job.lines or ()]
-            placed = place_figures(page.tree, image, job.regions, self.figures, job.regions_size, text)
-        except Exception as exc:  # figures are a nicety: a page never fails for them
-            page.figure_notes.append(f"figures not cut ({one_line(exc)})")
-            return
-        page.figures = placed.figures
-        page.figure_notes.extend(placed.notes)
-        if placed.figures:
-            source = job.entry.doc.source
-            stem = "page" if source.startswith("<") else Path(source).stem
-            page.markdown = name_figures(page.tree, stem, self.figures.mode)
-        page.timings["figures_s"] = page.timings.get("figures_s", 0.0) + time.perf_counter() - t0
 
     def ready(self) -> Iterator[Document]:
         # pending reaches 0 only after every selected page was handed out and finished.
@@ -290,19 +249,40 @@ class _Pages:
             entry.close()
 
 
-def page_tables(page: PageResult, job: _Job) -> None:
-    """The page's table blocks read again by the table reader from its PDF's geometry where that reads
-    them better (`jocr.layout.tables_pages.page_with_tables`, docs/elements.md)."""
-    if job.pdf is None or page.tree is None:
+def finish_page(
+    page: PageResult, read: PageRead | None, image, figures: FiguresConfig, stem: str = "page"
+) -> None:
+    """The steps after a page's tree, the same for `jocr parse` and `jocr batch`: its table blocks read again
+    from the PDF page's pieces where that reads them better, or the tables of a page read from its pixels
+    found in `image` (`jocr.layout.page_read.tables_markdown`,
+    docs/elements.md), then, unless `figures.mode` is "none", its figures placed in its tree and cut out of
+    `image` (the page as rendered; `jocr.layout.figures`) from the read's drawing objects (or the image's
+    ink), named `<stem>_p<N>_fig<K>.png` in its Markdown."""
+    if page.tree is None or page.error is not None:
         return
-    from jocr.layout.tables_pages import page_with_tables
-
     t0 = time.perf_counter()
     before = page.markdown
-    page.markdown = page_with_tables(page.tree, page.markdown, job.pdf[0], job.pdf[1], job.index)
-    job.pdf = None
+    page.markdown = tables_markdown(page.tree, page.markdown, read, image)
     if page.markdown != before:
         page.timings["tables_s"] = time.perf_counter() - t0
+    if figures.mode == "none" or image is None:
+        return
+    from jocr.layout.figures import name_figures, place_figures
+
+    t0 = time.perf_counter()
+    regions, size = (None, None) if read is None else (read.regions, read.region_size)
+    # the whole text layer counts against a candidate, not only the lines the answer cites
+    lines = page.anchor.tree_lines if page.anchor is not None else None
+    try:
+        placed = place_figures(page.tree, image, regions, figures, size, [ln.box for ln in lines or ()])
+    except Exception as exc:  # figures are a nicety: a page never fails for them
+        page.figure_notes.append(f"figures not cut ({one_line(exc)})")
+        return
+    page.figures = placed.figures
+    page.figure_notes.extend(placed.notes)
+    if placed.figures:
+        page.markdown = name_figures(page.tree, stem, figures.mode)
+    page.timings["figures_s"] = time.perf_counter() - t0
 
 
 def continued_tables(doc: Document) -> None:
@@ -335,13 +315,13 @@ def write_from_lines(page: PageResult, builder: PageRequestBuilder) -> None:
     answers = line_source_answers(page.anchor.windows)
     page.raw = join_windows(answers)
     page.finish_reason = "stop"
-    if page.anchor.lines:  # the rules over the lines' own boxes: columns, paragraphs, headings
+    lines = page.anchor.page_lines
+    if lines is not None:  # the rules over the lines' own boxes: columns, paragraphs, headings
         from jocr.layout.line_rules import tree_of_lines
         from jocr.layout.render import page_markdown
 
-        data = page.anchor.lines
-        unit = "px" if abs(float(data["width"]) - page.width) <= 1 else "pt"
-        page.tree = tree_of_lines(data, unit, page.page)
+        unit = "px" if abs(float(lines.width) - page.width) <= 1 else "pt"
+        page.tree = tree_of_lines(lines.to_dict(), unit, page.page)
         page.markdown, page.boxes = page_markdown(page.tree), []
         return
     page.markdown, page.boxes, page.tree = builder.page_output(

@@ -20,8 +20,9 @@ imports outside `try` blocks (transformers/dynamic_module_utils.py `get_relative
 the same files serve both. Anything a bundled module imports beyond the standard library and ALLOWED_PACKAGES
 is an error at export time, naming the module, with two exceptions, both for imports inside a function
 (lazy, run only on the path that needs them):
-- OPTIONAL_PACKAGES (pypdfium2, which reads PDF pages) are imported where installed; without them only
-  that path fails, with Python's own ImportError. Entry files never import them, so Transformers, which
+- OPTIONAL_PACKAGES (pypdfium2, which reads PDF pages; cv2, which finds table rules in pixels and falls
+  back to numpy without it) are imported where installed; without pypdfium2 only that path fails, with
+  Python's own ImportError. Entry files never import them, so Transformers, which
   checks the entry file's imports before loading it, does not require them.
 - LEFT_OUT jocr modules (URL fetching) are not bundled: their import becomes `raise ImportError(...)`
   saying what is not part of an exported model.
@@ -42,8 +43,9 @@ from pathlib import Path
 # the Transformers path.
 ALLOWED_PACKAGES = frozenset({"torch", "transformers", "safetensors", "tokenizers", "PIL", "numpy"})
 VLLM_PACKAGES = frozenset({"vllm"})
-# Imported inside functions only, where installed: a PDF page's pixels and text layer (pypdfium2).
-OPTIONAL_PACKAGES = frozenset({"pypdfium2"})
+# Imported inside functions only, where installed: a PDF page's pixels and text layer (pypdfium2), table
+# rules in pixels (cv2, numpy without it).
+OPTIONAL_PACKAGES = frozenset({"pypdfium2", "cv2"})
 # jocr modules an export leaves out (imported inside functions only), and what needs them.
 LEFT_OUT = {
     "jocr.documents.fetch": "URL inputs (fetching needs jocr and httpx)",

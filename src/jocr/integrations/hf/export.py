@@ -25,7 +25,6 @@ import json
 import shutil
 from pathlib import Path
 
-import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
@@ -77,10 +76,10 @@ def _check_tokenizer(model_dir: Path, config: OCRConfig) -> Tokenizer:
 def _tensor_plan(model_dir: Path, config: OCRConfig) -> dict[str, Path]:
     """Every tensor the model needs -> the file holding it (`load_pretrained`'s checks, without loading)."""
     from jocr.model.ocr import OCRModel
+    from jocr.model.weights import empty_model
 
     files = checkpoint_files(model_dir)
-    with torch.device("meta"):
-        expected = OCRModel(config).state_dict()
+    expected = empty_model(OCRModel, config).state_dict()
     present = {k for k in files if not IGNORED_KEYS.search(k)}
     missing, unexpected = sorted(set(expected) - present), sorted(present - set(expected))
     if missing or unexpected:

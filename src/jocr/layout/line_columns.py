@@ -1,0 +1,247 @@
+"""Reading order of a page's body lines: the groups (columns, bands between lines that cross a gutter,
+blocks apart) read one after the other, each top to bottom (docs/layout.md, "Reading order"). Used by the
+rules over lines (`jocr.layout.line_rules`), which then form each group's paragraphs, headings and lists."""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+import statistics
+
+from jocr.layout.geometry import Line, rows_of
+
+# A scanned or photographed page is read as it lies: turned by a degree, its columns' edges slant and a
+# gutter no wider than an em closes up in x. Shears tried, as the tangent of angles up to this many degrees
+# in `SKEW_STEP` steps, and how much sharper (`SKEW_GAIN`) the line ends must line up to take one.
+MAX_SKEW = 2.5
+SKEW_STEP = 0.1
+SKEW_GAIN = 1.1
+
+
+def reading_order(lines: list[Line], size: float) -> list[list[Line]]:
+    """The body's lines as groups read one after the other (`reading_columns`), found on the lines sheared
+    upright when they were read off an image that lies askew (`page_skew`); the groups hold the lines as
+    given."""
+    slope = page_skew(lines, size)
+    if slope == 0.0:
+        return reading_columns(lines, size)
+    middle = statistics.median((ln.y0 + ln.y1) / 2 for ln in lines)
+    upright = {}
+    for ln in lines:
+        shift = ((ln.y0 + ln.y1) / 2 - middle) * slope
+        x0, y0, x1, y1 = ln.box
+        upright[id(ln)] = dataclasses.replace(ln, box=(x0 - shift, y0, x1 - shift, y1))
+    original = {id(u): ln for ln in lines for u in [upright[id(ln)]]}
+    groups = reading_columns([upright[id(ln)] for ln in lines], size)
+    return [[original[id(u)] for u in group] for group in groups]
+
+
+def page_skew(lines: list[Line], size: float) -> float:
+    """The shear (x shift per unit of y) that lines up OCR lines' left and right ends best: the ends' counts
+    in bins a quarter of the body size wide, squared and summed, at least `SKEW_GAIN` times that of the page
+    as read; 0.0 for a text layer's lines (never askew), too few lines, or no better shear."""
+    if len(lines) < 8 or all(ln.source == "textlayer" for ln in lines):
+        return 0.0
+    step = max(size / 4, 1e-3)
+
+    def sharpness(slope: float) -> int:
+        counts: dict[tuple[int, int], int] = {}
+        for ln in lines:
+            shift = (ln.y0 + ln.y1) / 2 * slope
+            for side, x in ((0, ln.x0), (1, ln.x1)):
+                key = (side, math.floor((x - shift) / step))
+                counts[key] = counts.get(key, 0) + 1
+        return sum(c * c for c in counts.values())
+
+    flat = sharpness(0.0)
+    best, best_score = 0.0, flat
+    steps = round(MAX_SKEW / SKEW_STEP)
+    for k in range(-steps, steps + 1):
+        slope = math.tan(math.radians(k * SKEW_STEP))
+        score = sharpness(slope) if k else flat
+        if score > best_score:
+            best, best_score = slope, score
+    return best if best_score >= SKEW_GAIN * flat else 0.0
+
+
+GUTTER_EMS = 0.9  # a gutter is at least this many body sizes wide (LaTeX's columns are one em apart)
+GUTTER_CHARS = 1.5  # or this many of the prose's character widths, for OCR lines (see `min_gutter`)
+
+
+def min_gutter(lines: list[Line], size: float) -> float:
+    """The narrowest x-interval free of lines that may part two columns: `GUTTER_EMS` body sizes, or for
+    OCR lines, if less, `GUTTER_CHARS` times the median width of a character of their prose (lines of 15
+    characters or more). An OCR line's size is its box's height, padded above and below, and its box is
+    padded left and right too, so gutters look narrower and sizes larger than on the page; a Latin
+    character is about half an em wide whatever the engine's padding."""
+    gutter = GUTTER_EMS * size
+    if all(ln.source == "textlayer" for ln in lines):
+        return gutter
+    widths = [(ln.x1 - ln.x0) / len(ln.text) for ln in lines if len(ln.text) >= 15]
+    return min(gutter, GUTTER_CHARS * statistics.median(widths)) if widths else gutter
+
+
+MAX_CUT_DEPTH = 32  # nested cuts; a region deeper than this (hostile input) is read as it is
+
+
+def reading_columns(lines: list[Line], size: float, depth: int = 0) -> list[list[Line]]:
+    """The body's lines as groups each read top to bottom, in reading order, by recursive cuts (XY-cut,
+    Nagy and Seth 1984): a region splits left | right at a gutter no line crosses when both sides hold
+    prose (`_vertical_cut`; a table's columns hold no prose, so a table is read row by row), else top /
+    bottom at its widest gap between rows, wider than the lines' own spacing (`_horizontal_cut`), and each
+    part is cut again. A title above two columns is cut off first, the columns then split; a page whose
+    column layout changes halfway down splits into its parts first."""
+    if len(lines) < 2 or depth > MAX_CUT_DEPTH:
+        return [lines] if lines else []
+    cut = _vertical_cut(lines, size)
+    if cut is not None:
+        left = [ln for ln in lines if ln.x1 <= cut]
+        right = [ln for ln in lines if ln.x1 > cut]
+        return reading_columns(left, size, depth + 1) + reading_columns(right, size, depth + 1)
+    spanning = _spanning_lines(lines, size)
+    if spanning:  # bands between the lines that cross a gutter, each read on its own, those lines between
+        cuts = sorted({(ln.y0 + ln.y1) / 2 for ln in spanning})
+        bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
+        for line in lines:
+            if line not in spanning:
+                bands[bisect.bisect_left(cuts, (line.y0 + line.y1) / 2)].append(line)
+        groups: list[list[Line]] = []
+        spans = sorted(spanning, key=lambda ln: (ln.y0, ln.x0))
+        for k, band in enumerate(bands):
+            groups += reading_columns(band, size, depth + 1) if band else []
+            if k < len(spans):
+                groups.append([spans[k]])
+        return _merged(groups)
+    cuts = _horizontal_cuts(lines, size)
+    if cuts:
+        bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
+        for line in lines:
+            bands[bisect.bisect_left(cuts, line.y1)].append(line)
+        groups = [g for band in bands if band for g in reading_columns(band, size, depth + 1)]
+        return _merged(groups)
+    return [lines]
+
+
+def _merged(groups: list[list[Line]]) -> list[list[Line]]:
+    """Consecutive groups that are one column (no line of either beside a line of the other) read as one,
+    so that a column cut by a gap still forms its paragraphs across it."""
+    out: list[list[Line]] = []
+    for group in groups:
+        if out and _stacked(out[-1], group):
+            out[-1] = out[-1] + group
+        else:
+            out.append(group)
+    return out
+
+
+def _stacked(upper: list[Line], lower: list[Line]) -> bool:
+    a0, a1 = min(ln.x0 for ln in upper), max(ln.x1 for ln in upper)
+    b0, b1 = min(ln.x0 for ln in lower), max(ln.x1 for ln in lower)
+    overlap = min(a1, b1) - max(a0, b0)
+    return overlap > 0.8 * min(a1 - a0, b1 - b0)
+
+
+def _vertical_cut(lines: list[Line], size: float) -> float | None:
+    """The middle of the widest x-interval of at least `min_gutter` (a run splits at gaps over one em, and
+    LaTeX's two columns are one em apart) that no line crosses, or, failing one, of a narrower one that
+    a column's flush left edge closes (`_aligned_starts`: a newspaper's columns, set close, read from a
+    small image), with three rows at least on both sides and prose (lines of 15 characters in the median)
+    on both, or on one when both sides are at least 0.3 of the region wide."""
+    left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+    gutter = min_gutter(lines, size)
+    spans = sorted((ln.x0, ln.x1) for ln in lines)
+    best = narrow = None
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        inside = left + 0.1 * (right - left) < (reach + x0) / 2 < right - 0.1 * (right - left)
+        if inside and x0 - reach >= gutter:
+            if best is None or x0 - reach > best[1] - best[0]:
+                best = (reach, x0)
+        elif inside and x0 > reach and (narrow is None or x0 - reach > narrow[1] - narrow[0]):
+            if _aligned_starts(lines, x0, gutter):
+                narrow = (reach, x0)
+        reach = max(reach, x1)
+    best = best or narrow
+    if best is None:
+        return None
+    cut = (best[0] + best[1]) / 2
+    sides = [[ln for ln in lines if ln.x1 <= cut], [ln for ln in lines if ln.x1 > cut]]
+    if not all(len(rows_of(side)) >= 3 for side in sides):
+        return None
+    prose = [statistics.median(len(ln.text) for ln in side) >= 15 for side in sides]
+    # A column of short lines (a table, a list of numbers) beside one of prose is a column of the page when
+    # both are as wide as page columns are: a table's cells are narrow.
+    extent = 0.3 * (right - left)
+    wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
+    return cut if all(prose) or (any(prose) and wide) else None
+
+
+ALIGNED_STARTS = 0.2  # this share of a region's lines starting at one x is a column's flush left edge
+
+
+def _aligned_starts(lines: list[Line], x: float, gutter: float) -> bool:
+    """Whether `ALIGNED_STARTS` of the lines (five at least) start within a third of a gutter of `x`."""
+    near = sum(1 for ln in lines if abs(ln.x0 - x) <= gutter / 3)
+    return near >= max(5, ALIGNED_STARTS * len(lines))
+
+
+MAX_SPANNING = 0.05  # at most this share of a region's lines (and 1 at least) may cross a gutter
+
+
+def _spanning_lines(lines: list[Line], size: float) -> list[Line]:
+    """The few lines (at most `MAX_SPANNING` of the region's, one at least) that cross an x-interval of at
+    least 0.9 body sizes which no other line crosses, when without them the region has a gutter there with
+    prose on both sides (`_vertical_cut`): a title set between two columns with no gap wide enough to cut
+    at, or an OCR line that ran over a narrow gutter into the next column. [] when there are none."""
+    if len(lines) < 8:
+        return []
+    left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+    step = max(size / 4, 1e-3)
+    bins = int((right - left) / step) + 1
+    if bins > 20_000:
+        return []
+    cover = [0] * (bins + 1)
+    for ln in lines:
+        cover[int((ln.x0 - left) / step)] += 1
+        cover[int((ln.x1 - left) / step)] -= 1
+    allowed = max(1, int(MAX_SPANNING * len(lines)))
+    gutter = min_gutter(lines, size)
+    depth, start, best = 0, None, None
+    for k in range(bins):
+        depth += cover[k]
+        inside = 0.1 * bins < k < 0.9 * bins and 0 < depth <= allowed
+        if inside and start is None:
+            start = k
+        if not inside and start is not None:
+            if (k - start) * step >= gutter and (best is None or k - start > best[1] - best[0]):
+                best = (start, k)
+            start = None
+    if best is None:
+        return []
+    cut = left + (best[0] + best[1]) / 2 * step
+    crossing = [ln for ln in lines if ln.x0 < cut < ln.x1]
+    rest = [ln for ln in lines if not (ln.x0 < cut < ln.x1)]
+    if not crossing or len(crossing) > allowed or _vertical_cut(rest, size) is None:
+        return []
+    return crossing
+
+
+def _horizontal_cuts(lines: list[Line], size: float) -> list[float]:
+    """The middles of the widest gaps between consecutive rows, top to bottom: every gap as wide as the
+    widest when that is wider than both half a body size and 1.5 times the region's median gap between
+    rows (more than the lines' own spacing). All at once, so that a page of evenly spaced blocks is cut in
+    one step, not one block per step."""
+    rows = rows_of(lines)
+    if len(rows) < 2:
+        return []
+    gaps = []
+    bottom = rows[0].y1
+    for row in rows[1:]:
+        gaps.append((row.y0 - bottom, (bottom + row.y0) / 2))
+        bottom = max(bottom, row.y1)
+    widest = max(g for g, _ in gaps)
+    typical = statistics.median(g for g, _ in gaps)
+    if widest <= max(0.5 * size, 1.5 * typical):
+        return []
+    return [middle for gap, middle in gaps if gap >= widest - 0.25 * size]

@@ -1,0 +1,162 @@
+"""Where the tables of a page image are (docs/elements.md, "Tables in page images"): regions found from
+the page's geometry alone, OCR pieces and ruling lines found in the pixels, for the table reader
+(`jocr.layout.tables.read_table`) to read. Nothing here looks at a model's output.
+
+- Ruled tables: horizontal rules of about the same extent (both ends within `rule_ends` line heights),
+  stacked with no more than `max_rule_gap` line heights between neighbours, two at least: a booktabs
+  table's top, mid and bottom rules, a grid's row rules. The region is the rules' extent.
+- Unruled tables: a run of at least `min_rows` consecutive text lines, each of two pieces or more, one
+  after another at no more than `max_row_gap` line heights, whose pieces leave the same column gaps open
+  (an x-interval no piece of the run covers, at least `min_gutter` line heights wide). Lines of one piece
+  inside a run (a wrapped cell) are kept when the run goes on after them.
+
+A region only counts when the reader finds a table in it (two rows of two filled cells, cells not lines of
+prose: `read_table`'s own test), so a two-column page of prose, whose gutter lines up like a table's, is
+no table.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from jocr.layout.tables import Box, Piece, Rule, Table, TableConfig, _text_lines, read_table
+
+
+@dataclass
+class DetectConfig:
+    """How tables are found in a page's geometry (lengths in median line heights)."""
+
+    rule_ends: float = 2.0  # two rules' ends this close are one table's rules
+    max_rule_gap: float = 30.0  # neighbouring rules of one table at most this far apart
+    min_rows: int = 3  # an unruled table has at least this many text lines
+    max_row_gap: float = 2.5  # consecutive rows of an unruled table at most this far apart
+    min_gutter: float = 1.0  # a column gap at least this wide
+    min_cell_lines: float = 0.7  # share of a run's lines that have two pieces or more
+
+
+def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | None = None) -> list[Table]:
+    """The tables of a page: each region (ruled first, then unruled ones outside them) read by the table
+    reader; the tables it finds, top to bottom, each with its `bbox` the region read."""
+    config = config or DetectConfig()
+    pieces = [p for p in pieces if p.text.strip()]
+    if len(pieces) < 4:
+        return []
+    line_h = statistics.median(p.height for p in pieces)
+    found: list[Table] = []
+    for region in ruled_regions(rules, line_h, config):
+        table = read_table(pieces, rules, region, TableConfig())
+        if _accepted(table):
+            table.bbox = region
+            found.append(table)
+    taken = [t.bbox for t in found]
+    for region in aligned_regions(pieces, line_h, config):
+        if any(_overlap(region, box) for box in taken):
+            continue
+        table = read_table(pieces, rules, region, TableConfig())
+        if _accepted(table):
+            table.bbox = region
+            found.append(table)
+            taken.append(region)
+    return sorted(found, key=lambda t: t.bbox[1])
+
+
+def _accepted(table: Table) -> bool:
+    return not table.empty and table.n_rows >= 2 and table.n_cols >= 2
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def ruled_regions(rules: list[Rule], line_h: float, config: DetectConfig) -> list[Box]:
+    """Stacks of horizontal rules sharing their ends (module docstring), as boxes grown by a fifth of a
+    line height (the rules' own thickness)."""
+    across = sorted((r for r in rules if r.horizontal and r.x1 - r.x0 >= 4 * line_h), key=lambda r: r.y0)
+    ends = config.rule_ends * line_h
+    stacks: list[list[Rule]] = []
+    for rule in across:
+        for stack in stacks:
+            last = stack[-1]
+            if (
+                abs(rule.x0 - last.x0) <= ends
+                and abs(rule.x1 - last.x1) <= ends
+                and 0.3 * line_h < rule.y0 - last.y0 <= config.max_rule_gap * line_h
+            ):
+                stack.append(rule)
+                break
+        else:
+            stacks.append([rule])
+    pad = 0.2 * line_h
+    out = []
+    for stack in stacks:
+        if len(stack) < 2:
+            continue
+        x0, x1 = min(r.x0 for r in stack), max(r.x1 for r in stack)
+        out.append((x0 - pad, stack[0].y0 - pad, x1 + pad, stack[-1].y0 + pad))
+    return out
+
+
+def aligned_regions(pieces: list[Piece], line_h: float, config: DetectConfig) -> list[Box]:
+    """Runs of text lines whose pieces share column gaps (module docstring)."""
+    lines = _text_lines(pieces)
+    out: list[Box] = []
+    start = 0
+    while start < len(lines):
+        if len(lines[start]) < 2:
+            start += 1
+            continue
+        end = start + 1  # lines[start:end] is the run
+        best = None
+        while end <= len(lines):
+            run = lines[start:end]
+            if not _steady(run, line_h, config):
+                break
+            if sum(len(line) >= 2 for line in run) >= max(config.min_rows, config.min_cell_lines * len(run)):
+                if len(run[-1]) >= 2 and _gutters(run, line_h, config):
+                    best = end
+            end += 1
+        if best is None:
+            start += 1
+            continue
+        run = lines[start:best]
+        out.append(_union([p.box for line in run for p in line]))
+        start = best
+    return out
+
+
+def _steady(run: list[list[Piece]], line_h: float, config: DetectConfig) -> bool:
+    """Consecutive lines no further apart than `max_row_gap` line heights."""
+    if len(run) < 2:
+        return True
+    prev, line = run[-2], run[-1]
+    gap = min(p.box[1] for p in line) - max(p.box[3] for p in prev)
+    return gap <= config.max_row_gap * line_h
+
+
+def _gutters(run: list[list[Piece]], line_h: float, config: DetectConfig) -> bool:
+    """Whether the multi-piece lines of `run` leave a column gap open that splits each of them (pieces on
+    both sides of it in every such line)."""
+    rows = [line for line in run if len(line) >= 2]
+    spans = sorted((p.box[0], p.box[2]) for line in rows for p in line)
+    cuts = []
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= config.min_gutter * line_h:
+            cuts.append((reach + x0) / 2)
+        reach = max(reach, x1)
+    if not cuts:
+        return False
+    return any(
+        all(any(p.box[2] <= cut for p in line) and any(p.box[0] >= cut for p in line) for line in rows)
+        for cut in cuts
+    )
+
+
+def _union(boxes) -> Box:
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )

@@ -1,0 +1,65 @@
+"""Reading order of OCR'd pages (`jocr.layout.line_columns`): a gutter narrower than the OCR boxes' height,
+a page that lies askew, columns set close with flush left edges."""
+
+from __future__ import annotations
+
+import math
+
+from jocr.layout.geometry import body_size, source_lines
+from jocr.layout.line_columns import min_gutter, page_skew, reading_order
+from jocr.lines.types import RAPIDOCR, Line
+
+LEFT = [f"left column line {k} of the running text here" for k in range(12)]
+RIGHT = [f"right column line {k} of the running text there" for k in range(12)]
+
+
+def two_columns(gap: float, slope: float = 0.0, char: float = 10.0, height: float = 31.0) -> list[Line]:
+    """Two columns of OCR lines (each box as long as its text, `char` pixels a character, its height the
+    line's size) `gap` pixels apart, the page sheared by `slope` (x shift per pixel down)."""
+    width = char * max(len(t) for t in LEFT)
+    lines = []
+    for k, (a, b) in enumerate(zip(LEFT, RIGHT, strict=True)):
+        y = 100 + 40 * k
+        shift = slope * y
+        for x, text in ((100 + shift, a), (100 + width + gap + shift, b)):
+            lines.append(Line(text, (x, y, x + char * len(text), y + height), height, 0, 0.9, RAPIDOCR))
+    return lines
+
+
+def columns_read(lines: list[Line]) -> list[str]:
+    items = source_lines(lines, RAPIDOCR)
+    return [" / ".join(ln.text for ln in group) for group in reading_order(items, body_size(items))]
+
+
+def test_a_gutter_narrower_than_the_boxes_height_parts_columns():
+    lines = two_columns(gap=20)  # 20 px: two characters, under 0.9 box heights (28 px)
+    items = source_lines(lines, RAPIDOCR)
+    assert min_gutter(items, body_size(items)) < 20
+    assert columns_read(lines) == [" / ".join(LEFT), " / ".join(RIGHT)]
+
+
+def test_a_page_askew_is_read_upright():
+    slope = math.tan(math.radians(1.2))  # the right column's gutter edge slides 5.5 px over the page
+    lines = two_columns(gap=20, slope=slope)
+    items = source_lines(lines, RAPIDOCR)
+    assert 0 < page_skew(items, body_size(items)) <= 1.5 * slope  # sheared the way the page lies
+    assert columns_read(lines) == [" / ".join(LEFT), " / ".join(RIGHT)]
+
+
+def test_text_layer_lines_are_never_sheared():
+    lines = [Line(ln.text, ln.box, 12.0, 400, None, "textlayer") for ln in two_columns(gap=20, slope=0.02)]
+    items = source_lines(lines, "textlayer")
+    assert page_skew(items, body_size(items)) == 0.0
+
+
+def test_columns_set_close_part_at_a_flush_left_edge():
+    # three columns 4 px apart (a newspaper read from a small image): the middle and right columns'
+    # lines all start at one x, which closes the narrow gap
+    texts = [[f"column {c} line {k} of the news story" for k in range(10)] for c in range(3)]
+    lines = []
+    for c, column in enumerate(texts):
+        for k, text in enumerate(column):
+            x = 40 + c * (6 * 36 + 4)
+            length = 6 * (len(text) - (k % 3))  # ragged right, never past the column
+            lines.append(Line(text, (x, 60 + 12 * k, x + length, 70 + 12 * k), 10.0, 0, 0.9, RAPIDOCR))
+    assert columns_read(lines) == [" / ".join(column) for column in texts]

@@ -1,0 +1,96 @@
+"""Tables found in a page's geometry (jocr.layout.tables_detect): ruled stacks, aligned runs, and prose
+in two columns left alone."""
+
+from PIL import Image, ImageDraw
+
+from jocr.layout.tables import Piece, Rule
+from jocr.layout.tables_detect import DetectConfig, aligned_regions, find_tables, ruled_regions
+from jocr.layout.tables_pages import image_page_tables, page_with_tables
+from jocr.layout.tree import PARAGRAPH, TABLE, Block, PageTree, TreeLine
+
+ROWS = [
+    ["Item", "Mass", "Year"],
+    ["Gene", "1.5 kg", "1990"],
+    ["Plan", "20.25 kg", "2001"],
+    ["Nurse", "3 kg", "1977"],
+]
+PROSE = "A paragraph of prose that runs across the whole width of the column, as prose does."
+
+
+def table_pieces(top: float = 100) -> list[Piece]:
+    out = []
+    for r, row in enumerate(ROWS):
+        for c, text in enumerate(row):
+            y = top + r * 14
+            out.append(Piece(text, (20 + c * 80, y, 20 + c * 80 + 6 * len(text), y + 9)))
+    return out
+
+
+def page_pieces() -> list[Piece]:
+    above = [Piece(PROSE, (10, 20 + 14 * k, 400, 29 + 14 * k)) for k in range(4)]
+    below = [Piece(PROSE, (10, 200 + 14 * k, 400, 209 + 14 * k)) for k in range(3)]
+    return above + table_pieces() + below
+
+
+def test_booktabs_rules_make_a_region():
+    rules = [Rule(15, 97, 260, 97), Rule(15, 112, 260, 112), Rule(15, 154, 260, 154)]
+    (region,) = ruled_regions(rules, 9.0, DetectConfig())
+    assert region[1] < 97 < 154 < region[3] and region[0] < 15 and region[2] > 260
+    (table,) = find_tables(page_pieces(), rules)
+    assert (table.n_rows, table.n_cols) == (4, 3) and "<th>Item</th>" in table.html
+
+
+def test_unruled_table_from_aligned_columns_between_paragraphs():
+    (region,) = aligned_regions(page_pieces(), 9.0, DetectConfig())
+    assert region[1] == 100 and region[3] == 100 + 3 * 14 + 9
+    (table,) = find_tables(page_pieces(), [])
+    assert (table.n_rows, table.n_cols) == (4, 3)
+    assert "<td>20.25 kg</td>" in table.html
+
+
+def test_two_columns_of_prose_are_no_table():
+    left = [
+        Piece("words of a sentence running on and on " * 2, (10, 20 + 14 * k, 290, 29 + 14 * k))
+        for k in range(12)
+    ]
+    right = [
+        Piece("more words of another sentence and on " * 2, (310, 20 + 14 * k, 590, 29 + 14 * k))
+        for k in range(12)
+    ]
+    assert find_tables(left + right, []) == []
+
+
+def test_lone_rules_make_no_region():
+    rules = [Rule(15, 97, 260, 97), Rule(300, 300, 500, 300)]
+    assert ruled_regions(rules, 9.0, DetectConfig()) == []
+
+
+def _tree() -> PageTree:
+    def block(pieces):
+        lines = [TreeLine(p.text, p.box, "ocr") for p in pieces]
+        text = " ".join(p.text for p in pieces)
+        box = (min(p.box[0] for p in pieces), min(p.box[1] for p in pieces),
+               max(p.box[2] for p in pieces), max(p.box[3] for p in pieces))  # fmt: skip
+        return Block(type=PARAGRAPH, text=text, markdown=text, bbox=box, lines=lines)
+
+    rows = table_pieces()
+    blocks = [block([Piece(PROSE, (10, 20, 400, 29))])] + [block(rows[k : k + 3]) for k in range(0, 12, 3)]
+    return PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+
+
+def test_image_page_pass_puts_a_table_block_into_the_tree():
+    tree = _tree()
+    image = Image.new("RGB", (500, 700), "white")
+    assert image_page_tables(tree, image) == 1
+    assert [b.type for b in tree.blocks] == [PARAGRAPH, TABLE]
+    assert "<td>Nurse</td>" in tree.blocks[1].html and tree.blocks[1].lines
+
+
+def test_page_with_tables_takes_an_image_page():
+    image = Image.new("RGB", (1000, 1400), "white")  # twice the tree's size: rules mapped back by 2
+    draw = ImageDraw.Draw(image)
+    for y in (97, 112, 154):
+        draw.line((30, 2 * y, 520, 2 * y), fill="black", width=2)
+    markdown = page_with_tables(_tree(), "unchanged", image=image)
+    assert markdown.startswith(PROSE) and "<th>Item</th>" in markdown
+    assert page_with_tables(None, "unchanged", image=image) == "unchanged"

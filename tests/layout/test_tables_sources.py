@@ -1,0 +1,49 @@
+"""Geometry from pixels (jocr.layout.tables_sources.image_rules) on the frozen image-table set: a scanned
+and a photographed booktabs table keep their top and bottom rules; the set's boxes lie inside its images."""
+
+import json
+from pathlib import Path
+
+from PIL import Image
+
+from jocr.layout.tables_sources import _dark, _long_runs, _long_runs_numpy, image_rules
+
+SET = Path(__file__).resolve().parents[2] / "data/frozen-test/tables-image"
+
+
+def rows() -> list[dict]:
+    return [json.loads(line) for line in (SET / "manifest.jsonl").read_text().splitlines()]
+
+
+def test_set_boxes_lie_inside_their_images():
+    found = rows()
+    assert len(found) == 20 and {r["kind"] for r in found} == {"scan", "photo"}
+    for row in found:
+        with Image.open(SET / row["image"]) as image:
+            x0, y0, x1, y1 = row["region"]
+            assert 0 <= x0 < x1 <= image.width and 0 <= y0 < y1 <= image.height
+
+
+def test_booktabs_top_and_bottom_rules_found_in_scans_and_photos():
+    booktabs = [r for r in rows() if r["style"] == "booktabs"]
+    kinds = set()
+    for row in booktabs:
+        with Image.open(SET / row["image"]) as image:
+            crop = image.crop(row["region"])
+        width = crop.width
+        across = [r for r in image_rules(crop) if r.horizontal and r.x1 - r.x0 >= 0.8 * width]
+        # (a midrule may run under part of the head only: a cmidrule under a spanning label)
+        assert len(across) >= 2, row["id"]
+        assert across[0].y0 < 0.2 * crop.height and across[-1].y0 > 0.8 * crop.height, row["id"]
+        kinds.add(row["kind"])
+    assert kinds == {"scan", "photo"}
+
+
+def test_opencv_and_numpy_runs_agree_on_a_clean_rule():
+    image = Image.new("L", (300, 100), 255)
+    image.paste(0, (20, 40, 280, 42))
+    dark = _dark(__import__("numpy").asarray(image))
+    (a,) = _long_runs(dark, 30)
+    (b,) = _long_runs_numpy(dark, 30)
+    for found in (a, b):  # the rule's ends within a pixel, its two rows
+        assert abs(found[0] - 20) <= 1 and abs(found[1] - 280) <= 1 and found[2:] == (40.0, 41.0)
