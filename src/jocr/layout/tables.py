@@ -240,6 +240,18 @@ def _rule_columns(inner_x: list[float], bbox: Box) -> list[tuple[float, float]]:
     return list(zip(edges, edges[1:], strict=False))
 
 
+def gap_cuts(boxes, min_gap: float) -> list[float]:
+    """The middles of the x-gaps at least `min_gap` wide that no box bridges, left to right."""
+    spans = sorted((box[0], box[2]) for box in boxes)
+    cuts = []
+    reach = spans[0][1] if spans else 0.0
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= min_gap:
+            cuts.append((reach + x0) / 2)
+        reach = max(reach, x1)
+    return cuts
+
+
 def _gap_columns(bands: list[list[Piece]], line_h: float, config: TableConfig) -> list[tuple[float, float]]:
     """Columns from the x-gaps of the body rows: rows with at least as many pieces as most multi-piece rows
     have (a spanning header or a section row would bridge the gaps)."""
@@ -249,13 +261,7 @@ def _gap_columns(bands: list[list[Piece]], line_h: float, config: TableConfig) -
     typical = statistics.median_low(counts)
     # rotated text (a tall box: a column head set on its side or aslant) bridges gaps it does not fill
     body = [p for b in bands if len(b) >= typical for p in b if p.height <= 1.8 * line_h]
-    spans = sorted((p.box[0], p.box[2]) for p in body)
-    cuts = []
-    reach = spans[0][1]
-    for x0, x1 in spans[1:]:
-        if x0 - reach >= config.column_gap * line_h:
-            cuts.append((reach + x0) / 2)
-        reach = max(reach, x1)
+    cuts = gap_cuts([p.box for p in body], config.column_gap * line_h)
     edges = [-float("inf"), *cuts, float("inf")]
     return list(zip(edges, edges[1:], strict=False))
 

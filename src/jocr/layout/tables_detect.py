@@ -20,7 +20,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from jocr.layout.tables import Box, Piece, Rule, Table, TableConfig, _text_lines, read_table
+from jocr.layout.tables import Box, Piece, Rule, Table, TableConfig, _text_lines, gap_cuts, read_table
 
 
 @dataclass
@@ -138,13 +138,7 @@ def _gutters(run: list[list[Piece]], line_h: float, config: DetectConfig) -> boo
     """Whether the multi-piece lines of `run` leave a column gap open that splits each of them (pieces on
     both sides of it in every such line)."""
     rows = [line for line in run if len(line) >= 2]
-    spans = sorted((p.box[0], p.box[2]) for line in rows for p in line)
-    cuts = []
-    reach = spans[0][1]
-    for x0, x1 in spans[1:]:
-        if x0 - reach >= config.min_gutter * line_h:
-            cuts.append((reach + x0) / 2)
-        reach = max(reach, x1)
+    cuts = gap_cuts([p.box for line in rows for p in line], config.min_gutter * line_h)
     if not cuts:
         return False
     return any(

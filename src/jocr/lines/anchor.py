@@ -47,7 +47,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from jocr.documents.pages import one_line
-from jocr.lines.references import REFERENCES, anchor_runs
+from jocr.lines.references import REFERENCES, anchor_runs, with_references
 from jocr.lines.types import TEXTLAYER, Line, PageLines, Word
 from jocr.types import GRID_MAX  # the grounding boxes' grid: anchors use the same
 
@@ -148,13 +148,7 @@ def _reference_form(markdown: str, runs: dict[int, str]) -> str:
             continue
         taken.append((at, at + len(text), number))
         cursor = at + len(text)
-    out, last = [], 0
-    for start, end, number in sorted(taken):
-        out.append(markdown[last:start])
-        out.append(f"@{number}")
-        last = end
-    out.append(markdown[last:])
-    return "".join(out)
+    return with_references(markdown, taken)
 
 
 def build_windows(

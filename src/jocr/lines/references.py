@@ -46,6 +46,18 @@ def anchor_runs(anchor_text: str) -> dict[int, str]:
     return {number: run.text for number, run in anchor_entries(anchor_text).items()}
 
 
+def with_references(markdown: str, taken: list[tuple[int, int, int]]) -> str:
+    """`markdown` with each stretch `(start, end, run)` of `taken` (not overlapping) written as `@run`: the
+    reference form's last step, however the stretches were found."""
+    out, last = [], 0
+    for start, end, number in sorted(taken):
+        out.append(markdown[last:start])
+        out.append(f"@{number}")
+        last = end
+    out.append(markdown[last:])
+    return "".join(out)
+
+
 def resolve_references(text: str, anchor_text: str, drop: frozenset[int] = frozenset()) -> str:
     """A model's output with every `@i` of a run in the anchor replaced by the run's text. A number that
     names no run is dropped: it is the model pointing past its anchor (a window's model that runs on

@@ -168,7 +168,7 @@ def ocr_reference_form(markdown: str, runs: dict[int, str]) -> str:
     of fewer than MIN_FUZZY_CHARS characters is placed only where it stands exactly and once. Markdown
     that already holds references is returned unchanged (they could not be told from the page's own
     text)."""
-    from jocr.lines.references import REFERENCES
+    from jocr.lines.references import REFERENCES, with_references
 
     if REFERENCES.search(markdown):
         return markdown
@@ -194,10 +194,4 @@ def ocr_reference_form(markdown: str, runs: dict[int, str]) -> str:
         taken.append((start, end, number))
         masked = masked[:start] + "\x00" * (end - start) + masked[end:]
         cursor = end
-    out, last = [], 0
-    for start, end, number in sorted(taken):
-        out.append(markdown[last:start])
-        out.append(f"@{number}")
-        last = end
-    out.append(markdown[last:])
-    return "".join(out)
+    return with_references(markdown, taken)
