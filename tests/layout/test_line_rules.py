@@ -200,3 +200,16 @@ def test_hostile_layouts_end_in_a_tree():
     lines += [TextLine("odd", (300, 60, 72, 50), 0), TextLine("dot", (5, 5, 5, 5), 0)]
     tree = lines_tree(lines, 612, y + 20)
     assert sum(len(b.lines) for b in tree.blocks) == len(lines)
+
+
+def test_a_heading_without_lines_ranks_as_body_size():
+    # A heading the model wrote itself (no line of the line source under it) beside one from the lines.
+    from jocr.layout.line_rules import set_heading_levels
+    from jocr.layout.tree import HEADING, Block, TreeLine
+
+    typed = Block(type=HEADING, text="Typed", markdown="## Typed", lines=[])
+    found = Block(
+        type=HEADING, text="Found", markdown="## Found", lines=[TreeLine("Found", (0, 0, 50, 12), size=12.0)]
+    )
+    set_heading_levels([typed, found], 10.0)
+    assert (found.level, typed.level) == (2, 3)

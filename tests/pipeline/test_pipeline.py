@@ -112,6 +112,25 @@ def test_generation_failure_marks_pages_not_run():
     assert "page 2: generation failed (scripted failure)" in docs[0].pages[1].error
 
 
+def test_a_page_whose_output_cannot_be_built_fails_alone(monkeypatch):
+    from jocr.layout.request import PageRequestBuilder
+
+    real = PageRequestBuilder.page_output
+    calls = []
+
+    def page_output(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise ValueError("max() arg is an empty sequence")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(PageRequestBuilder, "page_output", page_output)
+    docs = parse([_grey_pdf([0, 100, 200])], model=scripted_model(), raise_errors=False)
+    errors = [p.error for p in docs[0].pages]
+    assert errors[0] is None and errors[2] is None
+    assert errors[1].endswith("page 2: output not built (max() arg is an empty sequence)")
+
+
 def test_blank_pages_come_back_empty_without_running_the_model():
     blank = Image.new("L", (60, 80), 250)
     buf = io.BytesIO()

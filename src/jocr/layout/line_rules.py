@@ -501,7 +501,8 @@ def set_heading_levels(blocks: list[Block], size: float) -> None:
     headings = [b for b in blocks if b.type == HEADING]
     if not headings:
         return
-    sizes = {id(b): max(ln.size for ln in b.lines) for b in headings}
+    # a heading without lines (written by a model, not found in the line source) counts as body size
+    sizes = {id(b): max((ln.size for ln in b.lines), default=size) for b in headings}
     largest = max(sizes.values())
     ranks = sorted({round(s * 2) / 2 for s in sizes.values()}, reverse=True)
     first = headings[0]

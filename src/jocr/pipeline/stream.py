@@ -201,8 +201,11 @@ class _Pages:
         job.inputs = []
         if page.error is None:
             anchor = page.anchor or PageAnchor()
-            self.write(page, job.results, anchor.tree_lines, anchor.formulas)
-            self.finish(job)
+            try:
+                self.write(page, job.results, anchor.tree_lines, anchor.formulas)
+                self.finish(job)
+            except Exception as exc:  # a page whose output cannot be put together fails alone, not the run
+                page.error = f"{job.entry.doc.source}: page {page.page}: output not built ({one_line(exc)})"
         job.image = job.read = None
         job.results = []
         return True
