@@ -21,6 +21,7 @@ import statistics
 from dataclasses import dataclass
 
 from jocr.layout.tables import Box, Piece, Rule, Table, TableConfig, _text_lines, gap_cuts, read_table
+from jocr.layout.tree import union
 
 
 @dataclass
@@ -120,7 +121,7 @@ def aligned_regions(pieces: list[Piece], line_h: float, config: DetectConfig) ->
             start += 1
             continue
         run = lines[start:best]
-        out.append(_union([p.box for line in run for p in line]))
+        out.append(union([p.box for line in run for p in line]))
         start = best
     return out
 
@@ -144,13 +145,4 @@ def _gutters(run: list[list[Piece]], line_h: float, config: DetectConfig) -> boo
     return any(
         all(any(p.box[2] <= cut for p in line) and any(p.box[0] >= cut for p in line) for line in rows)
         for cut in cuts
-    )
-
-
-def _union(boxes) -> Box:
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
     )
