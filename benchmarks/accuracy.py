@@ -51,10 +51,22 @@ BASELINES = {"tesseract": tesseract_outputs, "rapidocr": rapidocr_outputs}
 REPO = Path(__file__).resolve().parents[1]
 
 
+def parse_outputs(model_dir: str, pages) -> list[tuple[str, int, str]]:
+    """What the default `jocr parse` writes for each page image (`jocr.parse` with its defaults: the line
+    source and its rules where they read the page, the model elsewhere); a page that fails scores empty."""
+    import jocr
+
+    model = jocr.load_model(model_dir)
+    docs = jocr.parse([p.image for p in pages], model=model, raise_errors=False)
+    return [(d.markdown if d.error is None else "", 0, "stop") for d in docs]
+
+
 def run_system(name: str, source: str, pages, args) -> tuple[list[tuple[str, int, str]], float]:
     t0 = time.perf_counter()
     if source in BASELINES:
         outs = BASELINES[source](pages)
+    elif source.startswith("parse:"):
+        outs = parse_outputs(source.removeprefix("parse:"), pages)
     else:
         from jocr.model import OCRModel
         from jocr.tokenizer import Tokenizer
@@ -71,6 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", action="append", default=[], metavar="NAME=DIR", help="a jocr model directory")
     ap.add_argument("--baseline", action="append", default=[], choices=sorted(BASELINES) + ["textlayer"])
+    ap.add_argument(
+        "--parse",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="synthetic pages through the default `jocr.parse` with this model (not the model alone)",
+    )
     ap.add_argument(
         "--bench",
         metavar="DIR",
@@ -152,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
 
     systems = [tuple(m.split("=", 1)) if "=" in m else (Path(m).name, m) for m in args.model]
     systems += [(b, b) for b in args.baseline]
+    systems += [(p.split("=", 1)[0], "parse:" + p.split("=", 1)[-1]) for p in args.parse]
     if not systems:
         ap.error("give at least one --model or --baseline")
     if args.heldout:

@@ -34,6 +34,7 @@ of running it again, so systems can be run one at a time and the tables printed 
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import time
 import zlib
@@ -110,7 +111,7 @@ class Context:
         self.args = args
         self.model_dir = args.model_dir
         self._model = None
-        self.rapid: dict[str, tuple[list, float]] = {}
+        self.rapid: dict[str, tuple[list, float, float]] = {}
 
     @property
     def model(self):
@@ -127,23 +128,37 @@ class Context:
         config = anchor_config_of(self.model_dir)
         return Tokenizer.from_dir(self.model_dir), config.max_tokens or 1400
 
-    def rapid_lines(self, page: Page, image) -> tuple[list, float]:
-        """RapidOCR's lines of a page and the seconds they took, read once per output folder (kept in
-        `--out/_ocr-lines/`, so runs of one system at a time share them)."""
+    def rapid_lines(self, page: Page, image) -> tuple[list, float, float]:
+        """RapidOCR's lines of a page and the wall and CPU seconds they took, read once per output folder
+        (kept in `--out/_ocr-lines/`, so runs of one system at a time share them)."""
         key = str(page.path.resolve())
         cache = Path(self.args.out) / "_ocr-lines" / f"{zlib.crc32(key.encode()):08x}-{page.path.name}.json"
         if key not in self.rapid and cache.is_file():
             record = json.loads(cache.read_text(encoding="utf-8"))
             if record["path"] == key:
-                self.rapid[key] = ([(t, tuple(b)) for t, b in record["lines"]], record["seconds"])
+                lines = [(t, tuple(b)) for t, b in record["lines"]]
+                self.rapid[key] = (lines, record["seconds"], record.get("cpu_seconds", float("nan")))
         if key not in self.rapid:
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), cpu_seconds()
             lines = baselines.rapidocr_lines(image)
-            self.rapid[key] = (lines, time.perf_counter() - start)
+            self.rapid[key] = (lines, time.perf_counter() - start, cpu_seconds() - cpu_start)
             cache.parent.mkdir(parents=True, exist_ok=True)
-            record = {"path": key, "lines": lines, "seconds": self.rapid[key][1]}
+            record = {
+                "path": key,
+                "lines": lines,
+                "seconds": self.rapid[key][1],
+                "cpu_seconds": self.rapid[key][2],
+            }
             cache.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         return self.rapid[key]
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all its threads: onnxruntime's and torch's) and of its finished
+    children (Tesseract's subprocesses): speed is compared in CPU time, which load on the machine does not
+    inflate the way it inflates wall time."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _render(page: Page):
@@ -151,73 +166,99 @@ def _render(page: Page):
         return source.render(0)
 
 
-def _timed_rapid_lines(ctx: Context, page: Page, image) -> tuple[list, float, float]:
-    """RapidOCR's lines, the seconds the engine took to read them (once, maybe in an earlier run), and the
-    seconds this call took (the engine's time when it read them now, next to nothing from the cache): a
-    caller counts the first and not the second, so OCR time is counted once whether cached or not."""
-    start = time.perf_counter()
-    lines, ocr_seconds = ctx.rapid_lines(page, image)
-    return lines, ocr_seconds, time.perf_counter() - start
+def _timed_rapid_lines(
+    ctx: Context, page: Page, image
+) -> tuple[list, tuple[float, float], tuple[float, float]]:
+    """RapidOCR's lines, the (wall, CPU) seconds the engine took to read them (once, maybe in an earlier
+    run), and the (wall, CPU) seconds this call took (the engine's time when it read them now, next to
+    nothing from the cache): a caller counts the first and not the second, so OCR time is counted once
+    whether cached or not."""
+    start, cpu_start = time.perf_counter(), cpu_seconds()
+    lines, ocr_seconds, ocr_cpu = ctx.rapid_lines(page, image)
+    return lines, (ocr_seconds, ocr_cpu), (time.perf_counter() - start, cpu_seconds() - cpu_start)
 
 
 def run_parse(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
+    """`jocr.parse` one page at a time (the model loaded once, before the clock), so each page's CPU seconds
+    are its own."""
     import jocr
 
     model = ctx.model
     kwargs = {"max_tokens": ctx.args.max_tokens} if ctx.args.max_tokens else {}
-    start = time.perf_counter()
-    docs = jocr.parse([str(p.path) for p in bset.pages], model=model, raise_errors=False, **kwargs)
-    seconds = time.perf_counter() - start
-    outs = [
-        (d.markdown, d.pages[0].tree if d.pages else None) if d.error is None else ("", None) for d in docs
-    ]
-    anchored = sum(bool(pg.anchor is not None and pg.anchor.anchored) for d in docs for pg in d.pages)
-    return outs, seconds, {"anchored_pages": anchored, "failed": sum(d.error is not None for d in docs)}
+    outs, seconds, cpu, anchored, failed = [], 0.0, [], 0, 0
+    for page in bset.pages:
+        start, cpu_start = time.perf_counter(), cpu_seconds()
+        (doc,) = jocr.parse([str(page.path)], model=model, raise_errors=False, **kwargs)
+        seconds += time.perf_counter() - start
+        cpu.append(cpu_seconds() - cpu_start)
+        outs.append(
+            (doc.markdown, doc.pages[0].tree if doc.pages else None) if doc.error is None else ("", None)
+        )
+        anchored += sum(bool(pg.anchor is not None and pg.anchor.anchored) for pg in doc.pages)
+        failed += doc.error is not None
+    return outs, seconds, {"anchored_pages": anchored, "failed": failed, "cpu_per_page": cpu}
 
 
 def run_lines(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
     tokenizer, budget = ctx.anchor_budget()
-    outs, seconds, sources = [], 0.0, {"textlayer": 0, "ocr": 0}
+    outs, seconds, cpu, sources = [], 0.0, [], {"textlayer": 0, "ocr": 0}
     for page in bset.pages:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), cpu_seconds()
         with open_source(str(page.path), LoadOptions()) as source:
             layer = source.text_layer(0)
             if layer is not None and layer.usable and layer.lines:
                 text = baselines.layer_text(layer, tokenizer, budget)
-                kind, ocr_seconds, reading, tree = "textlayer", 0.0, 0.0, None
+                kind, ocr, reading, tree = "textlayer", (0.0, 0.0), (0.0, 0.0), None
             else:
                 image = source.render(0)
-                lines, ocr_seconds, reading = _timed_rapid_lines(ctx, page, image)
+                lines, ocr, reading = _timed_rapid_lines(ctx, page, image)
                 text, kind, tree = baselines.line_source_text(None, 0, image, tokenizer, budget, lines)
-        seconds += time.perf_counter() - start - reading + ocr_seconds
+        seconds += time.perf_counter() - start - reading[0] + ocr[0]
+        cpu.append(cpu_seconds() - cpu_start - reading[1] + ocr[1])
         sources[kind] += 1
         outs.append((text, tree))
-    return outs, seconds, {"line_source": sources}
+    return outs, seconds, {"line_source": sources, "cpu_per_page": cpu}
 
 
 def run_tesseract(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
     installed = baselines.tesseract_languages()
     zh = "chi_sim+eng" if "chi_sim" in installed else "eng"
-    outs, seconds = [], 0.0
+    outs, seconds, cpu = [], 0.0, []
     for page in bset.pages:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), cpu_seconds()
         outs.append(baselines.tesseract_text(_render(page), zh if page.lang == "zh" else "eng"))
         seconds += time.perf_counter() - start
-    return outs, seconds, {"chinese_langs": zh}
+        cpu.append(cpu_seconds() - cpu_start)
+    return outs, seconds, {"chinese_langs": zh, "cpu_per_page": cpu}
 
 
 def run_rapidocr(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
-    outs, seconds = [], 0.0
+    outs, seconds, cpu = [], 0.0, []
     for page in bset.pages:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), cpu_seconds()
         image = _render(page)
-        lines, ocr_seconds, reading = _timed_rapid_lines(ctx, page, image)
-        seconds += time.perf_counter() - start - reading + ocr_seconds
+        lines, ocr, reading = _timed_rapid_lines(ctx, page, image)
+        seconds += time.perf_counter() - start - reading[0] + ocr[0]
+        cpu.append(cpu_seconds() - cpu_start - reading[1] + ocr[1])
         outs.append("\n".join(text for text, _ in lines))
-    return outs, seconds, {}
+    return outs, seconds, {"cpu_per_page": cpu}
 
 
 RUNNERS = {"parse": run_parse, "lines": run_lines, "tesseract": run_tesseract, "rapidocr": run_rapidocr}
+
+
+def _score_lang(bset: BenchSet, out_dir: Path, lang: str) -> dict:
+    """The set's tests of the pages in one language alone, scored over the same outputs."""
+    import tempfile
+
+    rels = {p.rel for p in bset.pages if p.lang == lang}
+    lines = [line for line in bset.tests.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [line for line in lines if json.loads(line)["pdf"] in rels]
+    with tempfile.TemporaryDirectory() as tmp:
+        tests = Path(tmp) / f"{bset.tests.stem}-{lang}.jsonl"
+        tests.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        summary = score_tests(tests, out_dir)
+    return {"pages": len(rels), **summary}
 
 
 def score_set(bset: BenchSet, out_dir: Path) -> dict:
@@ -226,6 +267,9 @@ def score_set(bset: BenchSet, out_dir: Path) -> dict:
 
         return evaluate_dir(bset.omnidoc_json, out_dir).as_dict()
     summary = score_tests(bset.tests, out_dir)
+    langs = sorted({p.lang for p in bset.pages})
+    if len(langs) > 1 and bset.tests.is_file():
+        summary["per_lang"] = {lang: _score_lang(bset, out_dir, lang) for lang in langs}
     if bset.gt_markdown:
         from jocr.checks.markdown_edit import markdown_edit_distance, structure_edit_distance
 
@@ -345,3 +389,25 @@ def print_tables(sets: list[BenchSet], results: dict[str, dict[str, dict]]) -> N
             if gt:
                 cells += [f"{s['gt_text_edit']:.3f}", f"{s['gt_structure_edit']:.3f}"]
             print(f"| {name} | " + " | ".join(cells) + f" | {s['pages_per_s']:.2f} |")
+        cpu = {name: s["run"].get("cpu_per_page") for name, s in rows.items()}
+        if any(cpu.values()):
+            print("\nCPU seconds per page (process and child processes; mean, median, max):")
+            for name, per_page in cpu.items():
+                if per_page:
+                    ordered = sorted(per_page)
+                    mean, median = sum(ordered) / len(ordered), ordered[len(ordered) // 2]
+                    print(f"- {name}: {mean:.2f}, {median:.2f}, {ordered[-1]:.2f}")
+        langs = sorted({lang for s in rows.values() for lang in s.get("per_lang", {})})
+        if langs:
+            kinds = ("present", "order", "absent", "table", "math")
+            print(f"\n{bset.name} by language (the set's own tests of those pages):")
+            print("| system | language | pages | tests | pass rate | " + " | ".join(kinds) + " |")
+            print("|---|---|---|---|---|" + "---|" * len(kinds))
+            for name, s in rows.items():
+                for lang, ls in sorted(s.get("per_lang", {}).items()):
+                    cells = [_pct(ls["per_type"].get(k)) for k in kinds]
+                    print(
+                        f"| {name} | {lang} | {ls['pages']} | {ls['tests']} | {_pct(ls['overall'])} | "
+                        + " | ".join(cells)
+                        + " |"
+                    )

@@ -97,3 +97,17 @@ def test_tree_of_lines_from_plain_data_is_the_tree_of_the_lines():
     assert tree.unit == "px" and tree.page == 3
     assert page_markdown(tree) == markdown(lines)
     assert all(ln.source == RAPIDOCR for b in tree.blocks for ln in b.lines)
+
+
+def test_a_running_header_with_its_page_number_goes_however_tall_its_ocr_boxes():
+    # A manual page mostly screenshot: its small interface text sets the median OCR line height (18 px),
+    # so the running header's boxes (26 px) look "larger than the body"; the page number in the group says
+    # it is a running header, not a title in the margin.
+    header = [ocr_line(107, 70, "Debian Edu Manual", 26, 20), ocr_line(1105, 70, "39 / 95", 26, 12)]
+    screen = [ocr_line(140, 250 + 40 * k, f"option {k} of the menu", 18, 10) for k in range(20)]
+    md = markdown(header + screen, 1241, 1754)
+    assert "Debian Edu Manual" not in md and "39 / 95" not in md
+    assert md.startswith("option 0 of the menu")
+    # a title in the top margin, with no page number beside it, is still a title
+    title = [ocr_line(300, 70, "Annual Report of the Society", 40, 24)]
+    assert "Annual Report of the Society" in markdown(title + screen, 1241, 1754)

@@ -12,7 +12,8 @@ an anchored page's windows alone (`furniture_runs`):
   `MIN_GAP_PITCHES` line pitches, every line above that step is furniture (the lowest such step within the
   band counts, so a header of two lines goes whole); bottom: the same within `BOTTOM_BAND` of the bottom
   edge, mirrored. A group that holds a line set larger than the body (`TITLE_SIZE` times the body's size)
-  is a title block, not furniture (a title in a half-inch top margin);
+  is a title block, not furniture (a title in a half-inch top margin), unless its lines are OCR's and one
+  is a page number (an OCR line's size is its box's height, unreliable beside small print);
 - the outermost level within a band is a page number when it holds one line only and that line is a number
   of up to four digits (also "- 7 -", "Page 7", "7 of 12"): at the top always (a number above the body),
   at the bottom when it is set apart from the line above it (`NUMBER_GAP_PITCHES`) or does not start where
@@ -117,7 +118,7 @@ def edge_furniture(lines: Sequence[Line], width: float, height: float) -> dict[i
     kinds: dict[int, str] = {}
 
     def mark(group: list[Line], kind: str) -> None:
-        if body and any(ln.size >= TITLE_SIZE * body for ln in group):
+        if body and any(ln.size >= TITLE_SIZE * body for ln in group) and not _numbered_ocr_group(group):
             return  # a title block in the margin, not a running header
         for ln in group:  # a number in a running header or footer is its page number
             kinds[ln.index] = PAGE_NUMBER if _NUMBER_LINE.fullmatch(ln.text.strip()) else kind
@@ -153,6 +154,14 @@ def edge_furniture(lines: Sequence[Line], width: float, height: float) -> dict[i
             if near_edge or step >= MIN_GAP_PITCHES * pitch:
                 kinds[row[0].index] = PAGE_NUMBER
     return kinds
+
+
+def _numbered_ocr_group(group: list[Line]) -> bool:
+    """Whether an edge group of OCR lines holds a page number: then it is a running header or footer
+    whatever its size. An OCR line's size is its box's height, which a page of small print (a screenshot's
+    interface text) makes look large beside the median; a title block carries no page number."""
+    ocr = all(ln.source != "textlayer" and not ln.estimated for ln in group)
+    return ocr and any(_NUMBER_LINE.fullmatch(ln.text.strip()) for ln in group)
 
 
 def _page_number(row: list[Line]) -> bool:
