@@ -172,3 +172,15 @@ def test_an_unsure_half_turn_is_not_taken(monkeypatch):
 
     taken["unsure"], taken["sure"] = fake_osd(0.9), fake_osd(5.0)
     assert taken == {"unsure": 0, "sure": 180}
+
+
+def test_paper_rows_find_a_photographed_sheet_and_no_sheet_in_a_scan():
+    photo = Image.new("L", (1000, 1400), 70)  # a dark table
+    ImageDraw.Draw(photo).rectangle((80, 150, 920, 1299), fill=225)  # the sheet on it
+    ImageDraw.Draw(photo).rectangle((150, 300, 850, 320), fill=20)  # a line of text
+    top, bottom = ocr.paper_rows(photo)
+    assert abs(top - 150) < 12 and abs(bottom - 1300) < 12
+    scan = Image.new("L", (1000, 1400), 235)
+    for y in range(100, 1300, 40):
+        ImageDraw.Draw(scan).rectangle((100, y, 900, y + 12), fill=30)
+    assert ocr.paper_rows(scan) is None

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 
 from jocr.layout.geometry import Line
 from jocr.layout.tree import FOOTER, HEADER, PAGE_NUMBER
@@ -101,10 +102,17 @@ def page_size(anchors: Sequence[str]) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-def edge_furniture(lines: Sequence[Line], width: float, height: float) -> dict[int, str]:
-    """`Line.index` -> HEADER, FOOTER or PAGE_NUMBER for the furniture lines of a page `width` x `height`."""
+def edge_furniture(
+    lines: Sequence[Line], width: float, height: float, paper: Sequence[float] | None = None
+) -> dict[int, str]:
+    """`Line.index` -> HEADER, FOOTER or PAGE_NUMBER for the furniture lines of a page `width` x `height`.
+    `paper` (top, bottom): where the sheet itself lies within the image (a photographed page with the
+    table around it, `jocr.lines.ocr.paper_rows`); the bands are then measured from the sheet's edges."""
     if height <= 0 or not lines:
         return {}
+    if paper is not None and 0 <= paper[0] < paper[1] <= height:
+        top, height = float(paper[0]), float(paper[1] - paper[0])
+        lines = [replace(ln, box=(ln.x0, ln.y0 - top, ln.x1, ln.y1 - top)) for ln in lines]
     jitter = JITTER * height
     levels = _levels([ln.y0 for ln in lines], jitter)
     steps = [b - a for a, b in zip(levels, levels[1:], strict=False)]

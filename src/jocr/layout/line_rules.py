@@ -72,14 +72,16 @@ def lines_tree(
     page: int = 1,
     source: str = "textlayer",
     repeated: dict[int, str] | None = None,
+    paper: Sequence[float] | None = None,
 ) -> PageTree:
     """The page's tree from its lines alone (any line type: `geometry.source_lines`); `repeated` (line index
-    -> kind) are lines the document's other pages show to be furniture (`repeated_furniture`)."""
+    -> kind) are lines the document's other pages show to be furniture (`repeated_furniture`); `paper`
+    (top, bottom) where the sheet lies in a photographed page (`jocr.lines.ocr.paper_rows`)."""
     items = [ln for ln in source_lines(lines, source) if ln.text.strip()]
     furniture = None
     if repeated:
-        furniture = {**edge_furniture(items, width, height), **repeated}
-    blocks = line_blocks(items, width, height, furniture)
+        furniture = {**edge_furniture(items, width, height, paper), **repeated}
+    blocks = line_blocks(items, width, height, furniture, paper)
     return PageTree(
         width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page
     ).numbered()
@@ -102,7 +104,8 @@ def tree_of_lines(data: dict, unit: str, page: int = 1) -> PageTree:
         )
         for d in data.get("lines", [])
     ]
-    return lines_tree(lines, float(data["width"]), float(data["height"]), unit, page, source)
+    paper = (data.get("stats") or {}).get("paper")
+    return lines_tree(lines, float(data["width"]), float(data["height"]), unit, page, source, paper=paper)
 
 
 def document_trees(pages: Sequence[tuple[Sequence, float, float]], first_page: int = 1) -> list[PageTree]:
@@ -154,16 +157,21 @@ def repeated_furniture(pages: Sequence[tuple[Sequence[Line], float]]) -> list[di
 
 
 def line_blocks(
-    items: list[Line], width: float, height: float, furniture: dict[int, str] | None = None
+    items: list[Line],
+    width: float,
+    height: float,
+    furniture: dict[int, str] | None = None,
+    paper: Sequence[float] | None = None,
 ) -> list[Block]:
-    """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known."""
+    """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known; `paper` as
+    for `lines_tree`."""
     if not items:
         return []
     items = snapped_ocr_sizes(items)
     size = body_size(items)
     marks = [ln for ln in items if _decoration(ln, size)]
     items = [ln for ln in items if not _decoration(ln, size)]
-    kinds = edge_furniture(items, width, height) if furniture is None else furniture
+    kinds = edge_furniture(items, width, height, paper) if furniture is None else furniture
     body = [ln for ln in items if ln.index not in kinds]
     size = body_size(body or items)
     blocks: list[Block] = []

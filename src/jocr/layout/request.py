@@ -120,7 +120,8 @@ def layer_tree(layer, page: int = 1, formulas: Sequence = ()) -> PageTree:
     """The tree of a page read from its text layer alone (no model answer): every line, by the rules over
     lines (`jocr.layout.line_rules`); the lines of the display formulas found on the page
     (`jocr.layout.formulas.page_formulas`), when given, become `formula` blocks."""
-    tree = lines_tree(layer.lines, layer.width, layer.height, page=page)
+    paper = layer.stats.get("paper") if isinstance(getattr(layer, "stats", None), dict) else None
+    tree = lines_tree(layer.lines, layer.width, layer.height, page=page, paper=paper)
     return with_formulas(tree, list(formulas)) if formulas else tree
 
 

@@ -16,7 +16,8 @@ Steps, all bounded:
 4. Read with the engine (Tesseract: a subprocess under `timeout_s`; RapidOCR: in-process, its work
    bounded by the image size), drop words and lines under `min_confidence`.
 5. Map every box back to the original image's frame (the inverse of steps 2-3) and scale it to the page's
-   units (`page_size`: points for a PDF page).
+   units (`page_size`: points for a PDF page). A photographed sheet with background around it has its top
+   and bottom in `stats["paper"]` (`paper_rows`), for the furniture bands (`jocr.layout.furniture`).
 
 Never raises for a bad image or a failing engine: problems are the verdict ("none", "too_large",
 "error") and the note.
@@ -204,6 +205,32 @@ def skew_angle(grey: Image.Image, max_degrees: float) -> float:
 # --- reading ----------------------------------------------------------------------------------------------
 
 
+PAPER_MIN_INSET = 0.03  # a sheet's edge this far in from the image's (a share of its height) is reported
+
+
+def paper_rows(image: Image.Image) -> tuple[float, float] | None:
+    """Where a photographed sheet lies in the image, (top, bottom) in the image's pixel rows, when it sits
+    clearly inside the image (`PAPER_MIN_INSET`) with a darker background around it (a page on a table);
+    None for a scan, whose sheet fills the image. A row is the sheet's when most of its pixels are brighter
+    than halfway between the image's dark and light ends (text covers far less than half a row)."""
+    grey = image.convert("L")
+    scale = min(1.0, 256 / max(grey.size))
+    if scale < 1.0:
+        grey = grey.resize((max(1, round(grey.width * scale)), max(1, round(grey.height * scale))))
+    pixels = np.asarray(grey, dtype=np.float32)
+    dark, light = np.percentile(pixels, [5, 95])
+    if light - dark < 60:  # no background darker than the paper to tell it from
+        return None
+    sheet = np.flatnonzero((pixels > (dark + light) / 2).mean(axis=1) > 0.5)
+    if sheet.size == 0:
+        return None
+    rows = pixels.shape[0]
+    top, bottom = sheet[0] / rows, (sheet[-1] + 1) / rows
+    if top < PAPER_MIN_INSET and bottom > 1 - PAPER_MIN_INSET:
+        return None
+    return float(top * image.height), float(bottom * image.height)
+
+
 def _refuse(image: Image.Image, config: OCRLinesConfig) -> str | None:
     w, h = image.size
     if min(w, h) < config.min_side:
@@ -266,6 +293,9 @@ def read_image(
     sx, sy = page_w / width, page_h / height
     if (sx, sy) != (1.0, 1.0):
         lines = [_scaled(line, sx, sy) for line in lines]
+    paper = paper_rows(image) if not stats.get("turn") else None
+    if paper is not None:  # a photographed sheet: page furniture is looked for near its edges
+        stats["paper"] = [round(paper[0] * sy, 2), round(paper[1] * sy, 2)]
     stats["seconds"] = round(time.perf_counter() - start, 3)
     stats["lines"] = len(lines)
     out = PageLines(width=page_w, height=page_h, lines=lines, source=engine, stats=stats)
