@@ -21,12 +21,15 @@ Systems (`--systems`, all by default):
   usable text layer, the image model elsewhere), the model of `--model` (default the bundled `models/`);
 - `lines`: the line source alone and no model (benchmarks/baselines.py): the text layer where usable, with
   the page assembly rules (every run written out, page furniture dropped); else RapidOCR's lines through
-  the rules over lines (`jocr.layout.line_rules`), as `jocr parse` reads an OCR'd page;
+  the rules over lines (`jocr.layout.line_rules`; a photographed sheet's edges from
+  `jocr.lines.ocr.paper_rows`), as `jocr parse` reads an OCR'd page (which adds orientation and deskew);
 - `tesseract`: Tesseract on the page image (eng, or chi_sim+eng on Chinese pages), one thread;
 - `rapidocr`: RapidOCR's lines joined top to bottom.
 PDFs are rendered at 144 dpi as `jocr parse` renders them; scans and photos are read as they are.
 RapidOCR reads each image once: `lines` reuses its lines on pages without a text layer, and its time.
-pages/s is wall clock per system and set on this machine (say how loaded it was). Outputs go to
+pages/s is wall clock per system and set on this machine (say how loaded it was); CPU seconds per page
+(this process's threads and its child processes, `cpu_seconds`) are printed below each table: compare
+speed by those on a loaded machine. Outputs go to
 `--out/<set>/<system>/` (olmOCR-Bench names) with `_run.json`; `--reuse` rescores a finished system instead
 of running it again, so systems can be run one at a time and the tables printed at the end.
 """

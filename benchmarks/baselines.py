@@ -94,6 +94,7 @@ def ocr_layer(image: Image.Image, lines=None):
     """RapidOCR's lines of a page image as `jocr.lines.types.PageLines` (verdict ok when any line was found),
     boxes in pixels, each line's size its box's height, in the engine's order; `lines`, if already read
     (`rapidocr_lines`), saves reading the page twice."""
+    from jocr.lines.ocr import paper_rows
     from jocr.lines.types import NONE, OK, RAPIDOCR, Line, PageLines
 
     lines = rapidocr_lines(image) if lines is None else lines
@@ -101,7 +102,9 @@ def ocr_layer(image: Image.Image, lines=None):
     runs = [Line(t, tuple(box), box[3] - box[1], 0, None, RAPIDOCR) for t, box in lines if t.strip()]
     if not runs:
         return PageLines(float(width), float(height), [], NONE, "OCR found no text", RAPIDOCR)
-    return PageLines(float(width), float(height), runs, OK, "", RAPIDOCR)
+    paper = paper_rows(image)  # a photographed sheet: furniture bands from its edges, as in jocr.lines.ocr
+    stats = {"paper": list(paper)} if paper is not None else {}
+    return PageLines(float(width), float(height), runs, OK, "", RAPIDOCR, stats)
 
 
 def layer_text(layer, tokenizer, max_tokens: int) -> str:
@@ -125,7 +128,8 @@ def ocr_tree(image: Image.Image, lines=None):
     layer = ocr_layer(image, lines)
     if not layer.usable or not layer.lines:
         return None
-    return lines_tree(layer.lines, layer.width, layer.height, unit="px", source=layer.source)
+    paper = layer.stats.get("paper")
+    return lines_tree(layer.lines, layer.width, layer.height, unit="px", source=layer.source, paper=paper)
 
 
 def line_source_text(source, index: int, image: Image.Image, tokenizer, max_tokens: int, ocr_lines=None):
