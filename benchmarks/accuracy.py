@@ -104,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         "--systems", help="with --suite: comma-separated subset of parse,lines,tesseract,rapidocr"
     )
     ap.add_argument("--sets", help="with --suite: comma-separated subset of the sets (default all)")
+    ap.add_argument(
+        "--page-ids",
+        help="with --suite: comma-separated page file stems (rintro-p007,...): only those pages, their tests",
+    )
     ap.add_argument("--olmocr-sample", default=str(REPO / "tests/data/olmocr-bench-sample"))
     ap.add_argument(
         "--omnidocbench",

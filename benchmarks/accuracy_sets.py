@@ -301,7 +301,25 @@ def build_sets(args) -> list[BenchSet]:
     unknown = set(wanted) - set(SET_NAMES)
     if unknown:
         raise SystemExit(f"unknown set(s): {', '.join(sorted(unknown))}; choose from {', '.join(SET_NAMES)}")
-    return [s for s in sets if s.name in wanted]
+    sets = [s for s in sets if s.name in wanted]
+    if args.page_ids:
+        sets = [_subset(s, set(args.page_ids.split(",")), Path(args.out)) for s in sets]
+    return sets
+
+
+def _subset(bset: BenchSet, ids: set[str], out_root: Path) -> BenchSet:
+    """A tests set cut down to the pages whose file stem is in `ids`, with their tests alone (written to
+    `out_root/_tests/`), so a run on a loaded machine can score a part of a set on its own."""
+    pages = [p for p in bset.pages if Path(p.rel).stem in ids]
+    if bset.kind != "tests" or bset.tests is None or not bset.tests.is_file():
+        return BenchSet(bset.name, bset.kind, pages, bset.tests, bset.gt_markdown, bset.omnidoc_json)
+    rels = {p.rel for p in pages}
+    lines = [ln for ln in bset.tests.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    tests = out_root / "_tests" / bset.tests.name
+    tests.parent.mkdir(parents=True, exist_ok=True)
+    tests.write_text("".join(ln + "\n" for ln in lines if json.loads(ln)["pdf"] in rels), encoding="utf-8")
+    gt = {rel: path for rel, path in bset.gt_markdown.items() if rel in rels}
+    return BenchSet(bset.name, bset.kind, pages, tests, gt, bset.omnidoc_json)
 
 
 def run(args) -> int:
