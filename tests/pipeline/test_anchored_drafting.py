@@ -17,7 +17,7 @@ def test_the_anchored_member_drafts_references_exactly_as_greedy():
     bundle = load_model(ROOT / "models")
     member = bundle.anchored
     assert member.reads_anchors and not bundle.reads_anchors
-    assert member.engine("auto").config.drafter == "mtp+refs"
+    assert member.engine("auto").config.drafter == "refs"  # the lookup alone: the head is not run
     assert bundle.engine("auto").config.drafter == "mtp"  # the image model keeps its head
     plain = jocr.parse(PAGE, model=bundle, spec=0, max_tokens=MAX_TOKENS)
     drafted = jocr.parse(PAGE, model=bundle, spec=7, max_tokens=MAX_TOKENS)
