@@ -24,5 +24,7 @@ def test_the_anchored_member_drafts_references_exactly_as_greedy():
     assert plain.pages[0].anchor.anchored and drafted.pages[0].anchor.anchored
     assert [p.raw for p in drafted.pages] == [p.raw for p in plain.pages]
     assert drafted.markdown == plain.markdown
-    # Measured 4.21 tokens per verifier pass (the head alone: about 1.3-1.4 on such pages, docs/engine.md).
-    assert member.engine(7).stats.tau >= 4.2
+    # Measured 4.05 tokens per verifier pass with the lookup alone (4.21 with the head drafting the rows the
+    # lookup cannot, at the cost of its catch-up over every prompt; the head alone: about 1.3-1.4 on such
+    # pages, docs/engine.md).
+    assert member.engine(7).stats.tau >= 4.0
