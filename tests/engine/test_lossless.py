@@ -40,7 +40,8 @@ CONFIGS = [
     for d in ("mtp", "ngram", "mtp+ngram", "mtp+refs")
     for k in (1, 2, 3, "auto")
     for b in (1, 3, 8)
-] + [dict(drafter="mtp+refs", num_draft_tokens=7, max_batch_size=b) for b in (1, 8)]
+] + [dict(drafter=d, num_draft_tokens=7, max_batch_size=b) for d in ("mtp+refs", "refs") for b in (1, 8)]
+CONFIGS += [dict(drafter="refs", num_draft_tokens="auto", max_batch_size=b) for b in (1, 8)]
 CONFIGS += [dict(drafter="none", max_batch_size=8)]
 
 
@@ -73,6 +74,24 @@ def test_acceptance_is_partial_and_varies_across_rows(cycle_model):
     acc = engine.stats.acceptance
     assert 0.3 < acc[0] < 1.0 and acc[2] < acc[0]
     assert 1.5 < engine.stats.tau < 4.0
+
+
+def test_reference_lookup_alone_never_runs_the_head(cycle_model, monkeypatch):
+    """Drafter "refs" (what a model reading anchors gets): the lookup drafts, the head is never run (no
+    catch-up at admission, no verifier states kept for it), and the tokens stay plain greedy decoding's."""
+    requests = _requests(13, count=4)
+    refs = [naive_generate(cycle_model, r) for r in requests]
+    engine = Engine(cycle_model, EngineConfig(drafter="refs", num_draft_tokens=3), tokenizer=RefTokens())
+    assert engine.drafter.name == "refs" and engine.drafter.mtp is None and not engine.drafter.needs_hidden
+
+    def no_head(*args, **kwargs):
+        raise AssertionError("the head ran")
+
+    monkeypatch.setattr(cycle_model, "mtp_step", no_head)
+    monkeypatch.setattr(cycle_model, "mtp_feedback", no_head)
+    results = engine.generate(requests)
+    assert [r.token_ids for r in results] == [r.token_ids for r in refs]
+    assert engine.stats.steps > 0
 
 
 def test_batched_equals_alone(cycle_model):

@@ -197,3 +197,31 @@ def test_a_checkpoint_that_does_not_fit_is_refused_with_both_figures(bf16_model,
     monkeypatch.undo()
     model = load_formatted(tmp_path / "m", "auto")
     assert isinstance(model.lm_head, PackedLinear)
+
+
+def test_small_checkpoints_keep_one_exact_fp32_copy_for_long_passes(bf16_model, monkeypatch):
+    """A long pass (torch's GEMM) uses a kept fp32 copy equal to the per-call upcast, bit for bit; the copy is
+    made once, on the first long pass; checkpoints past FLOAT_COPY_MAX_BYTES (and int8) upcast per call."""
+    model = apply_format(copy.deepcopy(bf16_model), "auto")
+    packed = [m for m in model.modules() if isinstance(m, PackedLinear)]
+    assert packed and all(p.keep_float and p._float is None for p in packed)
+    ids = torch.randint(11, 200, (1, kernels.QUERY_MAX + 9), generator=torch.Generator().manual_seed(4))
+    with torch.inference_mode():
+        kept = model(ids).logits
+        layer = model.lm_head
+        copy_made = layer._float
+        assert copy_made is not None and copy_made.dtype == torch.float32
+        assert torch.equal(copy_made, layer.weight.float())
+        assert layer.float_weight() is copy_made  # reused, not made again
+        plain = copy.deepcopy(model)
+        for p in plain.modules():
+            if isinstance(p, PackedLinear):
+                p.keep_float, p._float = False, None
+        assert torch.equal(plain(ids).logits, kept)  # the same bits as upcasting per call
+    assert all(p._float is None for p in plain.modules() if isinstance(p, PackedLinear))
+    monkeypatch.setattr("jocr.model.formats.FLOAT_COPY_MAX_BYTES", 1000)
+    big = apply_format(copy.deepcopy(bf16_model), "auto")
+    assert not any(m.keep_float for m in big.modules() if isinstance(m, PackedLinear))
+    monkeypatch.undo()
+    int8 = apply_format(copy.deepcopy(bf16_model), "float32", "int8")
+    assert not any(m.keep_float for m in int8.modules() if isinstance(m, PackedLinear))

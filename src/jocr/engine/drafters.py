@@ -178,17 +178,20 @@ class MTPNGramDrafter:
 
 
 class ReferenceDrafter:
-    """The reference-aware lookup (`jocr.engine.reference_lookup`), with FastMTP for the rest, for models
-    that answer an anchor with run references (docs/parsing.md).
+    """The reference-aware lookup (`jocr.engine.reference_lookup`), with FastMTP for the rest (`use_head`),
+    for models that answer an anchor with run references (docs/parsing.md).
 
     A row takes the lookup's draft when it matched at least `min_match` symbols (a reference pattern such
     as `@7</td><td>@8` repeats exactly, so a match is trusted without the head's agreement), and the head's
     draft otherwise (at most `mtp_max` tokens, padded). The head runs only when some row needs it: its cache
     catches up over the positions it skipped the next time it runs (MTPDrafter.propose). Without a head, a
     row with no match gets a pad, which the verifier rejects.
-    """
 
-    name = "mtp+refs"
+    With `use_head` false (drafter "refs") the head is never run: no catch-up over each prompt at admission
+    and no verifier states written for it. On anchored pages the head's drafts are rarely accepted (measured
+    on the 8 reference PDFs of docs/results/2026-12-03-speed.md: 8 of 138 head-drafted tokens, against 1,931
+    of 2,200 for the lookup) while its catch-up over a long prompt costs about one decoder layer's prefill.
+    """
 
     def __init__(
         self,
@@ -197,8 +200,10 @@ class ReferenceDrafter:
         never_ids: tuple[int, ...] = (),
         min_match: int = 2,
         mtp_max: int = 3,
+        use_head: bool = True,
     ):
-        has_head = getattr(model, "mtp_module", True) is not None and hasattr(model, "mtp_step")
+        has_head = use_head and getattr(model, "mtp_module", True) is not None and hasattr(model, "mtp_step")
+        self.name = "mtp+refs" if use_head else "refs"
         self.mtp = MTPDrafter(model, never_ids) if has_head else None
         self.needs_hidden = has_head
         self.lookup = lookup
@@ -258,11 +263,11 @@ def make_drafter(
         if getattr(model, "mtp_module", True) is None or not hasattr(model, "mtp_step"):
             return NGramDrafter(ngram_max, ngram_min, skip_ids)  # no head: prompt lookup alone
         return MTPNGramDrafter(model, skip_ids, max_n=ngram_max, min_match=max(2, ngram_min))
-    if name == "mtp+refs":
+    if name in ("mtp+refs", "refs"):
         lookup = ReferenceLookup.from_tokenizer(tokenizer)
         if lookup is None:
-            raise ValueError("drafter 'mtp+refs' needs a tokenizer with single tokens for '@' and the digits")
-        return ReferenceDrafter(model, lookup, skip_ids)
+            raise ValueError(f"drafter {name!r} needs a tokenizer with single tokens for '@' and the digits")
+        return ReferenceDrafter(model, lookup, skip_ids, use_head=name == "mtp+refs")
     if name == "none":
         return None
-    raise ValueError(f"unknown drafter {name!r}; choose mtp, ngram, mtp+ngram, mtp+refs or none")
+    raise ValueError(f"unknown drafter {name!r}; choose mtp, ngram, mtp+ngram, mtp+refs, refs or none")

@@ -72,11 +72,14 @@ class GenerationResult:
     error: BaseException | None = None  # set with finish_reason "error": this request's own failure
 
 
+DRAFTERS = ("mtp", "ngram", "mtp+ngram", "mtp+refs", "refs", "none")
+
+
 @dataclass
 class EngineConfig:
     max_batch_size: int = 32
     # mtp | ngram | mtp+ngram (prompts holding the text: drafters.MTPNGramDrafter) | mtp+refs (answers in run
-    # references: drafters.ReferenceDrafter) | none
+    # references: drafters.ReferenceDrafter) | refs (the same lookup without the head) | none
     drafter: str = "mtp"
     num_draft_tokens: int | str = "auto"  # k, or "auto" (adaptive, see adaptive.py)
     max_draft_tokens: int = 3  # the largest k "auto" may pick
@@ -92,8 +95,8 @@ class EngineConfig:
     def validate(self) -> EngineConfig:
         if self.max_batch_size < 1:
             raise ValueError("max_batch_size must be >= 1")
-        if self.drafter not in ("mtp", "ngram", "mtp+ngram", "mtp+refs", "none"):
-            raise ValueError(f"drafter must be mtp, ngram, mtp+ngram, mtp+refs or none, not {self.drafter!r}")
+        if self.drafter not in DRAFTERS:
+            raise ValueError(f"drafter must be one of {', '.join(DRAFTERS)}, not {self.drafter!r}")
         k = self.num_draft_tokens
         if k != "auto" and (not isinstance(k, int) or k < 0):
             raise ValueError(f"num_draft_tokens must be 'auto' or an int >= 0, not {k!r}")

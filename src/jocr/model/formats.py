@@ -11,7 +11,8 @@ the bytes of weights read per token. Hence:
   shared experts, dense MLP, lm_head, FastMTP head) keep the stored bf16 bytes and compute in fp32: decode,
   verify and draft passes and short prompts (sequences of <= kernels.QUERY_MAX positions, any batch)
   through jocr's AVX2 kernel (model/kernels), in an order that makes a row's result independent of the
-  rows beside it; longer prompts through torch's fp32 GEMM on the weight upcast per call. The residual
+  rows beside it; longer prompts through torch's fp32 GEMM on the weight upcast (kept once for small
+  checkpoints: FLOAT_COPY_MAX_BYTES, else upcast per call). The residual
   stream is fp32, so `auto` computes what `float32` computes (up to summation order) with the memory of
   bf16. `float32` packs the decoder linears the same way (fp32 weights, same kernel), so it is
   row-invariant too.
@@ -36,17 +37,38 @@ QUANTIZE = ("none", "int8")
 _NON_DECODER = re.compile(r"^model\.(sam_model|vision_model|projector|image_newline|view_seperator)")
 
 
+# Checkpoints whose packed bf16 decoder linears would take at most this many bytes as fp32 keep an fp32 copy
+# of each such weight for torch's GEMM (long prompts), made on the layer's first long pass, instead of
+# upcasting the weight on every call: the bundled members' copies are about 30 MB each. Larger checkpoints
+# (the full-size decoder: about 11 GB in fp32) keep upcasting per call, so their memory stays that of bf16.
+FLOAT_COPY_MAX_BYTES = 256 << 20
+
+
 class PackedLinear(nn.Module):
     """Bias-free linear layer with bf16, fp32 (or int8 + per-row scale) weights and fp32 inputs and outputs.
 
-    `weight` keeps its published name and shape (N, K), so state_dict keys are unchanged."""
+    `weight` keeps its published name and shape (N, K), so state_dict keys are unchanged. With
+    `keep_float`, a bf16 weight's exact fp32 copy is made on the first pass that takes torch's GEMM and
+    reused by later ones (FLOAT_COPY_MAX_BYTES says for which checkpoints `apply_format` sets it)."""
 
-    def __init__(self, weight: torch.Tensor, scale: torch.Tensor | None = None) -> None:
+    def __init__(
+        self, weight: torch.Tensor, scale: torch.Tensor | None = None, keep_float: bool = False
+    ) -> None:
         super().__init__()
         self.weight = nn.Parameter(weight.contiguous(), requires_grad=False)
         self.register_buffer("scale", scale, persistent=False)
         self.in_features, self.out_features = weight.shape[1], weight.shape[0]
         self.fast = weight.device.type == "cpu" and self.in_features % 16 == 0 and kernels.available()
+        self.keep_float = keep_float and weight.dtype == torch.bfloat16
+        self._float: torch.Tensor | None = None  # the fp32 copy, once made (not part of the state dict)
+
+    def float_weight(self) -> torch.Tensor:
+        """The weight as fp32 (exact: bf16 -> fp32 only widens), kept from the first call if `keep_float`."""
+        if not self.keep_float:
+            return self.weight.float()
+        if self._float is None:
+            self._float = self.weight.float()
+        return self._float
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
@@ -54,7 +76,7 @@ class PackedLinear(nn.Module):
         if self.fast and kernels.row_invariant(x2.shape[0]):
             y = kernels.linear(x2, self.weight, self.scale)  # (M, N)
         else:
-            y = F.linear(x2, self.weight.float())
+            y = F.linear(x2, self.float_weight())
             if self.scale is not None:
                 y = y * self.scale
         return y.view(*shape[:-1], self.out_features)
@@ -158,13 +180,15 @@ def apply_format(model: nn.Module, dtype: str = "auto", quantize: str = "none") 
             if param.is_floating_point() and param.dtype != torch.float32:
                 setattr(module, name, nn.Parameter(param.float(), requires_grad=False))
     done: dict[int, PackedLinear] = {}  # a layer shared by two parents (tied heads) is packed once
+    float_bytes = 4 * sum({id(layer): layer.weight.numel() for _, _, layer in linears}.values())
+    keep_float = quantize == "none" and float_bytes <= FLOAT_COPY_MAX_BYTES
     for parent, attr, layer in linears:
         if id(layer) not in done:
             w = layer.weight.detach()
             if quantize == "int8":
                 done[id(layer)] = PackedLinear(*quantize_int8(w))
             elif w.dtype in (torch.bfloat16, torch.float32):
-                done[id(layer)] = PackedLinear(w)
+                done[id(layer)] = PackedLinear(w, keep_float=keep_float)
             else:
                 continue
         setattr(parent, attr, done[id(layer)])

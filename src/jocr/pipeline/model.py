@@ -97,13 +97,15 @@ class LoadedModel:
         spec = normalise_spec(spec)
         key = (spec, batch_size)
         if key not in self._engines:
-            # A model that reads anchors answers in run references, which the reference lookup drafts (with
-            # the head, if any, for the rest: docs/engine.md); up to REFERENCE_MAX_DRAFTS a step.
+            # A model that reads anchors answers in run references, which the reference lookup drafts alone,
+            # up to REFERENCE_MAX_DRAFTS a step: its FastMTP head, if any, is not run (measured on anchored
+            # pages, its drafts were rarely accepted and its catch-up over each long prompt cost more than
+            # they saved: docs/engine.md).
             references = self.reads_anchors and ReferenceLookup.from_tokenizer(self.tokenizer) is not None
             if spec == 0 or (spec == "auto" and not self.has_mtp and not references):
                 drafts = dict(drafter="none", num_draft_tokens=0)
             elif references:
-                drafts = dict(drafter="mtp+refs", num_draft_tokens=spec)
+                drafts = dict(drafter="refs", num_draft_tokens=spec)
                 drafts["max_draft_tokens"] = REFERENCE_MAX_DRAFTS
             elif not self.has_mtp:
                 raise ValueError(f"--spec {spec} needs a FastMTP head, which this model lacks (use --spec 0)")
