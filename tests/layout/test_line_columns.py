@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from jocr.layout.geometry import body_size, source_lines
-from jocr.layout.line_columns import min_gutter, page_skew, reading_order
+from jocr.layout.line_columns import min_gutter, page_skew, reading_columns, reading_order
 from jocr.lines.types import RAPIDOCR, Line
 
 LEFT = [f"left column line {k} of the running text here" for k in range(12)]
@@ -63,3 +63,19 @@ def test_columns_set_close_part_at_a_flush_left_edge():
             length = 6 * (len(text) - (k % 3))  # ragged right, never past the column
             lines.append(Line(text, (x, 60 + 12 * k, x + length, 70 + 12 * k), 10.0, 0, 0.9, RAPIDOCR))
     assert columns_read(lines) == [" / ".join(column) for column in texts]
+
+
+def test_a_column_of_one_box_parts_when_few_rows_are_asked_for():
+    # two boxes side by side (a region each, `jocr.layout.regions`): lines need three rows a side to part
+    texts = ["a region of prose on the left side", "a region of prose on the right side"]
+    lines = [
+        Line(texts[0], (100, 100, 440, 400), 31.0, 0, 0.9, RAPIDOCR),
+        Line(texts[1], (480, 100, 820, 400), 31.0, 0, 0.9, RAPIDOCR),
+    ]
+    items = source_lines(lines, RAPIDOCR)
+    size = 31.0
+    assert [[ln.text for ln in g] for g in reading_columns(items, size)] == [texts]
+    assert [[ln.text for ln in g] for g in reading_columns(items, size, min_rows=1)] == [
+        [texts[0]],
+        [texts[1]],
+    ]

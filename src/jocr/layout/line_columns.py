@@ -85,21 +85,25 @@ def min_gutter(lines: list[Line], size: float) -> float:
 MAX_CUT_DEPTH = 32  # nested cuts; a region deeper than this (hostile input) is read as it is
 
 
-def reading_columns(lines: list[Line], size: float, depth: int = 0) -> list[list[Line]]:
+def reading_columns(lines: list[Line], size: float, depth: int = 0, min_rows: int = 3) -> list[list[Line]]:
     """The body's lines as groups each read top to bottom, in reading order, by recursive cuts (XY-cut,
     Nagy and Seth 1984): a region splits left | right at a gutter no line crosses when both sides hold
     prose (`_vertical_cut`; a table's columns hold no prose, so a table is read row by row), else top /
     bottom at its widest gap between rows, wider than the lines' own spacing (`_horizontal_cut`), and each
     part is cut again. A title above two columns is cut off first, the columns then split; a page whose
-    column layout changes halfway down splits into its parts first."""
+    column layout changes halfway down splits into its parts first. `min_rows`: the rows each side of a
+    gutter must hold (3 for lines; 1 for regions' boxes, `jocr.layout.regions`, a column of which may be one
+    box)."""
     if len(lines) < 2 or depth > MAX_CUT_DEPTH:
         return [lines] if lines else []
-    cut = _vertical_cut(lines, size)
+    cut = _vertical_cut(lines, size, min_rows)
     if cut is not None:
         left = [ln for ln in lines if ln.x1 <= cut]
         right = [ln for ln in lines if ln.x1 > cut]
-        return reading_columns(left, size, depth + 1) + reading_columns(right, size, depth + 1)
-    spanning = _spanning_lines(lines, size)
+        return reading_columns(left, size, depth + 1, min_rows) + reading_columns(
+            right, size, depth + 1, min_rows
+        )
+    spanning = _spanning_lines(lines, size, min_rows)
     if spanning:  # bands between the lines that cross a gutter, each read on its own, those lines between
         cuts = sorted({(ln.y0 + ln.y1) / 2 for ln in spanning})
         bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
@@ -109,7 +113,7 @@ def reading_columns(lines: list[Line], size: float, depth: int = 0) -> list[list
         groups: list[list[Line]] = []
         spans = sorted(spanning, key=lambda ln: (ln.y0, ln.x0))
         for k, band in enumerate(bands):
-            groups += reading_columns(band, size, depth + 1) if band else []
+            groups += reading_columns(band, size, depth + 1, min_rows) if band else []
             if k < len(spans):
                 groups.append([spans[k]])
         return _merged(groups)
@@ -118,7 +122,7 @@ def reading_columns(lines: list[Line], size: float, depth: int = 0) -> list[list
         bands: list[list[Line]] = [[] for _ in range(len(cuts) + 1)]
         for line in lines:
             bands[bisect.bisect_left(cuts, line.y1)].append(line)
-        groups = [g for band in bands if band for g in reading_columns(band, size, depth + 1)]
+        groups = [g for band in bands if band for g in reading_columns(band, size, depth + 1, min_rows)]
         return _merged(groups)
     return [lines]
 
@@ -142,7 +146,7 @@ def _stacked(upper: list[Line], lower: list[Line]) -> bool:
     return overlap > 0.8 * min(a1 - a0, b1 - b0)
 
 
-def _vertical_cut(lines: list[Line], size: float) -> float | None:
+def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | None:
     """The middle of the widest x-interval of at least `min_gutter` (a run splits at gaps over one em, and
     LaTeX's two columns are one em apart) that no line crosses, or, failing one, of a narrower one that
     a column's flush left edge closes (`_aligned_starts`: a newspaper's columns, set close, read from a
@@ -167,7 +171,7 @@ def _vertical_cut(lines: list[Line], size: float) -> float | None:
         return None
     cut = (best[0] + best[1]) / 2
     sides = [[ln for ln in lines if ln.x1 <= cut], [ln for ln in lines if ln.x1 > cut]]
-    if not all(len(rows_of(side)) >= 3 for side in sides):
+    if not all(len(rows_of(side)) >= min_rows for side in sides):
         return None
     prose = [statistics.median(len(ln.text) for ln in side) >= 15 for side in sides]
     # A column of short lines (a table, a list of numbers) beside one of prose is a column of the page when
@@ -189,7 +193,7 @@ def _aligned_starts(lines: list[Line], x: float, gutter: float) -> bool:
 MAX_SPANNING = 0.05  # at most this share of a region's lines (and 1 at least) may cross a gutter
 
 
-def _spanning_lines(lines: list[Line], size: float) -> list[Line]:
+def _spanning_lines(lines: list[Line], size: float, min_rows: int = 3) -> list[Line]:
     """The few lines (at most `MAX_SPANNING` of the region's, one at least) that cross an x-interval of at
     least 0.9 body sizes which no other line crosses, when without them the region has a gutter there with
     prose on both sides (`_vertical_cut`): a title set between two columns with no gap wide enough to cut
@@ -222,7 +226,7 @@ def _spanning_lines(lines: list[Line], size: float) -> list[Line]:
     cut = left + (best[0] + best[1]) / 2 * step
     crossing = [ln for ln in lines if ln.x0 < cut < ln.x1]
     rest = [ln for ln in lines if not (ln.x0 < cut < ln.x1)]
-    if not crossing or len(crossing) > allowed or _vertical_cut(rest, size) is None:
+    if not crossing or len(crossing) > allowed or _vertical_cut(rest, size, min_rows) is None:
         return []
     return crossing
 

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from jocr.layout.furniture import edge_furniture
 from jocr.layout.geometry import Line, Row, body_size, join_text, line_pitch, rows_of, source_lines
 from jocr.layout.line_columns import reading_order
+from jocr.layout.regions import Region, region_blocks, region_units
 from jocr.layout.tree import (
     CAPTION,
     CAPTION_START,
@@ -73,23 +74,25 @@ def lines_tree(
     source: str = "textlayer",
     repeated: dict[int, str] | None = None,
     paper: Sequence[float] | None = None,
+    regions: Sequence[Region] | None = None,
 ) -> PageTree:
     """The page's tree from its lines alone (any line type: `geometry.source_lines`); `repeated` (line index
     -> kind) are lines the document's other pages show to be furniture (`repeated_furniture`); `paper`
-    (top, bottom) where the sheet lies in a photographed page (`jocr.lines.ocr.paper_rows`)."""
+    (top, bottom) where the sheet lies in a photographed page (`jocr.lines.ocr.paper_rows`); `regions` a
+    layout detector's regions of the page (`jocr.layout.regions`), in the lines' units."""
     items = [ln for ln in source_lines(lines, source) if ln.text.strip()]
     furniture = None
     if repeated:
         furniture = {**edge_furniture(items, width, height, paper), **repeated}
-    blocks = line_blocks(items, width, height, furniture, paper)
+    blocks = line_blocks(items, width, height, furniture, paper, regions)
     return PageTree(
         width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page
     ).numbered()
 
 
-def tree_of_lines(data: dict, unit: str, page: int = 1) -> PageTree:
+def tree_of_lines(data: dict, unit: str, page: int = 1, regions: Sequence[Region] | None = None) -> PageTree:
     """The tree of a page from its lines as plain data (`PageLines.to_dict()`: width, height, source and
-    lines, each with text, box and, where known, size, weight and confidence)."""
+    lines, each with text, box and, where known, size, weight and confidence), and its regions if any."""
     from jocr.lines.types import Line as SourceLine
 
     source = str(data.get("source") or "textlayer")
@@ -105,7 +108,9 @@ def tree_of_lines(data: dict, unit: str, page: int = 1) -> PageTree:
         for d in data.get("lines", [])
     ]
     paper = (data.get("stats") or {}).get("paper")
-    return lines_tree(lines, float(data["width"]), float(data["height"]), unit, page, source, paper=paper)
+    return lines_tree(
+        lines, float(data["width"]), float(data["height"]), unit, page, source, paper=paper, regions=regions
+    )
 
 
 def document_trees(pages: Sequence[tuple[Sequence, float, float]], first_page: int = 1) -> list[PageTree]:
@@ -162,9 +167,11 @@ def line_blocks(
     height: float,
     furniture: dict[int, str] | None = None,
     paper: Sequence[float] | None = None,
+    regions: Sequence[Region] | None = None,
 ) -> list[Block]:
     """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known; `paper` as
-    for `lines_tree`."""
+    for `lines_tree`; with `regions`, the body's lines grouped and ordered by them
+    (`jocr.layout.regions.region_units`)."""
     if not items:
         return []
     items = snapped_ocr_sizes(items)
@@ -179,8 +186,12 @@ def line_blocks(
     bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(top, key=lambda ln: (ln.y0, ln.x0))]
     body_blocks: list[Block] = []
-    for column in reading_order(body, size):
-        body_blocks += _column_blocks(column, size, height)
+    if regions:
+        for region, column in region_units(body, list(regions), size):
+            body_blocks += region_blocks(region, _column_blocks(column, size, height), size)
+    else:
+        for column in reading_order(body, size):
+            body_blocks += _column_blocks(column, size, height)
     set_heading_levels(body_blocks, size)
     blocks += body_blocks
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(bottom, key=lambda ln: (ln.y0, ln.x0))]

@@ -153,7 +153,7 @@ class _Pages:
             if job.read is not None and job.read.region_note:
                 result.figure_notes.append(job.read.region_note)
         if result.anchor.alone:  # read from its lines alone: nothing to generate
-            write_from_lines(result, self.builder)
+            write_from_lines(result, self.builder, image)
             self.finish(job)
             result.timings.update(render_s=t1 - t0, preprocess_s=t2 - t1)
             return False
@@ -310,21 +310,26 @@ def continued_tables(doc: Document) -> None:
         run = [page] if page is not None and page.tree is not None and page.error is None else []
 
 
-def write_from_lines(page: PageResult, builder: PageRequestBuilder) -> None:
+def write_from_lines(page: PageResult, builder: PageRequestBuilder, image=None) -> None:
     """The Markdown of a page read from its lines alone (`PageAnchor.alone`: an OCR'd page under --anchor
     auto): its tree by the rules over the lines' boxes (`jocr.layout.line_rules`: columns, paragraphs,
-    headings, furniture), or, for a decision without its lines (an older `jocr batch` state), every run in
-    order, resolved by `page_text` like a model's answer (docs/parsing.md, "OCR line source")."""
+    headings, furniture; with `image`, grouped and ordered by its regions where a layout detector is
+    installed: `jocr.layout.regions`), or, for a decision without its lines (an older `jocr batch` state),
+    every run in order, resolved by `page_text` like a model's answer (docs/parsing.md, "OCR line source")."""
     answers = line_source_answers(page.anchor.windows)
     page.raw = join_windows(answers)
     page.finish_reason = "stop"
     lines = page.anchor.page_lines
     if lines is not None:  # the rules over the lines' own boxes: columns, paragraphs, headings
         from jocr.layout.line_rules import tree_of_lines
+        from jocr.layout.regions import RegionsConfig, detect_regions
         from jocr.layout.render import page_markdown
 
         unit = "px" if abs(float(lines.width) - page.width) <= 1 else "pt"
-        page.tree = tree_of_lines(lines.to_dict(), unit, page.page)
+        found = None if image is None else detect_regions(image, RegionsConfig(), (lines.width, lines.height))
+        if found is not None and found.cpu_s:
+            page.timings["regions_cpu_s"] = found.cpu_s
+        page.tree = tree_of_lines(lines.to_dict(), unit, page.page, found.regions if found else None)
         page.markdown, page.boxes = page_markdown(page.tree), []
         return
     page.markdown, page.boxes, page.tree = builder.page_output(
