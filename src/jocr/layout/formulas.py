@@ -22,7 +22,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
-from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS
+from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS, is_upright_font
 from jocr.layout.formula_glyphs import Glyph, GlyphLimits, Rule, is_math_font, page_glyphs
 from jocr.layout.formula_inline import inline_text
 from jocr.layout.formula_latex import glyph_rows, glyphs_latex
@@ -198,7 +198,19 @@ def _joins_formula(glyphs: list[Glyph]) -> bool:
     if _prose_words(glyphs):
         return False
     letters = sum(len(w) for w in _letter_runs(glyphs) if w not in OPERATOR_NAMES)
-    return _line_mathiness(glyphs) >= 0.3 or letters <= 1
+    if _line_mathiness(glyphs) >= 0.3 or letters <= 1:
+        return True
+    # math set in a text face's italic (Palatino, Times): short italic runs ("gs", "Rs") are variables, so a
+    # script or limit row such as "ψ(gs)" or "s,Rs=Ii" joins when it holds a math glyph beside them
+    return any(_math_glyph(g) for g in glyphs) and _italic_share(glyphs) >= 0.5
+
+
+def _italic_share(glyphs: list[Glyph]) -> float:
+    """The share of a line's letters in an italic face (math letters, where they are in no math font)."""
+    letters = [g for g in glyphs if g.text.isalpha()]
+    if not letters:
+        return 0.0
+    return sum(not is_upright_font(g.font) or is_math_font(g.font) for g in letters) / len(letters)
 
 
 def find_formulas(
@@ -296,15 +308,42 @@ def find_formulas(
                 lines_in = [j for j in cluster if _centre_in(boxes[j], row_box)]
                 regions.append(FormulaRegion(row_box, latex, tag, sorted(lines_in)))
     if inline:
-        for j, line in enumerate(lines):
-            # a prose line, or a piece of one: the text layer breaks a row of prose where a script's
-            # baseline differs (") = 𝑓(𝑐1" after "structing 𝑔(𝑎2"), and such a piece is math in prose
-            if j in used or not (prose[j] or in_prose[j]) or getattr(line, "mono", False):
-                continue
-            text = inline_text(line.text, members[j], rules, _math_glyph, body_size)
+        eligible = [
+            j not in used and (prose[j] or in_prose[j]) and not getattr(line, "mono", False)
+            for j, line in enumerate(lines)
+        ]
+        for run in _row_pieces(boxes, eligible, body_size):
+            # a prose line, or a row of pieces of one: the text layer breaks a row of prose where a script's
+            # baseline differs ("that λg = ∑", "k", "i=1", "c(g, R/AnnR(xi))"), and a formula across the
+            # pieces is read from all their glyphs; the first piece takes the row's text, the others none
+            own = [g for j in run for g in members[j]]
+            # the row's own body size: a page's median can be its smaller notes' (references, footnotes)
+            row_size = statistics.median(g.size for g in own) if own else body_size
+            text = inline_text(" ".join(lines[j].text for j in run), own, rules, _math_glyph, row_size)
             if text is not None:
-                regions.append(FormulaRegion(boxes[j], "", lines=[j], display=False, text=text))
+                for n, j in enumerate(run):
+                    piece = "" if n else text
+                    regions.append(FormulaRegion(boxes[j], "", lines=[j], display=False, text=piece))
     return regions
+
+
+def _row_pieces(boxes: list[Box], eligible: list[bool], size: float) -> list[list[int]]:
+    """Eligible lines in runs of consecutive pieces of one row: each starts within an em of where the run so
+    far ends, not left of the piece before it (a script stacked over another starts where it does), and
+    shares part of the run's height; a line alone is a run of one."""
+    runs: list[list[int]] = []
+    for j, ok in enumerate(eligible):
+        if not ok:
+            continue
+        if runs and runs[-1][-1] == j - 1:
+            a, b = union([boxes[k] for k in runs[-1]]), boxes[j]
+            overlap = min(a[3], b[3]) - max(a[1], b[1])
+            starts = b[0] >= boxes[j - 1][0] - 0.1 * size and b[0] - a[2] <= 1.0 * size
+            if starts and overlap > 0.3 * min(a[3] - a[1], b[3] - b[1]):
+                runs[-1].append(j)
+                continue
+        runs.append([j])
+    return runs
 
 
 def with_formulas(tree: PageTree, formulas: list[FormulaRegion]) -> PageTree:
