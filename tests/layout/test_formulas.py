@@ -207,7 +207,7 @@ def test_unicode_math_page_is_read():
 
 
 def test_letters_of_a_text_italic_are_math_italic():
-    """Math set in a text face's italic (URW Palladio "-Ital", Times "-Italic"): plain letters, not \\mathrm."""
+    """Math in a text face's italic (URW Palladio "-Ital", Times "-Italic"): plain letters, not \\mathrm."""
     glyphs = [_glyph("g", 0, 20, font="URWPalladioL-Ital"), _glyph("=", 6, 20, font="CMR10")]
     glyphs.append(_glyph("x", 12, 20, font="Times-Italic"))
     assert glyphs_latex(glyphs, []) == "g=x"
@@ -244,7 +244,8 @@ def test_inline_math_across_row_pieces_and_italic_variables():
     first = word("that", 0) + word("λ", 40, font="PazoMath-Italic") + word("=", 52, font="CMR10")
     first += word("∑", 64, font="PazoMath")
     upper, lower = word("k", 72, 15, 9.0, "URWPalladioL-Ital"), word("i=1", 72, 24, 9.0, "URWPalladioL-Ital")
-    last = word("c(g,", 96, font="URWPalladioL-Ital") + word("ψ", 130, font="PazoMath-Italic") + word(").", 137.2)
+    last = word("c(g,", 96, font="URWPalladioL-Ital") + word("ψ", 130, font="PazoMath-Italic")
+    last += word(").", 137.2)
     lines = [
         Line("that λ = ∑", (0, 11, 71, 21)),
         Line("k", (72, 8.7, 77, 15)),
