@@ -507,11 +507,22 @@ def _row(items: list[Item], depth: int) -> str:
             script += f"_{{{_read(subs, [], depth + 1)}}}"
         if sups:
             script += f"^{{{_read(sups, [], depth + 1)}}}"
-        if not parts or (i > 0 and items[i - 1].kind == "op" and items[i - 1].latex.endswith("}")):
-            parts.append("{}")  # a base of its own: a script after an operator's limits is not a double one
+        if not parts or (i > 0 and items[i - 1].kind == "op" and _doubled(items[i - 1].latex, subs, sups)):
+            parts.append("{}")  # a base of its own: a script after an operator's limit is not a double one
         parts.append(script)
         i = j
     return _join(parts)
+
+
+def _doubled(latex: str, subs: list, sups: list) -> bool:
+    """Whether scripts would repeat one `latex` already has at its outer level (a lower limit then a
+    subscript), which LaTeX rejects as a double script."""
+    depth, marks = 0, set()
+    for ch in latex:
+        depth += (ch == "{") - (ch == "}")
+        if depth == 0 and ch in "_^":
+            marks.add(ch)
+    return bool(subs and "_" in marks or sups and "^" in marks)
 
 
 _FENCE_PAIRS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle", "\\lfloor": "\\rfloor",

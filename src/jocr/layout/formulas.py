@@ -35,6 +35,10 @@ Box = tuple[float, float, float, float]
 log = logging.getLogger(__name__)
 
 MATH_SHARE = 0.6  # share of a line's glyphs that must be math for the line to be a formula's
+ROW_GAP = 1.5  # ems between two pieces of one row of text (a word space, a \quad before a remark) at most
+# ems from a formula's cluster to prose on its row that make it inline math; a prose column further off
+# (a slide's or a two-column sheet's other column) leaves it a display
+PROSE_REACH = 3.0
 _EQUATION_NUMBER = re.compile(r"\(\s*[0-9]{1,3}(?:\.[0-9]{1,3})?[a-z]?\s*\)")
 
 
@@ -171,11 +175,33 @@ def _prose_words(glyphs: list[Glyph]) -> int:
     return sum(1 for w in _letter_runs(glyphs) if len(w) >= 4 and w not in OPERATOR_NAMES)
 
 
+def _italic_variables(glyphs: list[Glyph]) -> set[int]:
+    """ids of the Latin letters in a text face's italic that stand alone (no letter touching them on their
+    baseline): variables of math set without math fonts ("e + iπ", "a + b = c" in Times Italic)."""
+    out: set[int] = set()
+    letters = sorted(
+        (g for g in glyphs if g.text.isascii() and g.text.isalpha() and not is_math_font(g.font)),
+        key=lambda g: g.x0,
+    )
+    for k, g in enumerate(letters):
+        if is_upright_font(g.font):
+            continue
+        near = letters[max(0, k - 1) : k] + letters[k + 1 : k + 2]
+        if not any(
+            abs(o.baseline - g.baseline) < 1
+            and -0.2 * g.size < max(o.x0, g.x0) - min(o.x1, g.x1) < 0.2 * g.size
+            for o in near
+        ):
+            out.add(id(g))
+    return out
+
+
 def _line_mathiness(glyphs: list[Glyph]) -> float:
     if not glyphs:
         return 0.0
     body, _ = _strip_tag(glyphs)
-    return sum(_math_glyph(g) for g in body) / max(1, len(body))
+    variables = _italic_variables(body)
+    return sum(_math_glyph(g) or id(g) in variables for g in body) / max(1, len(body))
 
 
 def _meets(a: Box, b: Box) -> bool:
@@ -186,10 +212,12 @@ def _inside(a: Box, b: Box) -> bool:
     return b[0] <= a[0] and a[2] <= b[2] and b[1] <= a[1] and a[3] <= b[3]
 
 
-def _beside(line: Box, box: Box) -> bool:
-    """Whether a line shares most of its height with a box (the same row of text)."""
+def _beside(line: Box, box: Box, size: float, ems: float = ROW_GAP) -> bool:
+    """Whether a line shares most of its height with a box and lies within `ems` of it: a piece of the same
+    row of text (a line of the next column at that height is not; a column gap is an em or more)."""
     overlap = min(line[3], box[3]) - max(line[1], box[1])
-    return overlap > 0.5 * min(line[3] - line[1], box[3] - box[1])
+    gap = max(line[0], box[0]) - min(line[2], box[2])
+    return overlap > 0.5 * min(line[3] - line[1], box[3] - box[1]) and gap <= ems * size
 
 
 def _joins_formula(glyphs: list[Glyph]) -> bool:
@@ -240,18 +268,26 @@ def find_formulas(
         mathy = _line_mathiness(own) >= MATH_SHARE and _prose_words(own) == 0
         candidate.append(mathy and bool(own))
     prose = [_prose_words(own) > 0 for own in members]
-    # math on the row of a prose line is inline math: never a display formula's line
+    body_size = statistics.median(g.size for g in glyphs)
+    # math on the row of a prose line is inline math: never a display formula's line; pieces of one row
+    # pass it on ("that λg = ∑", "k", "i=1", "c(g, R)": the last is as far from the first as a column gap)
     by_top = sorted(range(len(lines)), key=lambda j: boxes[j][1])
-    in_prose = [False] * len(lines)
+    pairs = []
     for a_pos, a in enumerate(by_top):
         for b in by_top[a_pos + 1 :]:
             if boxes[b][1] > boxes[a][3]:
                 break
-            if _beside(boxes[a], boxes[b]) and (prose[a] or prose[b]):
-                in_prose[a] = in_prose[a] or prose[b]
-                in_prose[b] = in_prose[b] or prose[a]
+            if _beside(boxes[a], boxes[b], body_size):
+                pairs.append((a, b))
+    in_prose = list(prose)
+    spread = True
+    while spread:
+        spread = False
+        for a, b in pairs:
+            if in_prose[a] != in_prose[b]:
+                in_prose[a] = in_prose[b] = True
+                spread = True
     candidate = [c and not i for c, i in zip(candidate, in_prose)]
-    body_size = statistics.median(g.size for g in glyphs)
     regions: list[FormulaRegion] = []
     used: set[int] = set()
     for k in range(len(lines)):
@@ -283,14 +319,18 @@ def find_formulas(
                     cluster.add(j)
                     box = union([box, b])
                     grown = True
-        if any(_beside(boxes[j], box) and prose[j] for j in range(len(lines)) if j not in cluster):
+        if any(
+            _beside(boxes[j], box, size, PROSE_REACH) and prose[j]
+            for j in range(len(lines))
+            if j not in cluster
+        ):
             continue  # math inside a line of prose: inline, not a display formula
         # every glyph inside the cluster's box: a big operator or delimiter may belong to no text-layer line
         own = [
             g for g in glyphs
             if line_of.get(id(g), k) in cluster and _centre_in(g.box, box, pad=0.3 * size)
         ]  # fmt: skip
-        if len(own) < 2 and not any(_math_glyph(g) and g.text not in "()=+-" for g in own):
+        if len(own) < 2:  # one glyph (an end-of-proof box beside prose) is no display formula
             continue
         inner = [
             r
