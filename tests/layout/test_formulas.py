@@ -263,3 +263,36 @@ def test_inline_math_across_row_pieces_and_italic_variables():
     glyphs = word("α", 0, font="PazoMath-Italic") + word("is", 12, font="URWPalladioL-Ital")
     glyphs += word("small", 30)
     assert inline_text("α is small", glyphs, [], _math_glyph, 12.0) == r"$\alpha$ is small"
+
+
+def test_display_in_a_text_italic_beside_the_other_column():
+    """A slide's formula set in Times Italic (no math font) in the right column, at the height of a prose
+    line of the left column: found as a display; the same formula inside that prose row is inline."""
+    from jocr.layout.formulas import find_formulas
+    from jocr.lines.types import Line
+
+    def run(text, x, font, base=20, size=14.0):
+        out = []
+        for k, c in enumerate(text):
+            if c != " ":
+                g = _glyph(c, x + 0.6 * size * k, base, size, font)
+                g.raw = c
+                out.append(g)
+        return out
+
+    prose = run("Establishes that differentiation and", 0, "Tahoma")
+    formula = run("a + b = c", 400, "Times-Italic")
+    for g in formula:
+        if g.text in "+=":
+            g.font = "TimesNewRomanPSMT"
+    lines = [
+        Line("Establishes that differentiation and", (0, 10, 300, 21)),
+        Line("a + b = c", (400, 10, 470, 21)),
+    ]
+    found = find_formulas(prose + formula, [], lines)
+    assert [(f.latex, f.lines) for f in found] == [("a+b=c", [1])]
+    near = [g for g in formula]
+    for g in near:
+        g.box = (g.box[0] - 90, g.box[1], g.box[2] - 90, g.box[3])
+    lines[1] = Line("a + b = c", (310, 10, 380, 21))
+    assert find_formulas(prose + near, [], lines) == []
