@@ -296,3 +296,11 @@ def test_display_in_a_text_italic_beside_the_other_column():
         g.box = (g.box[0] - 90, g.box[1], g.box[2] - 90, g.box[3])
     lines[1] = Line("a + b = c", (310, 10, 380, 21))
     assert find_formulas(prose + near, [], lines) == []
+
+
+def test_prime_after_a_subscript_is_the_subscripts():
+    """`\\lambda_{g'}`: the prime sits on the row's baseline right after the subscript, raised over the
+    subscript's own; a raised prime is written `^{\\prime}` (`^{'}` would be a prime on an empty base)."""
+    glyphs = [_glyph("λ", 0, 20, 12.0, "PazoMath-Italic"), _glyph("g", 7, 22.5, 9.0, "URWPalladioL-Ital")]
+    glyphs.append(Glyph("′", "CMSY10", 7.3, (12.0, 16.3, 13.7, 20.0), 19.9))
+    assert glyphs_latex(glyphs, []) == r"\lambda_{g^{\prime}}"

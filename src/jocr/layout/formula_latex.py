@@ -489,6 +489,19 @@ def _row(items: list[Item], depth: int) -> str:
         mains = [it.baseline for it in items]
     base = statistics.median(mains)
     roles = [_is_script_candidate(it, size, base) for it in items]
+    for k in range(1, len(items)):
+        # a small glyph on the row's baseline right after a subscript is that subscript's own superscript
+        # (the prime of `\lambda_{g'}` sits on the row's baseline, raised over the subscript's)
+        it, before = items[k], items[k - 1]
+        if (
+            roles[k] == 0
+            and roles[k - 1] < 0
+            and it.kind == "glyph"
+            and it.size < SCRIPT_SIZE * size
+            and it.box[0] - before.box[2] < 0.3 * it.size
+            and before.baseline - it.baseline > SCRIPT_SHIFT * before.size
+        ):
+            roles[k] = -1
     fences = _fences(items, roles, size)
     parts: list[str] = []
     i = 0
@@ -506,7 +519,10 @@ def _row(items: list[Item], depth: int) -> str:
         if subs:
             script += f"_{{{_read(subs, [], depth + 1)}}}"
         if sups:
-            script += f"^{{{_read(sups, [], depth + 1)}}}"
+            raised = _read(sups, [], depth + 1)
+            if raised and set(raised) == {"'"}:  # a raised prime: "^{'}" would be a prime on an empty base
+                raised = "\\prime" * len(raised)
+            script += f"^{{{raised}}}"
         if not parts or (i > 0 and items[i - 1].kind == "op" and _doubled(items[i - 1].latex, subs, sups)):
             parts.append("{}")  # a base of its own: a script after an operator's limit is not a double one
         parts.append(script)
