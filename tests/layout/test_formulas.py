@@ -304,3 +304,24 @@ def test_prime_after_a_subscript_is_the_subscripts():
     glyphs = [_glyph("λ", 0, 20, 12.0, "PazoMath-Italic"), _glyph("g", 7, 22.5, 9.0, "URWPalladioL-Ital")]
     glyphs.append(Glyph("′", "CMSY10", 7.3, (12.0, 16.3, 13.7, 20.0), 19.9))
     assert glyphs_latex(glyphs, []) == r"\lambda_{g^{\prime}}"
+
+
+def test_small_capitals_on_the_baseline_are_not_scripts():
+    """Small glyphs count as scripts (math) only off the row's baseline: "GPT-4O" in small capitals stays
+    prose, a lowered "i" is a subscript."""
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    glyphs = _prose("use ")
+    for k, c in enumerate("GPT-4O"):
+        g = _glyph(c, 30 + 5 * k, 20, 8.0, "NimbusRomNo9L-Regu")
+        g.raw = c
+        glyphs.append(g)
+    assert inline_text("use GPT-4O", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _prose("use ") + [
+        _glyph("x", 30, 20, 10.0, "Times-Roman"),
+        _glyph("i", 36, 22.5, 7.0, "Times-Roman"),
+    ]
+    for g in glyphs[-2:]:
+        g.raw = g.text
+    assert inline_text("use xi", glyphs, [], _math_glyph, 10.0) == r"use $\mathrm{x}_{\mathrm{i}}$"

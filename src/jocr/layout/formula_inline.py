@@ -52,8 +52,15 @@ def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size
     if not tokens:
         return None
 
+    # a script is small and off the row's baseline (small capitals are small on it: "GPT-4O" in \textsc)
+    full = sorted(g.baseline for g in glyphs if g.size >= 0.85 * size)
+    base = full[len(full) // 2] if full else None
+
     def math(g: Glyph) -> bool:
-        return is_math(g) or (g.size < 0.85 * size and g.text.isalnum())
+        if is_math(g):
+            return True
+        small = g.size < 0.85 * size and g.text.isalnum()
+        return small and (base is None or abs(g.baseline - base) > 0.1 * size)
 
     kinds = []
     for word, own in tokens:
