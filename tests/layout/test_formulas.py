@@ -204,3 +204,124 @@ def test_unicode_math_page_is_read():
     assert any(exact_match(r"D=D(a,b)=f_{xx}(a,b)f_{yy}(a,b)-(f_{xy}(a,b))^{2}.", x) for x in latex), latex
     assert all(f.display for f in found) and len(found) <= 3, latex  # prose lines are not formulas
     assert any(not f.display and "$f:A^{k}\\mapsto B$" in f.text for f in inline)
+
+
+def test_letters_of_a_text_italic_are_math_italic():
+    """Math in a text face's italic (URW Palladio "-Ital", Times "-Italic"): plain letters, not \\mathrm."""
+    glyphs = [_glyph("g", 0, 20, font="URWPalladioL-Ital"), _glyph("=", 6, 20, font="CMR10")]
+    glyphs.append(_glyph("x", 12, 20, font="Times-Italic"))
+    assert glyphs_latex(glyphs, []) == "g=x"
+    assert glyphs_latex([_glyph("N", 0, 20, font="URWPalladioL-Roma")], []) == r"\mathrm{N}"
+
+
+def test_tall_delimiters_pair_as_left_right():
+    """A pair of delimiters taller than the row is written \\left..\\right (as the page sizes them); a
+    subscript of a limit's last glyph stays in the limit (no double subscript after the operator)."""
+    glyphs = [Glyph("[", "CMEX10", 12.0, (0, 0, 4, 36), 0), Glyph("]", "CMEX10", 12.0, (60, 0, 64, 36), 0)]
+    glyphs += [Glyph("∑", "CMEX10", 16.7, (10, 10, 22, 25), 23)]
+    glyphs += [_glyph("s", 8, 33, 9.0), _glyph("=", 13, 33, 9.0, "CMR10"), _glyph("I", 18, 33, 9.0, "CMSY10")]
+    glyphs += [_glyph("i", 23, 35, 7.0)]
+    glyphs += [_glyph("x", 26, 21, 12.0)]
+    latex = glyphs_latex(glyphs, [])
+    assert latex == r"\left[\sum_{s=\mathcal{I}_{i}}x\right]"
+
+
+def test_inline_math_across_row_pieces_and_italic_variables():
+    """The text layer breaks a row of prose where a script's baseline differs ("that λ = ∑", "k", "i=1",
+    "c(g, R)."): the formula across the pieces is read from all their glyphs into the first piece, the others
+    left empty; italic variables beside math ("c(g,") join it, an italic word alone ("is") does not."""
+    from jocr.layout.formulas import find_formulas
+    from jocr.lines.types import Line
+
+    def word(text, x, base=20, size=12.0, font="URWPalladioL-Roma"):
+        out = []
+        for k, c in enumerate(text):
+            g = _glyph(c, x + 0.6 * size * k, base, size, font)
+            g.raw = c
+            out.append(g)
+        return out
+
+    first = word("that", 0) + word("λ", 40, font="PazoMath-Italic") + word("=", 52, font="CMR10")
+    first += word("∑", 64, font="PazoMath")
+    upper, lower = word("k", 72, 15, 9.0, "URWPalladioL-Ital"), word("i=1", 72, 24, 9.0, "URWPalladioL-Ital")
+    last = word("c(g,", 96, font="URWPalladioL-Ital") + word("ψ", 130, font="PazoMath-Italic")
+    last += word(").", 137.2)
+    lines = [
+        Line("that λ = ∑", (0, 11, 71, 21)),
+        Line("k", (72, 8.7, 77, 15)),
+        Line("i=1", (72, 17.7, 88, 24)),
+        Line("c(g, ψ).", (96, 11, 152, 21)),
+    ]
+    found = find_formulas(first + upper + lower + last, [], lines, inline=True)
+    texts = [f.text for f in found if not f.display]
+    assert texts[1:] == ["", "", ""]
+    assert texts[0] == r"that $\lambda=\sum_{i=1}^{k}c(g,\psi)$."
+    # an italic word of letters alone stays prose next to math
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    glyphs = word("α", 0, font="PazoMath-Italic") + word("is", 12, font="URWPalladioL-Ital")
+    glyphs += word("small", 30)
+    assert inline_text("α is small", glyphs, [], _math_glyph, 12.0) == r"$\alpha$ is small"
+
+
+def test_display_in_a_text_italic_beside_the_other_column():
+    """A slide's formula set in Times Italic (no math font) in the right column, at the height of a prose
+    line of the left column: found as a display; the same formula inside that prose row is inline."""
+    from jocr.layout.formulas import find_formulas
+    from jocr.lines.types import Line
+
+    def run(text, x, font, base=20, size=14.0):
+        out = []
+        for k, c in enumerate(text):
+            if c != " ":
+                g = _glyph(c, x + 0.6 * size * k, base, size, font)
+                g.raw = c
+                out.append(g)
+        return out
+
+    prose = run("Establishes that differentiation and", 0, "Tahoma")
+    formula = run("a + b = c", 400, "Times-Italic")
+    for g in formula:
+        if g.text in "+=":
+            g.font = "TimesNewRomanPSMT"
+    lines = [
+        Line("Establishes that differentiation and", (0, 10, 300, 21)),
+        Line("a + b = c", (400, 10, 470, 21)),
+    ]
+    found = find_formulas(prose + formula, [], lines)
+    assert [(f.latex, f.lines) for f in found] == [("a+b=c", [1])]
+    near = [g for g in formula]
+    for g in near:
+        g.box = (g.box[0] - 90, g.box[1], g.box[2] - 90, g.box[3])
+    lines[1] = Line("a + b = c", (310, 10, 380, 21))
+    assert find_formulas(prose + near, [], lines) == []
+
+
+def test_prime_after_a_subscript_is_the_subscripts():
+    """`\\lambda_{g'}`: the prime sits on the row's baseline right after the subscript, raised over the
+    subscript's own; a raised prime is written `^{\\prime}` (`^{'}` would be a prime on an empty base)."""
+    glyphs = [_glyph("λ", 0, 20, 12.0, "PazoMath-Italic"), _glyph("g", 7, 22.5, 9.0, "URWPalladioL-Ital")]
+    glyphs.append(Glyph("′", "CMSY10", 7.3, (12.0, 16.3, 13.7, 20.0), 19.9))
+    assert glyphs_latex(glyphs, []) == r"\lambda_{g^{\prime}}"
+
+
+def test_small_capitals_on_the_baseline_are_not_scripts():
+    """Small glyphs count as scripts (math) only off the row's baseline: "GPT-4O" in small capitals stays
+    prose, a lowered "i" is a subscript."""
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    glyphs = _prose("use ")
+    for k, c in enumerate("GPT-4O"):
+        g = _glyph(c, 30 + 5 * k, 20, 8.0, "NimbusRomNo9L-Regu")
+        g.raw = c
+        glyphs.append(g)
+    assert inline_text("use GPT-4O", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _prose("use ") + [
+        _glyph("x", 30, 20, 10.0, "Times-Roman"),
+        _glyph("i", 36, 22.5, 7.0, "Times-Roman"),
+    ]
+    for g in glyphs[-2:]:
+        g.raw = g.text
+    assert inline_text("use xi", glyphs, [], _math_glyph, 10.0) == r"use $\mathrm{x}_{\mathrm{i}}$"

@@ -61,7 +61,7 @@ ACCENTS = {
     "\u0307": "\\dot", "\u0308": "\\ddot", "\u030c": "\\check", "\u0306": "\\breve",
 }  # fmt: skip
 _ITALIC_FONT = re.compile(
-    r"italic|oblique|-it\b|-it$|^(?:cm|lm)(?:mi|ti|bxti|mib)|^stix.*math|math-?it", re.I
+    r"italic|ital\b|oblique|-it\b|-it$|^(?:cm|lm)(?:mi|ti|bxti|mib)|^stix.*math|math-?it", re.I
 )
 _MATH_ALNUM = range(0x1D400, 0x1D800)
 

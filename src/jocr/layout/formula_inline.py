@@ -9,7 +9,7 @@ not match is left as it is.
 
 from __future__ import annotations
 
-from jocr.checks.latex_symbols import OPERATOR_NAMES
+from jocr.checks.latex_symbols import OPERATOR_NAMES, is_upright_font
 from jocr.layout.formula_glyphs import Glyph, Rule
 from jocr.layout.formula_latex import glyphs_latex
 
@@ -32,6 +32,18 @@ def _tokens(text: str, glyphs: list[Glyph]) -> list[tuple[str, list[Glyph]]] | N
     return out if k == len(glyphs) else None
 
 
+def _italic_variables(own: list[Glyph]) -> bool:
+    """One italic letter, or up to three with neutral characters between them ("c(g,"); a word of italic
+    letters alone ("is") is prose."""
+    letters = [g for g in own if g.text.isalpha()]
+    return (
+        0 < len(letters) <= 3
+        and (len(letters) == 1 or any(g.text in _NEUTRAL for g in own))
+        and all(not is_upright_font(g.font) for g in letters)
+        and all(g.text.isalpha() or g.text in _NEUTRAL for g in own)
+    )
+
+
 def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size: float) -> str | None:
     """`text` with its inline formulas as `$...$`; None when it has none (or its glyphs do not match).
     `is_math(glyph)` says whether a glyph is math; `size` is the line's body size (smaller, shifted glyphs
@@ -40,8 +52,15 @@ def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size
     if not tokens:
         return None
 
+    # a script is small and off the row's baseline (small capitals are small on it: "GPT-4O" in \textsc)
+    full = sorted(g.baseline for g in glyphs if g.size >= 0.85 * size)
+    base = full[len(full) // 2] if full else None
+
     def math(g: Glyph) -> bool:
-        return is_math(g) or (g.size < 0.85 * size and g.text.isalnum())
+        if is_math(g):
+            return True
+        small = g.size < 0.85 * size and g.text.isalnum()
+        return small and (base is None or abs(g.baseline - base) > 0.1 * size)
 
     kinds = []
     for word, own in tokens:
@@ -49,8 +68,17 @@ def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size
             kinds.append("math")
         elif all(ch in _NEUTRAL for ch in word) or word in OPERATOR_NAMES:
             kinds.append("neutral")
+        elif _italic_variables(own):
+            kinds.append("variable")
         else:
             kinds.append("text")
+    # math set in a text face's italic (Palatino, Times): "u" of "u ∈ (R/Ann(x))" or "c(g," of
+    # "c(g, R/Ann(x))" is math where it touches a math word, prose (an italic "a") elsewhere
+    # (next to a word that is math by its own glyphs, not one made math here: "α is" keeps its "is")
+    kinds = [
+        kind if kind != "variable" else "math" if "math" in kinds[max(0, k - 1) : k + 2] else "text"
+        for k, kind in enumerate(kinds)
+    ]
     out: list[str] = []
     changed = False
     i = 0

@@ -15,8 +15,9 @@ The reader works on geometry only, as a typesetter left it:
 - runs of upright letters that spell an operator name become `\\sin`, `\\log`, ...; other upright words
   `\\mathrm{..}`; characters map to LaTeX commands (`jocr.checks.latex_symbols`).
 
-The output is written in one spelling per construct (braced scripts and arguments, `\\frac`, `\\sqrt`, no
-`\\left`/`\\right`), the form `jocr.checks.formula.normalise_latex` compares. Work is bounded: at most
+The output is written in one spelling per construct (braced scripts and arguments, `\\frac`, `\\sqrt`;
+`\\left`/`\\right` only around a pair of delimiters drawn taller than the row, as the page sizes them), the
+form `jocr.checks.formula.normalise_latex` compares (it drops `\\left`/`\\right`). Work is bounded: at most
 `MAX_GLYPHS` glyphs and `MAX_DEPTH` levels of nesting; beyond them the glyphs are read as one flat row.
 """
 
@@ -436,6 +437,7 @@ def _grown_limit(limit: list[Item], items: list[Item], op: Item) -> list[Item]:
         return limit
     limit = list(limit)
     base = statistics.median(it.baseline for it in limit)
+    limit_size = max(it.size for it in limit)
     taken = {id(it) for it in limit}
     grown = True
     while grown:
@@ -444,8 +446,16 @@ def _grown_limit(limit: list[Item], items: list[Item], op: Item) -> list[Item]:
         for it in items:
             if it is op or id(it) in taken or it.size >= op.size * 0.95:
                 continue
+            # on the limit's baseline, or a script of its last glyph (the `i` of `Rs=I_i` under a sum)
+            on_row = abs(it.baseline - base) <= 0.15 * it.size
+            script = (
+                it.size < SCRIPT_SIZE * limit_size
+                and abs(it.baseline - base) <= 0.6 * limit_size
+                and it.box[1] < box[3]
+                and box[1] < it.box[3]
+            )
             if (
-                abs(it.baseline - base) <= 0.15 * it.size
+                (on_row or script)
                 and box[0] - 0.4 * it.size <= it.box[2]
                 and it.box[0] <= box[2] + 0.4 * it.size
             ):
@@ -479,11 +489,25 @@ def _row(items: list[Item], depth: int) -> str:
         mains = [it.baseline for it in items]
     base = statistics.median(mains)
     roles = [_is_script_candidate(it, size, base) for it in items]
+    for k in range(1, len(items)):
+        # a small glyph on the row's baseline right after a subscript is that subscript's own superscript
+        # (the prime of `\lambda_{g'}` sits on the row's baseline, raised over the subscript's)
+        it, before = items[k], items[k - 1]
+        if (
+            roles[k] == 0
+            and roles[k - 1] < 0
+            and it.kind == "glyph"
+            and it.size < SCRIPT_SIZE * size
+            and it.box[0] - before.box[2] < 0.3 * it.size
+            and before.baseline - it.baseline > SCRIPT_SHIFT * before.size
+        ):
+            roles[k] = -1
+    fences = _fences(items, roles, size)
     parts: list[str] = []
     i = 0
     while i < len(items):
         if roles[i] == 0:
-            parts.append(items[i].latex)
+            parts.append(fences.get(i, "") + items[i].latex)
             i += 1
             continue
         j = i
@@ -495,12 +519,53 @@ def _row(items: list[Item], depth: int) -> str:
         if subs:
             script += f"_{{{_read(subs, [], depth + 1)}}}"
         if sups:
-            script += f"^{{{_read(sups, [], depth + 1)}}}"
-        if not parts:
-            parts.append("{}")
+            raised = _read(sups, [], depth + 1)
+            if raised and set(raised) == {"'"}:  # a raised prime: "^{'}" would be a prime on an empty base
+                raised = "\\prime" * len(raised)
+            script += f"^{{{raised}}}"
+        if not parts or (i > 0 and items[i - 1].kind == "op" and _doubled(items[i - 1].latex, subs, sups)):
+            parts.append("{}")  # a base of its own: a script after an operator's limit is not a double one
         parts.append(script)
         i = j
     return _join(parts)
+
+
+def _doubled(latex: str, subs: list, sups: list) -> bool:
+    """Whether scripts would repeat one `latex` already has at its outer level (a lower limit then a
+    subscript), which LaTeX rejects as a double script."""
+    depth, marks = 0, set()
+    for ch in latex:
+        depth += (ch == "{") - (ch == "}")
+        if depth == 0 and ch in "_^":
+            marks.add(ch)
+    return bool(subs and "_" in marks or sups and "^" in marks)
+
+
+_FENCE_PAIRS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle", "\\lfloor": "\\rfloor",
+                "\\lceil": "\\rceil", "|": "|", "\\|": "\\|"}  # fmt: skip
+FENCE_HEIGHT = 1.5  # a delimiter taller than this many main sizes was sized to what it encloses
+
+
+def _fences(items: list[Item], roles: list[int], size: float) -> dict[int, str]:
+    """Tall delimiters of a row that pair up (an opener and the first closer of its kind and height after
+    it): `\\left` / `\\right` by item index, so the LaTeX draws them at the height the page does."""
+    marks: dict[int, str] = {}
+    stack: list[int] = []
+    for i, it in enumerate(items):
+        height = it.box[3] - it.box[1]
+        if roles[i] != 0 or it.kind != "glyph" or height < FENCE_HEIGHT * size:
+            continue
+        top = items[stack[-1]] if stack else None
+        if (
+            top is not None
+            and _FENCE_PAIRS.get(top.latex) == it.latex
+            and abs((top.box[3] - top.box[1]) - height) <= 0.25 * height
+        ):
+            marks[stack.pop()] = "\\left"
+            marks[i] = "\\right"
+        elif it.latex in _FENCE_PAIRS:
+            stack.append(i)
+    return marks
 
 
 def _join(parts: list[str]) -> str:

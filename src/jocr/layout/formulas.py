@@ -22,7 +22,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
-from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS
+from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS, is_upright_font
 from jocr.layout.formula_glyphs import Glyph, GlyphLimits, Rule, is_math_font, page_glyphs
 from jocr.layout.formula_inline import inline_text
 from jocr.layout.formula_latex import glyph_rows, glyphs_latex
@@ -35,6 +35,10 @@ Box = tuple[float, float, float, float]
 log = logging.getLogger(__name__)
 
 MATH_SHARE = 0.6  # share of a line's glyphs that must be math for the line to be a formula's
+ROW_GAP = 1.5  # ems between two pieces of one row of text (a word space, a \quad before a remark) at most
+# ems from a formula's cluster to prose on its row that make it inline math; a prose column further off
+# (a slide's or a two-column sheet's other column) leaves it a display
+PROSE_REACH = 3.0
 _EQUATION_NUMBER = re.compile(r"\(\s*[0-9]{1,3}(?:\.[0-9]{1,3})?[a-z]?\s*\)")
 
 
@@ -171,11 +175,33 @@ def _prose_words(glyphs: list[Glyph]) -> int:
     return sum(1 for w in _letter_runs(glyphs) if len(w) >= 4 and w not in OPERATOR_NAMES)
 
 
+def _italic_variables(glyphs: list[Glyph]) -> set[int]:
+    """ids of the Latin letters in a text face's italic that stand alone (no letter touching them on their
+    baseline): variables of math set without math fonts ("e + iπ", "a + b = c" in Times Italic)."""
+    out: set[int] = set()
+    letters = sorted(
+        (g for g in glyphs if g.text.isascii() and g.text.isalpha() and not is_math_font(g.font)),
+        key=lambda g: g.x0,
+    )
+    for k, g in enumerate(letters):
+        if is_upright_font(g.font):
+            continue
+        near = letters[max(0, k - 1) : k] + letters[k + 1 : k + 2]
+        if not any(
+            abs(o.baseline - g.baseline) < 1
+            and -0.2 * g.size < max(o.x0, g.x0) - min(o.x1, g.x1) < 0.2 * g.size
+            for o in near
+        ):
+            out.add(id(g))
+    return out
+
+
 def _line_mathiness(glyphs: list[Glyph]) -> float:
     if not glyphs:
         return 0.0
     body, _ = _strip_tag(glyphs)
-    return sum(_math_glyph(g) for g in body) / max(1, len(body))
+    variables = _italic_variables(body)
+    return sum(_math_glyph(g) or id(g) in variables for g in body) / max(1, len(body))
 
 
 def _meets(a: Box, b: Box) -> bool:
@@ -186,10 +212,12 @@ def _inside(a: Box, b: Box) -> bool:
     return b[0] <= a[0] and a[2] <= b[2] and b[1] <= a[1] and a[3] <= b[3]
 
 
-def _beside(line: Box, box: Box) -> bool:
-    """Whether a line shares most of its height with a box (the same row of text)."""
+def _beside(line: Box, box: Box, size: float, ems: float = ROW_GAP) -> bool:
+    """Whether a line shares most of its height with a box and lies within `ems` of it: a piece of the same
+    row of text (a line of the next column at that height is not; a column gap is an em or more)."""
     overlap = min(line[3], box[3]) - max(line[1], box[1])
-    return overlap > 0.5 * min(line[3] - line[1], box[3] - box[1])
+    gap = max(line[0], box[0]) - min(line[2], box[2])
+    return overlap > 0.5 * min(line[3] - line[1], box[3] - box[1]) and gap <= ems * size
 
 
 def _joins_formula(glyphs: list[Glyph]) -> bool:
@@ -198,7 +226,19 @@ def _joins_formula(glyphs: list[Glyph]) -> bool:
     if _prose_words(glyphs):
         return False
     letters = sum(len(w) for w in _letter_runs(glyphs) if w not in OPERATOR_NAMES)
-    return _line_mathiness(glyphs) >= 0.3 or letters <= 1
+    if _line_mathiness(glyphs) >= 0.3 or letters <= 1:
+        return True
+    # math set in a text face's italic (Palatino, Times): short italic runs ("gs", "Rs") are variables, so a
+    # script or limit row such as "ψ(gs)" or "s,Rs=Ii" joins when it holds a math glyph beside them
+    return any(_math_glyph(g) for g in glyphs) and _italic_share(glyphs) >= 0.5
+
+
+def _italic_share(glyphs: list[Glyph]) -> float:
+    """The share of a line's letters in an italic face (math letters, where they are in no math font)."""
+    letters = [g for g in glyphs if g.text.isalpha()]
+    if not letters:
+        return 0.0
+    return sum(not is_upright_font(g.font) or is_math_font(g.font) for g in letters) / len(letters)
 
 
 def find_formulas(
@@ -228,18 +268,26 @@ def find_formulas(
         mathy = _line_mathiness(own) >= MATH_SHARE and _prose_words(own) == 0
         candidate.append(mathy and bool(own))
     prose = [_prose_words(own) > 0 for own in members]
-    # math on the row of a prose line is inline math: never a display formula's line
+    body_size = statistics.median(g.size for g in glyphs)
+    # math on the row of a prose line is inline math: never a display formula's line; pieces of one row
+    # pass it on ("that λg = ∑", "k", "i=1", "c(g, R)": the last is as far from the first as a column gap)
     by_top = sorted(range(len(lines)), key=lambda j: boxes[j][1])
-    in_prose = [False] * len(lines)
+    pairs = []
     for a_pos, a in enumerate(by_top):
         for b in by_top[a_pos + 1 :]:
             if boxes[b][1] > boxes[a][3]:
                 break
-            if _beside(boxes[a], boxes[b]) and (prose[a] or prose[b]):
-                in_prose[a] = in_prose[a] or prose[b]
-                in_prose[b] = in_prose[b] or prose[a]
+            if _beside(boxes[a], boxes[b], body_size):
+                pairs.append((a, b))
+    in_prose = list(prose)
+    spread = True
+    while spread:
+        spread = False
+        for a, b in pairs:
+            if in_prose[a] != in_prose[b]:
+                in_prose[a] = in_prose[b] = True
+                spread = True
     candidate = [c and not i for c, i in zip(candidate, in_prose)]
-    body_size = statistics.median(g.size for g in glyphs)
     regions: list[FormulaRegion] = []
     used: set[int] = set()
     for k in range(len(lines)):
@@ -271,14 +319,18 @@ def find_formulas(
                     cluster.add(j)
                     box = union([box, b])
                     grown = True
-        if any(_beside(boxes[j], box) and prose[j] for j in range(len(lines)) if j not in cluster):
+        if any(
+            _beside(boxes[j], box, size, PROSE_REACH) and prose[j]
+            for j in range(len(lines))
+            if j not in cluster
+        ):
             continue  # math inside a line of prose: inline, not a display formula
         # every glyph inside the cluster's box: a big operator or delimiter may belong to no text-layer line
         own = [
             g for g in glyphs
             if line_of.get(id(g), k) in cluster and _centre_in(g.box, box, pad=0.3 * size)
         ]  # fmt: skip
-        if len(own) < 2 and not any(_math_glyph(g) and g.text not in "()=+-" for g in own):
+        if len(own) < 2:  # one glyph (an end-of-proof box beside prose) is no display formula
             continue
         inner = [
             r
@@ -296,15 +348,42 @@ def find_formulas(
                 lines_in = [j for j in cluster if _centre_in(boxes[j], row_box)]
                 regions.append(FormulaRegion(row_box, latex, tag, sorted(lines_in)))
     if inline:
-        for j, line in enumerate(lines):
-            # a prose line, or a piece of one: the text layer breaks a row of prose where a script's
-            # baseline differs (") = 𝑓(𝑐1" after "structing 𝑔(𝑎2"), and such a piece is math in prose
-            if j in used or not (prose[j] or in_prose[j]) or getattr(line, "mono", False):
-                continue
-            text = inline_text(line.text, members[j], rules, _math_glyph, body_size)
+        eligible = [
+            j not in used and (prose[j] or in_prose[j]) and not getattr(line, "mono", False)
+            for j, line in enumerate(lines)
+        ]
+        for run in _row_pieces(boxes, eligible, body_size):
+            # a prose line, or a row of pieces of one: the text layer breaks a row of prose where a script's
+            # baseline differs ("that λg = ∑", "k", "i=1", "c(g, R/AnnR(xi))"), and a formula across the
+            # pieces is read from all their glyphs; the first piece takes the row's text, the others none
+            own = [g for j in run for g in members[j]]
+            # the row's own body size: a page's median can be its smaller notes' (references, footnotes)
+            row_size = statistics.median(g.size for g in own) if own else body_size
+            text = inline_text(" ".join(lines[j].text for j in run), own, rules, _math_glyph, row_size)
             if text is not None:
-                regions.append(FormulaRegion(boxes[j], "", lines=[j], display=False, text=text))
+                for n, j in enumerate(run):
+                    piece = "" if n else text
+                    regions.append(FormulaRegion(boxes[j], "", lines=[j], display=False, text=piece))
     return regions
+
+
+def _row_pieces(boxes: list[Box], eligible: list[bool], size: float) -> list[list[int]]:
+    """Eligible lines in runs of consecutive pieces of one row: each starts within an em of where the run so
+    far ends, not left of the piece before it (a script stacked over another starts where it does), and
+    shares part of the run's height; a line alone is a run of one."""
+    runs: list[list[int]] = []
+    for j, ok in enumerate(eligible):
+        if not ok:
+            continue
+        if runs and runs[-1][-1] == j - 1:
+            a, b = union([boxes[k] for k in runs[-1]]), boxes[j]
+            overlap = min(a[3], b[3]) - max(a[1], b[1])
+            starts = b[0] >= boxes[j - 1][0] - 0.1 * size and b[0] - a[2] <= 1.0 * size
+            if starts and overlap > 0.3 * min(a[3] - a[1], b[3] - b[1]):
+                runs[-1].append(j)
+                continue
+        runs.append([j])
+    return runs
 
 
 def with_formulas(tree: PageTree, formulas: list[FormulaRegion]) -> PageTree:
