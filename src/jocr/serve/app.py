@@ -49,7 +49,15 @@ from jocr.serve.openai import (
     usage_dict,
 )
 from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, read_pages, web_page
-from jocr.serve.service import OCRService, SamplingParams, Submitted, Ticket, Transcription
+from jocr.serve.service import (
+    OCRService,
+    Overloaded,
+    SamplingParams,
+    Submitted,
+    Ticket,
+    Transcription,
+    all_or_none,
+)
 
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")
@@ -85,12 +93,8 @@ class BodyLimitMiddleware:
         too_large = ApiError(
             413, f"request body too large (limit {self.max_bytes} bytes)", code="body_too_large"
         )
-        busy = ApiError(
-            429,
-            f"server busy: request bodies in flight are at the limit of {self.max_server_bytes} bytes; "
-            f"retry after {self.retry_after_s} s",
-            code="queue_full",
-            headers={"Retry-After": str(self.retry_after_s)},
+        busy = Overloaded(
+            f"request bodies in flight are at the limit of {self.max_server_bytes} bytes", self.retry_after_s
         )
         declared = 0
         for name, value in scope.get("headers", ()):
@@ -280,7 +284,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     # A PDF page's text layer goes into the prompt of a one-page request only (an anchor
                     # is a page's).
                     one_page = len(task.image_urls) == 1
-                    loaded = await _all_or_none(
+                    loaded = await all_or_none(
                         service.load_image(url, i, deadline, ticket, with_anchor=one_page, asking=task.asks)
                         for i, url in enumerate(task.image_urls)
                     )
@@ -315,16 +319,19 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                         )
 
                 return _ReleasingStream(
-                    _sse(service, images, task.prompt, params, task.include_usage, submitted),
+                    _sse(service, task.include_usage, submitted),
                     release=on_close,
                     media_type="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
                 )
+
+            async def generate() -> Transcription:
+                submitted = await service.submit(images, task.prompt, params, anchors, asking)
+                return await service.transcribe_all(submitted)
+
             try:
                 async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
-                    result = await until_disconnected(
-                        request, service.transcribe_all(images, task.prompt, params, anchors, asking)
-                    )
+                    result = await until_disconnected(request, generate())
             except TimeoutError:
                 raise ApiError(504, f"generation timed out after {config.request_timeout_s:g} s") from None
             return chat_completion(
@@ -392,19 +399,6 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
         return await until_disconnected(request, handle_reader(request, service, raw))
 
     return app
-
-
-async def _all_or_none(coroutines) -> list:
-    """Run the coroutines together; when one fails, cancel the others before raising (a plain gather would
-    leave them decoding images, and reserving pixels, for a request that has already been answered)."""
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        return await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
 
 
 def host_name(host_header: str) -> str:
@@ -523,14 +517,7 @@ class _ReleasingStream(StreamingResponse):
                 release()
 
 
-async def _sse(
-    service: OCRService,
-    images,
-    prompt: str,
-    params: SamplingParams,
-    include_usage: bool,
-    submitted: Submitted,
-) -> AsyncIterator[str]:
+async def _sse(service: OCRService, include_usage: bool, submitted: Submitted) -> AsyncIterator[str]:
     """OpenAI streaming: a role chunk, content chunks, a finish chunk, optionally a usage chunk, then
     `data: [DONE]`. Errors after the status line is sent are reported in-band as an error event."""
     cid, created, model = completion_id(), int(time.time()), service.model_id
@@ -541,7 +528,7 @@ async def _sse(
     yield event(chat_chunk(cid, model, created, {"role": "assistant", "content": ""}))
     try:
         async with asyncio.timeout(service.config.request_timeout_s):
-            async for item in service.transcribe(images, prompt, params, submitted):
+            async for item in service.transcribe(submitted):
                 if isinstance(item, Transcription):
                     if item.refusal:  # a schema's answer the page does not give (OpenAI's refusal delta)
                         yield event(chat_chunk(cid, model, created, {"refusal": item.refusal}))

@@ -53,16 +53,29 @@ def post_to_loop(loop: asyncio.AbstractEventLoop, put: Callable[[Any], None]) ->
 
 
 class Overloaded(ApiError):
-    """The bounded queue is full: answered 429 with Retry-After."""
+    """One of the server's bounds is reached (requests in flight, decoded pixels, buffered request bodies):
+    answered 429 with Retry-After; `reason` says which bound."""
 
-    def __init__(self, in_flight: int, capacity: int, retry_after_s: int):
+    def __init__(self, reason: str, retry_after_s: int):
         super().__init__(
             429,
-            f"server busy: {in_flight} requests in flight (capacity {capacity}); "
-            f"retry after {retry_after_s} s",
+            f"server busy: {reason}; retry after {retry_after_s} s",
             code="queue_full",
             headers={"Retry-After": str(retry_after_s)},
         )
+
+
+async def all_or_none(coroutines) -> list:
+    """Run the coroutines together; when one fails, cancel the others before raising (a plain gather would
+    leave them decoding images, and reserving pixels, for a request that has already been answered)."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 @dataclass
@@ -140,12 +153,9 @@ class Admission:
         with self._lock:
             if self.pixels + n > self.max_server_pixels:
                 self.metrics.add_rejected()
-                raise ApiError(
-                    429,
-                    f"server busy: {self.pixels:,} decoded pixels in flight "
-                    f"(budget {self.max_server_pixels:,}); retry after {self.retry_after_s} s",
-                    code="queue_full",
-                    headers={"Retry-After": str(self.retry_after_s)},
+                raise Overloaded(
+                    f"{self.pixels:,} decoded pixels in flight (budget {self.max_server_pixels:,})",
+                    self.retry_after_s,
                 )
             self.pixels += n
 
@@ -157,7 +167,9 @@ class Admission:
         with self._lock:
             if self.in_flight + n > self.capacity:
                 self.metrics.add_rejected()
-                raise Overloaded(self.in_flight, self.capacity, self.retry_after_s)
+                raise Overloaded(
+                    f"{self.in_flight} requests in flight (capacity {self.capacity})", self.retry_after_s
+                )
             self.in_flight += n
             self._publish()
 
@@ -481,15 +493,9 @@ class OCRService:
         for handle in submitted.handles:
             self.generator.cancel(handle)
 
-    async def transcribe(
-        self,
-        images: list[Image.Image],
-        prompt: str,
-        params: SamplingParams,
-        submitted: Submitted | None = None,
-        anchors: Sequence[str] = (),
-    ) -> AsyncIterator[str | Transcription]:
-        """Yield text deltas as tokens arrive, then the final `Transcription` (the last item).
+    async def transcribe(self, submitted: Submitted) -> AsyncIterator[str | Transcription]:
+        """Yield a submitted request's text deltas as tokens arrive, then the final `Transcription` (the last
+        item).
 
         The deltas add up to exactly the final post-processed text: each delta extends the stable part of
         the post-processed text so far (up to its last complete word, before any unfinished grounding tag
@@ -497,8 +503,6 @@ class OCRService:
         windows streams its windows in order: a window's text follows once the windows before it have
         finished. The caller must have been admitted (`admission.acquire`); `submitted` is a request already
         handed to the engine (`submit`)."""
-        if submitted is None:
-            submitted = await self.submit(images, prompt, params, anchors)
         size, anchors = submitted.size, submitted.anchors
         parts = len(submitted.handles)
         ids: list[list[int]] = [[] for _ in range(parts)]
@@ -577,17 +581,10 @@ class OCRService:
                 break
         return page_text(texts, anchors, reasons)
 
-    async def transcribe_all(
-        self,
-        images: list[Image.Image],
-        prompt: str,
-        params: SamplingParams,
-        anchors: Sequence[str] = (),
-        asking: Asking | None = None,
-    ) -> Transcription:
+    async def transcribe_all(self, submitted: Submitted) -> Transcription:
+        """A submitted request's final `Transcription` (`transcribe` without the deltas)."""
         final = None
-        submitted = await self.submit(images, prompt, params, anchors, asking)
-        async for item in self.transcribe(images, prompt, params, submitted):
+        async for item in self.transcribe(submitted):
             if isinstance(item, Transcription):
                 final = item
         assert final is not None
