@@ -10,7 +10,7 @@ import time
 
 import uvicorn
 
-from jocr.serve.app import BodyLimitMiddleware
+from jocr.serve.middleware import BodyLimitMiddleware
 from jocr.serve.connections import header_timeout_protocol
 
 

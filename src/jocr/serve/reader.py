@@ -37,9 +37,10 @@ from jocr.documents.fetch import FetchError, decode_base64
 from jocr.documents.preprocess import is_blank_page
 from jocr.pipeline import Document, DocumentRun
 from jocr.pipeline.ask import ANSWER_TOKENS, Answer, PageAnswer, answer_box, choose_page
+from jocr.serve.admission import Ticket
 from jocr.serve.asking import Asking, answer_response, checked_question, header_question
 from jocr.serve.openai import ApiError, load_json_body
-from jocr.serve.service import OCRService, SamplingParams, Ticket, all_or_none, post_to_loop
+from jocr.serve.service import OCRService, SamplingParams, all_or_none, post_to_loop
 
 FORMATS = ("markdown", "text")
 SHOTS = ("screenshot", "pageshot")
