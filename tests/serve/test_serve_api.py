@@ -160,7 +160,8 @@ def test_stream_deltas_add_up_to_final_text(tokenizer, monkeypatch, chunk):
 
     async def collect():
         items = []
-        async for item in service.transcribe([page_image(0)], "ocr", SamplingParams(max_tokens=10)):
+        submitted = await service.submit([page_image(0)], "ocr", SamplingParams(max_tokens=10))
+        async for item in service.transcribe(submitted):
             items.append(item)
         return items
 

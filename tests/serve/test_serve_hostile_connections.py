@@ -10,8 +10,8 @@ import time
 
 import uvicorn
 
-from jocr.serve.app import BodyLimitMiddleware
 from jocr.serve.connections import header_timeout_protocol
+from jocr.serve.middleware import BodyLimitMiddleware
 
 
 async def _hello(scope, receive, send):

@@ -26,6 +26,8 @@ A web page is hostile input that runs code in our browser, so:
 Playwright's async API runs on a private event loop in a thread of its own, so a hostile page can only slow
 that loop, never the caller's; `WebRenderer.submit` is thread-safe and returns a concurrent Future.
 Chromium is Debian's `chromium` (or `BrowserConfig.executable`): Playwright never downloads a browser here.
+Its settings and errors are browser_config.py's, each request of a page browser_requests.py's, and finding
+Chromium's processes chromium.py's.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import concurrent.futures
-import dataclasses
 import logging
 import os
 import shlex
@@ -46,16 +47,28 @@ import threading
 import time
 from dataclasses import dataclass
 
-from jocr.documents.fetch import FetchError, FetchLimits, fetch_url
+from jocr.documents.browser_config import (
+    BrowserConfig,
+    BrowserError,
+    first_line,
+    length_inches,
+    paper_inches,
+)
+from jocr.documents.browser_requests import (
+    FETCHES_PER_PAGE,
+    PageSession,
+    close_popup,
+    refuse_websocket,
+    route_request,
+)
+from jocr.documents.chromium import chromium_commands, chromium_processes
+from jocr.documents.fetch import FetchLimits
 from jocr.documents.pages import sniff_type
 
 log = logging.getLogger("jocr.browser")
 
 MODES = ("pdf", "screenshot", "pageshot")
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-# Fetches in flight per page, as browsers limit connections per host (RFC 9112 leaves it to them; Chromium
-# uses 6): bounds the memory a page's parallel requests can hold at once.
-_FETCHES_PER_PAGE = 6
 # A browser context that has not closed by then is stuck (a renderer that no longer answers): the browser
 # is killed instead.
 _CLOSE_TIMEOUT_S = 10.0
@@ -63,71 +76,6 @@ _CLOSE_TIMEOUT_S = 10.0
 _PRINT_CHUNK = 1 << 20
 # Run in every frame before its own scripts: printing from the page would block our own print.
 _INIT_SCRIPT = "window.print = function () {};"
-# Paper sizes in inches (Playwright's `page.pdf` formats).
-PAPER_INCHES = {
-    "letter": (8.5, 11.0),
-    "legal": (8.5, 14.0),
-    "tabloid": (11.0, 17.0),
-    "ledger": (17.0, 11.0),
-    "a0": (33.1, 46.8),
-    "a1": (23.4, 33.1),
-    "a2": (16.54, 23.4),
-    "a3": (11.7, 16.54),
-    "a4": (8.27, 11.7),
-    "a5": (5.83, 8.27),
-    "a6": (4.13, 5.83),
-}
-_UNIT_INCHES = {"px": 1 / 96, "in": 1.0, "cm": 1 / 2.54, "mm": 1 / 25.4}
-
-
-class BrowserError(Exception):
-    """A page that could not be rendered; `str(exc)` is a one-line message fit for a user.
-
-    `status` is an HTTP status a server may answer with: 413 over the byte budget, 429 all contexts busy,
-    501 no Playwright or Chromium, 502 the page or browser failed, 503 Chromium did not start, 504 timeout.
-    """
-
-    def __init__(self, message: str, status: int = 502):
-        super().__init__(message)
-        self.status = status
-
-
-@dataclass(frozen=True)
-class BrowserConfig:
-    """Settings of the web page renderer (docs/serving.md lists them with the other limits).
-
-    executable: the Chromium binary (None: `chromium` on PATH, Debian's package). max_contexts: pages
-    rendered at once; more are refused (429). timeout_s: wall time per page (load + settle + print), also
-    capped by the caller's own deadline. settle_s: after the DOM is ready, how long to wait at most for the
-    load event and then for the network to go idle (500 ms without requests); the page is captured as it
-    stands when the wait ends. max_bytes / max_requests: budgets over all of a page's responses (the HTML
-    included). max_print_pages: printed pages kept (the rest of a longer page is not printed).
-    viewport: CSS pixels, for layout and `screenshot`. paper / margin: the printed page (Chromium's own
-    print dialog defaults to about 1 cm margins; Playwright's to none). max_pageshot_height: `pageshot` is cut
-    there.
-    js_heap_mb: V8 old-space cap per renderer (a page over it crashes, answered 502). max_process_mb: the
-    data-segment limit (RLIMIT_DATA) of every Chromium process on Linux, which bounds the memory V8's cap does
-    not (typed arrays, canvases); 0 turns it off. max_pdf_bytes: a printed PDF over this is refused (413)
-    while it is read from Chromium. sandbox: Chromium's own sandbox (needs a non-root user and user
-    namespaces; Chromium refuses to start as root with it).
-    """
-
-    executable: str | None = None
-    max_contexts: int = 4
-    timeout_s: float = 30.0
-    settle_s: float = 3.0
-    max_bytes: int = 50 * 1024 * 1024
-    max_requests: int = 300
-    max_print_pages: int = 50
-    viewport: tuple[int, int] = (1280, 1024)
-    paper: str = "A4"
-    margin: str = "1cm"
-    max_pageshot_height: int = 16_384
-    js_heap_mb: int = 512
-    max_process_mb: int = 1024
-    max_pdf_bytes: int = 64 * 1024 * 1024
-    sandbox: bool = False
-    launch_timeout_s: float = 60.0
 
 
 @dataclass
@@ -156,49 +104,6 @@ def is_html(data: bytes, content_type: str) -> bool:
     return head.startswith((b"<!doctype html", b"<html"))
 
 
-def _with_charset(media: str, data: bytes) -> str:
-    """The fetcher keeps the media type only. Declaring UTF-8 when the bytes decode as UTF-8 is right for
-    nearly every page today, and otherwise Chromium falls back to the page's `<meta charset>` or its
-    default, as it would without a header."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return media
-    return f"{media}; charset=utf-8"
-
-
-class _Session:
-    """One page's budgets, refused requests and first fatal error."""
-
-    def __init__(self, html: bytes, media: str, url: str, config: BrowserConfig, deadline: float):
-        self.html, self.media, self.url = html, media, url
-        self.served_html = False
-        self.deadline = deadline
-        self.config = config
-        self.bytes = len(html)
-        self.requests = 1
-        self.blocked: list[str] = []
-        self.error: BrowserError | None = None
-        self.failed = asyncio.Event()
-        self.fetches = asyncio.Semaphore(_FETCHES_PER_PAGE)
-        self.stage = "load"
-        self.page = None  # the page being rendered; requests from any other (a popup) are refused
-
-    def fail(self, error: BrowserError) -> None:
-        if self.error is None:
-            self.error = error
-            self.failed.set()
-
-    def block(self, url: str, reason: str) -> None:
-        if len(self.blocked) < 100:
-            self.blocked.append(f"{url[:200]}: {reason}")
-
-    def over_bytes(self, url: str) -> BrowserError:
-        return BrowserError(
-            f"the page's resources are over the {self.config.max_bytes}-byte budget (at {url[:200]})", 413
-        )
-
-
 class WebRenderer:
     """One shared Chromium (started on first use) that renders pages; see the module docstring."""
 
@@ -213,7 +118,7 @@ class WebRenderer:
         self._launching: asyncio.Lock | None = None
         self._active = 0
         self._fetch_pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=self.config.max_contexts * _FETCHES_PER_PAGE, thread_name_prefix="jocr-web-fetch"
+            max_workers=self.config.max_contexts * FETCHES_PER_PAGE, thread_name_prefix="jocr-web-fetch"
         )
         self._dead_proxy: socket.socket | None = None
         self._closing_tasks: dict[asyncio.Future, asyncio.Task] = {}  # contexts being closed
@@ -350,7 +255,7 @@ class WebRenderer:
                     handle_sighup=False,
                 )
             except PlaywrightError as exc:
-                raise BrowserError(f"cannot start Chromium ({exe}): {_first_line(exc)}", 503) from None
+                raise BrowserError(f"cannot start Chromium ({exe}): {first_line(exc)}", 503) from None
             log.info("Chromium started: %s %s", exe, self._browser.version)
             return self._browser
 
@@ -373,7 +278,7 @@ class WebRenderer:
                 browser = await asyncio.wait_for(self._ensure_browser(), timeout)
             except TimeoutError:
                 raise BrowserError(f"Chromium did not start within {timeout:.3g} s", 504) from None
-            session = _Session(html, media, url, self.config, deadline)
+            session = PageSession(html, media, url, self.config, deadline)
             if session.bytes > self.config.max_bytes:
                 raise session.over_bytes(url)
             width, height = self.config.viewport
@@ -390,11 +295,11 @@ class WebRenderer:
             try:
                 context = await asyncio.shield(opening)
             except PlaywrightError as exc:  # Chromium died: the next page starts a new one
-                raise BrowserError(f"the browser failed: {_first_line(exc)}") from None
+                raise BrowserError(f"the browser failed: {first_line(exc)}") from None
             try:
                 data, title = await self._run_page(context, session, mode, timeout)
             except PlaywrightError as exc:
-                raise BrowserError(f"the browser failed: {_first_line(exc)}") from None
+                raise BrowserError(f"the browser failed: {first_line(exc)}") from None
             return RenderedPage(data, mode, title, url, session.blocked, session.requests, session.bytes)
         finally:
             if opening is None:
@@ -405,13 +310,15 @@ class WebRenderer:
                 if closing is not None:
                     await asyncio.shield(closing)  # cancelled here, the close still runs to its end
 
-    async def _run_page(self, context, session: _Session, mode: str, timeout: float) -> tuple[bytes, str]:
+    async def _run_page(self, context, session: PageSession, mode: str, timeout: float) -> tuple[bytes, str]:
         """Load and capture the page in `context` under the session's deadline and budgets."""
         from playwright.async_api import Error as PlaywrightError
 
         await context.add_init_script(_INIT_SCRIPT)
-        await context.route("**/*", lambda route: self._on_route(session, route))
-        await context.route_web_socket("**/*", lambda ws: self._on_websocket(session, ws))
+        await context.route(
+            "**/*", lambda route: route_request(session, route, self.fetch_limits, self._fetch_pool)
+        )
+        await context.route_web_socket("**/*", lambda ws: refuse_websocket(session, ws))
         work = asyncio.ensure_future(self._load_and_capture(context, session, mode))
         failed = asyncio.ensure_future(session.failed.wait())
         try:
@@ -430,7 +337,7 @@ class WebRenderer:
         try:
             return work.result()
         except PlaywrightError as exc:
-            message = f"the browser failed to {session.stage} the page: {_first_line(exc)}"
+            message = f"the browser failed to {session.stage} the page: {first_line(exc)}"
             raise BrowserError(message) from None
 
     def _close_when_open(self, opening: asyncio.Future) -> None:
@@ -454,7 +361,7 @@ class WebRenderer:
         try:
             await asyncio.wait_for(context.close(), _CLOSE_TIMEOUT_S)
         except Exception as exc:  # TimeoutError included: a renderer that no longer answers
-            log.warning("closing a browser context failed (%s): killing the browser", _first_line(exc))
+            log.warning("closing a browser context failed (%s): killing the browser", first_line(exc))
             await self._kill_browser()
         finally:
             self._active -= 1
@@ -463,7 +370,7 @@ class WebRenderer:
         """Kill Chromium (every process of it below this one), so nothing of a stuck page keeps running; the
         next page starts a new browser. Pages being rendered meanwhile fail (502)."""
         browser, self._browser = self._browser, None
-        mine = [pid for pid, command in _chromium_commands().items() if self._marker in command]
+        mine = [pid for pid, command in chromium_commands().items() if self._marker in command]
         doomed = set(mine)
         for pid in mine:
             doomed.update(chromium_processes(pid))
@@ -476,7 +383,7 @@ class WebRenderer:
             try:
                 await asyncio.wait_for(browser.close(), _CLOSE_TIMEOUT_S)
             except Exception as exc:
-                log.debug("closing the killed browser: %s", _first_line(exc))
+                log.debug("closing the killed browser: %s", first_line(exc))
 
     def _limited(self, exe: str) -> str:
         """`exe`, or on Linux with `max_process_mb` a wrapper script that sets the data-segment limit
@@ -493,13 +400,13 @@ class WebRenderer:
         os.chmod(path, 0o700)
         return path
 
-    async def _load_and_capture(self, context, session: _Session, mode: str) -> tuple[bytes, str]:
+    async def _load_and_capture(self, context, session: PageSession, mode: str) -> tuple[bytes, str]:
         from playwright.async_api import TimeoutError as PlaywrightTimeout
 
         config = self.config
         page = session.page = await context.new_page()
         page.on("crash", lambda _page: session.fail(BrowserError("the page crashed in the browser", 502)))
-        context.on("page", lambda popup: asyncio.ensure_future(_close_popup(page, popup, session)))
+        context.on("page", lambda popup: asyncio.ensure_future(close_popup(page, popup, session)))
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.dismiss()))
         # The time budget is enforced around this whole coroutine, so Playwright's own timeouts are off.
         await page.goto(session.url, wait_until="domcontentloaded", timeout=0)
@@ -568,167 +475,9 @@ class WebRenderer:
                 try:
                     await cdp.send("IO.close", {"handle": handle})
                 except Exception as exc:  # the context is closing: the stream goes with it
-                    log.debug("closing the print stream: %s", _first_line(exc))
+                    log.debug("closing the print stream: %s", first_line(exc))
         finally:
             try:
                 await cdp.detach()
             except Exception as exc:
-                log.debug("detaching from the page: %s", _first_line(exc))
-
-    async def _on_route(self, session: _Session, route) -> None:
-        """Answer one request of the page through the safe fetcher, or refuse it."""
-        try:
-            request = route.request
-            url = request.url
-            if (
-                not session.served_html
-                and request.is_navigation_request()
-                and request.frame.parent_frame is None
-            ):
-                # The page itself, fetched already by the caller (through the same fetcher).
-                session.served_html = True
-                media = _with_charset(session.media, session.html)
-                await route.fulfill(status=200, body=session.html, content_type=media)
-                return
-            reason = None
-            if _frame_page(request) is not session.page:
-                reason = "popups are not allowed"
-            elif request.method != "GET":
-                reason = f"method {request.method} is not allowed"
-            elif not url.lower().startswith(("http://", "https://")):
-                reason = "only http and https are allowed"
-            elif session.requests >= self.config.max_requests:
-                reason = f"over the budget of {self.config.max_requests} requests"
-            if reason is not None:
-                session.block(url, reason)
-                await route.abort("blockedbyclient")
-                return
-            session.requests += 1
-            async with session.fetches:
-                remaining_bytes = self.config.max_bytes - session.bytes
-                remaining_s = session.deadline - time.monotonic()
-                if remaining_bytes <= 0:
-                    session.fail(session.over_bytes(url))
-                if remaining_bytes <= 0 or remaining_s <= 0:
-                    await route.abort("failed")
-                    return
-                limits = dataclasses.replace(
-                    self.fetch_limits,
-                    max_bytes=min(self.fetch_limits.max_bytes, remaining_bytes),
-                    timeout_s=min(self.fetch_limits.timeout_s, remaining_s),
-                )
-                loop = asyncio.get_running_loop()
-                try:
-                    got = await loop.run_in_executor(self._fetch_pool, fetch_url, url, limits)
-                except FetchError as exc:
-                    if exc.status == 413:
-                        session.fail(session.over_bytes(url))
-                    session.block(url, str(exc))
-                    await route.abort("blockedbyclient" if exc.status == 400 else "failed")
-                    return
-            session.bytes += len(got.data)
-            if session.bytes > self.config.max_bytes:
-                session.fail(session.over_bytes(url))
-                await route.abort("failed")
-                return
-            media = got.content_type or "application/octet-stream"
-            await route.fulfill(status=200, body=got.data, content_type=_with_charset(media, got.data))
-        except Exception as exc:  # the page or its context closed while the fetch ran: nothing to answer
-            log.debug("route %s: %s", route.request.url[:200], _first_line(exc))
-
-    async def _on_websocket(self, session: _Session, ws) -> None:
-        session.block(ws.url, "WebSockets are not allowed")
-        try:
-            await ws.close(code=1008, reason="not allowed")
-        except Exception as exc:
-            log.debug("websocket %s: %s", ws.url[:200], _first_line(exc))
-
-
-def _frame_page(request):
-    """The page a request comes from (None for a service worker's, which has no frame)."""
-    try:
-        return request.frame.page
-    except Exception:
-        return None
-
-
-async def _close_popup(main, popup, session: _Session) -> None:
-    if popup is main:
-        return
-    session.block(popup.url, "popups are not allowed")
-    try:
-        await popup.close()
-    except Exception as exc:
-        log.debug("popup: %s", _first_line(exc))
-
-
-def paper_inches(paper: str) -> tuple[float, float]:
-    """(width, height) in inches of a paper format ("A4", "Letter", ...)."""
-    try:
-        return PAPER_INCHES[paper.lower()]
-    except KeyError:
-        raise ValueError(f"unknown paper format {paper!r}; one of {', '.join(PAPER_INCHES)}") from None
-
-
-def length_inches(length: str | float) -> float:
-    """A CSS length ("1cm", "10mm", "0.5in", "96px", or a number of pixels) in inches."""
-    text = str(length).strip().lower()
-    unit = text[-2:] if text[-2:] in _UNIT_INCHES else "px"
-    number = text[:-2] if text[-2:] in _UNIT_INCHES else text
-    return float(number) * _UNIT_INCHES[unit]
-
-
-def _process_table() -> tuple[dict[int, int], dict[int, str]]:
-    """(pid -> parent pid, pid -> command line) of every process, from Linux /proc; empty elsewhere."""
-    parents: dict[int, int] = {}
-    commands: dict[int, str] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return parents, commands
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read().decode("utf-8", "replace")
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                command = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:  # gone meanwhile
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1:
-            parents[int(entry)] = int(fields[1])
-            commands[int(entry)] = command
-    return parents, commands
-
-
-def _chromium_commands(root: int | None = None) -> dict[int, str]:
-    """pid -> command line of the Chromium processes below process `root` (this one by default)."""
-    root = os.getpid() if root is None else root
-    parents, commands = _process_table()
-    found: dict[int, str] = {}
-    for pid, command in commands.items():
-        program = os.path.basename(command.split(" ", 1)[0])
-        if "chrom" not in program and "headless_shell" not in program:
-            continue
-        ancestor, hops = parents.get(pid), 0
-        while ancestor not in (None, 0, 1, root) and hops < 64:
-            ancestor, hops = parents.get(ancestor), hops + 1
-        if ancestor == root:
-            found[pid] = command
-    return found
-
-
-def chromium_processes(root: int | None = None) -> dict[int, str]:
-    """Chromium processes below process `root` (this one by default): pid -> type ("browser", "renderer",
-    "zygote", "utility", ...). Read from Linux /proc; {} elsewhere."""
-    return {
-        pid: command.split("--type=", 1)[1].split(" ", 1)[0] if "--type=" in command else "browser"
-        for pid, command in _chromium_commands(root).items()
-    }
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return " ".join(text[0].split())[:300] if text else type(exc).__name__
+                log.debug("detaching from the page: %s", first_line(exc))

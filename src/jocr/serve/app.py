@@ -17,11 +17,6 @@ heavy happens at import time. Routes:
 from __future__ import annotations
 
 import asyncio
-import base64
-import hmac
-import importlib.resources
-import io
-import ipaddress
 import json
 import logging
 import time
@@ -36,8 +31,11 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from jocr.layout.draw import palette_hex
+from jocr.serve.access import check_access
 from jocr.serve.asking import Asking
 from jocr.serve.config import ServeConfig
+from jocr.serve.demo import STATIC_TYPES, katex_js, render_page, web_asset
+from jocr.serve.middleware import BodyLimitMiddleware, MetricsMiddleware, error_response
 from jocr.serve.openai import (
     ApiError,
     chat_chunk,
@@ -48,11 +46,9 @@ from jocr.serve.openai import (
     parse_chat_request,
     usage_dict,
 )
-from jocr.serve.reader import MODEL_ALIASES, handle_reader, read_input, read_pages, web_page
-from jocr.serve.service import OCRService, SamplingParams, Submitted, Ticket, Transcription
+from jocr.serve.reader import MODEL_ALIASES, handle_reader
+from jocr.serve.service import OCRService, SamplingParams, Submitted, Transcription, all_or_none
 
-STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
-PUBLIC_PATHS = ("/health", "/static/", "/favicon.ico")
 log = logging.getLogger("jocr.serve")
 # Not a real status (nginx's "client closed request"): recorded in the metrics for requests whose client
 # went away, which are neither the server's fault (5xx) nor answered.
@@ -61,112 +57,6 @@ CLIENT_GONE = 499
 
 class ClientGone(Exception):
     """The client disconnected before its answer: the work was cancelled and the slot released."""
-
-
-def _error_response(exc: ApiError) -> JSONResponse:
-    return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
-
-
-class BodyLimitMiddleware:
-    """Refuses request bodies over `max_bytes` with 413: at once from Content-Length, else while streaming;
-    and bodies that would take the bytes buffered by all requests past `max_server_bytes` with 429 (a
-    request holds its declared or received bytes until it ends)."""
-
-    def __init__(self, app, max_bytes: int, max_server_bytes: int | None = None, retry_after_s: int = 1):
-        self.app = app
-        self.max_bytes = max_bytes
-        self.max_server_bytes = max_server_bytes
-        self.retry_after_s = retry_after_s
-        self.buffered = 0  # the event loop's own counter: no lock needed
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        too_large = ApiError(
-            413, f"request body too large (limit {self.max_bytes} bytes)", code="body_too_large"
-        )
-        busy = ApiError(
-            429,
-            f"server busy: request bodies in flight are at the limit of {self.max_server_bytes} bytes; "
-            f"retry after {self.retry_after_s} s",
-            code="queue_full",
-            headers={"Retry-After": str(self.retry_after_s)},
-        )
-        declared = 0
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length":
-                if not value.isdigit() or len(value) > 19:  # bytes.isdigit is ASCII-only
-                    return await _error_response(ApiError(400, "invalid Content-Length"))(
-                        scope, receive, send
-                    )
-                declared = int(value)
-                if declared > self.max_bytes:
-                    return await _error_response(too_large)(scope, receive, send)
-        if self.max_server_bytes is not None and self.buffered + declared > self.max_server_bytes:
-            return await _error_response(busy)(scope, receive, send)
-        self.buffered += declared
-        held = declared
-        seen = 0
-
-        async def limited_receive():
-            nonlocal seen, held
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise too_large
-                if seen > held:  # no (or a wrong) Content-Length: count what arrives
-                    self.buffered += seen - held
-                    held = seen
-                    if self.max_server_bytes is not None and self.buffered > self.max_server_bytes:
-                        raise busy
-            return message
-
-        try:
-            return await self.app(scope, limited_receive, send)
-        finally:
-            self.buffered -= held
-
-
-class MetricsMiddleware:
-    """Counts every HTTP request by endpoint and status and times it to the end of its body."""
-
-    def __init__(self, app, metrics):
-        self.app = app
-        self.metrics = metrics
-
-    @staticmethod
-    def endpoint(method: str, path: str) -> str:
-        if path in ("/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/pages"):
-            return path
-        if path.startswith("/static/"):
-            return "/static"
-        if path == "/" and method == "GET":
-            return "demo"
-        return "reader"
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        start = time.perf_counter()
-        status = 500
-        label = self.endpoint(scope["method"], scope["path"])
-        recorded = False
-
-        async def timed_send(message):
-            nonlocal status, recorded
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-            if message["type"] == "http.response.body" and not message.get("more_body") and not recorded:
-                recorded = True
-                self.metrics.observe_request(label, status, time.perf_counter() - start)
-
-        try:
-            await self.app(scope, receive, timed_send)
-        finally:
-            if not recorded:
-                self.metrics.observe_request(label, status, time.perf_counter() - start)
 
 
 def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
@@ -190,35 +80,23 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     keys = tuple(k.encode() for k in config.api_keys)
     served_models = {service.model_id, *MODEL_ALIASES}
 
-    # The names a browser may use for this server when it has no API key (see `_check_browser_request`).
+    # The names a browser may use for this server when it has no API key (see access.py `check_access`).
     own_hosts = frozenset({"localhost", config.host.lower(), *(h.lower() for h in config.allowed_hosts)})
 
     def check_auth(request: Request) -> None:
-        if not keys:
-            _check_browser_request(request, own_hosts)
-            return
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        token_bytes = token.strip().encode()
-        if scheme.lower() != "bearer" or not any(hmac.compare_digest(token_bytes, k) for k in keys):
-            raise ApiError(
-                401,
-                "missing or invalid API key: send Authorization: Bearer KEY",
-                code="invalid_api_key",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+        check_access(request, keys, own_hosts)
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
-        return _error_response(exc)
+        return error_response(exc)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):
-        return _error_response(ApiError(exc.status_code, str(exc.detail)))
+        return error_response(ApiError(exc.status_code, str(exc.detail)))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError):
-        return _error_response(ApiError(400, "invalid request"))
+        return error_response(ApiError(400, "invalid request"))
 
     @app.exception_handler(ClientDisconnect)
     @app.exception_handler(ClientGone)
@@ -229,7 +107,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
     @app.exception_handler(Exception)
     async def _internal_error(request: Request, exc: Exception):
         message = " ".join(str(exc).split())[:300]
-        return _error_response(ApiError(500, f"internal error: {type(exc).__name__}: {message}"))
+        return error_response(ApiError(500, f"internal error: {type(exc).__name__}: {message}"))
 
     @app.get("/health")
     async def health():
@@ -280,7 +158,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     # A PDF page's text layer goes into the prompt of a one-page request only (an anchor
                     # is a page's).
                     one_page = len(task.image_urls) == 1
-                    loaded = await _all_or_none(
+                    loaded = await all_or_none(
                         service.load_image(url, i, deadline, ticket, with_anchor=one_page, asking=task.asks)
                         for i, url in enumerate(task.image_urls)
                     )
@@ -315,16 +193,19 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                         )
 
                 return _ReleasingStream(
-                    _sse(service, images, task.prompt, params, task.include_usage, submitted),
+                    _sse(service, task.include_usage, submitted),
                     release=on_close,
                     media_type="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
                 )
+
+            async def generate() -> Transcription:
+                submitted = await service.submit(images, task.prompt, params, anchors, asking)
+                return await service.transcribe_all(submitted)
+
             try:
                 async with asyncio.timeout(max(1.0, deadline - time.monotonic())):
-                    result = await until_disconnected(
-                        request, service.transcribe_all(images, task.prompt, params, anchors, asking)
-                    )
+                    result = await until_disconnected(request, generate())
             except TimeoutError:
                 raise ApiError(504, f"generation timed out after {config.request_timeout_s:g} s") from None
             return chat_completion(
@@ -348,13 +229,13 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
         with service.admit() as ticket:
             try:
                 async with asyncio.timeout(timeout_s):
-                    return await until_disconnected(request, _render_page(request, service, ticket))
+                    return await until_disconnected(request, render_page(request, service, ticket))
             except TimeoutError:
                 raise ApiError(504, f"rendering the page timed out after {timeout_s:g} s") from None
 
     @app.get("/", response_class=HTMLResponse)
     async def demo():
-        return HTMLResponse(_web_asset("index.html").decode("utf-8"))
+        return HTMLResponse(web_asset("index.html").decode("utf-8"))
 
     @app.get("/favicon.ico")
     async def favicon():
@@ -365,7 +246,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
         if name == "palette.json":  # the block colours `jocr parse --draw` uses, for the demo's boxes
             return JSONResponse(palette_hex(), headers={"Cache-Control": "max-age=3600"})
         if name == "katex.min.js":
-            data = _katex_js()
+            data = katex_js()
             if data is None:
                 raise ApiError(404, "KaTeX is not bundled")
             return Response(data, media_type="text/javascript", headers={"Cache-Control": "max-age=3600"})
@@ -373,7 +254,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
         if "/" in name or suffix not in STATIC_TYPES:
             raise ApiError(404, f"no static file {name!r}")
         try:
-            data = _web_asset(name)
+            data = web_asset(name)
         except FileNotFoundError:
             raise ApiError(404, f"no static file {name!r}") from None
         return Response(data, media_type=STATIC_TYPES[suffix] + "; charset=utf-8")
@@ -392,82 +273,6 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
         return await until_disconnected(request, handle_reader(request, service, raw))
 
     return app
-
-
-async def _all_or_none(coroutines) -> list:
-    """Run the coroutines together; when one fails, cancel the others before raising (a plain gather would
-    leave them decoding images, and reserving pixels, for a request that has already been answered)."""
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        return await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-def host_name(host_header: str) -> str:
-    """The name in a Host header, lower case, without its port ("[::1]:8000" -> "::1")."""
-    host = host_header.strip().lower()
-    if host.startswith("["):
-        return host[1:].split("]", 1)[0]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _is_ip_literal(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
-
-
-def _check_browser_request(request: Request, own_hosts: frozenset[str]) -> None:
-    """Without API keys, refuse what a web page in the user's browser could send here on another site's
-    behalf:
-
-    - DNS rebinding: a page on `evil.example` whose name is then pointed at this server's address talks to
-      it as its own origin (so Origin equals Host, and the browser lets the page read the answers). Its
-      requests carry `Host: evil.example`: only an IP address, `localhost`, the address the server is bound
-      to and the names given with `--allowed-host` are accepted (`*` accepts any);
-    - cross-site GETs (an `<img>`, a link, a `no-cors` fetch starting a Reader fetch): browsers mark them
-      `Sec-Fetch-Site: cross-site` (or `same-site`, another port or subdomain); only `same-origin` and `none`
-      (typed into the address bar) are accepted;
-    - cross-site POSTs (CSRF: a form or a `text/plain` fetch needs no CORS preflight): browsers send `Origin`
-      with every cross-site POST, so a POST whose Origin is not this server's own is refused. Clients that are
-      not browsers send neither header."""
-    host = request.headers.get("host", "")
-    name = host_name(host)
-    # No Host at all (HTTP/1.0) is no browser's: browsers always send one.
-    if name and "*" not in own_hosts and name not in own_hosts and not _is_ip_literal(name):
-        raise ApiError(
-            403,
-            f"Host {host[:100]!r} is not a name of this server (DNS rebinding?); start the server with "
-            "--allowed-host NAME to accept it, or with an API key",
-            code="host_not_allowed",
-        )
-    fetch_site = request.headers.get("sec-fetch-site", "").strip().lower()
-    if fetch_site not in ("", "same-origin", "none"):
-        raise ApiError(
-            403,
-            f"cross-site request refused (Sec-Fetch-Site {fetch_site[:30]!r}); start the server with an API "
-            "key to accept requests from other sites",
-            code="cross_origin",
-        )
-    if request.method != "POST":
-        return
-    origin = request.headers.get("origin")
-    if origin is None:
-        return
-    scheme, _, rest = origin.partition("://")
-    if origin == "null" or scheme not in ("http", "https") or rest.rstrip("/").lower() != host.lower():
-        raise ApiError(
-            403,
-            f"cross-site request refused (Origin {origin[:100]!r}); start the server with an API key "
-            "to accept requests from other sites",
-            code="cross_origin",
-        )
 
 
 async def _read_body(request: Request, timeout_s: float) -> bytes:
@@ -523,14 +328,7 @@ class _ReleasingStream(StreamingResponse):
                 release()
 
 
-async def _sse(
-    service: OCRService,
-    images,
-    prompt: str,
-    params: SamplingParams,
-    include_usage: bool,
-    submitted: Submitted,
-) -> AsyncIterator[str]:
+async def _sse(service: OCRService, include_usage: bool, submitted: Submitted) -> AsyncIterator[str]:
     """OpenAI streaming: a role chunk, content chunks, a finish chunk, optionally a usage chunk, then
     `data: [DONE]`. Errors after the status line is sent are reported in-band as an error event."""
     cid, created, model = completion_id(), int(time.time()), service.model_id
@@ -541,7 +339,7 @@ async def _sse(
     yield event(chat_chunk(cid, model, created, {"role": "assistant", "content": ""}))
     try:
         async with asyncio.timeout(service.config.request_timeout_s):
-            async for item in service.transcribe(images, prompt, params, submitted):
+            async for item in service.transcribe(submitted):
                 if isinstance(item, Transcription):
                     if item.refusal:  # a schema's answer the page does not give (OpenAI's refusal delta)
                         yield event(chat_chunk(cid, model, created, {"refusal": item.refusal}))
@@ -558,73 +356,3 @@ async def _sse(
     except Exception as exc:  # the status line is sent already: report in-band, as OpenAI does
         yield event(ApiError(500, f"internal error: {type(exc).__name__}: {exc}").body())
     yield "data: [DONE]\n\n"
-
-
-async def _render_page(request: Request, service: OCRService, ticket: Ticket) -> dict[str, Any]:
-    """The page image the model sees (downscaled for the browser), for the demo page; with `"read": true`
-    the page read through the Reader's pipeline instead: its Markdown (the Reader's `content`) and its
-    document tree (`PageTree.to_dict()`, null for a blank page), which the demo draws over the image."""
-    payload = await service.run_blocking(load_json_body, await request.body())
-    payload = payload if isinstance(payload, dict) else {}
-    page = payload.get("page", 1)
-    if not isinstance(page, int) or isinstance(page, bool) or page < 1:
-        raise ApiError(400, "page must be a positive integer (1-based)", param="page")
-    read = payload.get("read", False)
-    if not isinstance(read, bool):
-        raise ApiError(400, "read must be true or false", param="read")
-    deadline = time.monotonic() + service.config.fetch.timeout_s + service.config.browser.timeout_s + 5
-    data, source_url, content_type = await read_input(request, service, None, deadline)
-    web = await web_page(service, data, source_url, content_type, "pdf", deadline, ticket)
-    doc = await service.open_document(web.data if web else data, source_url or "document", ticket)
-    try:
-        if page > doc.num_pages:
-            raise ApiError(400, f"page {page} is out of range: the document has {doc.num_pages} page(s)")
-        title = web.title if web else doc.title
-        if read:
-            await doc.reserve(page - 1)
-            parsed = await read_pages(service, doc.source, [page - 1], source_url or "document")
-        else:
-            image = await doc.render(page - 1)
-    finally:
-        await doc.close()
-    if read:
-        result = parsed.pages[0]
-        return {
-            "page": page,
-            "num_pages": doc.num_pages,
-            "title": title,
-            "content": parsed.markdown,
-            "tree": result.tree.to_dict() if result.tree is not None else None,
-            "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.num_tokens},
-        }
-
-    def encode() -> tuple[str, int, int]:
-        width, height = image.size
-        small = image.copy()
-        small.thumbnail((1600, 1600))
-        buf = io.BytesIO()
-        small.save(buf, format="PNG")
-        return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii"), width, height
-
-    url, width, height = await service.run_blocking(encode)
-    return {
-        "page": page,
-        "num_pages": doc.num_pages,
-        "width": width,
-        "height": height,
-        "title": title,
-        "image": url,
-    }
-
-
-def _web_asset(name: str) -> bytes:
-    return importlib.resources.files("jocr.serve").joinpath("web", name).read_bytes()
-
-
-def _katex_js() -> bytes | None:
-    """KaTeX as bundled with the math checks (jocr/checks/katex), served so the demo renders formulas without
-    a CDN; None when it is not there (the page then shows LaTeX source)."""
-    try:
-        return importlib.resources.files("jocr.checks").joinpath("katex", "katex.min.js").read_bytes()
-    except (FileNotFoundError, ModuleNotFoundError):
-        return None

@@ -33,7 +33,7 @@ class ServeConfig:
     anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt, as in `jocr parse`
     (jocr.lines.anchor.page_anchor; chat requests with one image that is a PDF page, and the Reader).
     allowed_hosts: names (Host header) a browser may use for this server when it has no API keys, besides IP
-    addresses, `localhost` and `host`; "*" accepts any (app.py `_check_browser_request`: DNS rebinding).
+    addresses, `localhost` and `host`; "*" accepts any (access.py `check_access`: DNS rebinding).
     fetch: limits of the URL fetcher (documents/fetch.py); `allow_private` there lets the server fetch from
     private addresses (off by default). browser: the web page renderer (Chromium; documents/browser.py),
     whose every request goes through the same fetcher and limits.

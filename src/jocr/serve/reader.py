@@ -37,9 +37,10 @@ from jocr.documents.fetch import FetchError, decode_base64
 from jocr.documents.preprocess import is_blank_page
 from jocr.pipeline import Document, DocumentRun
 from jocr.pipeline.ask import ANSWER_TOKENS, Answer, PageAnswer, answer_box, choose_page
+from jocr.serve.admission import Ticket
 from jocr.serve.asking import Asking, answer_response, checked_question, header_question
 from jocr.serve.openai import ApiError, load_json_body
-from jocr.serve.service import OCRService, SamplingParams, Ticket, post_to_loop
+from jocr.serve.service import OCRService, SamplingParams, all_or_none, post_to_loop
 
 FORMATS = ("markdown", "text")
 SHOTS = ("screenshot", "pageshot")
@@ -382,7 +383,8 @@ async def ask_pages(
             return PageAnswer(page=index + 1, error=f"page {index + 1} is blank: nothing to ask")
         anchors, lines = await doc.question_anchors(index, image)
         ticket.add_slots(len(anchors) - 1)  # one engine request per window, as a chat page's
-        result = await service.transcribe_all([image], question, params, anchors, Asking(None, lines))
+        submitted = await service.submit([image], question, params, anchors, Asking(None, lines))
+        result = await service.transcribe_all(submitted)
         return PageAnswer(
             page=index + 1,
             text=result.text,
@@ -392,14 +394,7 @@ async def ask_pages(
             finish_reason=result.finish_reason,
         )
 
-    tasks = [asyncio.ensure_future(ask_page(i)) for i in indices]
-    try:
-        pages = await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    pages = await all_or_none(ask_page(i) for i in indices)
     answer = choose_page(Answer(question=question, source=url, pages=list(pages)))
     if answer.error is not None:
         raise ApiError(400, answer.error, code="blank_page")

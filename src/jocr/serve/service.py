@@ -1,5 +1,6 @@
-"""The model side of the server: admission control, documents -> page images -> views, and generation through
-the engine's thread-safe Scheduler (continuous batching shared by every request), bridged to asyncio.
+"""The model side of the server: documents -> page images -> views, and generation through the engine's
+thread-safe Scheduler (continuous batching shared by every request), bridged to asyncio; every request is
+admitted first (admission.py: its slots and decoded pixels, held on a `Ticket`).
 
 Nothing here runs model or image work on the event loop: documents are opened and pages rendered and
 preprocessed on a small worker pool (PDF work is serialised by the documents' own PDFium lock), generation
@@ -13,7 +14,6 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +28,7 @@ from jocr.documents.preprocess import is_blank_page
 from jocr.engine.stats import RequestStats
 from jocr.layout.request import join_windows, page_finish_reason, page_text
 from jocr.lines.references import without_open_reference
+from jocr.serve.admission import Admission, Ticket
 from jocr.serve.asking import Asking
 from jocr.serve.config import ServeConfig
 from jocr.serve.metrics import Metrics
@@ -52,17 +53,17 @@ def post_to_loop(loop: asyncio.AbstractEventLoop, put: Callable[[Any], None]) ->
     return post
 
 
-class Overloaded(ApiError):
-    """The bounded queue is full: answered 429 with Retry-After."""
-
-    def __init__(self, in_flight: int, capacity: int, retry_after_s: int):
-        super().__init__(
-            429,
-            f"server busy: {in_flight} requests in flight (capacity {capacity}); "
-            f"retry after {retry_after_s} s",
-            code="queue_full",
-            headers={"Retry-After": str(retry_after_s)},
-        )
+async def all_or_none(coroutines) -> list:
+    """Run the coroutines together; when one fails, cancel the others before raising (a plain gather would
+    leave them decoding images, and reserving pixels, for a request that has already been answered)."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 @dataclass
@@ -118,117 +119,6 @@ class Submitted:
     @property
     def done(self) -> bool:
         return all(getattr(h, "done", True) for h in self.handles)
-
-
-class Admission:
-    """Counts requests in flight; refuses (429) past `max_batch + max_queue` instead of queueing forever.
-    Also admits by cost: decoded pixels per request (`max_request_pixels`, 413 past it) and for the server
-    (`max_server_pixels`, 429 past it), reserved from the image header or page box before decoding."""
-
-    def __init__(self, config: ServeConfig, metrics: Metrics):
-        self.capacity = config.max_batch + config.max_queue
-        self.max_batch = config.max_batch
-        self.retry_after_s = config.retry_after_s
-        self.max_request_pixels = config.max_request_pixels
-        self.max_server_pixels = config.max_server_pixels
-        self.metrics = metrics
-        self._lock = threading.Lock()
-        self.in_flight = 0
-        self.pixels = 0  # decoded pixels reserved by all requests
-
-    def reserve_pixels(self, n: int) -> None:
-        with self._lock:
-            if self.pixels + n > self.max_server_pixels:
-                self.metrics.add_rejected()
-                raise ApiError(
-                    429,
-                    f"server busy: {self.pixels:,} decoded pixels in flight "
-                    f"(budget {self.max_server_pixels:,}); retry after {self.retry_after_s} s",
-                    code="queue_full",
-                    headers={"Retry-After": str(self.retry_after_s)},
-                )
-            self.pixels += n
-
-    def release_pixels(self, n: int) -> None:
-        with self._lock:
-            self.pixels = max(0, self.pixels - n)
-
-    def acquire(self, n: int = 1) -> None:
-        with self._lock:
-            if self.in_flight + n > self.capacity:
-                self.metrics.add_rejected()
-                raise Overloaded(self.in_flight, self.capacity, self.retry_after_s)
-            self.in_flight += n
-            self._publish()
-
-    def release(self, n: int = 1) -> None:
-        with self._lock:
-            self.in_flight = max(0, self.in_flight - n)
-            self._publish()
-
-    def _publish(self) -> None:
-        self.metrics.set_load(max(0, self.in_flight - self.max_batch), self.in_flight)
-
-
-class PixelHold:
-    """One request's decoded-pixel reservation (see Admission); `release()` when the request ends."""
-
-    def __init__(self, admission: Admission):
-        self.admission = admission
-        self.held = 0
-        self.closed = False
-
-    def add(self, n: int) -> None:
-        if self.closed:  # the request has ended: nothing more may be reserved for it
-            raise ApiError(499, "request already finished")
-        limit = self.admission.max_request_pixels
-        if self.held + n > limit:
-            raise ApiError(
-                413,
-                f"request decodes {self.held + n:,} pixels, over the per-request limit of {limit:,} "
-                "(fewer or smaller images; one page at a time with X-Page)",
-                code="too_many_pixels",
-            )
-        self.admission.reserve_pixels(n)
-        self.held += n
-
-    def release(self) -> None:
-        self.closed = True
-        held, self.held = self.held, 0
-        self.admission.release_pixels(held)
-
-
-class Ticket:
-    """One request's admission, the one path every route takes (`OCRService.admit`): its slots among the
-    requests in flight (one per engine request it will run: a Reader page, a chat page's anchor window) and
-    its decoded-pixel reservation (`pixels`: every page it renders, every screenshot it takes, reserved
-    before the work). `release()` (or leaving the `with` block) frees both, once."""
-
-    def __init__(self, admission: Admission, slots: int = 1):
-        admission.acquire(slots)
-        self.admission = admission
-        self.slots = slots
-        self.pixels = PixelHold(admission)
-        self.released = False
-
-    def add_slots(self, n: int) -> None:
-        """Count `n` more engine requests of this request (429 past the capacity)."""
-        if n > 0:
-            self.admission.acquire(n)
-            self.slots += n
-
-    def release(self) -> None:
-        if self.released:
-            return
-        self.released = True
-        self.pixels.release()
-        self.admission.release(self.slots)
-
-    def __enter__(self) -> Ticket:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
 
 class OpenDocument:
@@ -481,15 +371,9 @@ class OCRService:
         for handle in submitted.handles:
             self.generator.cancel(handle)
 
-    async def transcribe(
-        self,
-        images: list[Image.Image],
-        prompt: str,
-        params: SamplingParams,
-        submitted: Submitted | None = None,
-        anchors: Sequence[str] = (),
-    ) -> AsyncIterator[str | Transcription]:
-        """Yield text deltas as tokens arrive, then the final `Transcription` (the last item).
+    async def transcribe(self, submitted: Submitted) -> AsyncIterator[str | Transcription]:
+        """Yield a submitted request's text deltas as tokens arrive, then the final `Transcription` (the last
+        item).
 
         The deltas add up to exactly the final post-processed text: each delta extends the stable part of
         the post-processed text so far (up to its last complete word, before any unfinished grounding tag
@@ -497,8 +381,6 @@ class OCRService:
         windows streams its windows in order: a window's text follows once the windows before it have
         finished. The caller must have been admitted (`admission.acquire`); `submitted` is a request already
         handed to the engine (`submit`)."""
-        if submitted is None:
-            submitted = await self.submit(images, prompt, params, anchors)
         size, anchors = submitted.size, submitted.anchors
         parts = len(submitted.handles)
         ids: list[list[int]] = [[] for _ in range(parts)]
@@ -577,17 +459,10 @@ class OCRService:
                 break
         return page_text(texts, anchors, reasons)
 
-    async def transcribe_all(
-        self,
-        images: list[Image.Image],
-        prompt: str,
-        params: SamplingParams,
-        anchors: Sequence[str] = (),
-        asking: Asking | None = None,
-    ) -> Transcription:
+    async def transcribe_all(self, submitted: Submitted) -> Transcription:
+        """A submitted request's final `Transcription` (`transcribe` without the deltas)."""
         final = None
-        submitted = await self.submit(images, prompt, params, anchors, asking)
-        async for item in self.transcribe(images, prompt, params, submitted):
+        async for item in self.transcribe(submitted):
             if isinstance(item, Transcription):
                 final = item
         assert final is not None

@@ -54,9 +54,11 @@ def copy_paths(vector_dir: Path, stem: str) -> tuple[Path, Path]:
     return folder / f"{stem}.jpg", folder / f"{stem}.json"
 
 
-def make_copy(pdf: Path, engine: str, seed: int):
+def make_copy(pdf: Path, seed: int):
     """A vector page printed and degraded (a scan for even seeds, a photograph for odd), at 0.7-1.3 times
-    the resolution `jocr parse` renders PDFs at; returns (image, variant, degradation log)."""
+    the resolution `jocr parse` renders PDFs at; returns (image, variant, degradation log). The image does
+    not depend on the OCR engine that reads it (`write_ocr_copies`), so copies read by different engines
+    are the same pixels."""
     from PIL import Image
 
     from jocr.documents.pages import LoadOptions, open_source
@@ -95,7 +97,7 @@ def write_ocr_copies(vector_dir: str | Path, pages: int, engine: str = "rapidocr
         image_path, lines_path = copy_paths(root, pdf.stem)
         if lines_path.exists():
             continue
-        image, variant, degraded = make_copy(pdf, engine, k)
+        image, variant, degraded = make_copy(pdf, k)
         lines = read_image(image, config)
         image.save(image_path, quality=85)
         record = {"variant": variant, "degrade": degraded, "lines": lines.to_dict()}
