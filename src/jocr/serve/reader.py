@@ -382,7 +382,8 @@ async def ask_pages(
             return PageAnswer(page=index + 1, error=f"page {index + 1} is blank: nothing to ask")
         anchors, lines = await doc.question_anchors(index, image)
         ticket.add_slots(len(anchors) - 1)  # one engine request per window, as a chat page's
-        result = await service.transcribe_all([image], question, params, anchors, Asking(None, lines))
+        asking = Asking(None, lines, question)
+        result = await service.transcribe_all([image], question, params, anchors, asking)
         return PageAnswer(
             page=index + 1,
             text=result.text,
