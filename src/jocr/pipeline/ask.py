@@ -58,7 +58,7 @@ class AskConfig:
     """Decoding and page settings of `ask` / `extract` (as `jocr parse` takes them)."""
 
     max_tokens: int = ANSWER_TOKENS  # output tokens per request (an answer, or a page's JSON of fields)
-    spec: str | int = "auto"
+    spec: str | int = "auto"  # "auto": drafting for `extract`'s JSON, none for `ask`'s few-token answers
     batch_size: int = DEFAULT_BATCH_SIZE
     anchor: str = "auto"
     dpi: float | None = None
@@ -535,6 +535,8 @@ def ask(
     if not texts:
         raise AskError("no question to ask")
     cfg = config or AskConfig(**settings)
+    if cfg.spec == "auto":  # an answer is a few tokens (`@13`): a draft pass costs more than it saves
+        cfg = replace(cfg, spec=0)
     loaded = _model(model, device)
     source, entries = _read_pages(file, loaded, texts, pages, cfg)
     answers = [
