@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/qa.py --baseline keyword                        # data/frozen-test/docqa, pdf
     .venv/bin/python benchmarks/qa.py --model models/anchored                   # a model, through jocr.ask
+    .venv/bin/python benchmarks/qa.py --model DIR --keyword-control             # and the baseline, same run
     .venv/bin/python benchmarks/qa.py --baseline keyword --set data/frozen-real-qa
     .venv/bin/python benchmarks/qa.py --baseline keyword --variant scan          # lines by OCR
     .venv/bin/python benchmarks/qa.py --make-variants data/frozen-real-qa         # its scans and photos
@@ -144,9 +145,10 @@ def run_keyword(docs: list[dict], ocr: str) -> tuple[list[list[str]], list[dict 
 
 
 def run_model(
-    docs: list[dict], model_dir: str, max_tokens: int, fields_tokens: int, ocr: str
+    docs: list[dict], model_dir: str, max_tokens: int, fields_tokens: int, ocr: str, raws: list | None = None
 ) -> tuple[list[list[str]], list[dict | None]]:
-    """Each document's questions asked together (`jocr.ask` with a list), then its fields extracted."""
+    """Each document's questions asked together (`jocr.ask` with a list), then its fields extracted;
+    `raws` gets each question's answer as the model wrote it (references unresolved)."""
     import jocr
     from jocr.pipeline import load_model
 
@@ -154,9 +156,10 @@ def run_model(
     answers, fields = [], []
     for i, doc in enumerate(docs, 1):
         questions = [q["question"] for q in doc["questions"]]
-        answers.append(
-            [a.answer for a in jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens, ocr=ocr)]
-        )
+        asked = jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens, ocr=ocr)
+        answers.append([a.answer for a in asked])
+        if raws is not None:
+            raws.append([next((p.raw for p in a.pages if p.page == a.page), "") for a in asked])
         names = list(doc["fields"] or {})
         values = (
             jocr.extract(doc["file"], names, model=model, max_tokens=fields_tokens, ocr=ocr).values
@@ -221,37 +224,57 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=32, help="answer tokens per question (model)")
     parser.add_argument("--fields-tokens", type=int, default=128, help="tokens per extraction answer (model)")
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
+    parser.add_argument(
+        "--keyword-control",
+        action="store_true",
+        help="with --model: also score the keyword baseline in the same run (a second JSON result)",
+    )
     args = parser.parse_args()
     if args.make_variants:
         make_variants(Path(args.make_variants))
         return 0
     docs = load_set(Path(args.set), args.variant)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
+    raws: list[list[str]] = []
     if args.baseline:
         answers, fields = run_keyword(docs, args.ocr)
     else:
-        answers, fields = run_model(docs, args.model, args.max_tokens, args.fields_tokens, args.ocr)
+        answers, fields = run_model(docs, args.model, args.max_tokens, args.fields_tokens, args.ocr, raws)
     result = {
         "set": args.set,
         "variant": args.variant,
         "answerer": args.model or f"baseline:{args.baseline}",
         "ocr": args.ocr if args.variant != "pdf" else None,
         "seconds": round(time.perf_counter() - t0, 1),
+        "cpu_seconds": round(time.process_time() - c0, 1),  # this process's, model loading included
         "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
         **scores(docs, answers, fields),
     }
     if args.predictions:
         with open(args.predictions, "w", encoding="utf-8") as fh:
-            for doc, doc_answers in zip(docs, answers):
-                for q, a in zip(doc["questions"], doc_answers):
+            for d, (doc, doc_answers) in enumerate(zip(docs, answers)):
+                for k, (q, a) in enumerate(zip(doc["questions"], doc_answers)):
                     row = {
                         "file": str(doc["file"]),
                         "question": q["question"],
                         "answers": q["answers"],
                         "prediction": a,
                     }
+                    if raws:
+                        row["raw"] = raws[d][k]
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(json.dumps(result, ensure_ascii=False, indent=1))
+    if args.model and args.keyword_control:
+        t0, c0 = time.perf_counter(), time.process_time()
+        answers, fields = run_keyword(docs, args.ocr)
+        control = {
+            **{k: result[k] for k in ("set", "variant", "ocr")},
+            "answerer": "baseline:keyword",
+            "seconds": round(time.perf_counter() - t0, 1),
+            "cpu_seconds": round(time.process_time() - c0, 1),
+            **scores(docs, answers, fields),
+        }
+        print(json.dumps(control, ensure_ascii=False, indent=1))
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,18 +17,23 @@ from tokenizers import Tokenizer as HFTokenizer
 
 from jocr.cli import main
 from jocr.config import OCRConfig
+from jocr.documents.pages import open_source
 from jocr.engine.requests import GenerationResult
 from jocr.engine.stats import RequestStats
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import ANCHOR_VERSION
+from jocr.lines.references import anchor_runs
+from jocr.lines.source import page_lines
 from jocr.model import OCRModel
 from jocr.pipeline import AskError, ask, extract, load_model
 from jocr.pipeline.ask import (
     MAX_FIELDS,
+    AskConfig,
     FieldSpec,
     answer_span,
     extract_prompt,
     parse_schema,
+    question_anchor,
     question_ids,
     read_fields_answer,
 )
@@ -131,6 +137,40 @@ def test_an_anchored_answer_in_run_references_is_resolved_and_located(bundle_dir
     loaded, _ = scripted(bundle_dir, "Zebra 42")
     answer = ask(plain_pdf(), QUESTION, model=loaded)
     assert answer.answer == "Zebra 42" and answer.box is None and answer.page == 1
+
+
+RECEIPT = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "docqa" / "pdfs"
+RECEIPT = RECEIPT / "docqa_receipt_en_2000000000.pdf"
+
+
+def test_a_referenced_answer_is_cut_from_its_run_and_boxed_by_it(bundle_dir):
+    loaded, _ = scripted(bundle_dir, "@2")
+    answer = ask(str(RECEIPT), "Which store issued the receipt?", model=loaded)
+    with open_source(str(RECEIPT)) as source:
+        image = source.render(0)
+        lines = page_lines(source, 0, image, "none")
+        decision, _ = question_anchor(source, 0, image, loaded, AskConfig(ocr="none"))
+    store = next(line for line in lines.lines if line.text.startswith("Store:"))
+    sx, sy = image.size[0] / lines.width, image.size[1] / lines.height
+    expected = [round(v * s) for v, s in zip(store.box, (sx, sy, sx, sy))]
+    # run 2 is "Store: Orion Tools Inc": its label dropped, its line the box
+    assert answer.answer == "Orion Tools Inc" and answer.pages[0].raw == "@2" and answer.box == expected
+    # a value across two runs: the box spans both lines
+    loaded, _ = scripted(bundle_dir, "@2 @3")
+    number = next(line for line in lines.lines if line.text.startswith("Receipt No"))
+    both = ask(str(RECEIPT), "Which store issued the receipt?", model=loaded).box
+    assert both == [
+        expected[0],
+        expected[1],
+        max(expected[2], round(number.box[2] * sx)),
+        round(number.box[3] * sy),
+    ]
+    # extracted values likewise, each cut under its field's name
+    total = next(n for n, t in anchor_runs(decision.texts[0]).items() if t.startswith("Total:"))
+    loaded, _ = scripted(bundle_dir, f'{{"store": "@2", "total": "@{total}"}}')
+    result = extract(str(RECEIPT), ["store", "total"], model=loaded)
+    assert result.values == {"store": "Orion Tools Inc", "total": "$288.62"}
+    assert result.where["store"]["box"] == expected
 
 
 def test_answer_span_exact_then_fuzzy():

@@ -24,6 +24,7 @@ from jocr.pipeline import LoadedModel
 from jocr.pipeline.ask import (
     AskConfig,
     answer_text,
+    answer_value,
     extract_prompt,
     parse_schema,
     question_anchor,
@@ -217,7 +218,7 @@ def test_chat_question_takes_the_ask_path(tiny_model, tokenizer, pdf_url):
         assert prompt == question_ids(builder, prompt.count(tokenizer.image_id), QUESTION, anchor)
         # the answer is the run it names, as `jocr ask` resolves it; not page Markdown
         content = response.json()["choices"][0]["message"]["content"]
-        assert content == answer_text(" @1 ", anchor) == lines.lines[0].text
+        assert content == answer_text(" @1 ", anchor, QUESTION) == answer_value(lines.lines[0].text, QUESTION)
         # streamed, the deltas add up to the same answer
         with client.stream("POST", "/v1/chat/completions", json=chat(pdf_url, QUESTION, stream=True)) as r:
             assert r.status_code == 200

@@ -1,53 +1,19 @@
-"""Training data for asking a page: examples from `jocr.synth.docqa` documents built on the `jocr ask`
-prompt path, extractive targets copied from the anchor (and read back to the answer exactly), and a
-2-step SFT smoke run on them."""
+"""Training data for asking a page: samples from `jocr.synth.docqa` documents built on the `jocr ask`
+prompt path, and a 2-step SFT smoke run on them (the targets themselves: tests/train/test_docqa_data.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from jocr.documents.pages import open_source
-from jocr.lines.anchor import ANCHOR_VERSION, page_anchor
-from jocr.lines.references import anchor_runs
-from jocr.pipeline.ask import answer_text, read_fields_answer
+from jocr.lines.anchor import ANCHOR_VERSION
 from jocr.tokenizer import ANCHOR_OPEN, Tokenizer
 from jocr.train.config import TrainConfig
 from jocr.train.data import DataConfig, SampleMaker
-from jocr.train.docqa_data import EXTRACT_KIND, copied_answer, docqa_examples, read_records
+from jocr.train.docqa_data import read_records
 from jocr.train.sft import build_model, train_sft
 
 DOCQA_DIR = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "docqa"
-
-
-def test_extractive_targets_are_copied_from_the_anchor_and_read_back_exactly():
-    tok = Tokenizer.byte_level()
-    records = read_records(str(DOCQA_DIR))
-    extractive = 0
-    for root, record in records[:6]:
-        with open_source(str(root / record["files"]["pdf"])) as source:
-            anchor = page_anchor(source, 0, "on", ANCHOR_VERSION, tok, 100_000).texts[0]
-        runs = list(anchor_runs(anchor).values())
-        examples = docqa_examples(record, anchor)
-        assert len(examples) == len(record["questions"]) + 1
-        for example in examples:
-            if example.kind == "extractive":
-                extractive += 1
-                assert any(example.target in run for run in runs)  # copied from the prompt
-                assert answer_text(example.target, anchor) in example.answers  # the inverse, exactly
-            elif example.kind == EXTRACT_KIND:
-                from jocr.pipeline.ask import parse_schema
-
-                fields = parse_schema(list(record["fields"]))
-                assert read_fields_answer(example.target, fields, anchor) == record["fields"]
-    assert extractive >= 20
-
-
-def test_copied_answer_takes_the_runs_characters():
-    anchor = "page 612x792\n@1 10,10 Invoice No.:  INV-7\n@2 10,20 TOTAL DUE $5.00"
-    assert copied_answer("INV-7", anchor) == "INV-7"
-    assert copied_answer("total due", anchor) == "TOTAL DUE"
-    assert copied_answer("absent", anchor) == "absent" and copied_answer("x", None) == "x"
 
 
 def _data(dropout: float) -> DataConfig:

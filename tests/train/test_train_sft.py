@@ -107,6 +107,11 @@ def test_batch_loss_equals_full_logits_loss(tiny_model_cfg, fake_synth, byte_tok
     ref, ref_correct, ref_n = answer_loss(full.logits, batch["labels"])
     assert n == ref_n and int(correct) == int(ref_correct)
     assert torch.allclose(fast, ref, atol=1e-5)
+    # per sample: the mean of the rows' own token means (rows of different lengths, so it differs)
+    assert len({int((batch["labels"][r] != IGNORE_INDEX).sum()) for r in range(3)}) > 1
+    per_row, _, _ = batch_loss(model, batch, per_sample=True)
+    rows = [answer_loss(full.logits[r : r + 1], batch["labels"][r : r + 1])[0] for r in range(3)]
+    assert torch.allclose(per_row, sum(rows) / 3, atol=1e-5)
 
 
 def test_input_noise_touches_only_answer_inputs():

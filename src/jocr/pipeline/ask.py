@@ -28,7 +28,13 @@ from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_sour
 from jocr.documents.preprocess import is_blank_page
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import PageAnchor, page_anchor_or_note
-from jocr.lines.references import resolve_references
+from jocr.pipeline.ask_answers import (  # noqa: F401 (answer_span, answer_value: read from here too)
+    answer_box,
+    answer_span,
+    answer_text,
+    answer_value,
+    runs_box,
+)
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, LoadedModel, load_model
 
 MAX_QUESTION_BYTES = 4096  # a question, a field description, or a whole extraction prompt (UTF-8)
@@ -41,7 +47,6 @@ OCR_MODES = ("auto", "rapidocr", "tesseract", "none")  # jocr.lines.ocr's, witho
 # Output tokens per request by default: an answer (`ask`), a page's JSON object of fields (`extract`).
 ANSWER_TOKENS = 128
 FIELDS_TOKENS = 512
-FUZZY_SPAN = 90.0  # rapidfuzz partial_ratio (0-100) from which an answer counts as a span of a line
 
 
 class AskError(ValueError):
@@ -53,7 +58,7 @@ class AskConfig:
     """Decoding and page settings of `ask` / `extract` (as `jocr parse` takes them)."""
 
     max_tokens: int = ANSWER_TOKENS  # output tokens per request (an answer, or a page's JSON of fields)
-    spec: str | int = "auto"
+    spec: str | int = "auto"  # "auto": drafting for `extract`'s JSON, none for `ask`'s few-token answers
     batch_size: int = DEFAULT_BATCH_SIZE
     anchor: str = "auto"
     dpi: float | None = None
@@ -215,23 +220,29 @@ def extract_prompt(fields: Sequence[FieldSpec]) -> str:
 
 def read_fields_answer(text: str, fields: Sequence[FieldSpec], anchor: str | None = None) -> dict[str, Any]:
     """The model's JSON object -> field name -> value (typed per field; None where absent, unreadable or
-    not of the field's type). A string value written as run references is resolved against `anchor`
-    after the JSON is read (a run's text may hold quotes). Text that holds no JSON object gives every
-    field None."""
+    not of the field's type). A string value written as run references is read as an answer is
+    (`answer_text` against `anchor`, the field's name as the question: references resolved, the value cut
+    from the runs by `answer_value`) after the JSON is read (a run's text may hold quotes). Text that holds
+    no JSON object gives every field None."""
+    data = fields_json(text)
+    values = {}
+    for f in fields:
+        value = data.get(f.name)
+        if anchor and isinstance(value, str):
+            value = answer_text(value, anchor, f.name)
+        values[f.name] = typed_value(value, f.type)
+    return values
+
+
+def fields_json(text: str) -> dict[str, Any]:
+    """The JSON object in a model's extraction answer (from its first `{` to its last `}`), {} when there is
+    none or it does not parse."""
     start, end = text.find("{"), text.rfind("}")
     try:
         data = json.loads(text[start : end + 1]) if 0 <= start < end else {}
     except ValueError:
         data = {}
-    if not isinstance(data, dict):
-        data = {}
-    values = {}
-    for f in fields:
-        value = data.get(f.name)
-        if anchor and isinstance(value, str):
-            value = resolve_references(value, anchor)
-        values[f.name] = typed_value(value, f.type)
-    return values
+    return data if isinstance(data, dict) else {}
 
 
 def typed_value(value: Any, kind: str) -> Any:
@@ -266,32 +277,6 @@ def question_ids(
     anchors (`Tokenizer.build_prompt`)."""
     counts = [image_tokens] if isinstance(image_tokens, int) else list(image_tokens)
     return builder.prompt_ids(counts, text=check_question(question), anchor=anchor)
-
-
-# Answers on the page ---------------------------------------------------------------------------------
-def answer_span(answer: str, lines: Sequence[Any]) -> int | None:
-    """The index of the text-layer line (`TextLine`) the answer is a span of: the first line holding it
-    exactly (after `normalise_answer`), else the line that holds it best by rapidfuzz's partial ratio if
-    that reaches FUZZY_SPAN; None when no line does (or the answer is empty)."""
-    wanted = normalise_answer(answer)
-    if not wanted or not lines:
-        return None
-    texts = [normalise_answer(line.text) for line in lines]
-    for i, text in enumerate(texts):
-        if wanted in text:
-            return i
-    from rapidfuzz import fuzz
-
-    scores = [fuzz.partial_ratio(wanted, text) if text else 0.0 for text in texts]
-    best = max(range(len(scores)), key=scores.__getitem__)
-    return best if scores[best] >= FUZZY_SPAN else None
-
-
-def _pixel_box(line, layer, size: tuple[int, int]) -> list[int]:
-    """A text-layer line's box (points) in pixels of the page image as rendered."""
-    sx, sy = size[0] / layer.width, size[1] / layer.height
-    x0, y0, x1, y1 = line.box
-    return [round(x0 * sx), round(y0 * sy), round(x1 * sx), round(y1 * sy)]
 
 
 # Results --------------------------------------------------------------------------------------------
@@ -374,6 +359,7 @@ class _PageRequests:
     error: str | None = None
     question: int = 0  # index of the question asked, for several questions on the same pages
     blank: bool = False  # a page without ink: not asked
+    firsts: list[int] = field(default_factory=lambda: [1])  # each window's first run, page-wide (`runs_box`)
 
 
 def _model(model: LoadedModel | str | os.PathLike | None, device: str) -> LoadedModel:
@@ -400,9 +386,15 @@ def _read_pages(
             image = source.render(index)
             blank = is_blank_page(image)
             decision, lines = (None, None) if blank else question_anchor(source, index, image, loaded, cfg)
+            firsts = [w.first for w in decision.windows] if decision and decision.anchored else [1]
             entries = [
                 _PageRequests(
-                    index + 1, image.size, decision.request_anchors if decision else [], lines, question=q
+                    index + 1,
+                    image.size,
+                    decision.request_anchors if decision else [],
+                    lines,
+                    question=q,
+                    firsts=firsts,
                 )
                 for q in range(len(questions))
             ]
@@ -484,20 +476,13 @@ def _generate(loaded: LoadedModel, requests: list[tuple[_PageRequests, Any]], cf
                 entry.error = f"page {entry.page}: generation failed ({reason})"
 
 
-def _window_answers(loaded: LoadedModel, entry: _PageRequests) -> list[tuple[str, str, str]]:
-    """(answer text, raw text, finish reason) per window of a page, run references resolved."""
+def _window_answers(loaded: LoadedModel, entry: _PageRequests, question: str) -> list[tuple[str, str, str]]:
+    """(answer text, raw text, finish reason) per window of a page, read by `answer_text`."""
     out = []
     for anchor, result in zip(entry.anchors, entry.results):
         raw = loaded.tokenizer.decode(result.token_ids)
-        out.append((answer_text(raw, anchor), raw, result.finish_reason))
+        out.append((answer_text(raw, anchor, question), raw, result.finish_reason))
     return out
-
-
-def answer_text(raw: str, anchor: str | None) -> str:
-    """A model's answer as the user reads it: run references resolved against the window's anchor (as
-    page text is), surrounding whitespace dropped. The inverse of the training targets'
-    form (`jocr.train.docqa_data`)."""
-    return (resolve_references(raw, anchor) if anchor else raw).strip()
 
 
 def choose_window(answers: Sequence[str], lines, size: tuple[int, int]) -> int:
@@ -522,17 +507,13 @@ def _window_raws(loaded: LoadedModel, entry: _PageRequests) -> list[tuple[str, s
     return [(loaded.tokenizer.decode(r.token_ids), a) for a, r in zip(entry.anchors, entry.results)]
 
 
-def _where(answer: str, entry: _PageRequests) -> list[int] | None:
-    return answer_box(answer, entry.layer, entry.size)
-
-
-def answer_box(answer: str, lines, size: tuple[int, int]) -> list[int] | None:
-    """The box (pixels of the page as rendered, `size`) of the line of `lines` (a page's usable
-    `PageLines`, or None) the answer is a span of (`answer_span`); None when it is none."""
-    if lines is None or not getattr(lines, "lines", None) or lines.width <= 0 or lines.height <= 0:
-        return None
-    index = answer_span(answer, lines.lines)
-    return None if index is None else _pixel_box(lines.lines[index], lines, size)
+def _where(answer: str, raw: str, window: int, entry: _PageRequests) -> list[int] | None:
+    """An answer's box: the lines of the runs its raw text references in its window (`runs_box`), else the
+    line it is a span of (`answer_box`)."""
+    first = entry.firsts[window] if window < len(entry.firsts) else 1
+    anchored = window < len(entry.anchors) and entry.anchors[window] is not None
+    box = runs_box(raw, first, entry.layer, entry.size) if anchored else None
+    return box or answer_box(answer, entry.layer, entry.size)
 
 
 def ask(
@@ -554,6 +535,8 @@ def ask(
     if not texts:
         raise AskError("no question to ask")
     cfg = config or AskConfig(**settings)
+    if cfg.spec == "auto":  # an answer is a few tokens (`@13`): a draft pass costs more than it saves
+        cfg = replace(cfg, spec=0)
     loaded = _model(model, device)
     source, entries = _read_pages(file, loaded, texts, pages, cfg)
     answers = [
@@ -567,10 +550,10 @@ def _answer(loaded: LoadedModel, question: str, source: str, entries: list[_Page
     for entry in entries:
         page = PageAnswer(page=entry.page, anchored=entry.anchors != [None], error=entry.error)
         if entry.error is None:
-            windows = _window_answers(loaded, entry)
-            chosen = windows[choose_window([w[0] for w in windows], entry.layer, entry.size)]
-            page.text, page.raw, page.finish_reason = chosen
-            page.box = _where(page.text, entry)
+            windows = _window_answers(loaded, entry, question)
+            window = choose_window([w[0] for w in windows], entry.layer, entry.size)
+            page.text, page.raw, page.finish_reason = windows[window]
+            page.box = _where(page.text, page.raw, window, entry)
         result.pages.append(page)
     return choose_page(result)
 
@@ -626,11 +609,14 @@ def extract(
                 if not entry.blank or every_page_blank:  # a blank page among others holds no fields
                     extraction.error = extraction.error or entry.error
                 continue
-            for raw, anchor in _window_raws(loaded, entry):
+            for window, (raw, anchor) in enumerate(_window_raws(loaded, entry)):
+                written = fields_json(raw)
                 for name, value in read_fields_answer(raw, fields, anchor).items():
                     if value is None or extraction.values[name] is not None:
                         continue
                     extraction.values[name] = value
-                    extraction.where[name] = {"page": entry.page, "box": _where(str(value), entry)}
+                    raw_value = written.get(name) if isinstance(written.get(name), str) else ""
+                    box = _where(str(value), raw_value, window, entry)
+                    extraction.where[name] = {"page": entry.page, "box": box}
         out.append(extraction)
     return out[0] if single else out

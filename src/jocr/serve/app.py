@@ -172,7 +172,8 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             if task.asks:  # a question or a schema's fields (docs/asking.md, "The server")
                 if all(page.blank for page in loaded):
                     raise ApiError(400, "the image is blank: nothing to ask", code="blank_page")
-                asking = Asking(task.fields, loaded[0].lines if one_page else None)
+                question = task.prompt if task.fields is None else ""
+                asking = Asking(task.fields, loaded[0].lines if one_page else None, question)
             # A page read in anchor windows is one engine request per window, each up to max_tokens: each
             # counts as a request in flight, as a Reader page does.
             ticket.add_slots(len(anchors) - 1)

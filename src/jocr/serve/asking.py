@@ -37,6 +37,7 @@ class Asking:
 
     fields: list | None = None
     lines: Any = None
+    question: str = ""  # the question asked (its words may name a run's label: `answer_value`)
 
     def answer(
         self, texts: list[str], reasons: list[str], anchors: list[str], size: tuple[int, int]
@@ -47,7 +48,7 @@ class Asking:
         (`schema_answer`), or a refusal."""
         windows: list[str | None] = list(anchors) or [None]
         if self.fields is None:
-            answers = [answer_text(t, a) for t, a in zip(texts, windows)]
+            answers = [answer_text(t, a, self.question) for t, a in zip(texts, windows)]
             i = choose_window(answers, self.lines, size)
             return answers[i], texts[i], reasons[i], None
         values = window_fields(list(zip(texts, windows)), self.fields)
@@ -62,7 +63,7 @@ class Asking:
         if self.fields is not None or len(texts) > 1:
             return ""
         anchor = anchors[0] if anchors else None
-        return answer_text(without_open_reference(texts[0]) if anchor else texts[0], anchor)
+        return answer_text(without_open_reference(texts[0]) if anchor else texts[0], anchor, self.question)
 
 
 def checked_question(value: Any, name: str) -> str:

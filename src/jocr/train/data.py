@@ -79,6 +79,10 @@ class DataConfig:
     # Weight of the decoder's answer cross-entropy. 0 makes a vision-only stage: the decoder is not run and
     # only the encoder (and the auxiliary heads) learn, from the auxiliary losses.
     answer_weight: float = 1.0
+    # The answer loss as the mean of each sample's own token mean (True) rather than one mean over all the
+    # batch's answer tokens (False): a 3-token answer (`@13`) then weighs as much as a 300-token page, so a
+    # mixture of short answers and page reading trains both by their share of samples.
+    answer_loss_per_sample: bool = False
 
     @property
     def anchored(self) -> bool:

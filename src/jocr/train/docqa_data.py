@@ -5,13 +5,17 @@ the anchor of the page's PDF text layer after it (`jocr.pipeline.ask.question_id
 `PageRequestBuilder.prompt_ids`), then the target and EOS. A document gives one example per question
 and one extraction example (`extract_prompt` of its fields -> the fields as a JSON object).
 
-Target form. An extractive answer (a span of the page) is written as the exact text the anchor holds (the
-answer copied from the run it lies in, `copied_answer`), not as a run reference: an answer is most often
-part of a run ("Invoice number: INV-2031" holds "INV-2031"), which `@i` cannot name without offsets, and
-copying text that stands in the prompt is what the reference lookup drafter and prompt lookup draft
-cheaply. `jocr.pipeline.ask.answer_text` (references resolved, whitespace stripped) of a target gives the
-answer back exactly. A computed answer (a count, the largest item) is its text; the extraction target is
-compact JSON of field -> value as printed, null where a field is absent.
+Target form (docs/asking.md, "Answers"). An answer that lies in the page's runs is written as references
+to the anchor runs that hold it, `@i` (or `@i @j` / `@i@j` for a value across consecutive runs, in order),
+the form the member writes when it reads a page: its copy mechanism is a choice among the page's runs,
+which it has learnt, where typing the characters is not. The value is cut from the resolved runs by
+`jocr.pipeline.ask_answers.answer_value` (a leading `label:` dropped, or the words the question names),
+the one rule `jocr ask` reads the answer with (`answer_text`), so `answer_text(target, anchor, question)`
+gives the answer back (`reference_answer`). An extractive answer no run cut holds (the middle of a
+sentence) is typed as the anchor prints it (`copied_answer`); a computed answer (a count, the largest
+item) is typed unless it is text a run holds (the largest item's name), since a number that happens to
+equal a cell would point at the wrong thing. The extraction target is compact JSON of field -> value in
+the same form (the field's name as the question), null where a field is absent.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from typing import Any
 from jocr.checks.qa import normalise_answer
 from jocr.lines.references import anchor_runs
 from jocr.pipeline.ask import FieldSpec, extract_prompt
+from jocr.pipeline.ask_answers import answer_value
 
 EXTRACT_KIND = "fields"
+MAX_ANSWER_RUNS = 4  # the most consecutive runs an answer's references span (a value over a line break)
 
 
 @dataclass(frozen=True)
@@ -58,17 +64,58 @@ def copied_answer(answer: str, anchor_text: str | None) -> str:
     return answer
 
 
+def reference_answer(answer: str, anchor_text: str | None, question: str = "") -> str | None:
+    """`answer` as references to the anchor's runs: the first run, else the first run of up to
+    MAX_ANSWER_RUNS consecutive runs (joined by a space, `@3 @4`, or by nothing, `@3@4`, as references
+    resolve), whose `answer_value` under `question` equals it exactly, else up to case and spacing
+    (`normalise_answer`). None when none does, or for an anchor without runs."""
+    if not anchor_text or not answer.strip():
+        return None
+    runs = [(n, t) for n, t in anchor_runs(anchor_text).items() if not (" ... " in t and len(t) > 8)]
+    wanted = normalise_answer(answer)
+    candidates = []  # (references, resolved text), single runs first
+    for size in range(1, MAX_ANSWER_RUNS + 1):
+        for start in range(len(runs) - size + 1):
+            span = runs[start : start + size]
+            if any(b[0] != a[0] + 1 for a, b in zip(span, span[1:])):
+                continue
+            for sep in (" ", "") if size > 1 else (" ",):
+                refs = sep.join(f"@{n}" for n, _ in span)
+                candidates.append((refs, answer_value(sep.join(t for _, t in span), question)))
+    for refs, value in candidates:
+        if value == answer:
+            return refs
+    for refs, value in candidates:
+        if normalise_answer(value) == wanted:
+            return refs
+    return None
+
+
+def _names_text(answer: str) -> bool:
+    """Whether a computed answer is text (holds a letter or a CJK character) rather than a number."""
+    return any(ch.isalpha() for ch in answer)
+
+
 def docqa_examples(record: dict[str, Any], anchor_text: str | None) -> list[QAExample]:
-    """A `docqa_<split>.jsonl` record's examples: one per question, then the extraction example."""
+    """A `docqa_<split>.jsonl` record's examples: one per question, then the extraction example, with
+    targets in the form of the module docstring."""
     out = []
     for q in record.get("questions", []):
         answers = tuple(q["answers"])
-        target = copied_answer(answers[0], anchor_text) if q.get("kind") == "extractive" else answers[0]
-        out.append(QAExample(q["question"], target, q.get("kind", "extractive"), answers))
+        kind = q.get("kind", "extractive")
+        target = None
+        if kind == "extractive" or _names_text(answers[0]):
+            target = reference_answer(answers[0], anchor_text, q["question"])
+        if target is None:
+            target = copied_answer(answers[0], anchor_text) if kind == "extractive" else answers[0]
+        out.append(QAExample(q["question"], target, kind, answers))
     fields = record.get("fields") or {}
     if fields:
         prompt = extract_prompt([FieldSpec(name) for name in fields])
-        values = {n: copied_answer(v, anchor_text) if v else None for n, v in fields.items()}
+        values = {
+            n: (reference_answer(v, anchor_text, n) or copied_answer(v, anchor_text)) if v else None
+            for n, v in fields.items()
+        }
         target = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
         out.append(QAExample(prompt, target, EXTRACT_KIND, ()))
     return out

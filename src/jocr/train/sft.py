@@ -121,16 +121,23 @@ def answer_loss(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tenso
     return loss, correct, int(targets.numel())
 
 
-def batch_loss(model, batch) -> tuple[torch.Tensor, torch.Tensor, int]:
+def batch_loss(model, batch, per_sample: bool = False) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Answer-token loss of one collated batch; also (correct count, token count). The lm_head runs on
-    answer positions only: the image placeholders and the prompt are most of each sequence."""
+    answer positions only: the image placeholders and the prompt are most of each sequence. `per_sample`:
+    the mean over rows of each row's token mean (`data.answer_loss_per_sample`), else the token mean."""
     out = model(batch["input_ids"], images=batch["images"], num_logits_to_keep=1)
     shift_labels = batch["labels"][:, 1:]  # (B, T-1)
     keep = shift_labels != IGNORE_INDEX  # (B, T-1)
     hidden = out.normed_hidden_states[:, :-1][keep]  # (N, D)
     logits = model.lm_head(hidden).float()  # (N, V)
     targets = shift_labels[keep]  # (N,)
-    loss = F.cross_entropy(logits, targets)
+    if per_sample:
+        counts = keep.sum(1)  # (B,)
+        rows = keep.nonzero()[:, 0]  # (N,): each answer position's row
+        weights = 1.0 / (counts[rows].float() * (counts > 0).sum())  # (N,): each row's tokens sum to 1/rows
+        loss = (F.cross_entropy(logits, targets, reduction="none") * weights).sum()
+    else:
+        loss = F.cross_entropy(logits, targets)
     correct = (logits.detach().argmax(-1) == targets).sum()
     return loss, correct, int(targets.numel())
 
@@ -235,7 +242,7 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
                 for group in optimizer.param_groups:
                     group["lr"] = lr
                 if cfg.data.answer_weight > 0:
-                    loss, correct, n_tok = batch_loss(model, batch)
+                    loss, correct, n_tok = batch_loss(model, batch, cfg.data.answer_loss_per_sample)
                 else:  # vision-only stage: the projector tap sees the encoder's output
                     model.encode_images([views for row in batch["images"] for views in row])
                     loss, correct, n_tok = torch.zeros(()), 0, 0
