@@ -181,7 +181,7 @@ def read_page(
     """The text layer of a `pypdfium2.PdfPage`. Never raises for a bad layer: problems become the verdict.
     `textpage`: the page's text page shared with the other readers of the same pass (left open here).
 
-    The caller holds the PDFium lock (documents/pages.py) for the whole call."""
+    The caller holds the PDFium lock (`_PDFIUM_LOCK`, documents/pdf.py) for the whole call."""
     import pypdfium2.raw as raw
 
     limits = limits or TextLayerLimits()
