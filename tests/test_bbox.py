@@ -4,10 +4,11 @@ union that the layout's steps and the layout scores use."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, fields
 
 import pytest
 
-from jocr.bbox import DROP, SORT, area, clamp, iou, overlap_area, union
+from jocr.bbox import DROP, SORT, BoxEdges, area, clamp, iou, overlap_area, union
 
 
 def test_clamp_keeps_what_is_on_the_page():
@@ -67,3 +68,14 @@ def test_union():
     assert union([(0, 0, 10, 10), None, (5, -5, 20, 8)]) == (0, -5, 20, 10)
     assert union([]) is None
     assert union([None]) is None
+
+
+def test_box_edges_read_the_box():
+    @dataclass
+    class Thing(BoxEdges):
+        box: tuple[float, float, float, float]
+
+    thing = Thing((1.0, 2.0, 5.0, 10.0))
+    assert (thing.x0, thing.y0, thing.x1, thing.y1) == (1.0, 2.0, 5.0, 10.0)
+    assert (thing.cx, thing.cy) == (3.0, 6.0)
+    assert [f.name for f in fields(thing)] == ["box"]  # the base adds no dataclass fields

@@ -1,6 +1,7 @@
 """Box geometry: boxes are (x0, y0, x1, y1) tuples, top-left origin, in one unit (PDF points or pixels).
 The one clamp to a page, area, overlap area, IoU and union that the layout's steps and the layout scores
-share. Plain Python only: this module sits at the bottom of the dependency order with config.py."""
+share, and `BoxEdges`, the edge and centre properties of the objects that carry a box. Plain Python only:
+this module sits at the bottom of the dependency order with config.py."""
 
 from __future__ import annotations
 
@@ -66,3 +67,35 @@ def union(boxes) -> BBox | None:
         max(b[2] for b in boxes),
         max(b[3] for b in boxes),
     )
+
+
+class BoxEdges:
+    """`x0`, `y0`, `x1`, `y1` and the centre `cx`, `cy` of an object's `box`, as properties: a base of the
+    dataclasses that carry one (source lines, glyphs, formula items, table pieces)."""
+
+    __slots__ = ()
+    box: BBox
+
+    @property
+    def x0(self) -> float:
+        return self.box[0]
+
+    @property
+    def y0(self) -> float:
+        return self.box[1]
+
+    @property
+    def x1(self) -> float:
+        return self.box[2]
+
+    @property
+    def y1(self) -> float:
+        return self.box[3]
+
+    @property
+    def cx(self) -> float:
+        return (self.box[0] + self.box[2]) / 2
+
+    @property
+    def cy(self) -> float:
+        return (self.box[1] + self.box[3]) / 2

@@ -20,6 +20,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from jocr.bbox import BoxEdges
 from jocr.lines.textlayer import SharedTextPage, char_code, page_mapper, page_objects
 
 Box = tuple[float, float, float, float]
@@ -36,7 +37,7 @@ class GlyphLimits:
 
 
 @dataclass
-class Glyph:
+class Glyph(BoxEdges):
     """One character: `box` its ink box, `baseline` the y of its origin, `size` its font size (points)."""
 
     text: str
@@ -47,22 +48,6 @@ class Glyph:
     raw: str = (
         ""  # the character PDFium gives (what the text layer's lines hold), before TeX slots are decoded
     )
-
-    @property
-    def x0(self) -> float:
-        return self.box[0]
-
-    @property
-    def y0(self) -> float:
-        return self.box[1]
-
-    @property
-    def x1(self) -> float:
-        return self.box[2]
-
-    @property
-    def y1(self) -> float:
-        return self.box[3]
 
 
 @dataclass
