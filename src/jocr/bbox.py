@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-BBox = tuple[float, float, float, float]
+BBox = tuple[float, float, float, float]  # (x0, y0, x1, y1); a well-formed box has x0 <= x1 and y0 <= y1
 
 # What `clamp` does with an inverted box (x1 < x0 or y1 < y0).
 SORT = "sort"  # put its corners in order: a box whose corners were given the other way round

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jocr.bbox import BBox as Box
 from jocr.bbox import iou
 
 MIN_IOU = 0.5
@@ -67,8 +68,6 @@ CLASSES = (
     "title", "text", "table", "formula", "figure", "caption", "footnote", "header", "footer", "page_number",
     *TREE_NEVER,
 )  # fmt: skip
-
-Box = tuple[float, float, float, float]
 
 
 def gt_layout(page: dict) -> list[tuple[str, Box]]:

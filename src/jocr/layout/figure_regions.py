@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageFilter
 
+from jocr.bbox import BBox
 from jocr.lines.textlayer import page_mapper
-
-BBox = tuple[float, float, float, float]
 
 # Where a region came from.
 FROM_IMAGE = "image"  # a PDF image object (or a cluster holding one)

@@ -20,10 +20,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from jocr.bbox import BBox as Box
 from jocr.bbox import BoxEdges
 from jocr.lines.textlayer import SharedTextPage, char_code, page_mapper, page_objects
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass

@@ -6,9 +6,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from jocr.bbox import BBox as Box
 from jocr.bbox import BoxEdges
-
-Box = tuple[float, float, float, float]
 
 RULES = "rules"  # structure from ruling lines (a grid, or rules between every row)
 ALIGNMENT = "alignment"  # structure from the pieces' alignment (no rules, or rules across only)
