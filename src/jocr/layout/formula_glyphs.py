@@ -20,9 +20,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from jocr.lines.textlayer import SharedTextPage, char_code, page_objects
-
-Box = tuple[float, float, float, float]
+from jocr.bbox import BBox as Box
+from jocr.bbox import BoxEdges
+from jocr.lines.textlayer import SharedTextPage, char_code, page_mapper, page_objects
 
 
 @dataclass
@@ -36,7 +36,7 @@ class GlyphLimits:
 
 
 @dataclass
-class Glyph:
+class Glyph(BoxEdges):
     """One character: `box` its ink box, `baseline` the y of its origin, `size` its font size (points)."""
 
     text: str
@@ -47,22 +47,6 @@ class Glyph:
     raw: str = (
         ""  # the character PDFium gives (what the text layer's lines hold), before TeX slots are decoded
     )
-
-    @property
-    def x0(self) -> float:
-        return self.box[0]
-
-    @property
-    def y0(self) -> float:
-        return self.box[1]
-
-    @property
-    def x1(self) -> float:
-        return self.box[2]
-
-    @property
-    def y1(self) -> float:
-        return self.box[3]
 
 
 @dataclass
@@ -198,21 +182,6 @@ def page_glyphs(page, limits: GlyphLimits | None = None, textpage=None) -> tuple
     return glyphs, rules
 
 
-def _mapper(page, width: float, height: float):
-    """User space -> the page as rendered (rotation, crop box), at 1/16 pt precision (as textlayer does)."""
-    import pypdfium2.raw as raw
-
-    scale = 16
-    size_x, size_y = max(1, round(width * scale)), max(1, round(height * scale))
-    dx, dy = ctypes.c_int(), ctypes.c_int()
-
-    def to_page(x: float, y: float) -> tuple[float, float]:
-        raw.FPDF_PageToDevice(page.raw, 0, 0, size_x, size_y, 0, x, y, dx, dy)
-        return dx.value / scale, dy.value / scale
-
-    return to_page
-
-
 def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) -> list[Glyph]:
     import pypdfium2.raw as raw
 
@@ -220,7 +189,7 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
     count = raw.FPDFText_CountChars(tp)
     if count <= 0 or count > limits.max_chars:
         return []
-    to_page = _mapper(page, width, height)
+    to_page = page_mapper(page, width, height)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     ox, oy = ctypes.c_double(), ctypes.c_double()
     matrix = raw.FS_MATRIX()
@@ -264,7 +233,7 @@ def _rules(page, width: float, height: float, limits: GlyphLimits) -> list[Rule]
     """Thin, wide path objects (forms descended into, at most `max_objects` objects visited)."""
     import pypdfium2.raw as raw
 
-    to_page = _mapper(page, width, height)
+    to_page = page_mapper(page, width, height)
     lo_x, lo_y, hi_x, hi_y = (ctypes.c_float() for _ in range(4))
     out: list[Rule] = []
     for obj, kind in page_objects(page, limits.max_objects):

@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jocr.bbox import BoxEdges
 from jocr.checks.latex_symbols import ACCENTS, BIG_OPERATORS
 
 
 @dataclass
-class Item:
+class Item(BoxEdges):
     """A glyph or a finished construct, as one box in a row."""
 
     latex: str
@@ -22,14 +23,6 @@ class Item:
     text: str = ""
     upright: bool = False
     bold: bool = False
-
-    @property
-    def cx(self) -> float:
-        return (self.box[0] + self.box[2]) / 2
-
-    @property
-    def cy(self) -> float:
-        return (self.box[1] + self.box[3]) / 2
 
 
 _LDOTS = re.compile(r"(?<![.0-9])\.\.\.(?![.0-9])")

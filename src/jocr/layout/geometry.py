@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from jocr.bbox import BoxEdges
 from jocr.layout.tree import BBox, TreeLine, union
 from jocr.lines.references import SOFT_HYPHEN
 
@@ -19,7 +20,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 @dataclass
-class Line:
+class Line(BoxEdges):
     """One source line: `index` its place in the source's order (the anchor's run number - 1)."""
 
     index: int
@@ -31,22 +32,6 @@ class Line:
     source: str = "textlayer"
     confidence: float | None = None
     estimated: bool = False  # box read back from an anchor's position, its extent guessed
-
-    @property
-    def x0(self) -> float:
-        return self.box[0]
-
-    @property
-    def y0(self) -> float:
-        return self.box[1]
-
-    @property
-    def x1(self) -> float:
-        return self.box[2]
-
-    @property
-    def y1(self) -> float:
-        return self.box[3]
 
     @property
     def height(self) -> float:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from jocr.bbox import DROP, clamp, overlap_area
 from jocr.layout.geometry import Line
 from jocr.layout.line_columns import page_skew, reading_columns, reading_order
 from jocr.layout.render import block_markdown
@@ -131,10 +132,8 @@ def clean_regions(
             continue
         if not math.isfinite(region.score) or region.score < config.min_score:
             continue
-        x0, y0, x1, y1 = (float(v) for v in region.box)
-        box = (min(max(x0, 0.0), width), min(max(y0, 0.0), height), min(max(x1, 0.0), width),
-               min(max(y1, 0.0), height))  # fmt: skip
-        if box[2] <= box[0] or box[3] <= box[1]:
+        box = clamp(region.box, width, height, inverted=DROP)
+        if box is None:
             continue
         clamped = dataclasses.replace(region, box=box)
         if page_area <= 0 or clamped.area > config.max_page_share * page_area:
@@ -142,18 +141,14 @@ def clean_regions(
         kept.append(clamped)
     out: list[Region] = []
     for region in sorted(kept, key=lambda r: (-r.score, r.area)):
-        if all(_overlap(region.box, other.box) < MAX_OVERLAP * min(region.area, other.area) for other in out):
+        if all(
+            overlap_area(region.box, other.box) < MAX_OVERLAP * min(region.area, other.area) for other in out
+        ):
             out.append(region)
     return out
 
 
 MAX_OVERLAP = 0.5  # two regions overlapping by this share of the smaller one are one region too many
-
-
-def _overlap(a: BBox, b: BBox) -> float:
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    return w * h if w > 0 and h > 0 else 0.0
 
 
 MIN_SHARE = 0.5  # a line belongs to a region holding at least this share of its box
@@ -169,7 +164,7 @@ def assign_lines(
     out: list[int | None] = []
     for line in lines:
         area = max((line.x1 - line.x0) * (line.y1 - line.y0), 1e-9)
-        shares = [(_overlap(line.box, r.box) / area, k) for k, r in enumerate(regions)]
+        shares = [(overlap_area(line.box, r.box) / area, k) for k, r in enumerate(regions)]
         best = max((s for s, _ in shares), default=0.0)
         if best < min_share or best <= 0.0:
             out.append(None)

@@ -82,7 +82,7 @@ class EngineBackend:
 
     def anchor(self, source, index: int, mode: str, image: Image.Image | None = None) -> PageAnchor:
         """The page's anchoring decision for this model (`jocr.lines.anchor.page_anchor`, the rule
-        `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pages.py).
+        `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pdf.py).
 
         The line source is the text layer; OCR (`self.ocr`, "none" by default) reads `image` when it is
         given and the layer is not usable. A chat answer is always the model's: a page whose decision is
