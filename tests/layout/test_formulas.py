@@ -325,3 +325,28 @@ def test_small_capitals_on_the_baseline_are_not_scripts():
     for g in glyphs[-2:]:
         g.raw = g.text
     assert inline_text("use xi", glyphs, [], _math_glyph, 10.0) == r"use $\mathrm{x}_{\mathrm{i}}$"
+
+
+def test_upright_constant_takes_its_exponent():
+    """`\\mathrm{e}^{-z/2}`: the upright e is read as a word, and the row's size is still the e's, so the
+    smaller, raised run after it is its exponent (it was the row's size, and no script was found)."""
+    glyphs = [_glyph("e", 0, 20, 10.0, "CMR10"), _glyph("−", 5, 16, 7.0, "CMSY7")]
+    glyphs += [_glyph("z", 10, 16, 7.0, "CMMI7"), _glyph("/", 14, 16, 7.0, "CMMI7")]
+    glyphs.append(_glyph("2", 17, 16, 7.0, "CMR7"))
+    assert glyphs_latex(glyphs, []) == r"\mathrm{e}^{-z/2}"
+
+
+def test_tex_extension_slot_2_is_a_bracket():
+    """PDFium gives CMEX's slot 2 (a big `[`) as 0x02, its own mark for a hyphen at a line's end: in a TeX
+    extension font it is the bracket (statex2's `\\mathrm{P}\\left[|Z|>z\\right]=\\alpha` lost its `[`)."""
+    from jocr.layout.formula_glyphs import page_glyphs
+
+    path = Path(__file__).resolve().parents[2] / "data" / "frozen-real-math" / "heldout" / "pdfs"
+    doc = pdfium.PdfDocument(str(path / "statex2-p3.pdf"))
+    try:
+        glyphs, _ = page_glyphs(doc[0])
+    finally:
+        doc.close()
+    cmex = [g.text for g in glyphs if g.font == "CMEX10"]
+    assert cmex.count("[") == cmex.count("]") >= 2
+    assert decode_char(0x02, "CMEX10") == "["

@@ -230,7 +230,7 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
     out: list[Glyph] = []
     for i in range(count):
         code = char_code(raw, tp, i)
-        if code is None or code in (0x0A, 0x0D, 0x20, 0x09, 0xA0, 0x02, 0, 0xFFFE, 0xFFFF):
+        if code is None or code in (0x0A, 0x0D, 0x20, 0x09, 0xA0, 0, 0xFFFE, 0xFFFF):
             continue
         obj = raw.FPDFText_GetTextObject(tp, i)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
@@ -243,6 +243,8 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
                 size *= abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
             info = fonts[key] = (name, size)
         name, size = info
+        if code == 0x02 and decode_char(code, name) == "\x02":
+            continue  # PDFium's mark for a hyphen at a line's end; in a TeX math font, slot 2 (CMEX's `[`)
         if size <= 0.5 or not raw.FPDFText_GetCharBox(tp, i, left, right, bottom, top):
             continue
         if not raw.FPDFText_GetCharOrigin(tp, i, ox, oy):
