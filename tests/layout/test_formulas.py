@@ -350,3 +350,14 @@ def test_tex_extension_slot_2_is_a_bracket():
     cmex = [g.text for g in glyphs if g.font == "CMEX10"]
     assert cmex.count("[") == cmex.count("]") >= 2
     assert decode_char(0x02, "CMEX10") == "["
+
+
+def test_glyphs_pdfium_cannot_map_are_tex_slots():
+    """Latin Modern's Type 1 math fonts name most glyphs as PDFium knows them (≤ is right) but not all:
+    PDFium gives the code of `Rfractur` and `prime`, which is the OMS slot (ℜ, ′), not "<" and "0"."""
+    assert decode_char(ord("<"), "LMMathSymbols10-Regular", unmapped=True) == "ℜ"
+    assert decode_char(ord("0"), "LMMathSymbols6-Regular", unmapped=True) == "′"
+    assert decode_char(ord("<"), "LMMathSymbols10-Regular") == "<"  # a named glyph keeps its Unicode
+    assert decode_char(ord("P"), "LMMathExtension10-Regular", unmapped=True) == "∑"
+    assert decode_char(0x20, "LMMathExtension10-Regular", unmapped=True) == "("
+    assert decode_char(ord("<"), "NimbusRomNo9L-Regu", unmapped=True) == "<"  # not a TeX math font
