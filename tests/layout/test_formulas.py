@@ -361,3 +361,11 @@ def test_glyphs_pdfium_cannot_map_are_tex_slots():
     assert decode_char(ord("P"), "LMMathExtension10-Regular", unmapped=True) == "∑"
     assert decode_char(0x20, "LMMathExtension10-Regular", unmapped=True) == "("
     assert decode_char(ord("<"), "NimbusRomNo9L-Regu", unmapped=True) == "<"  # not a TeX math font
+
+
+def test_overline_over_a_numerator_as_wide_as_the_bar():
+    """mismath's `\\frac{\\overline{z-y}}{\\overline{a}}`: the numerator's overline is a little wider than
+    the fraction's bar and was read first, as an overline over the whole fraction."""
+    glyphs = [_glyph("z", 0, 20), _glyph("−", 6, 20, font="CMSY10"), _glyph("y", 12, 20), _glyph("a", 6, 31)]
+    rules = [Rule((-0.5, 12.0, 18.0, 12.4)), Rule((0.0, 22.8, 17.0, 23.2)), Rule((5.5, 23.8, 11.5, 24.2))]
+    assert glyphs_latex(glyphs, rules) == r"\frac{\overline{z-y}}{\overline{a}}"
