@@ -54,7 +54,9 @@ def union_box(items: list[Item]) -> tuple[float, float, float, float]:
 
 
 def main_size(items: list[Item]) -> float:
-    sizes = [i.size for i in items if i.kind == "glyph" and i.text not in BIG_OPERATORS] or [
+    # Words count: an upright constant (`\mathrm{e}` of e^{-z/2}) is read as a word, and with glyphs alone
+    # its smaller exponent would set the row's size and no script would be found.
+    sizes = [i.size for i in items if i.kind in ("glyph", "word") and i.text not in BIG_OPERATORS] or [
         i.size for i in items
     ]
     return max(sizes) if sizes else 10.0

@@ -92,6 +92,15 @@ def _is_unmapped(code: int) -> bool:
     )
 
 
+def _ascii_guess(code: int) -> bool:
+    """Whether PDFium's guess for a glyph it could not map is kept: for a font without a Unicode map (TeX's
+    Type 3 bitmap fonts, a subset with no glyph names) it gives the character code itself, which in TeX's
+    text and typewriter encodings is the ASCII character for every printable code (letters, digits, the
+    backslashes and braces of a code listing). Codes below the space are a font's own slots (OT1's Greek,
+    accents) and stay unmapped."""
+    return 0x21 <= code <= 0x7E
+
+
 @dataclass
 class _Char:
     ch: str
@@ -254,7 +263,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
         mode, size, weight, mono = info
         if mode == _RENDER_INVISIBLE:
             invisible += 1
-        bad = _is_unmapped(code) or raw.FPDFText_HasUnicodeMapError(tp, i) == 1
+        bad = _is_unmapped(code) or (raw.FPDFText_HasUnicodeMapError(tp, i) == 1 and not _ascii_guess(code))
         if not bad and unicodedata.category(chr(code)) == "Cc":
             bad = True
         if bad:
