@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -180,6 +181,12 @@ def line_pitch(rows: Sequence[Row], size: float) -> float:
         if abs(a.size - size) <= 0.15 * size and 0.5 * size < b.y0 - a.y0 < 3 * size
     ]
     return statistics.median(steps) if steps else 1.2 * size
+
+
+def text_width(text: str) -> int:
+    """The text's width in columns as it prints: a CJK (East Asian wide or full-width) character counts two,
+    so that a line of 15 Chinese characters is as much prose as one of 30 Latin letters."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def join_text(parts: Sequence[str]) -> str:
