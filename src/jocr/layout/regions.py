@@ -205,6 +205,24 @@ def _unsplit(lines: Sequence[Line], owners: list[int | None], groups: list[list[
 # -- reading order over regions ------------------------------------------------------------------------
 
 
+def placed_furniture(
+    regions: Sequence[Region], lines: Sequence[Line], owners: Sequence[int | None]
+) -> list[Region]:
+    """The regions, a header region below a line of the body (one that no header or footer region holds)
+    or a footer region above one read as a text region: a running header is the topmost thing on its page
+    and a running footer the lowest. A slide's title under its section label, taken for a header, would
+    otherwise be moved to the top and left out of the text as furniture."""
+    edge = {k for k, r in enumerate(regions) if r.label in ("header", "footer")}
+    body = [ln for ln, owner in zip(lines, owners, strict=True) if owner not in edge]
+    out = list(regions)
+    for k, region in enumerate(regions):
+        if region.label == "header" and any(ln.y1 <= region.box[1] for ln in body):
+            out[k] = dataclasses.replace(region, label="text")
+        elif region.label == "footer" and any(ln.y0 >= region.box[3] for ln in body):
+            out[k] = dataclasses.replace(region, label="text")
+    return out
+
+
 def region_units(
     lines: list[Line], regions: Sequence[Region], size: float, min_share: float = MIN_SHARE
 ) -> list[tuple[Region | None, list[Line]]]:
@@ -222,6 +240,7 @@ def region_units(
             members.setdefault(owner, []).append(line)
     if not members:
         return [(None, group) for group in reading_order(lines, size)]
+    regions = placed_furniture(regions, lines, owners)
     stand_ins: list[Line] = []
     unit_of: dict[int, int | None] = {}  # stand-in index -> region index, None for a line of its own
     line_of: dict[int, Line] = {}
