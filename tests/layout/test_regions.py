@@ -164,6 +164,29 @@ def test_a_header_region_below_the_body_s_first_line_is_text_not_furniture():
     )
 
 
+def test_a_figure_region_over_lines_of_prose_is_text_read_in_columns():
+    # two columns of twelve lines; the detector calls their top halves one figure (a newspaper page): as a
+    # unit it would be read before the columns' bottom halves, across both columns
+    left = [f"left column line {k} of the running text" for k in range(12)]
+    right = [f"right column line {k} of the running text" for k in range(12)]
+    lines = [ocr_line(t, 100, 100 + 40 * k) for k, t in enumerate(left)]
+    lines += [ocr_line(t, 540, 100 + 40 * k) for k, t in enumerate(right)]
+    figure = Region((90, 90, 980, 330), "figure", 0.9)
+    items = source_lines(lines, RAPIDOCR)
+    units = region_units(items, [figure], body_size(items))
+    assert all(region is None for region, _ in units)
+    assert texts(units) == [" / ".join(left), " / ".join(right)]
+
+
+def test_a_figure_region_with_a_few_labels_stays_a_figure():
+    lines = [ocr_line(f"body line {k} of the running text here", 100, 100 + 40 * k) for k in range(8)]
+    labels = [ocr_line(t, 150 + 120 * k, 500, height=20) for k, t in enumerate(["0.5", "x axis", "time (s)"])]
+    figure = Region((120, 440, 600, 560), "figure", 0.9)
+    items = source_lines(lines + labels, RAPIDOCR)
+    units = region_units(items, [figure], body_size(items))
+    assert [group for region, group in units if region == figure]
+
+
 def test_lines_outside_regions_keep_the_rules_grouping():
     lines = [ocr_line(f"body line {k} of the running text here", 100, 200 + 40 * k) for k in range(6)]
     alone = lines_tree(lines, W, H, unit="px", source=RAPIDOCR)

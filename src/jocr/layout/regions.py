@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from jocr.layout.geometry import Line
-from jocr.layout.line_columns import page_skew, reading_columns, reading_order
+from jocr.layout.geometry import Line, text_width
+from jocr.layout.line_columns import PROSE_COLUMNS, page_skew, reading_columns, reading_order
 from jocr.layout.render import block_markdown
 from jocr.layout.tree import CAPTION, FOOTER, HEADER, HEADING, BBox, Block, union
 
@@ -202,6 +202,29 @@ def _unsplit(lines: Sequence[Line], owners: list[int | None], groups: list[list[
     return [None if owner in splitting else owner for owner in owners]
 
 
+# A figure region holding this many lines of body-size prose is text (a newspaper's columns, a page of a
+# book, read as one picture); a real figure's text is labels, a few short lines.
+TEXT_FIGURE_LINES = 5
+BODY_SIZES = (0.8, 1.15)  # a line's size within these factors of the body's is body text
+
+
+def _text_figures(
+    lines: Sequence[Line], owners: list[int | None], regions: Sequence[Region], size: float
+) -> list[int | None]:
+    """Owners without the figure regions that hold `TEXT_FIGURE_LINES` lines of body-size prose (lines
+    `line_columns.PROSE_COLUMNS` wide, sized within `BODY_SIZES` of the body's `size`): their lines are read
+    by the rules with the lines outside regions, in column order, as text."""
+    counts: dict[int, int] = {}
+    for line, owner in zip(lines, owners, strict=True):
+        if owner is None or regions[owner].label != "figure":
+            continue
+        body = BODY_SIZES[0] * size <= line.size <= BODY_SIZES[1] * size
+        if body and text_width(line.text) >= PROSE_COLUMNS:
+            counts[owner] = counts.get(owner, 0) + 1
+    text = {k for k, n in counts.items() if n >= TEXT_FIGURE_LINES}
+    return [None if owner in text else owner for owner in owners]
+
+
 # -- reading order over regions ------------------------------------------------------------------------
 
 
@@ -234,6 +257,7 @@ def region_units(
     if not lines:
         return []
     owners = _unsplit(lines, assign_lines(lines, regions, min_share), reading_order(lines, size))
+    owners = _text_figures(lines, owners, regions, size)
     members: dict[int, list[Line]] = {}
     for line, owner in zip(lines, owners, strict=True):
         if owner is not None:
