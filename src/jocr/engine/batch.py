@@ -14,7 +14,9 @@ Prefill: a prompt of more than `kernels.QUERY_MAX` tokens is prefilled alone (sh
 `max_prefill_tokens`). Long passes take torch's GEMM and SDPA, whose per-row results depend on the padded
 shape of the whole pass; alone, a prompt's cache depends on that request only, so its tokens do not depend
 on which requests happened to join with it (which speculation changes, as rows finish at other steps). A
-page shared by several requests is still encoded once per admission (`image_embeds`).
+page shared by several requests (the windows of a long anchored page, n completions) is encoded once while
+its PageViews object lives, whichever admissions its requests join (`image_embeds`; pages are not changed
+after they are submitted).
 
 Row isolation: an error raised by one row's own work (seeding its generator, choosing or committing its
 tokens) finishes that row alone with finish reason "error" and the exception in `row.error`; the batch drops
@@ -24,6 +26,7 @@ the row and the other rows go on. Only an error in the shared forward pass fails
 from __future__ import annotations
 
 import time
+import weakref
 
 import torch
 
@@ -142,6 +145,8 @@ class DecodeBatch:
         self.cache: KVCache | None = None
         self.finished: list[Row] = []
         self._offset_cache: dict[int, torch.Tensor] = {}
+        # id(page) -> (weak reference to the page, its embeddings): pages already encoded (module docstring)
+        self._pages: dict[int, tuple[weakref.ref, torch.Tensor]] = {}
 
     # Capacity ----------------------------------------------------------------------------------------------
     def slots_needed(self, req: GenerationRequest) -> int:
@@ -210,20 +215,39 @@ class DecodeBatch:
 
     @torch.inference_mode()
     def _encode_shared_images(self, items: list[tuple[int, GenerationRequest]]) -> dict[int, torch.Tensor]:
-        """Embeddings of the pages that several of `items` share (by object), encoded once, keyed by id; {}
-        when the model cannot take them precomputed."""
+        """Embeddings, keyed by id, of the pages already encoded and of those that several of `items` share
+        (by object; those not yet encoded are encoded here, in one call); {} when the model cannot take
+        them precomputed."""
         if not self.engine.image_embeds_kwarg:
             return {}
+        self._pages = {key: entry for key, entry in self._pages.items() if entry[0]() is not None}
         seen: dict[int, int] = {}
         pages = {}
         for _, r in items:
             for pv in r.images or ():
                 seen[id(pv)] = seen.get(id(pv), 0) + 1
                 pages[id(pv)] = pv
-        shared = [pages[key] for key, count in seen.items() if count > 1]
-        if not shared:
+        known = {key: self._encoded(pv) for key, pv in pages.items()}
+        encoded = {key: embeds for key, embeds in known.items() if embeds is not None}
+        shared = [pages[key] for key, count in seen.items() if count > 1 and key not in encoded]
+        return {**encoded, **self._encode(shared)}
+
+    def _encoded(self, pv) -> torch.Tensor | None:
+        """The embeddings of page `pv` if this batch has encoded that object, else None."""
+        entry = self._pages.get(id(pv))
+        return entry[1] if entry is not None and entry[0]() is pv else None
+
+    def _encode(self, pages: list) -> dict[int, torch.Tensor]:
+        """Encode `pages` in one call and remember each one's embeddings while the page object lives."""
+        if not pages:
             return {}
-        return dict(zip(map(id, shared), self.model.encode_images(shared)))
+        out = dict(zip(map(id, pages), self.model.encode_images(pages)))
+        for pv in pages:
+            try:
+                self._pages[id(pv)] = (weakref.ref(pv), out[id(pv)])
+            except TypeError:  # an object that takes no weak reference is not remembered
+                pass
+        return out
 
     @torch.inference_mode()
     def _prefill(
@@ -252,9 +276,11 @@ class DecodeBatch:
         images = [r.req.images for r in rows]
         images = images if any(im for im in images) else None
         kwargs = dict(eng.last_logits_kwargs)  # only each row's last position needs logits
-        if images is not None and encoded and any(id(pv) in encoded for row in images if row for pv in row):
+        if images is not None and eng.image_embeds_kwarg:
+            # The pages not encoded yet, in one call, as the model's own `encode_rows` would encode them.
+            encoded = dict(encoded or {})
             fresh = {id(pv): pv for row in images if row for pv in row if id(pv) not in encoded}
-            encoded = {**encoded, **dict(zip(fresh, self.model.encode_images(list(fresh.values()))))}
+            encoded.update(self._encode(list(fresh.values())))
             kwargs["image_embeds"] = [[encoded[id(pv)] for pv in row] if row else None for row in images]
         else:
             kwargs["images"] = images
