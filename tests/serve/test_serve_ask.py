@@ -22,6 +22,8 @@ from jocr.engine.requests import GenerationResult
 from jocr.engine.stats import RequestStats
 from jocr.pipeline import LoadedModel
 from jocr.pipeline.ask import (
+    ANSWER_TOKENS,
+    FIELDS_TOKENS,
     AskConfig,
     answer_text,
     answer_value,
@@ -154,7 +156,7 @@ def test_chat_request_tasks():
         parse_chat_request(chat(url, text, **extra), 8192, 4096, 4).max_tokens
         for text, extra in ((None, {}), (QUESTION, {}), (None, {"response_format": json_schema(SCHEMA)}))
     ]
-    assert budgets == [4096, 128, 512]
+    assert budgets == [4096, ANSWER_TOKENS, FIELDS_TOKENS]
     assert parse(chat(url, QUESTION, max_tokens=200)).max_tokens == 200
 
 
@@ -373,6 +375,7 @@ def test_openai_client_parses_a_pydantic_model(tiny_model, tokenizer):
         reply = client.chat.completions.create(
             model="jocr",
             messages=[{"role": "user", "content": [*content, {"type": "text", "text": QUESTION}]}],
+            max_tokens=128,  # the scripted answer is longer than a question's default budget
         )
         assert reply.choices[0].message.content == '{"invoice_number": "INV-2031", "total": "$5.00"}'
     finally:
