@@ -84,8 +84,9 @@ def _banned_first(tokenizer, kind: str) -> frozenset[int]:
     is markup; a byte of a multi-byte character, decoding to U+FFFD alone, may begin a typed answer).
     Computed once per tokenizer and kind."""
     banned = set()
-    for i in range(tokenizer.vocab_size):
-        text = tokenizer.decode([i], skip_special_tokens=False)
+    # One batched call: a published vocabulary has ~129k tokens.
+    texts = tokenizer.hf.decode_batch([[i] for i in range(tokenizer.vocab_size)], skip_special_tokens=False)
+    for i, text in enumerate(texts):
         if i == tokenizer.eos_id or not text or text[0].isspace():
             ok = False
         elif kind == "answer":
