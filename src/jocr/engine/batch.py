@@ -66,6 +66,7 @@ class Row:
         self.tokenizer = tokenizer
         self.stop_tail = max((len(s) for s in req.stop_strings), default=0) + 8
         self.out: list[int] = []
+        self.logprobs: list[float] | None = [] if req.logprobs else None
         self.n = self.prompt_len
         self.mtp_len = 0
         self.last = req.prompt_ids[-1]
@@ -93,6 +94,15 @@ class Row:
         self.error = exc
         self.finish_reason = "error"
 
+    def first_logits(self, logits: torch.Tensor) -> torch.Tensor:
+        """The first token's logits (V,) without the request's `first_banned_ids` (the guard's ban applied
+        by the caller)."""
+        if not self.req.first_banned_ids:
+            return logits
+        logits = logits.clone()
+        logits[sorted(self.req.first_banned_ids)] = float("-inf")
+        return logits
+
     def choose(self, logits: torch.Tensor) -> int:
         """Plain decoding's choice from one position's logits (V,), the ban already applied."""
         if self.generator is None:
@@ -112,6 +122,9 @@ class Row:
                 if s in tail:
                     self.finish_reason, self.stop_string = "stop", s
                     return True
+        if self.req.stop_when is not None and self.req.stop_when(self.tokenizer.decode(self.out)):
+            self.finish_reason = "stop"
+            return True
         if looped:
             self.finish_reason = "repetition"
             return True
@@ -129,7 +142,16 @@ class Row:
             request_id=self.req.request_id,
             stop_string=self.stop_string,
             error=self.error,
+            logprobs=None if self.logprobs is None else list(self.logprobs),
         )
+
+
+def chosen_logprobs(logits: torch.Tensor, tokens: list[int]) -> list[float]:
+    """Log-probabilities of tokens[j] under softmax(logits[j]); logits (n >= len(tokens), V)."""
+    if not tokens:
+        return []
+    logp = torch.log_softmax(logits[: len(tokens)].float(), dim=-1)  # (n, V)
+    return logp[torch.arange(len(tokens)), torch.tensor(tokens)].tolist()
 
 
 class DecodeBatch:
@@ -306,12 +328,15 @@ class DecodeBatch:
         for i, r in enumerate(rows):
             self.rows.append(r)
             self.cache.lengths[start + i] = r.prompt_len
+            scores = None
             try:
-                tokens = [r.choose(self._ban(r, logits[i], ()))]
+                first = r.first_logits(self._ban(r, logits[i], ()))
+                tokens = [r.choose(first)]
+                scores = chosen_logprobs(first[None], tokens) if r.logprobs is not None else None
             except Exception as exc:  # this row's own failure: it finishes alone (module docstring)
                 r.fail(exc)
                 tokens = []
-            events.append((r, self._commit_isolated(start + i, r, tokens)))
+            events.append((r, self._commit_isolated(start + i, r, tokens, scores=scores)))
         if self.drafter is not None and self.drafter.needs_hidden and eng.max_k > 0:
             n = torch.tensor([r.n for r in rows], dtype=torch.long)
             mtp_len = torch.zeros(len(rows), dtype=torch.long)
@@ -332,11 +357,16 @@ class DecodeBatch:
                 logits[list(banned)] = float("-inf")
         return logits
 
-    def _commit(self, slot: int, row: Row, tokens: list[int], write: bool = True) -> list[int]:
+    def _commit(
+        self, slot: int, row: Row, tokens: list[int], write: bool = True, scores: list[float] | None = None
+    ) -> list[int]:
         """Push tokens one by one (stops truncate) and advance the row. With write=False the caller writes
-        the token buffer and lengths for the whole batch at once (see step())."""
+        the token buffer and lengths for the whole batch at once (see step()). `scores`: the tokens'
+        log-probabilities, kept for a row that asked for them (a stop token's too)."""
         taken = []
-        for t in tokens:
+        for j, t in enumerate(tokens):
+            if scores is not None and row.logprobs is not None:
+                row.logprobs.append(scores[j])
             finished = row.push(t)
             if row.finish_reason == "stop" and t in row.stop_ids:
                 break
@@ -353,12 +383,14 @@ class DecodeBatch:
             self.finished.append(row)
         return taken
 
-    def _commit_isolated(self, slot: int, row: Row, tokens: list[int], write: bool = True) -> list[int]:
+    def _commit_isolated(
+        self, slot: int, row: Row, tokens: list[int], write: bool = True, scores: list[float] | None = None
+    ) -> list[int]:
         """`_commit` for one row whose own error (already failed by its choice, or raised committing) finishes
         that row alone: it commits nothing and moves to `finished` (module docstring)."""
         if row.error is None:
             try:
-                return self._commit(slot, row, tokens, write)
+                return self._commit(slot, row, tokens, write, scores)
             except Exception as exc:
                 row.fail(exc)
         if row not in self.finished:
@@ -398,7 +430,7 @@ class DecodeBatch:
         ban_repeats(rows, logits, drafts_list, k)
         choices, accepted = verify(rows, logits, drafts_list, k)
         events = [
-            (r, self._commit_isolated(i, r, choice, write=False))
+            (r, self._commit_isolated(i, r, choice, False, self._scores(r, logits[i], choice)))
             for i, (r, choice) in enumerate(zip(rows, choices))
         ]
         # One write for the whole batch: committed tokens at n_old .. (padded with the last one; the pads land
@@ -427,6 +459,14 @@ class DecodeBatch:
         eng.stats.decode_s += elapsed
         self._retire()
         return events
+
+    @staticmethod
+    def _scores(row: Row, logits: torch.Tensor, choice: list[int]) -> list[float] | None:
+        """A step's chosen tokens' log-probabilities for a row that asked for them: choice[j] was chosen
+        from position j's logits (engine/verify.py); logits (k + 1, V) after the bans."""
+        if row.logprobs is None or row.error is not None:
+            return None
+        return chosen_logprobs(logits, choice)
 
     def _offsets(self, width: int) -> torch.Tensor:
         offsets = self._offset_cache.get(width)
