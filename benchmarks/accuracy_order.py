@@ -5,6 +5,7 @@ set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`da
     python benchmarks/accuracy_order.py score --cache DIR     # the table below, from the cached lines
     python benchmarks/accuracy_order.py regions --cache DIR --regions DIR  # the layout detector's boxes
     python benchmarks/accuracy_order.py score --cache DIR --regions DIR    # ... with `regions` rows too
+    python benchmarks/accuracy_order.py demo-ocr --cache DIR --demo-lines DIR  # the demo's lines, once
     python benchmarks/accuracy_order.py demo --cache DIR --regions DIR --demo-lines DIR  # OmniDocBench
 
 Each page's hand-checked Markdown becomes an OmniDocBench-style ground truth (`gt_page`: its blocks, split on
@@ -311,6 +312,37 @@ def demo(
     print(f"\ndetector CPU s a page: mean {sum(seconds) / len(seconds):.2f}, max {max(seconds):.2f}")
 
 
+def demo_ocr(cache: Path, demo_lines: Path, root: Path = DEMO) -> None:
+    """The demo images' lines, once each: `read_image`'s (the parse path: turned, deskewed) under
+    `demo_lines` as `rapidocr-<image>.json`, then RapidOCR's own (the `plain` row) under `cache`."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from PIL import Image
+
+    import baselines
+    from jocr.lines.ocr import OCRLinesConfig, read_image
+
+    demo_lines.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    images = sorted((root / "images").glob("*.jpg"))
+    for image_path in images:
+        dest = demo_lines / f"rapidocr-{image_path.name}.json"
+        if dest.is_file():
+            continue
+        with Image.open(image_path) as image:
+            found = read_image(image, OCRLinesConfig(engine="rapidocr"))
+        dest.write_text(json.dumps(found.to_dict(), ensure_ascii=False), encoding="utf-8")
+        print(f"parse lines {image_path.name}: {len(found.lines)} lines {found.note}", flush=True)
+    for image_path in images:
+        dest = cache_path(cache, image_path)
+        if dest.is_file():
+            continue
+        with Image.open(image_path) as image:
+            lines = baselines.rapidocr_lines(image)
+        record = {"path": str(image_path.resolve()), "lines": lines}
+        dest.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        print(f"plain lines {image_path.name}: {len(lines)} lines", flush=True)
+
+
 def order_images() -> list[Path]:
     """The scans and photos of the frozen reading-order set and of the hand-checked frozen real pages."""
     return [
@@ -322,7 +354,7 @@ def order_images() -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("step", choices=("ocr", "score", "regions", "demo"))
+    ap.add_argument("step", choices=("ocr", "score", "regions", "demo-ocr", "demo"))
     ap.add_argument("--cache", type=Path, required=True, help="folder of RapidOCR's cached lines")
     ap.add_argument("--regions", type=Path, help="folder of the layout detector's cached boxes")
     ap.add_argument(
@@ -350,6 +382,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.omnidocbench.is_dir():
             images += sorted((args.omnidocbench / "images").glob("*.jpg"))
         detect(args.regions, images)
+    elif args.step == "demo-ocr":
+        if args.demo_lines is None:
+            ap.error("demo-ocr needs --demo-lines")
+        demo_ocr(args.cache, args.demo_lines, args.omnidocbench)
     elif args.step == "demo":
         if args.demo_lines is None:
             ap.error("demo needs --demo-lines")

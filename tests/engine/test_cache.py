@@ -26,6 +26,22 @@ def test_update_writes_slots_and_masks_by_position():
     assert torch.equal(cache.k[0][1, :, 1], k2[0, :, 0]) and torch.equal(cache.k[0][1, :, 2], k[0, :, 2])
 
 
+def test_prompt_from_slot_zero_is_written_as_position_by_position():
+    """A prompt's write (positions 0 .. T-1 in every row: a plain copy) leaves the cache and returns the k/v
+    that writing each position on its own does, a transposed (non-contiguous) k/v included."""
+    g = torch.Generator().manual_seed(0)
+    k = torch.randn(2, 5, 3, 4, generator=g).transpose(1, 2)  # (B, H, T, D), strided like the model's
+    v = torch.randn(2, 5, 3, 4, generator=g).transpose(1, 2)
+    whole, steps = KVCache(rows=3, max_len=16), KVCache(rows=3, max_len=16)
+    pos = torch.arange(5)[None].expand(2, 5)
+    k_all, v_all, mask = whole.view(1, 3).update(0, k, v, pos)
+    assert mask is None and k_all.shape == (2, 3, 5, 4)
+    for t in range(5):
+        steps.view(1, 3).update(0, k[:, :, t : t + 1], v[:, :, t : t + 1], pos[:, t : t + 1])
+    assert torch.equal(whole.k[0], steps.k[0]) and torch.equal(whole.v[0], steps.v[0])
+    assert torch.equal(k_all, k) and torch.equal(v_all, v)
+
+
 def test_positions_past_preallocation_are_refused():
     cache = KVCache(rows=1, max_len=4)
     view = cache.view(0, 1)

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from PIL import Image
 
-from jocr.layout.draw import COLOURS, clamp_box, draw_tree
+from jocr.layout.draw import COLOURS, draw_tree
 from jocr.layout.tree import BLOCK_TYPES, Block, PageTree
 
 
-def test_every_type_has_a_colour_and_boxes_are_clamped():
+def test_every_type_has_a_colour():
     assert set(COLOURS) == set(BLOCK_TYPES)
-    assert clamp_box((-10, -5, 50, 900), 100, 200) == (0.0, 0.0, 50.0, 200.0)
-    assert clamp_box((120, 10, 150, 20), 100, 200) is None  # wholly off the page
-    assert clamp_box((50, 40, 10, 20), 100, 200) == (10.0, 20.0, 50.0, 40.0)
 
 
 def test_blocks_are_drawn_where_they_are_in_pixels():

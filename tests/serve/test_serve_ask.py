@@ -22,6 +22,8 @@ from jocr.engine.requests import GenerationResult
 from jocr.engine.stats import RequestStats
 from jocr.pipeline import LoadedModel
 from jocr.pipeline.ask import (
+    ANSWER_TOKENS,
+    FIELDS_TOKENS,
     AskConfig,
     answer_text,
     answer_value,
@@ -30,11 +32,12 @@ from jocr.pipeline.ask import (
     question_anchor,
     question_ids,
 )
+from jocr.pipeline.ask_decoding import closes_json_object, fields_shape, question_shape
 from jocr.serve.app import create_app
 from jocr.serve.backend import EngineBackend
 from jocr.serve.config import ServeConfig
 from jocr.serve.openai import ApiError, ocr_prompt, parse_chat_request
-from jocr.serve.service import OCRService
+from jocr.serve.service import OCRService, SamplingParams
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS
 
 QUESTION = "What is the total amount?"
@@ -64,6 +67,7 @@ class ScriptedBackend(EngineBackend):
 
     def submit(self, prompt_ids, views, params, on_token=None, on_done=None):
         self.prompts.append(list(prompt_ids))
+        self.params.append(params)
         ids = self.tokenizer.encode(self.answer)[: params.max_tokens]
         result = GenerationResult(token_ids=ids, finish_reason="stop", stats=RequestStats())
 
@@ -88,7 +92,7 @@ def scripted_service(tiny_model, tokenizer, answer: str, **overrides) -> tuple[O
     settings.update(overrides)
     config = ServeConfig(**settings)
     backend = ScriptedBackend.from_loaded(LoadedModel(model=tiny_model, tokenizer=tokenizer), 4, 8)
-    backend.answer, backend.prompts = answer, []
+    backend.answer, backend.prompts, backend.params = answer, [], []
     return OCRService(backend, config), backend
 
 
@@ -154,7 +158,7 @@ def test_chat_request_tasks():
         parse_chat_request(chat(url, text, **extra), 8192, 4096, 4).max_tokens
         for text, extra in ((None, {}), (QUESTION, {}), (None, {"response_format": json_schema(SCHEMA)}))
     ]
-    assert budgets == [4096, 128, 512]
+    assert budgets == [4096, ANSWER_TOKENS, FIELDS_TOKENS]
     assert parse(chat(url, QUESTION, max_tokens=200)).max_tokens == 200
 
 
@@ -214,6 +218,7 @@ def test_chat_question_takes_the_ask_path(tiny_model, tokenizer, pdf_url):
             decision, lines = question_anchor(source, 0, None, loaded, AskConfig(anchor="on", ocr="none"))
         [anchor] = decision.texts
         [prompt] = backend.prompts
+        assert backend.params[0].answer and backend.params[0].fields == ()  # decoded as an answer
         builder = backend.builder
         assert prompt == question_ids(builder, prompt.count(tokenizer.image_id), QUESTION, anchor)
         # the answer is the run it names, as `jocr ask` resolves it; not page Markdown
@@ -232,6 +237,31 @@ def test_chat_question_takes_the_ask_path(tiny_model, tokenizer, pdf_url):
         assert "".join(deltas) == content
     finally:
         service.close()
+
+
+def test_an_asking_request_is_decoded_as_jocr_ask_decodes_it(tiny_model, tokenizer):
+    """The backend shapes an asking request's decoding with `jocr ask`'s rules (`request_shape`), keeps the
+    request's own stop strings and budget, and leaves a reading request as it was."""
+    backend = EngineBackend.from_loaded(LoadedModel(model=tiny_model, tokenizer=tokenizer), 2, 2)
+    seen = []
+    backend.scheduler = SimpleNamespace(
+        submit=lambda request, on_token=None, on_done=None: seen.append(request)
+    )
+    anchored = tokenizer.build_prompt(QUESTION, 0, anchor="page 10x10\n@1 0,0 x")
+    plain = tokenizer.build_prompt(QUESTION, 0)
+    backend.submit(anchored, [], SamplingParams(20, answer=True))
+    backend.submit(plain, [], SamplingParams(20, answer=True, stop=["END"]))
+    backend.submit(plain, [], SamplingParams(300, answer=True, fields=("total",)))
+    backend.submit(plain, [], SamplingParams(100, stop=["END"]))
+    assert seen[0].first_banned_ids == question_shape(tokenizer, True).first_banned_ids
+    assert seen[0].stop_strings == ("\n",) and seen[0].logprobs and seen[0].max_tokens == 20
+    assert seen[1].first_banned_ids == question_shape(tokenizer, False).first_banned_ids
+    assert seen[1].stop_strings == ("\n", "END")
+    assert seen[2].stop_when is closes_json_object and seen[2].max_tokens == 300
+    assert seen[2].first_banned_ids == fields_shape(tokenizer, ["total"]).first_banned_ids
+    reading = seen[3]
+    assert (reading.first_banned_ids, reading.stop_when, reading.logprobs) == (frozenset(), None, False)
+    assert reading.stop_strings == ("END",) and reading.max_tokens == 100
 
 
 def test_json_schema_answers_validate_or_are_refused(tiny_model, tokenizer, pdf_url):
@@ -373,6 +403,7 @@ def test_openai_client_parses_a_pydantic_model(tiny_model, tokenizer):
         reply = client.chat.completions.create(
             model="jocr",
             messages=[{"role": "user", "content": [*content, {"type": "text", "text": QUESTION}]}],
+            max_tokens=128,  # the scripted answer is longer than a question's default budget
         )
         assert reply.choices[0].message.content == '{"invoice_number": "INV-2031", "total": "$5.00"}'
     finally:

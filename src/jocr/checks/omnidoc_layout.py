@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jocr.bbox import BBox as Box
+from jocr.bbox import iou
+
 MIN_IOU = 0.5
 
 # Our tree's block types -> the common classes.
@@ -65,18 +68,6 @@ CLASSES = (
     "title", "text", "table", "formula", "figure", "caption", "footnote", "header", "footer", "page_number",
     *TREE_NEVER,
 )  # fmt: skip
-
-Box = tuple[float, float, float, float]
-
-
-def iou(a: Box, b: Box) -> float:
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def gt_layout(page: dict) -> list[tuple[str, Box]]:

@@ -7,7 +7,7 @@ import json
 from jocr.cli import CliError
 
 
-def add_model_arguments(parser, max_tokens: int) -> None:
+def add_model_arguments(parser, max_tokens: str) -> None:
     """--pages, --model, --device, --max-tokens, --spec, --anchor, --ocr, --dpi, --password, --format: shared
     by `jocr ask` and `jocr extract`."""
     from jocr.cli.parse_cmd import add_anchor_argument, add_ocr_argument
@@ -19,7 +19,7 @@ def add_model_arguments(parser, max_tokens: int) -> None:
     parser.add_argument(
         "--max-tokens",
         type=int,
-        default=max_tokens,
+        default=None,
         help=f"answer tokens per request (default: {max_tokens})",
     )
     parser.add_argument("--spec", default="auto", help="speculative draft tokens: auto, 0 (off) or k")
@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("question", help="the question, in the document's language or any other")
     from jocr.pipeline.ask import ANSWER_TOKENS
 
-    add_model_arguments(parser, max_tokens=ANSWER_TOKENS)
+    add_model_arguments(parser, max_tokens=str(ANSWER_TOKENS))
 
 
 def settings(args):

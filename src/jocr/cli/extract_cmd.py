@@ -20,9 +20,9 @@ def add_arguments(parser) -> None:
     which.add_argument(
         "--schema", help="a JSON Schema file: an object whose properties are string/number/integer/boolean"
     )
-    from jocr.pipeline.ask import FIELDS_TOKENS
+    from jocr.pipeline.ask import ANSWER_TOKENS
 
-    add_model_arguments(parser, max_tokens=FIELDS_TOKENS)
+    add_model_arguments(parser, max_tokens=f"the fields' names as JSON plus {ANSWER_TOKENS} per field")
 
 
 def read_schema(args):

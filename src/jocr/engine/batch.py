@@ -14,7 +14,9 @@ Prefill: a prompt of more than `kernels.QUERY_MAX` tokens is prefilled alone (sh
 `max_prefill_tokens`). Long passes take torch's GEMM and SDPA, whose per-row results depend on the padded
 shape of the whole pass; alone, a prompt's cache depends on that request only, so its tokens do not depend
 on which requests happened to join with it (which speculation changes, as rows finish at other steps). A
-page shared by several requests is still encoded once per admission (`image_embeds`).
+page shared by several requests (the windows of a long anchored page, n completions) is encoded once while
+its PageViews object lives, whichever admissions its requests join (`image_embeds`; pages are not changed
+after they are submitted).
 
 Row isolation: an error raised by one row's own work (seeding its generator, choosing or committing its
 tokens) finishes that row alone with finish reason "error" and the exception in `row.error`; the batch drops
@@ -24,6 +26,7 @@ the row and the other rows go on. Only an error in the shared forward pass fails
 from __future__ import annotations
 
 import time
+import weakref
 
 import torch
 
@@ -63,6 +66,7 @@ class Row:
         self.tokenizer = tokenizer
         self.stop_tail = max((len(s) for s in req.stop_strings), default=0) + 8
         self.out: list[int] = []
+        self.logprobs: list[float] | None = [] if req.logprobs else None
         self.n = self.prompt_len
         self.mtp_len = 0
         self.last = req.prompt_ids[-1]
@@ -90,6 +94,15 @@ class Row:
         self.error = exc
         self.finish_reason = "error"
 
+    def first_logits(self, logits: torch.Tensor) -> torch.Tensor:
+        """The first token's logits (V,) without the request's `first_banned_ids` (the guard's ban applied
+        by the caller)."""
+        if not self.req.first_banned_ids:
+            return logits
+        logits = logits.clone()
+        logits[sorted(self.req.first_banned_ids)] = float("-inf")
+        return logits
+
     def choose(self, logits: torch.Tensor) -> int:
         """Plain decoding's choice from one position's logits (V,), the ban already applied."""
         if self.generator is None:
@@ -109,6 +122,9 @@ class Row:
                 if s in tail:
                     self.finish_reason, self.stop_string = "stop", s
                     return True
+        if self.req.stop_when is not None and self.req.stop_when(self.tokenizer.decode(self.out)):
+            self.finish_reason = "stop"
+            return True
         if looped:
             self.finish_reason = "repetition"
             return True
@@ -126,7 +142,16 @@ class Row:
             request_id=self.req.request_id,
             stop_string=self.stop_string,
             error=self.error,
+            logprobs=None if self.logprobs is None else list(self.logprobs),
         )
+
+
+def chosen_logprobs(logits: torch.Tensor, tokens: list[int]) -> list[float]:
+    """Log-probabilities of tokens[j] under softmax(logits[j]); logits (n >= len(tokens), V)."""
+    if not tokens:
+        return []
+    logp = torch.log_softmax(logits[: len(tokens)].float(), dim=-1)  # (n, V)
+    return logp[torch.arange(len(tokens)), torch.tensor(tokens)].tolist()
 
 
 class DecodeBatch:
@@ -142,6 +167,8 @@ class DecodeBatch:
         self.cache: KVCache | None = None
         self.finished: list[Row] = []
         self._offset_cache: dict[int, torch.Tensor] = {}
+        # id(page) -> (weak reference to the page, its embeddings): pages already encoded (module docstring)
+        self._pages: dict[int, tuple[weakref.ref, torch.Tensor]] = {}
 
     # Capacity ----------------------------------------------------------------------------------------------
     def slots_needed(self, req: GenerationRequest) -> int:
@@ -210,20 +237,39 @@ class DecodeBatch:
 
     @torch.inference_mode()
     def _encode_shared_images(self, items: list[tuple[int, GenerationRequest]]) -> dict[int, torch.Tensor]:
-        """Embeddings of the pages that several of `items` share (by object), encoded once, keyed by id; {}
-        when the model cannot take them precomputed."""
+        """Embeddings, keyed by id, of the pages already encoded and of those that several of `items` share
+        (by object; those not yet encoded are encoded here, in one call); {} when the model cannot take
+        them precomputed."""
         if not self.engine.image_embeds_kwarg:
             return {}
+        self._pages = {key: entry for key, entry in self._pages.items() if entry[0]() is not None}
         seen: dict[int, int] = {}
         pages = {}
         for _, r in items:
             for pv in r.images or ():
                 seen[id(pv)] = seen.get(id(pv), 0) + 1
                 pages[id(pv)] = pv
-        shared = [pages[key] for key, count in seen.items() if count > 1]
-        if not shared:
+        known = {key: self._encoded(pv) for key, pv in pages.items()}
+        encoded = {key: embeds for key, embeds in known.items() if embeds is not None}
+        shared = [pages[key] for key, count in seen.items() if count > 1 and key not in encoded]
+        return {**encoded, **self._encode(shared)}
+
+    def _encoded(self, pv) -> torch.Tensor | None:
+        """The embeddings of page `pv` if this batch has encoded that object, else None."""
+        entry = self._pages.get(id(pv))
+        return entry[1] if entry is not None and entry[0]() is pv else None
+
+    def _encode(self, pages: list) -> dict[int, torch.Tensor]:
+        """Encode `pages` in one call and remember each one's embeddings while the page object lives."""
+        if not pages:
             return {}
-        return dict(zip(map(id, shared), self.model.encode_images(shared)))
+        out = dict(zip(map(id, pages), self.model.encode_images(pages)))
+        for pv in pages:
+            try:
+                self._pages[id(pv)] = (weakref.ref(pv), out[id(pv)])
+            except TypeError:  # an object that takes no weak reference is not remembered
+                pass
+        return out
 
     @torch.inference_mode()
     def _prefill(
@@ -252,9 +298,11 @@ class DecodeBatch:
         images = [r.req.images for r in rows]
         images = images if any(im for im in images) else None
         kwargs = dict(eng.last_logits_kwargs)  # only each row's last position needs logits
-        if images is not None and encoded and any(id(pv) in encoded for row in images if row for pv in row):
+        if images is not None and eng.image_embeds_kwarg:
+            # The pages not encoded yet, in one call, as the model's own `encode_rows` would encode them.
+            encoded = dict(encoded or {})
             fresh = {id(pv): pv for row in images if row for pv in row if id(pv) not in encoded}
-            encoded = {**encoded, **dict(zip(fresh, self.model.encode_images(list(fresh.values()))))}
+            encoded.update(self._encode(list(fresh.values())))
             kwargs["image_embeds"] = [[encoded[id(pv)] for pv in row] if row else None for row in images]
         else:
             kwargs["images"] = images
@@ -280,12 +328,15 @@ class DecodeBatch:
         for i, r in enumerate(rows):
             self.rows.append(r)
             self.cache.lengths[start + i] = r.prompt_len
+            scores = None
             try:
-                tokens = [r.choose(self._ban(r, logits[i], ()))]
+                first = r.first_logits(self._ban(r, logits[i], ()))
+                tokens = [r.choose(first)]
+                scores = chosen_logprobs(first[None], tokens) if r.logprobs is not None else None
             except Exception as exc:  # this row's own failure: it finishes alone (module docstring)
                 r.fail(exc)
                 tokens = []
-            events.append((r, self._commit_isolated(start + i, r, tokens)))
+            events.append((r, self._commit_isolated(start + i, r, tokens, scores=scores)))
         if self.drafter is not None and self.drafter.needs_hidden and eng.max_k > 0:
             n = torch.tensor([r.n for r in rows], dtype=torch.long)
             mtp_len = torch.zeros(len(rows), dtype=torch.long)
@@ -306,11 +357,16 @@ class DecodeBatch:
                 logits[list(banned)] = float("-inf")
         return logits
 
-    def _commit(self, slot: int, row: Row, tokens: list[int], write: bool = True) -> list[int]:
+    def _commit(
+        self, slot: int, row: Row, tokens: list[int], write: bool = True, scores: list[float] | None = None
+    ) -> list[int]:
         """Push tokens one by one (stops truncate) and advance the row. With write=False the caller writes
-        the token buffer and lengths for the whole batch at once (see step())."""
+        the token buffer and lengths for the whole batch at once (see step()). `scores`: the tokens'
+        log-probabilities, kept for a row that asked for them (a stop token's too)."""
         taken = []
-        for t in tokens:
+        for j, t in enumerate(tokens):
+            if scores is not None and row.logprobs is not None:
+                row.logprobs.append(scores[j])
             finished = row.push(t)
             if row.finish_reason == "stop" and t in row.stop_ids:
                 break
@@ -327,12 +383,14 @@ class DecodeBatch:
             self.finished.append(row)
         return taken
 
-    def _commit_isolated(self, slot: int, row: Row, tokens: list[int], write: bool = True) -> list[int]:
+    def _commit_isolated(
+        self, slot: int, row: Row, tokens: list[int], write: bool = True, scores: list[float] | None = None
+    ) -> list[int]:
         """`_commit` for one row whose own error (already failed by its choice, or raised committing) finishes
         that row alone: it commits nothing and moves to `finished` (module docstring)."""
         if row.error is None:
             try:
-                return self._commit(slot, row, tokens, write)
+                return self._commit(slot, row, tokens, write, scores)
             except Exception as exc:
                 row.fail(exc)
         if row not in self.finished:
@@ -372,7 +430,7 @@ class DecodeBatch:
         ban_repeats(rows, logits, drafts_list, k)
         choices, accepted = verify(rows, logits, drafts_list, k)
         events = [
-            (r, self._commit_isolated(i, r, choice, write=False))
+            (r, self._commit_isolated(i, r, choice, False, self._scores(r, logits[i], choice)))
             for i, (r, choice) in enumerate(zip(rows, choices))
         ]
         # One write for the whole batch: committed tokens at n_old .. (padded with the last one; the pads land
@@ -401,6 +459,14 @@ class DecodeBatch:
         eng.stats.decode_s += elapsed
         self._retire()
         return events
+
+    @staticmethod
+    def _scores(row: Row, logits: torch.Tensor, choice: list[int]) -> list[float] | None:
+        """A step's chosen tokens' log-probabilities for a row that asked for them: choice[j] was chosen
+        from position j's logits (engine/verify.py); logits (k + 1, V) after the bans."""
+        if row.logprobs is None or row.error is not None:
+            return None
+        return chosen_logprobs(logits, choice)
 
     def _offsets(self, width: int) -> torch.Tensor:
         offsets = self._offset_cache.get(width)

@@ -116,6 +116,7 @@ class CacheView:
         self._mask: torch.Tensor | None = None
         self._width = 0
         self._rows: torch.Tensor | None = None
+        self._prompt = False  # positions are 0 .. T-1 in every row (a prompt written from slot 0)
 
     @property
     def batch(self) -> int:
@@ -137,6 +138,7 @@ class CacheView:
         if not prompt:
             self._mask = slots[None, None, None, :] <= positions[:, None, :, None]  # (B, 1, T, S')
         self._width = width
+        self._prompt = prompt
         self._mask_key = positions
         self._rows = torch.arange(self.batch, device=positions.device)[:, None]  # (B, 1)
 
@@ -148,8 +150,12 @@ class CacheView:
         k_buf, v_buf = self.cache._layer(layer_idx, k)
         k_rows = k_buf[self.start : self.stop]  # (B, H_kv, S, D) view
         v_rows = v_buf[self.start : self.stop]
-        # Advanced indices around a slice put the indexed dims first: the value is (B, T, H_kv, D).
-        k_rows[self._rows, :, positions] = k.transpose(1, 2).to(k_buf.dtype)
-        v_rows[self._rows, :, positions] = v.transpose(1, 2).to(v_buf.dtype)
         w = self._width
+        if self._prompt:  # slots 0 .. T-1 of every row: a plain copy (an index_put of T positions costs more)
+            k_rows[:, :, :w] = k
+            v_rows[:, :, :w] = v
+        else:
+            # Advanced indices around a slice put the indexed dims first: the value is (B, T, H_kv, D).
+            k_rows[self._rows, :, positions] = k.transpose(1, 2).to(k_buf.dtype)
+            v_rows[self._rows, :, positions] = v.transpose(1, 2).to(v_buf.dtype)
         return k_rows[:, :, :w], v_rows[:, :, :w], self._mask

@@ -113,8 +113,8 @@ class Engine:
                 f"prompt ({len(req.prompt_ids)} tokens) + max_tokens ({req.max_tokens}) exceeds "
                 f"max_seq_len {self.config.max_seq_len}"
             )
-        if req.stop_strings and self.tokenizer is None:
-            raise ValueError("stop strings need an engine created with a tokenizer")
+        if (req.stop_strings or req.stop_when is not None) and self.tokenizer is None:
+            raise ValueError("stop strings and stop rules need an engine created with a tokenizer")
         config = getattr(self.model, "config", None)
         if self.image_id is not None and hasattr(config, "image_token_count"):
             # Checked here so one bad request is refused alone instead of failing a whole prefill batch.
@@ -174,8 +174,9 @@ def naive_generate(
 ) -> GenerationResult:
     """Greedy decoding by re-running the whole sequence for every token: the oracle for the engine's tests.
 
-    Applies the same stop rules (stop ids, stop strings, max tokens) and the same repetition guard as the
-    engine, one token at a time.
+    Applies the same stop rules (stop ids, stop strings, the stop rule, max tokens), the same bans (the
+    repetition guard, the first token's `first_banned_ids`) and log-probabilities as the engine, one token at
+    a time.
     """
     stop_ids = set(req.stop_token_ids if req.stop_token_ids is not None else (eos_id,))
     state = GuardState(req.guard or guard or GuardConfig())
@@ -184,6 +185,7 @@ def naive_generate(
     image_id = _model_image_id(model)  # never generated: a placeholder needs an image (as in the engine)
     limit = _token_limit(req, _model_positions(model))
     out: list[int] = []
+    scores: list[float] | None = [] if req.logprobs else None
     finish, stop_string = "length", None
     while len(out) < limit:
         ids = torch.tensor([req.prompt_ids + out], dtype=torch.long, device=device)  # (1, T)
@@ -193,7 +195,11 @@ def naive_generate(
             logits[list(banned)] = float("-inf")
         if image_id is not None:
             logits[image_id] = float("-inf")
+        if not out and req.first_banned_ids:
+            logits[sorted(req.first_banned_ids)] = float("-inf")
         token = int(logits.argmax())
+        if scores is not None:
+            scores.append(float(torch.log_softmax(logits.float(), dim=-1)[token]))
         if token in stop_ids:
             finish = "stop"
             break
@@ -205,8 +211,11 @@ def naive_generate(
             if hit is not None:
                 finish, stop_string = "stop", hit
                 break
+        if req.stop_when is not None and req.stop_when(tokenizer.decode(out)):
+            finish = "stop"
+            break
         if looped:
             finish = "repetition"
             break
     stats = RequestStats(prompt_tokens=len(req.prompt_ids), output_tokens=len(out))
-    return GenerationResult(out, finish, stats, req.request_id, stop_string)
+    return GenerationResult(out, finish, stats, req.request_id, stop_string, logprobs=scores)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from jocr.engine.guard import GuardConfig
@@ -25,6 +26,11 @@ class GenerationRequest:
     greedy requests and means plain decoding for sampled ones; False forces plain decoding; True lets a
     sampled request speculate (exact distribution by rejection sampling, engine/verify.py; a seed then
     reproduces its tokens only for a fixed k). guard None uses the engine's guard settings.
+
+    Shaping an answer (docs/asking.md, "Decoding an answer"): `first_banned_ids` are never the first
+    generated token; `stop_when(text)` is asked after each committed token with the decoded output so far
+    and ends the generation ("stop") when it returns True; `logprobs` makes the result carry each chosen
+    token's log-probability under the distribution it was chosen from (after the bans).
     """
 
     prompt_ids: list[int]
@@ -38,6 +44,9 @@ class GenerationRequest:
     spec: bool | None = None
     guard: GuardConfig | None = None
     request_id: str | None = None
+    first_banned_ids: frozenset[int] = frozenset()
+    stop_when: Callable[[str], bool] | None = None
+    logprobs: bool = False
 
     def validate(self) -> GenerationRequest:
         if not self.prompt_ids:
@@ -70,6 +79,13 @@ class GenerationResult:
     request_id: str | None = None
     stop_string: str | None = None  # the stop string that ended the generation, if any
     error: BaseException | None = None  # set with finish_reason "error": this request's own failure
+    # With `GenerationRequest.logprobs`: one per chosen token, i.e. token_ids' then the stop token's when a
+    # stop id ended the generation (choosing to stop is part of the answer's score).
+    logprobs: list[float] | None = None
+
+    def mean_logprob(self) -> float | None:
+        """The mean log-probability of the chosen tokens (None without logprobs or tokens)."""
+        return sum(self.logprobs) / len(self.logprobs) if self.logprobs else None
 
 
 DRAFTERS = ("mtp", "ngram", "mtp+ngram", "mtp+refs", "refs", "none")

@@ -25,6 +25,8 @@ from jocr.layout.line_rules import (
     FOOTNOTE_START,
     HEADING_SIZE,
     MAX_HEADING_CHARS,
+    PARAGRAPH_STEP,
+    SENTENCE_END,
     code_block,
     set_heading_levels,
 )
@@ -65,8 +67,6 @@ _SYNTAX = re.compile(r"[\s#>*_|`$-]+")
 # What is left of a block written only of malformed run references ("@", "@@14@@55"): no text of the page.
 _REFERENCE_DEBRIS = re.compile(r"[\s@0-9]*@[\s@0-9]*")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
-PARAGRAPH_STEP = 1.35  # line pitches: at most this step from a paragraph's last line to the next one's first
 
 
 def markdown_blocks(text: str) -> list[str]:
@@ -309,7 +309,7 @@ def _retyped_headings(blocks: list[Block], geometry: list[Line], size: float) ->
             block.markdown = block_markdown(block)
             changed = True
         elif block.type == PARAGRAPH and len(block.lines) <= 3 and len(block.text) <= MAX_HEADING_CHARS:
-            short = len(block.text) <= 80 and not _SENTENCE_END.search(block.text)
+            short = len(block.text) <= 80 and not SENTENCE_END.search(block.text)
             if big or (bold and not body_bold and short):
                 block.type = HEADING
                 changed = True
@@ -408,7 +408,7 @@ def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
     else:
         lengths = sorted(len(ln.text) for ln in column)
         short = len(a.text) < 0.8 * lengths[int(0.9 * (len(lengths) - 1))]
-    return not (short and _SENTENCE_END.search(a.text.rstrip()))
+    return not (short and SENTENCE_END.search(a.text.rstrip()))
 
 
 # -- unanchored pages ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
+from jocr.bbox import clamp
 from jocr.layout.tree import FROM_MARKDOWN, PageTree
 
 COLOURS = {
@@ -33,15 +34,6 @@ def palette_hex() -> dict[str, str]:
     out = {name: "#{:02x}{:02x}{:02x}".format(*rgb) for name, rgb in COLOURS.items()}
     out[""] = "#{:02x}{:02x}{:02x}".format(*UNKNOWN_COLOUR)
     return out
-
-
-def clamp_box(box, width: float, height: float) -> tuple[float, float, float, float] | None:
-    """`box` (x0, y0, x1, y1) clamped to a `width` x `height` page, corners in order; None when nothing of
-    it is left on the page."""
-    x0, y0, x1, y1 = (float(v) for v in box)
-    x0, x1 = sorted((min(max(x0, 0.0), width), min(max(x1, 0.0), width)))
-    y0, y1 = sorted((min(max(y0, 0.0), height), min(max(y1, 0.0), height)))
-    return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
 
 
 BOX_SLACK = 0.5  # in the tree's unit: rounding of coordinates (to_dict keeps two decimals) and float noise
@@ -85,8 +77,8 @@ def draw_tree(image: Image.Image, tree: PageTree) -> Image.Image:
     for number, block in enumerate(tree.blocks, 1):
         if block.bbox is None:
             continue
-        box = clamp_box((block.bbox[0] * sx, block.bbox[1] * sy, block.bbox[2] * sx, block.bbox[3] * sy),
-                        out.width - 1, out.height - 1)  # fmt: skip
+        box = clamp((block.bbox[0] * sx, block.bbox[1] * sy, block.bbox[2] * sx, block.bbox[3] * sy),
+                    out.width - 1, out.height - 1)  # fmt: skip
         if box is None:
             continue
         colour = COLOURS.get(block.type, UNKNOWN_COLOUR)

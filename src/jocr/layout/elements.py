@@ -23,9 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from jocr.bbox import BBox as Box
 from jocr.layout.tables import Table, TableConfig, read_table
-
-Box = tuple[float, float, float, float]
 
 PAGE = "page"
 TASKS = ("page", "table", "formula", "caption")

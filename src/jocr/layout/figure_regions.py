@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageFilter
 
-BBox = tuple[float, float, float, float]
+from jocr.bbox import BBox
+from jocr.lines.textlayer import page_mapper
 
 # Where a region came from.
 FROM_IMAGE = "image"  # a PDF image object (or a cluster holding one)
@@ -63,14 +64,7 @@ def pdf_regions(
         return [], None, (0.0, 0.0)
     if not (width > 0 and height > 0):
         return [], None, (0.0, 0.0)
-    scale = 16  # FPDF_PageToDevice returns integer pixels: map onto a 16x canvas for 1/16 pt
-    size_x, size_y = max(1, round(width * scale)), max(1, round(height * scale))
-    dx, dy = ctypes.c_int(), ctypes.c_int()
-
-    def to_page(x: float, y: float) -> tuple[float, float]:
-        raw.FPDF_PageToDevice(page.raw, 0, 0, size_x, size_y, 0, x, y, dx, dy)
-        return dx.value / scale, dy.value / scale
-
+    to_page = page_mapper(page, width, height)
     found: list[Region] = []
     note = None
     budget = limits.max_page_segments

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from jocr.bbox import area, clamp, overlap_area
 from jocr.layout.figure_regions import FROM_DRAWING, FROM_IMAGE, FROM_INK, FROM_MODEL, Region, ink_regions
 from jocr.layout.render import page_markdown
 from jocr.layout.tree import (
@@ -112,28 +113,6 @@ def normalise_figures_mode(mode: str | None) -> str:
     return mode
 
 
-def clamp(box, width: float, height: float) -> BBox | None:
-    """`box` with its corners in order and clamped to a `width` x `height` page; None when nothing of it
-    is on the page or a value is not a number."""
-    try:
-        x0, y0, x1, y1 = (float(v) for v in box)
-    except (TypeError, ValueError):
-        return None
-    if any(v != v for v in (x0, y0, x1, y1)):  # NaN
-        return None
-    x0, x1 = sorted((min(max(x0, 0.0), width), min(max(x1, 0.0), width)))
-    y0, y1 = sorted((min(max(y0, 0.0), height), min(max(y1, 0.0), height)))
-    return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
-
-
-def _area(box: BBox) -> float:
-    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
-
-
-def _overlap(a: BBox, b: BBox) -> float:
-    return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
-
-
 def clean_regions(
     regions: list[Region], width: float, height: float, config: FiguresConfig
 ) -> tuple[list[Region], list[str]]:
@@ -148,7 +127,7 @@ def clean_regions(
         if box is None:
             outside += 1
             continue
-        if _area(box) > config.max_area * width * height:
+        if area(box) > config.max_area * width * height:
             huge += 1
             continue
         kept.append(Region(box, region.origin, region.drawn, region.objects))
@@ -156,13 +135,13 @@ def clean_regions(
     for region in kept:  # tiny first, so that specks never chain into one region over the page
         x0, y0, x1, y1 = region.bbox
         small = min(x1 - x0, y1 - y0) < config.min_side * shorter
-        if small or _area(region.bbox) < config.min_area * width * height:
+        if small or area(region.bbox) < config.min_area * width * height:
             tiny += 1
         else:
             large.append(region)
     out = []
     for region in _merge_overlapping(large):
-        if _area(region.bbox) > config.max_area * width * height:
+        if area(region.bbox) > config.max_area * width * height:
             huge += 1
         else:
             out.append(region)
@@ -171,7 +150,7 @@ def clean_regions(
     if huge:
         notes.append(f"{huge} figure region(s) covering the page dropped")
     if len(out) > config.max_figures:
-        out.sort(key=lambda r: -_area(r.bbox))
+        out.sort(key=lambda r: -area(r.bbox))
         notes.append(
             f"{len(out) - config.max_figures} figure(s) over the limit of {config.max_figures} dropped"
         )
@@ -182,9 +161,9 @@ def clean_regions(
 
 def _merge_overlapping(regions: list[Region]) -> list[Region]:
     out: list[Region] = []
-    for region in sorted(regions, key=lambda r: -_area(r.bbox)):
+    for region in sorted(regions, key=lambda r: -area(r.bbox)):
         for other in out:
-            if _overlap(region.bbox, other.bbox) > 0:
+            if overlap_area(region.bbox, other.bbox) > 0:
                 other.bbox = union([other.bbox, region.bbox])
                 other.drawn = other.drawn or region.drawn
                 if region.origin == FROM_IMAGE:
@@ -243,17 +222,17 @@ def _is_figure(region: Region, text: list[BBox], tables: list[BBox], config: Fig
     table: rectilinear drawings may hold less text than pictures and curves, ink of a page image less
     still), and, when it holds text, not over a table block the page already has (a chart's tick labels
     in rows and columns read as a table by the rules over lines do not count against it)."""
-    area = _area(region.bbox)
+    own = area(region.bbox)
     if region.origin == FROM_MODEL:
         return True
-    covered = sum(_overlap(region.bbox, t) for t in text)
+    covered = sum(overlap_area(region.bbox, t) for t in text)
     if region.origin == FROM_INK:
-        return covered <= config.max_ink_text_cover * area
-    if covered <= config.max_rule_text_cover * area:
+        return covered <= config.max_ink_text_cover * own
+    if covered <= config.max_rule_text_cover * own:
         return True
-    if any(_overlap(region.bbox, t) > 0.5 * min(area, _area(t)) for t in tables):
+    if any(overlap_area(region.bbox, t) > 0.5 * min(own, area(t)) for t in tables):
         return False
-    return (region.drawn or region.origin == FROM_IMAGE) and covered <= config.max_text_cover * area
+    return (region.drawn or region.origin == FROM_IMAGE) and covered <= config.max_text_cover * own
 
 
 def _body_size(lines: list) -> float:
@@ -315,10 +294,10 @@ def find_regions(
         if tuple(round(v, 1) for v in region.bbox) not in seen:
             text.append(region.bbox)
     page_area = tree.width * tree.height
-    scanned = any(r.origin == FROM_IMAGE and _area(r.bbox) > config.max_area * page_area for r in regions)
+    scanned = any(r.origin == FROM_IMAGE and area(r.bbox) > config.max_area * page_area for r in regions)
     if scanned:  # a scan in a PDF: its one image is the page; figures are in its ink
         regions = [
-            r for r in regions if r.origin != FROM_IMAGE or _area(r.bbox) <= config.max_area * page_area
+            r for r in regions if r.origin != FROM_IMAGE or area(r.bbox) <= config.max_area * page_area
         ]
     if (candidates is None or scanned) and image is not None:
         sx, sy = image.width / tree.width, image.height / tree.height
@@ -349,7 +328,7 @@ def find_regions(
     ]  # fmt: skip
     for box in model:
         box = clamp(box, tree.width, tree.height)
-        if box is not None and not any(_overlap(box, r.bbox) > 0.5 * _area(box) for r in found):
+        if box is not None and not any(overlap_area(box, r.bbox) > 0.5 * area(box) for r in found):
             found.append(Region(box, FROM_MODEL))
     return found, notes
 
@@ -435,7 +414,7 @@ def place_figures(
             (
                 b
                 for b in blocks
-                if b.type == FIGURE and b.bbox is not None and _overlap(b.bbox, box) > 0.5 * _area(box)
+                if b.type == FIGURE and b.bbox is not None and overlap_area(b.bbox, box) > 0.5 * area(box)
             ),
             None,
         )
@@ -448,7 +427,7 @@ def place_figures(
                 block.bbox = box
         inside = [b for b in blocks if b is not block and b.bbox is not None and b.type not in FURNITURE_TYPES
                   and b.type not in (CAPTION, FIGURE) and not _is_caption(b)
-                  and _overlap(b.bbox, box) >= config.absorb_inside * _area(b.bbox)
+                  and overlap_area(b.bbox, box) >= config.absorb_inside * area(b.bbox)
                   and all(len(x.text) <= config.max_label_chars and not x.mono for x in b.lines)]  # fmt: skip
         if block is None:
             block = Block(type=FIGURE, bbox=box)
@@ -587,7 +566,6 @@ __all__ = [
     "Figure",
     "FiguresConfig",
     "PlacedFigures",
-    "clamp",
     "clean_regions",
     "figure_file_name",
     "find_regions",

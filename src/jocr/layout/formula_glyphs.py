@@ -20,9 +20,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from jocr.lines.textlayer import SharedTextPage, char_code, page_objects
-
-Box = tuple[float, float, float, float]
+from jocr.bbox import BBox as Box
+from jocr.bbox import BoxEdges
+from jocr.lines.textlayer import SharedTextPage, char_code, page_mapper, page_objects
 
 
 @dataclass
@@ -36,7 +36,7 @@ class GlyphLimits:
 
 
 @dataclass
-class Glyph:
+class Glyph(BoxEdges):
     """One character: `box` its ink box, `baseline` the y of its origin, `size` its font size (points)."""
 
     text: str
@@ -47,22 +47,6 @@ class Glyph:
     raw: str = (
         ""  # the character PDFium gives (what the text layer's lines hold), before TeX slots are decoded
     )
-
-    @property
-    def x0(self) -> float:
-        return self.box[0]
-
-    @property
-    def y0(self) -> float:
-        return self.box[1]
-
-    @property
-    def x1(self) -> float:
-        return self.box[2]
-
-    @property
-    def y1(self) -> float:
-        return self.box[3]
 
 
 @dataclass
@@ -134,18 +118,26 @@ def _slot(code: int, bakoma: bool) -> int:
 _PUA_PIECES = dict(zip(range(0xF8EB, 0xF8FF), "⎛⎜⎝⎡⎢⎣⎧⎨⎩⎪⎮⎞⎟⎠⎤⎥⎦⎫⎬⎭"))
 
 
-def decode_char(code: int, font: str) -> str:
+# Latin Modern's Type 1 math fonts by their long names ("LMMathSymbols10-Regular"): the same encodings.
+_LM_LONG = re.compile(r"^LMMath(Italic|Symbols|Extension)", re.I)
+_LM_FAMILY = {"italic": "lmmi", "symbols": "lmsy", "extension": "lmex"}
+
+
+def decode_char(code: int, font: str, unmapped: bool = False) -> str:
     """The Unicode text of char `code` in `font` (its name without a subset prefix): TeX math slots decoded
-    where the code is a slot rather than Unicode."""
+    where the code is a slot rather than Unicode. `unmapped`: PDFium could not map the glyph (its name is not
+    one it knows, as Latin Modern's `Rfractur` or `prime`) and gave its code, so the code is a slot even
+    where the font's other glyphs have Unicode (ℜ came out as "<", a prime as "0")."""
     if code in _PUA_PIECES:
         return _PUA_PIECES[code]
+    long_name = _LM_LONG.match(font)
     m = _CM_FONT.match(font)
     bakoma = m is not None and _BAKOMA.match(font) is not None
-    if m is None or (code >= 0x370 and not (bakoma and code == 0x2219)):  # Unicode proper is kept
-        return chr(code)
-    if not bakoma and code >= 0x20 and not m.group(1).lower().endswith("ex"):
+    if (long_name is None and m is None) or (code >= 0x370 and not (bakoma and code == 0x2219)):
+        return chr(code)  # Unicode proper is kept
+    family = _LM_FAMILY[long_name.group(1).lower()] if long_name else m.group(1).lower()
+    if not bakoma and code >= 0x20 and not unmapped and not family.endswith("ex"):
         return chr(code)  # TeX's text and symbol fonts name their glyphs: PDFium's Unicode is right
-    family = m.group(1).lower()
     slot = _slot(code, bakoma)
     if slot > 0x7F:
         return chr(code)
@@ -198,21 +190,6 @@ def page_glyphs(page, limits: GlyphLimits | None = None, textpage=None) -> tuple
     return glyphs, rules
 
 
-def _mapper(page, width: float, height: float):
-    """User space -> the page as rendered (rotation, crop box), at 1/16 pt precision (as textlayer does)."""
-    import pypdfium2.raw as raw
-
-    scale = 16
-    size_x, size_y = max(1, round(width * scale)), max(1, round(height * scale))
-    dx, dy = ctypes.c_int(), ctypes.c_int()
-
-    def to_page(x: float, y: float) -> tuple[float, float]:
-        raw.FPDF_PageToDevice(page.raw, 0, 0, size_x, size_y, 0, x, y, dx, dy)
-        return dx.value / scale, dy.value / scale
-
-    return to_page
-
-
 def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) -> list[Glyph]:
     import pypdfium2.raw as raw
 
@@ -220,7 +197,7 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
     count = raw.FPDFText_CountChars(tp)
     if count <= 0 or count > limits.max_chars:
         return []
-    to_page = _mapper(page, width, height)
+    to_page = page_mapper(page, width, height)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     ox, oy = ctypes.c_double(), ctypes.c_double()
     matrix = raw.FS_MATRIX()
@@ -230,7 +207,7 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
     out: list[Glyph] = []
     for i in range(count):
         code = char_code(raw, tp, i)
-        if code is None or code in (0x0A, 0x0D, 0x20, 0x09, 0xA0, 0x02, 0, 0xFFFE, 0xFFFF):
+        if code is None or code in (0x0A, 0x0D, 0x09, 0xA0, 0, 0xFFFE, 0xFFFF):
             continue
         obj = raw.FPDFText_GetTextObject(tp, i)
         key = ctypes.cast(obj, ctypes.c_void_p).value or 0
@@ -243,11 +220,13 @@ def _glyphs(page, textpage, width: float, height: float, limits: GlyphLimits) ->
                 size *= abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
             info = fonts[key] = (name, size)
         name, size = info
+        text = decode_char(code, name, raw.FPDFText_HasUnicodeMapError(tp, i) == 1)
+        if code in (0x02, 0x20) and text == chr(code):
+            continue  # a space, or PDFium's mark for a hyphen at a line's end; not a TeX slot (CMEX's `[`)
         if size <= 0.5 or not raw.FPDFText_GetCharBox(tp, i, left, right, bottom, top):
             continue
         if not raw.FPDFText_GetCharOrigin(tp, i, ox, oy):
             continue
-        text = decode_char(code, name)
         if not text.strip() or unicodedata.category(text[0]) in ("Cc", "Co", "Cs", "Cn"):
             continue
         xa, ya = to_page(left.value, top.value)
@@ -264,7 +243,7 @@ def _rules(page, width: float, height: float, limits: GlyphLimits) -> list[Rule]
     """Thin, wide path objects (forms descended into, at most `max_objects` objects visited)."""
     import pypdfium2.raw as raw
 
-    to_page = _mapper(page, width, height)
+    to_page = page_mapper(page, width, height)
     lo_x, lo_y, hi_x, hi_y = (ctypes.c_float() for _ in range(4))
     out: list[Rule] = []
     for obj, kind in page_objects(page, limits.max_objects):

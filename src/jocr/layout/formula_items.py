@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jocr.bbox import BoxEdges
 from jocr.checks.latex_symbols import ACCENTS, BIG_OPERATORS
 
 
 @dataclass
-class Item:
+class Item(BoxEdges):
     """A glyph or a finished construct, as one box in a row."""
 
     latex: str
@@ -22,14 +23,6 @@ class Item:
     text: str = ""
     upright: bool = False
     bold: bool = False
-
-    @property
-    def cx(self) -> float:
-        return (self.box[0] + self.box[2]) / 2
-
-    @property
-    def cy(self) -> float:
-        return (self.box[1] + self.box[3]) / 2
 
 
 _LDOTS = re.compile(r"(?<![.0-9])\.\.\.(?![.0-9])")
@@ -61,7 +54,9 @@ def union_box(items: list[Item]) -> tuple[float, float, float, float]:
 
 
 def main_size(items: list[Item]) -> float:
-    sizes = [i.size for i in items if i.kind == "glyph" and i.text not in BIG_OPERATORS] or [
+    # Words count: an upright constant (`\mathrm{e}` of e^{-z/2}) is read as a word, and with glyphs alone
+    # its smaller exponent would set the row's size and no script would be found.
+    sizes = [i.size for i in items if i.kind in ("glyph", "word") and i.text not in BIG_OPERATORS] or [
         i.size for i in items
     ]
     return max(sizes) if sizes else 10.0

@@ -155,19 +155,22 @@ def _read(items: list[Item], rules: list, depth: int) -> str:
     return _row(items, depth)
 
 
-def _inside(box, rule, pad: float) -> bool:
-    """Whether a rule lies within a box grown by `pad` (a radical's overbar sits just above its sign)."""
+def _inside(box, rule, pad: float, vpad: float | None = None) -> bool:
+    """Whether a rule lies within a box grown by `pad` (a radical's overbar sits just above its sign), and
+    by `vpad` above and below where given."""
+    vpad = pad if vpad is None else vpad
     return (
         rule[0] >= box[0] - pad
         and rule[2] <= box[2] + pad
-        and rule[1] >= box[1] - pad
-        and rule[3] <= box[3] + pad
+        and rule[1] >= box[1] - vpad
+        and rule[3] <= box[3] + vpad
     )
 
 
 def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
     """Radicals and fractions, outermost (widest rule) first."""
     rules = sorted(rules, key=lambda r: -(r[2] - r[0]))
+    deferred: set[tuple] = set()
     while rules:
         rule = rules.pop(0)
         size = main_size(items)
@@ -209,8 +212,19 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
         below = _stack(span, ry, size, up=False, rules=rules)
         if not above and not below:
             continue
-        inner_up = [r for r in rules if above and _inside(union_box(above), r, 0.3 * size)]
-        inner_down = [r for r in rules if below and _inside(union_box(below), r, 0.3 * size)]
+        later = _bar_under_overline(rule, above, below, rules, deferred)
+        if later is not None:
+            # an overline over a numerator can be as wide as its fraction's bar: read the bar first
+            deferred.add(tuple(rule))
+            rules.insert(later + 1, rule)
+            continue
+        # an overline over a numerator clears its letters' x-height by more than 0.3 em
+        inner_up = [
+            r for r in rules if above and r[3] <= ry and _inside(union_box(above), r, 0.3 * size, 0.6 * size)
+        ]
+        inner_down = [
+            r for r in rules if below and r[1] >= ry and _inside(union_box(below), r, 0.3 * size, 0.6 * size)
+        ]
         rules = [r for r in rules if r not in inner_up and r not in inner_down]
         num = _read(above, inner_up, depth + 1)
         den = _read(below, inner_down, depth + 1)
@@ -227,6 +241,20 @@ def _structures(items: list[Item], rules: list, depth: int) -> list[Item]:
         items = _without(items, members)
         items.append(Item(latex, box, base, max(it.size for it in members), "atom"))
     return items
+
+
+def _bar_under_overline(rule, above: list, below: list, rules: list, deferred: set) -> int | None:
+    """The index in `rules` of a fraction bar that an overline candidate (glyphs below `rule` only) would
+    swallow: a rule at least 0.85 of its width under the glyphs just below it. None when there is none."""
+    if above or not below or tuple(rule) in deferred:
+        return None
+    width = rule[2] - rule[0]
+    top = min(it.box[1] for it in below)
+    for k, r in enumerate(rules):
+        within = rule[0] - 2 <= r[0] and r[2] <= rule[2] + 2 + 0.15 * width
+        if within and r[2] - r[0] >= 0.85 * width and r[1] > top:
+            return k
+    return None
 
 
 def _without(items: list[Item], members: list[Item]) -> list[Item]:

@@ -22,6 +22,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
+from jocr.bbox import BBox as Box
 from jocr.checks.latex_symbols import GREEK, OPERATOR_NAMES, SYMBOLS, is_upright_font
 from jocr.layout.formula_glyphs import Glyph, GlyphLimits, Rule, is_math_font, page_glyphs
 from jocr.layout.formula_inline import inline_text
@@ -29,8 +30,6 @@ from jocr.layout.formula_latex import glyph_rows, glyphs_latex
 from jocr.layout.geometry import join_text
 from jocr.layout.render import block_markdown
 from jocr.layout.tree import CODE, FORMULA, TABLE, Block, PageTree, TreeLine, union
-
-Box = tuple[float, float, float, float]
 
 log = logging.getLogger(__name__)
 

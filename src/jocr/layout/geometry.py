@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from jocr.bbox import BoxEdges
 from jocr.layout.tree import BBox, TreeLine, union
 from jocr.lines.references import SOFT_HYPHEN
 
@@ -19,7 +21,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 @dataclass
-class Line:
+class Line(BoxEdges):
     """One source line: `index` its place in the source's order (the anchor's run number - 1)."""
 
     index: int
@@ -31,22 +33,6 @@ class Line:
     source: str = "textlayer"
     confidence: float | None = None
     estimated: bool = False  # box read back from an anchor's position, its extent guessed
-
-    @property
-    def x0(self) -> float:
-        return self.box[0]
-
-    @property
-    def y0(self) -> float:
-        return self.box[1]
-
-    @property
-    def x1(self) -> float:
-        return self.box[2]
-
-    @property
-    def y1(self) -> float:
-        return self.box[3]
 
     @property
     def height(self) -> float:
@@ -148,11 +134,13 @@ class Row:
 def rows_of(lines: Sequence[Line]) -> list[Row]:
     """Lines grouped into rows, top to bottom: a line joins the row whose first line its box overlaps by at
     least half the shorter height (measured against the first line, so that the lines of two columns set
-    at different pitches never chain into one tall row)."""
+    at different pitches never chain into one tall row), unless it lies under a line of the row that its
+    box overlaps as much (`_stacked_over`): lines on one row sit side by side. A photographed page
+    that lies askew has tall axis-aligned OCR boxes that overlap the next line's by more than half."""
     rows: list[Row] = []
     for line in sorted(lines, key=lambda ln: (ln.y0, ln.x0)):
         row = rows[-1] if rows else None
-        if row is not None:
+        if row is not None and not any(_stacked_over(other, line) for other in row.lines):
             first = min(row.lines, key=lambda ln: (ln.y0, ln.x0))
             overlap = min(first.y1, line.y1) - max(first.y0, line.y0)
             if overlap >= 0.5 * min(line.height, first.height):
@@ -161,6 +149,15 @@ def rows_of(lines: Sequence[Line]) -> list[Row]:
                 continue
         rows.append(Row([line]))
     return rows
+
+
+def _stacked_over(a: Line, b: Line) -> bool:
+    """Whether two lines whose boxes overlap by half the shorter height are one over the other, not side by
+    side: their x-extents overlap by half the narrower's width. (Lines joined to a row only through a tall
+    first line, beside a drop cap, do not overlap each other and keep their row.)"""
+    x_overlap = min(a.x1, b.x1) - max(a.x0, b.x0)
+    y_overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return x_overlap > 0.5 * min(a.x1 - a.x0, b.x1 - b.x0) and y_overlap >= 0.5 * min(a.height, b.height)
 
 
 def body_size(lines: Sequence[Line]) -> float:
@@ -180,6 +177,12 @@ def line_pitch(rows: Sequence[Row], size: float) -> float:
         if abs(a.size - size) <= 0.15 * size and 0.5 * size < b.y0 - a.y0 < 3 * size
     ]
     return statistics.median(steps) if steps else 1.2 * size
+
+
+def text_width(text: str) -> int:
+    """The text's width in columns as it prints: a CJK (East Asian wide or full-width) character counts two,
+    so that a line of 15 Chinese characters is as much prose as one of 30 Latin letters."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def join_text(parts: Sequence[str]) -> str:

@@ -9,7 +9,7 @@ import dataclasses
 import math
 import statistics
 
-from jocr.layout.geometry import Line, rows_of
+from jocr.layout.geometry import Line, rows_of, text_width
 
 # A scanned or photographed page is read as it lies: turned by a degree, its columns' edges slant and a
 # gutter no wider than an em closes up in x. Shears tried, as the tangent of angles up to this many degrees
@@ -140,17 +140,23 @@ def _merged(groups: list[list[Line]]) -> list[list[Line]]:
 
 
 def _stacked(upper: list[Line], lower: list[Line]) -> bool:
+    """Whether `lower` lies below `upper` (its top no higher than half a line above `upper`'s bottom) and in
+    its column (their x-extents overlap by 0.8 of the narrower). Without the first test, a band across
+    the page (a headline, a masthead) joined to the first column under it took in the next columns too:
+    their x-extents lie inside the band's, and their lines were read row by row across the columns."""
     a0, a1 = min(ln.x0 for ln in upper), max(ln.x1 for ln in upper)
     b0, b1 = min(ln.x0 for ln in lower), max(ln.x1 for ln in lower)
     overlap = min(a1, b1) - max(a0, b0)
-    return overlap > 0.8 * min(a1 - a0, b1 - b0)
+    half_line = 0.5 * statistics.median(ln.y1 - ln.y0 for ln in lower)
+    below = min(ln.y0 for ln in lower) >= max(ln.y1 for ln in upper) - half_line
+    return below and overlap > 0.8 * min(a1 - a0, b1 - b0)
 
 
 def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | None:
     """The middle of the widest x-interval of at least `min_gutter` (a run splits at gaps over one em, and
     LaTeX's two columns are one em apart) that no line crosses, or, failing one, of a narrower one that
     a column's flush left edge closes (`_aligned_starts`: a newspaper's columns, set close, read from a
-    small image), with three rows at least on both sides and prose (lines of 15 characters in the median)
+    small image), with three rows at least on both sides and prose (lines `PROSE_COLUMNS` wide in the median)
     on both, or on one when both sides are at least 0.3 of the region wide."""
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
     gutter = min_gutter(lines, size)
@@ -173,7 +179,7 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     sides = [[ln for ln in lines if ln.x1 <= cut], [ln for ln in lines if ln.x1 > cut]]
     if not all(len(rows_of(side)) >= min_rows for side in sides):
         return None
-    prose = [statistics.median(len(ln.text) for ln in side) >= 15 for side in sides]
+    prose = [statistics.median(text_width(ln.text) for ln in side) >= PROSE_COLUMNS for side in sides]
     # A column of short lines (a table, a list of numbers) beside one of prose is a column of the page when
     # both are as wide as page columns are: a table's cells are narrow.
     extent = 0.3 * (right - left)
@@ -181,6 +187,9 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     return cut if all(prose) or (any(prose) and wide) else None
 
 
+# A line of prose is this many columns wide at least (`geometry.text_width`: 15 Latin characters, or 8 CJK
+# ones, which print twice as wide: a Chinese newspaper's narrow columns hold 12-14 characters a line).
+PROSE_COLUMNS = 15
 ALIGNED_STARTS = 0.2  # this share of a region's lines starting at one x is a column's flush left edge
 
 
@@ -195,7 +204,8 @@ MAX_SPANNING = 0.05  # at most this share of a region's lines (and 1 at least) m
 
 def _spanning_lines(lines: list[Line], size: float, min_rows: int = 3) -> list[Line]:
     """The few lines (at most `MAX_SPANNING` of the region's, one at least) that cross an x-interval of at
-    least 0.9 body sizes which no other line crosses, when without them the region has a gutter there with
+    least `min_gutter` (or a narrower one closed by a column's flush left edge, `_aligned_starts`) which no
+    other line crosses, when without them the region has a gutter there with
     prose on both sides (`_vertical_cut`): a title set between two columns with no gap wide enough to cut
     at, or an OCR line that ran over a narrow gutter into the next column. [] when there are none."""
     if len(lines) < 8:
@@ -211,16 +221,22 @@ def _spanning_lines(lines: list[Line], size: float, min_rows: int = 3) -> list[L
         cover[int((ln.x1 - left) / step)] -= 1
     allowed = max(1, int(MAX_SPANNING * len(lines)))
     gutter = min_gutter(lines, size)
-    depth, start, best = 0, None, None
+    depth, start, best, narrow = 0, None, None, None
     for k in range(bins):
         depth += cover[k]
         inside = 0.1 * bins < k < 0.9 * bins and 0 < depth <= allowed
         if inside and start is None:
             start = k
         if not inside and start is not None:
-            if (k - start) * step >= gutter and (best is None or k - start > best[1] - best[0]):
-                best = (start, k)
+            if (k - start) * step >= gutter:
+                if best is None or k - start > best[1] - best[0]:
+                    best = (start, k)
+            elif (narrow is None or k - start > narrow[1] - narrow[0]) and _aligned_starts(
+                lines, left + k * step, gutter
+            ):  # a gutter set close, as `_vertical_cut` takes one: a column's flush left edge closes it
+                narrow = (start, k)
             start = None
+    best = best or narrow
     if best is None:
         return []
     cut = left + (best[0] + best[1]) / 2 * step

@@ -62,7 +62,7 @@ _CAPTION = CAPTION_START
 FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
 _LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
 _TOC_PAGE = re.compile(r"[0-9]{1,4}|[ivxlc]{1,6}")
-_SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")
+SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")  # a line that ends a sentence
 
 
 def lines_tree(
@@ -352,7 +352,7 @@ def _row_kind(row: Row, size: float, page_height: float, last_body: float) -> st
     if row.size <= FOOTNOTE_SIZE * size and row.y0 >= last_body - 1 and row.y0 > 0.6 * page_height:
         if FOOTNOTE_START.match(text):
             return FOOTNOTE
-    if row.bold and len(text) <= 80 and not _SENTENCE_END.search(text):
+    if row.bold and len(text) <= 80 and not SENTENCE_END.search(text):
         return HEADING
     if _CAPTION.match(text):
         return CAPTION
@@ -386,7 +386,7 @@ def _continues(
     if row.x0 > last.x0 + 0.8 * em and row.x0 > left + 0.8 * em:
         return False  # an indented first line starts the next paragraph
     short = last.x1 < right - max(3 * em, 0.12 * (right - left))
-    return not (short and _SENTENCE_END.search(last.text))
+    return not (short and SENTENCE_END.search(last.text))
 
 
 def _text_block(kind: str, rows: list[Row]) -> Block:

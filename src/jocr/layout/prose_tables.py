@@ -15,8 +15,8 @@ elsewhere.
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from jocr.layout.geometry import text_width
 from jocr.lines.references import REFERENCES
 
 PROSE_WIDTH = 30  # a 30-column cell: about 5 words of English, 15 CJK characters
@@ -91,14 +91,10 @@ def _resolved(cell: str, runs: dict[int, str]) -> str:
     return REFERENCES.sub(lambda m: " ".join(runs.get(int(n), "") for n in m.group(0).split("@")[1:]), cell)
 
 
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
 def _prose_share(cells: list[str], runs: dict[int, str]) -> float:
     if not cells:
         return 0.0
-    return sum(_width(_resolved(c, runs)) >= PROSE_WIDTH for c in cells) / len(cells)
+    return sum(text_width(_resolved(c, runs)) >= PROSE_WIDTH for c in cells) / len(cells)
 
 
 def _is_prose(cells: list[str], runs: dict[int, str]) -> bool:

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from jocr.layout.geometry import Line
-from jocr.layout.line_columns import page_skew, reading_columns, reading_order
+from jocr.bbox import DROP, clamp, overlap_area
+from jocr.layout.geometry import Line, text_width
+from jocr.layout.line_columns import PROSE_COLUMNS, page_skew, reading_columns, reading_order
 from jocr.layout.render import block_markdown
 from jocr.layout.tree import CAPTION, FOOTER, HEADER, HEADING, BBox, Block, union
 
@@ -131,10 +132,8 @@ def clean_regions(
             continue
         if not math.isfinite(region.score) or region.score < config.min_score:
             continue
-        x0, y0, x1, y1 = (float(v) for v in region.box)
-        box = (min(max(x0, 0.0), width), min(max(y0, 0.0), height), min(max(x1, 0.0), width),
-               min(max(y1, 0.0), height))  # fmt: skip
-        if box[2] <= box[0] or box[3] <= box[1]:
+        box = clamp(region.box, width, height, inverted=DROP)
+        if box is None:
             continue
         clamped = dataclasses.replace(region, box=box)
         if page_area <= 0 or clamped.area > config.max_page_share * page_area:
@@ -142,18 +141,14 @@ def clean_regions(
         kept.append(clamped)
     out: list[Region] = []
     for region in sorted(kept, key=lambda r: (-r.score, r.area)):
-        if all(_overlap(region.box, other.box) < MAX_OVERLAP * min(region.area, other.area) for other in out):
+        if all(
+            overlap_area(region.box, other.box) < MAX_OVERLAP * min(region.area, other.area) for other in out
+        ):
             out.append(region)
     return out
 
 
 MAX_OVERLAP = 0.5  # two regions overlapping by this share of the smaller one are one region too many
-
-
-def _overlap(a: BBox, b: BBox) -> float:
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    return w * h if w > 0 and h > 0 else 0.0
 
 
 MIN_SHARE = 0.5  # a line belongs to a region holding at least this share of its box
@@ -169,7 +164,7 @@ def assign_lines(
     out: list[int | None] = []
     for line in lines:
         area = max((line.x1 - line.x0) * (line.y1 - line.y0), 1e-9)
-        shares = [(_overlap(line.box, r.box) / area, k) for k, r in enumerate(regions)]
+        shares = [(overlap_area(line.box, r.box) / area, k) for k, r in enumerate(regions)]
         best = max((s for s, _ in shares), default=0.0)
         if best < min_share or best <= 0.0:
             out.append(None)
@@ -202,7 +197,48 @@ def _unsplit(lines: Sequence[Line], owners: list[int | None], groups: list[list[
     return [None if owner in splitting else owner for owner in owners]
 
 
+# A figure region holding this many lines of body-size prose is text (a newspaper's columns, a page of a
+# book, read as one picture); a real figure's text is labels, a few short lines.
+TEXT_FIGURE_LINES = 5
+BODY_SIZES = (0.8, 1.15)  # a line's size within these factors of the body's is body text
+
+
+def _text_figures(
+    lines: Sequence[Line], owners: list[int | None], regions: Sequence[Region], size: float
+) -> list[int | None]:
+    """Owners without the figure regions that hold `TEXT_FIGURE_LINES` lines of body-size prose (lines
+    `line_columns.PROSE_COLUMNS` wide, sized within `BODY_SIZES` of the body's `size`): their lines are read
+    by the rules with the lines outside regions, in column order, as text."""
+    counts: dict[int, int] = {}
+    for line, owner in zip(lines, owners, strict=True):
+        if owner is None or regions[owner].label != "figure":
+            continue
+        body = BODY_SIZES[0] * size <= line.size <= BODY_SIZES[1] * size
+        if body and text_width(line.text) >= PROSE_COLUMNS:
+            counts[owner] = counts.get(owner, 0) + 1
+    text = {k for k, n in counts.items() if n >= TEXT_FIGURE_LINES}
+    return [None if owner in text else owner for owner in owners]
+
+
 # -- reading order over regions ------------------------------------------------------------------------
+
+
+def placed_furniture(
+    regions: Sequence[Region], lines: Sequence[Line], owners: Sequence[int | None]
+) -> list[Region]:
+    """The regions, a header region below a line of the body (one that no header or footer region holds)
+    or a footer region above one read as a text region: a running header is the topmost thing on its page
+    and a running footer the lowest. A slide's title under its section label, taken for a header, would
+    otherwise be moved to the top and left out of the text as furniture."""
+    edge = {k for k, r in enumerate(regions) if r.label in ("header", "footer")}
+    body = [ln for ln, owner in zip(lines, owners, strict=True) if owner not in edge]
+    out = list(regions)
+    for k, region in enumerate(regions):
+        if region.label == "header" and any(ln.y1 <= region.box[1] for ln in body):
+            out[k] = dataclasses.replace(region, label="text")
+        elif region.label == "footer" and any(ln.y0 >= region.box[3] for ln in body):
+            out[k] = dataclasses.replace(region, label="text")
+    return out
 
 
 def region_units(
@@ -216,12 +252,14 @@ def region_units(
     if not lines:
         return []
     owners = _unsplit(lines, assign_lines(lines, regions, min_share), reading_order(lines, size))
+    owners = _text_figures(lines, owners, regions, size)
     members: dict[int, list[Line]] = {}
     for line, owner in zip(lines, owners, strict=True):
         if owner is not None:
             members.setdefault(owner, []).append(line)
     if not members:
         return [(None, group) for group in reading_order(lines, size)]
+    regions = placed_furniture(regions, lines, owners)
     stand_ins: list[Line] = []
     unit_of: dict[int, int | None] = {}  # stand-in index -> region index, None for a line of its own
     line_of: dict[int, Line] = {}

@@ -115,7 +115,8 @@ def read_table(
 def _not_a_table(table: Table) -> str:
     """Why the cells read are no table ("" when they are one): fewer than two rows of two filled cells
     (a paragraph), or cells mostly prose (`prose_tables.PROSE_WIDTH` columns wide: lines of text)."""
-    from jocr.layout.prose_tables import PROSE_WIDTH, _width
+    from jocr.layout.geometry import text_width
+    from jocr.layout.prose_tables import PROSE_WIDTH
 
     filled: dict[int, int] = {}
     for cell in table.cells:
@@ -124,7 +125,7 @@ def _not_a_table(table: Table) -> str:
     if sum(1 for n in filled.values() if n >= 2) < 2:
         return "its text is one column"
     texts = [c.text for c in table.cells if c.text]
-    if sum(_width(t) >= PROSE_WIDTH for t in texts) > 0.5 * len(texts):
+    if sum(text_width(t) >= PROSE_WIDTH for t in texts) > 0.5 * len(texts):
         return "its cells are lines of prose"
     return ""
 

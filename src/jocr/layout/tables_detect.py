@@ -20,6 +20,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from jocr.bbox import overlap_area
 from jocr.layout.tables import Box, Piece, Rule, Table, TableConfig, _text_lines, gap_cuts, read_table
 from jocr.layout.tree import union
 
@@ -52,7 +53,7 @@ def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | N
             found.append(table)
     taken = [t.bbox for t in found]
     for region in aligned_regions(pieces, line_h, config):
-        if any(_overlap(region, box) for box in taken):
+        if any(overlap_area(region, box) > 0 for box in taken):
             continue
         table = read_table(pieces, rules, region, TableConfig())
         if _accepted(table):
@@ -64,10 +65,6 @@ def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | N
 
 def _accepted(table: Table) -> bool:
     return not table.empty and table.n_rows >= 2 and table.n_cols >= 2
-
-
-def _overlap(a: Box, b: Box) -> bool:
-    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def ruled_regions(rules: list[Rule], line_h: float, config: DetectConfig) -> list[Box]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-Box = tuple[float, float, float, float]
+from jocr.bbox import BBox as Box
+from jocr.bbox import BoxEdges
 
 RULES = "rules"  # structure from ruling lines (a grid, or rules between every row)
 ALIGNMENT = "alignment"  # structure from the pieces' alignment (no rules, or rules across only)
@@ -14,20 +15,12 @@ NO_TABLE = "none"
 
 
 @dataclass
-class Piece:
+class Piece(BoxEdges):
     """A run of words on one baseline with no column gap inside it (one cell's text on one line)."""
 
     text: str
     box: Box
     bold: bool = False
-
-    @property
-    def cx(self) -> float:
-        return (self.box[0] + self.box[2]) / 2
-
-    @property
-    def cy(self) -> float:
-        return (self.box[1] + self.box[3]) / 2
 
     @property
     def height(self) -> float:

@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from jocr.layout.tables import Piece, Rule
+from jocr.lines.textlayer import page_mapper
 
 BOLD = 520  # the weight the tree's rules call bold (jocr.layout.geometry.BOLD)
 PIECE_GAP = 0.5  # a gap this many line heights wide (about half an em) splits a line into pieces
@@ -65,22 +66,6 @@ def _joined(words, bold: bool) -> Piece:
 # -- a PDF page ----------------------------------------------------------------------------------------
 
 
-class _ToPage:
-    """PDF user space -> the page as rendered, in points (FPDF_PageToDevice on a canvas 16x the page, for
-    1/16 pt precision: it returns integer pixels)."""
-
-    def __init__(self, raw, page):
-        self.raw, self.page = raw, page
-        width, height = page.get_size()
-        self.scale = 16
-        self.size = (max(1, round(width * 16)), max(1, round(height * 16)))
-        self.dx, self.dy = ctypes.c_int(), ctypes.c_int()
-
-    def __call__(self, x: float, y: float) -> tuple[float, float]:
-        self.raw.FPDF_PageToDevice(self.page.raw, 0, 0, *self.size, 0, x, y, self.dx, self.dy)
-        return self.dx.value / self.scale, self.dy.value / self.scale
-
-
 def pdf_page_pieces(page, textpage=None) -> list[Piece]:
     """The pieces of a `pypdfium2.PdfPage` from its characters' loose boxes (font ascent to descent): a new
     piece at a new baseline or across a gap of `PIECE_GAP` line heights. The caller holds the PDFium lock."""
@@ -91,7 +76,7 @@ def pdf_page_pieces(page, textpage=None) -> list[Piece]:
     try:
         tp = textpage.raw
         count = min(raw.FPDFText_CountChars(tp), MAX_PAGE_CHARS)
-        to_page = _ToPage(raw, page)
+        to_page = page_mapper(page, *page.get_size())
         rect = raw.FS_RECTF()
         pieces: list[Piece] = []
         chars: list[tuple[str, float, float, float, float, int]] = []
@@ -182,7 +167,7 @@ def pdf_page_rules(page) -> list[Rule]:
     the PDFium lock."""
     import pypdfium2.raw as raw
 
-    to_page = _ToPage(raw, page)
+    to_page = page_mapper(page, *page.get_size())
     rules: list[Rule] = []
     for n, obj in enumerate(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=4)):
         if n >= MAX_PATHS:

@@ -21,6 +21,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+# The box type and `union` live with the other box geometry; the tree's callers take them from here too.
+from jocr.bbox import BBox as BBox
+from jocr.bbox import union as union
+
 TREE_VERSION = "1.1.0"
 SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
 
@@ -46,25 +50,10 @@ FROM_LINES = "lines"  # the line source alone (text layer or OCR lines), grouped
 FROM_GROUNDING = "grounding"  # an unanchored model's Markdown with grounding boxes
 FROM_MARKDOWN = "markdown"  # an unanchored model's Markdown without boxes
 
-BBox = tuple[float, float, float, float]
-
 # A caption's first words: "Figure 3", "Table 2", "Algorithm IV" (a word such as "algorithmic" is none).
 CAPTION_START = re.compile(
     r"(?:Figure|Fig\.|FIGURE|Table|TABLE|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*(?:[0-9]+|[IVX]+\b)"
 )
-
-
-def union(boxes) -> BBox | None:
-    """The smallest box holding all `boxes` (None when there are none)."""
-    boxes = [b for b in boxes if b is not None]
-    if not boxes:
-        return None
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
 
 
 def _box(values) -> BBox | None:

@@ -92,6 +92,15 @@ def _is_unmapped(code: int) -> bool:
     )
 
 
+def _ascii_guess(code: int) -> bool:
+    """Whether PDFium's guess for a glyph it could not map is kept: for a font without a Unicode map (TeX's
+    Type 3 bitmap fonts, a subset with no glyph names) it gives the character code itself, which in TeX's
+    text and typewriter encodings is the ASCII character for every printable code (letters, digits, the
+    backslashes and braces of a code listing). Codes below the space are a font's own slots (OT1's Greek,
+    accents) and stay unmapped."""
+    return 0x21 <= code <= 0x7E
+
+
 @dataclass
 class _Char:
     ch: str
@@ -181,7 +190,7 @@ def read_page(
     """The text layer of a `pypdfium2.PdfPage`. Never raises for a bad layer: problems become the verdict.
     `textpage`: the page's text page shared with the other readers of the same pass (left open here).
 
-    The caller holds the PDFium lock (documents/pages.py) for the whole call."""
+    The caller holds the PDFium lock (`_PDFIUM_LOCK`, documents/pdf.py) for the whole call."""
     import pypdfium2.raw as raw
 
     limits = limits or TextLayerLimits()
@@ -254,7 +263,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
         mode, size, weight, mono = info
         if mode == _RENDER_INVISIBLE:
             invisible += 1
-        bad = _is_unmapped(code) or raw.FPDFText_HasUnicodeMapError(tp, i) == 1
+        bad = _is_unmapped(code) or (raw.FPDFText_HasUnicodeMapError(tp, i) == 1 and not _ascii_guess(code))
         if not bad and unicodedata.category(chr(code)) == "Cc":
             bad = True
         if bad:
@@ -275,7 +284,7 @@ def _read(raw, page, textpage, width: float, height: float, limits: TextLayerLim
         if not builder.add(_Char(chr(code), x0, y0, x1, y1, size, weight, mono)):
             dropped += 1
     builder.flush()
-    lines = _lines(raw, page, builder.runs, width, height)
+    lines = _lines(page, builder.runs, width, height)
     stats = {
         "chars": count,
         "glyphs": glyphs,
@@ -367,9 +376,13 @@ def _crop_box(page) -> tuple[float, float, float, float]:
     return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
 
 
-def _lines(raw, page, runs: list[list[_Char]], width: float, height: float) -> list[Line]:
-    # FPDF_PageToDevice maps user space to the page as rendered (rotation, crop box offset); it returns
-    # integer pixels, so map onto a canvas 16x the page size for 1/16 pt precision.
+def page_mapper(page, width: float, height: float):
+    """`to_page(x, y)`: a point of the `pypdfium2.PdfPage`'s user space -> the page as rendered (rotation,
+    crop box offset), in points, top-left origin; `width` x `height` the page's size. FPDF_PageToDevice
+    returns integer pixels, so it maps onto a canvas 16x the page size, for 1/16 pt precision. The caller
+    holds the PDFium lock while it calls `to_page`."""
+    import pypdfium2.raw as raw
+
     scale = 16
     size_x, size_y = max(1, round(width * scale)), max(1, round(height * scale))
     dx, dy = ctypes.c_int(), ctypes.c_int()
@@ -378,6 +391,11 @@ def _lines(raw, page, runs: list[list[_Char]], width: float, height: float) -> l
         raw.FPDF_PageToDevice(page.raw, 0, 0, size_x, size_y, 0, x, y, dx, dy)
         return dx.value / scale, dy.value / scale
 
+    return to_page
+
+
+def _lines(page, runs: list[list[_Char]], width: float, height: float) -> list[Line]:
+    to_page = page_mapper(page, width, height)
     lines = []
     for run in runs:
         text = "".join(c.ch for c in run).strip()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-Box = tuple[float, float, float, float]  # (x0, y0, x1, y1), x0 <= x1 and y0 <= y1
+from jocr.bbox import BBox as Box
 
 # Line sources.
 TEXTLAYER = "textlayer"

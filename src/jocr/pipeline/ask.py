@@ -35,6 +35,14 @@ from jocr.pipeline.ask_answers import (  # noqa: F401 (answer_span, answer_value
     answer_value,
     runs_box,
 )
+from jocr.pipeline.ask_decoding import (  # noqa: F401 (ANSWER_TOKENS: the CLI's and server's default)
+    ANSWER_TOKENS,
+    AnswerShape,
+    WindowAnswer,
+    choose_window,
+    fields_shape,
+    question_shape,
+)
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, LoadedModel, load_model
 
 MAX_QUESTION_BYTES = 4096  # a question, a field description, or a whole extraction prompt (UTF-8)
@@ -44,8 +52,9 @@ FIELD_TYPES = ("string", "number", "integer", "boolean")
 # page window; the model answers with a JSON object of name -> value (docs/asking.md, "Training data").
 EXTRACT_PROMPT = "Extract these fields from the document as a JSON object (null where absent): "
 OCR_MODES = ("auto", "rapidocr", "tesseract", "none")  # jocr.lines.ocr's, without importing OCR here
-# Output tokens per request by default: an answer (`ask`), a page's JSON object of fields (`extract`).
-ANSWER_TOKENS = 128
+# Output tokens per request by default: an answer (`ask`: ANSWER_TOKENS, jocr.pipeline.ask_decoding), a
+# page's JSON object of fields (`extract`: its names plus an answer's tokens per field, `fields_tokens`);
+# FIELDS_TOKENS is the server's default for a schema.
 FIELDS_TOKENS = 512
 
 
@@ -57,7 +66,9 @@ class AskError(ValueError):
 class AskConfig:
     """Decoding and page settings of `ask` / `extract` (as `jocr parse` takes them)."""
 
-    max_tokens: int = ANSWER_TOKENS  # output tokens per request (an answer, or a page's JSON of fields)
+    # Output tokens per request; None: the answer's own cap (jocr.pipeline.ask_decoding: ANSWER_TOKENS for a
+    # question, `fields_tokens` for a page's JSON of fields).
+    max_tokens: int | None = None
     spec: str | int = "auto"  # "auto": drafting for `extract`'s JSON, none for `ask`'s few-token answers
     batch_size: int = DEFAULT_BATCH_SIZE
     anchor: str = "auto"
@@ -70,7 +81,7 @@ class AskConfig:
     def __post_init__(self) -> None:
         if self.ocr not in OCR_MODES:
             raise AskError(f"ocr must be one of {', '.join(OCR_MODES)}, not {_short(self.ocr)}")
-        if self.max_tokens < 1:
+        if self.max_tokens is not None and self.max_tokens < 1:
             raise AskError(f"max_tokens must be >= 1, not {self.max_tokens}")
         if self.batch_size < 1:
             raise AskError(f"batch_size must be >= 1, not {self.batch_size}")
@@ -367,10 +378,11 @@ def _model(model: LoadedModel | str | os.PathLike | None, device: str) -> Loaded
 
 
 def _read_pages(
-    item, loaded: LoadedModel, questions: Sequence[str], pages, cfg: AskConfig
+    item, loaded: LoadedModel, questions: Sequence[str], pages, cfg: AskConfig, fields: Sequence[str] = ()
 ) -> tuple[str, list[_PageRequests]]:
     """Render the selected pages once, build one request per question and anchor window
-    (`question_ids`), run them all together and keep the results: one entry per (page, question)."""
+    (`question_ids`, decoded as `request_shape` says), run them all together and keep the results: one
+    entry per (page, question). `fields`: the names of an extraction's fields (its one question)."""
     from jocr.engine import GenerationRequest
 
     options = LoadOptions(password=cfg.password)
@@ -412,10 +424,20 @@ def _read_pages(
             for entry in entries:
                 for anchor in entry.anchors:
                     ids = question_ids(builder, n, questions[entry.question], anchor)
-                    request = GenerationRequest(prompt_ids=ids, images=[views], max_tokens=cfg.max_tokens)
-                    requests.append((entry, request))
+                    shape = request_shape(loaded, anchor is not None, cfg.max_tokens, fields)
+                    requests.append((entry, GenerationRequest(ids, [views], **shape.options())))
     _generate(loaded, requests, cfg)
     return label, out
+
+
+def request_shape(
+    loaded: LoadedModel, anchored: bool, max_tokens: int | None, fields: Sequence[str] = ()
+) -> AnswerShape:
+    """How one request's answer is decoded (jocr.pipeline.ask_decoding): a question's (`question_shape`,
+    with an anchor or on the image alone) or, with `fields`, an extraction's JSON object (`fields_shape`)."""
+    if fields:
+        return fields_shape(loaded.tokenizer, list(fields), max_tokens)
+    return question_shape(loaded.tokenizer, anchored, max_tokens)
 
 
 class _ReadLines:
@@ -476,19 +498,27 @@ def _generate(loaded: LoadedModel, requests: list[tuple[_PageRequests, Any]], cf
                 entry.error = f"page {entry.page}: generation failed ({reason})"
 
 
-def _window_answers(loaded: LoadedModel, entry: _PageRequests, question: str) -> list[tuple[str, str, str]]:
-    """(answer text, raw text, finish reason) per window of a page, read by `answer_text`."""
-    out = []
-    for anchor, result in zip(entry.anchors, entry.results):
-        raw = loaded.tokenizer.decode(result.token_ids)
-        out.append((answer_text(raw, anchor, question), raw, result.finish_reason))
-    return out
+def window_answers(
+    raws: Sequence[str],
+    anchors: Sequence[str | None],
+    question: str,
+    reasons: Sequence[str | None],
+    scores: Sequence[float | None] | None = None,
+) -> list[WindowAnswer]:
+    """A page's windows' outputs (raw text, its anchor, finish reason, mean log-probability) as answers
+    read by `answer_text`, for `choose_window`."""
+    scores = list(scores) if scores is not None else [None] * len(raws)
+    return [
+        WindowAnswer(answer_text(raw, anchor, question), raw, anchor, reason, score)
+        for raw, anchor, reason, score in zip(raws, anchors, reasons, scores)
+    ]
 
 
-def choose_window(answers: Sequence[str], lines, size: tuple[int, int]) -> int:
-    """The window whose answer a page gives, for a page read in several anchor windows: the first whose
-    answer is a span of the page's lines (`answer_box`), else the first."""
-    return next((i for i, a in enumerate(answers) if a and answer_box(a, lines, size)), 0)
+def _window_answers(loaded: LoadedModel, entry: _PageRequests, question: str) -> list[WindowAnswer]:
+    results = entry.results
+    raws = [loaded.tokenizer.decode(r.token_ids) for r in results]
+    reasons = [r.finish_reason for r in results]
+    return window_answers(raws, entry.anchors, question, reasons, [r.mean_logprob() for r in results])
 
 
 def window_fields(raws: Sequence[tuple[str, str | None]], fields: Sequence[FieldSpec]) -> dict[str, Any]:
@@ -551,8 +581,9 @@ def _answer(loaded: LoadedModel, question: str, source: str, entries: list[_Page
         page = PageAnswer(page=entry.page, anchored=entry.anchors != [None], error=entry.error)
         if entry.error is None:
             windows = _window_answers(loaded, entry, question)
-            window = choose_window([w[0] for w in windows], entry.layer, entry.size)
-            page.text, page.raw, page.finish_reason = windows[window]
+            window = choose_window(windows)
+            chosen = windows[window]
+            page.text, page.raw, page.finish_reason = chosen.answer, chosen.raw, chosen.finish_reason
             page.box = _where(page.text, page.raw, window, entry)
         result.pages.append(page)
     return choose_page(result)
@@ -588,7 +619,7 @@ def extract(
     a document that cannot be read raises DocumentError; otherwise its Extraction carries `.error`."""
     fields = parse_schema(schema)
     question = extract_prompt(fields)
-    cfg = config or AskConfig(**{"max_tokens": FIELDS_TOKENS, **settings})
+    cfg = config or AskConfig(**settings)
     loaded = _model(model, device)
     single = not isinstance(files, list | tuple)
     out = []
@@ -596,7 +627,8 @@ def extract(
         extraction = Extraction(source=str(item) if isinstance(item, str | os.PathLike) else "<input>")
         extraction.values = {f.name: None for f in fields}
         try:
-            extraction.source, entries = _read_pages(item, loaded, [question], pages, cfg)
+            names = [f.name for f in fields]
+            extraction.source, entries = _read_pages(item, loaded, [question], pages, cfg, names)
         except DocumentError as exc:
             if raise_errors:
                 raise

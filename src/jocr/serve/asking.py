@@ -24,6 +24,7 @@ from jocr.pipeline.ask import (
     check_question,
     choose_window,
     schema_answer,
+    window_answers,
     window_fields,
 )
 from jocr.serve.openai import ApiError
@@ -40,17 +41,23 @@ class Asking:
     question: str = ""  # the question asked (its words may name a run's label: `answer_value`)
 
     def answer(
-        self, texts: list[str], reasons: list[str], anchors: list[str], size: tuple[int, int]
+        self,
+        texts: list[str],
+        reasons: list[str],
+        anchors: list[str],
+        size: tuple[int, int],
+        scores: list[float | None] | None = None,
     ) -> tuple[str, str, str, str | None]:
-        """(text, raw, finish reason, refusal) from the windows' outputs, as `jocr ask` / `jocr extract` read
-        a page: a question's answer is the chosen window's, references resolved; a schema's is the windows'
-        fields merged (`window_fields`) as a JSON object that validates against the schema
-        (`schema_answer`), or a refusal."""
+        """(text, raw, finish reason, refusal) from the windows' outputs (`scores`: their mean
+        log-probabilities), as `jocr ask` / `jocr extract` read a page: a question's answer is the chosen
+        window's (`choose_window`), references resolved; a schema's is the windows' fields merged
+        (`window_fields`) as a JSON object that validates against the schema (`schema_answer`), or a
+        refusal."""
         windows: list[str | None] = list(anchors) or [None]
         if self.fields is None:
-            answers = [answer_text(t, a, self.question) for t, a in zip(texts, windows)]
-            i = choose_window(answers, self.lines, size)
-            return answers[i], texts[i], reasons[i], None
+            answers = window_answers(texts, windows, self.question, reasons, scores)
+            i = choose_window(answers)
+            return answers[i].answer, texts[i], reasons[i], None
         values = window_fields(list(zip(texts, windows)), self.fields)
         obj, refusal = schema_answer(values, self.fields)
         text = "" if obj is None else json.dumps(obj, ensure_ascii=False)

@@ -14,7 +14,7 @@ from PIL import Image
 from jocr.engine import GenerationRequest, QueueFull
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import PageAnchor, page_anchor
-from jocr.pipeline.ask import question_ids
+from jocr.pipeline.ask import question_ids, request_shape
 from jocr.serve.openai import ApiError
 from jocr.tokenizer import Tokenizer
 from jocr.types import PageViews
@@ -82,7 +82,7 @@ class EngineBackend:
 
     def anchor(self, source, index: int, mode: str, image: Image.Image | None = None) -> PageAnchor:
         """The page's anchoring decision for this model (`jocr.lines.anchor.page_anchor`, the rule
-        `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pages.py).
+        `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pdf.py).
 
         The line source is the text layer; OCR (`self.ocr`, "none" by default) reads `image` when it is
         given and the layer is not usable. A chat answer is always the model's: a page whose decision is
@@ -109,15 +109,21 @@ class EngineBackend:
         return question_anchor(source, index, image, self.loaded, AskConfig(anchor=mode, ocr=self.ocr))
 
     def submit(self, prompt_ids: list[int], views: list[PageViews], params, on_token=None, on_done=None):
-        """Into the shared scheduler; `on_token` / `on_done` run on its decode thread."""
+        """Into the shared scheduler; `on_token` / `on_done` run on its decode thread. An asking request's
+        answer is decoded as `jocr ask` decodes it (`jocr.pipeline.ask.request_shape`), within its
+        max_tokens and with its own stop strings too."""
+        shape: dict = {"max_tokens": params.max_tokens, "stop_strings": tuple(params.stop)}
+        if getattr(params, "answer", False):
+            anchored = self.tokenizer.is_anchored(prompt_ids)
+            shape = request_shape(self.loaded, anchored, params.max_tokens, params.fields).options()
+            shape["stop_strings"] = tuple(dict.fromkeys((*shape["stop_strings"], *params.stop)))
         request = GenerationRequest(
             prompt_ids=prompt_ids,
             images=views,
-            max_tokens=params.max_tokens,
             temperature=params.temperature,
             top_p=params.top_p,
             seed=params.seed,
-            stop_strings=tuple(params.stop),
+            **shape,
         )
         try:
             return self.scheduler.submit(request, on_token=on_token, on_done=on_done)

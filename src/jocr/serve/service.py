@@ -73,6 +73,10 @@ class SamplingParams:
     top_p: float = 1.0
     seed: int | None = None
     stop: list[str] = field(default_factory=list)
+    # An asking request's answer (docs/asking.md, "Decoding an answer"): decoded as `jocr ask` decodes a
+    # question's (`fields` empty) or `jocr extract` a schema's JSON object (its field names).
+    answer: bool = False
+    fields: tuple[str, ...] = ()
 
 
 @dataclass
@@ -327,6 +331,9 @@ class OCRService:
         events: asyncio.Queue = asyncio.Queue()
         post = post_to_loop(asyncio.get_running_loop(), events.put_nowait)
         windows: list[str | None] = list(anchors) or [None]
+        if asking is not None:
+            names = tuple(f.name for f in asking.fields) if asking.fields is not None else ()
+            params = dataclasses.replace(params, answer=True, fields=names)
 
         def prepare_and_submit() -> Submitted:
             # Preprocessing, tokenising and the engine's checks are CPU work: off the event loop.
@@ -414,7 +421,8 @@ class OCRService:
         finish_reason = page_finish_reason(reasons)
         refusal = None
         if submitted.asking is not None:
-            text, raw, finish_reason, refusal = submitted.asking.answer(texts, reasons, anchors, size)
+            scores = [r.mean_logprob() if getattr(r, "logprobs", None) else None for r in results]
+            text, raw, finish_reason, refusal = submitted.asking.answer(texts, reasons, anchors, size, scores)
         else:
             text = self.generator.finish(page_text(texts, anchors, reasons), size, finish_reason)
         stats = _stats_dict(results)

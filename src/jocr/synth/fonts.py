@@ -62,24 +62,21 @@ def font_path(family: str, style: str = "regular", cjk: bool = False) -> str:
         name = _CJK.get(family, _CJK["sans"]).get(
             style, _CJK[family if family in _CJK else "sans"]["regular"]
         )
-        for folder in _CJK_DIRS:
-            candidate = os.path.join(folder, name)
-            if os.path.exists(candidate):
-                return candidate
-        raise FontMissingError(
-            f"font {name} not found in {', '.join(_CJK_DIRS)}: install the Debian package fonts-noto-cjk"
-        )
+        return _font_file(name, _CJK_DIRS, "the Debian package fonts-noto-cjk")
     name = _DEJAVU[family][style]
     folders = [str(_matplotlib_font_dir())] if _matplotlib_font_dir() else []
     folders += list(_DEJAVU_DIRS)
+    return _font_file(name, folders, "matplotlib or the Debian package fonts-dejavu-core")
+
+
+def _font_file(name: str, folders, provider: str) -> str:
+    """`name` in the first of `folders` that holds it; else FontMissingError naming the folders and what to
+    install (`provider`)."""
     for folder in folders:
         candidate = os.path.join(folder, name)
         if os.path.exists(candidate):
             return candidate
-    raise FontMissingError(
-        f"font {name} not found in {', '.join(folders)}: "
-        "install matplotlib or the Debian package fonts-dejavu-core"
-    )
+    raise FontMissingError(f"font {name} not found in {', '.join(folders)}: install {provider}")
 
 
 @functools.lru_cache(maxsize=512)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from PIL import ImageDraw
 
-Box = tuple[float, float, float, float]
+from jocr.bbox import BBox as Box
 
 
 @dataclass(frozen=True)

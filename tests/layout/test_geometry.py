@@ -1,0 +1,36 @@
+"""Plain geometry and text helpers of the rules over lines (`jocr.layout.geometry`): text widths as they
+print, rows of lines."""
+
+from __future__ import annotations
+
+from jocr.layout.geometry import rows_of, source_lines, text_width
+from jocr.lines.types import RAPIDOCR, Line
+
+
+def test_text_width_counts_cjk_characters_twice():
+    assert text_width("column") == 6
+    assert text_width("新闻正文") == 8
+    assert text_width("第2版 news") == 2 + 1 + 2 + 5  # two wide characters, a digit, a space, four letters
+    assert text_width("ＡＢ") == 4  # full-width Latin prints wide too
+    assert text_width("") == 0
+
+
+def ocr_line(text: str, box: tuple[float, float, float, float]) -> Line:
+    return Line(text, box, box[3] - box[1], 0, 0.9, RAPIDOCR)
+
+
+def test_lines_one_under_the_other_are_two_rows_however_tall_their_boxes():
+    # a photographed page askew: each line's axis-aligned box is 50 px tall at a 22 px pitch, so the boxes
+    # of consecutive lines overlap by 28 px, more than half their height
+    lines = [
+        ocr_line(f"line {k} of a paragraph read off a photo", (100, 100 + 22 * k, 900, 150 + 22 * k))
+        for k in range(3)
+    ]
+    rows = rows_of(source_lines(lines, RAPIDOCR))
+    assert [[ln.text for ln in row.lines] for row in rows] == [[ln.text] for ln in lines]
+
+
+def test_lines_side_by_side_are_one_row():
+    lines = [ocr_line("a term", (100, 100, 200, 130)), ocr_line("its description", (300, 104, 700, 134))]
+    rows = rows_of(source_lines(lines, RAPIDOCR))
+    assert [[ln.text for ln in row.lines] for row in rows] == [["a term", "its description"]]
