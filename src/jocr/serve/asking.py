@@ -32,12 +32,10 @@ from jocr.serve.openai import ApiError
 
 @dataclass
 class Asking:
-    """A request that asks its page rather than reading it: a question (`fields` None) or a schema's fields;
-    `lines` are the page's usable lines, which choose among its anchor windows' answers
-    (`jocr.pipeline.ask.choose_window`)."""
+    """A request that asks its page rather than reading it: a question (`fields` None) or a schema's
+    fields."""
 
     fields: list | None = None
-    lines: Any = None
     question: str = ""  # the question asked (its words may name a run's label: `answer_value`)
 
     def answer(
@@ -45,7 +43,6 @@ class Asking:
         texts: list[str],
         reasons: list[str],
         anchors: list[str],
-        size: tuple[int, int],
         scores: list[float | None] | None = None,
     ) -> tuple[str, str, str, str | None]:
         """(text, raw, finish reason, refusal) from the windows' outputs (`scores`: their mean

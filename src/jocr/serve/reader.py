@@ -383,7 +383,7 @@ async def ask_pages(
             return PageAnswer(page=index + 1, error=f"page {index + 1} is blank: nothing to ask")
         anchors, lines = await doc.question_anchors(index, image)
         ticket.add_slots(len(anchors) - 1)  # one engine request per window, as a chat page's
-        asking = Asking(None, lines, question)
+        asking = Asking(None, question)
         submitted = await service.submit([image], question, params, anchors, asking)
         result = await service.transcribe_all(submitted)
         return PageAnswer(

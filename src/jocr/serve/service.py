@@ -98,11 +98,10 @@ class Transcription:
 class ChatImage:
     """An image of a chat request: the picture, and the page's anchor texts (one per window) when it is a
     PDF page that the server's anchor setting gives one (`EngineBackend.anchor`). A page asked a question
-    also keeps its usable lines (`lines`, where its answer is located) and whether it is `blank`."""
+    also keeps whether it is `blank`."""
 
     image: Image.Image
     anchors: list[str] = field(default_factory=list)
-    lines: Any = None
     blank: bool = False
 
 
@@ -306,8 +305,8 @@ class OCRService:
             blank = await self.run_blocking(is_blank_page, image)
             if blank or not with_anchor:
                 return ChatImage(image, blank=blank)
-            anchors, lines = await doc.question_anchors(0, image)
-            return ChatImage(image, anchors, lines)
+            anchors, _lines = await doc.question_anchors(0, image)
+            return ChatImage(image, anchors)
         except DocumentError as exc:
             raise ApiError(400, str(exc), code="bad_document") from None
         finally:
@@ -422,7 +421,7 @@ class OCRService:
         refusal = None
         if submitted.asking is not None:
             scores = [r.mean_logprob() if getattr(r, "logprobs", None) else None for r in results]
-            text, raw, finish_reason, refusal = submitted.asking.answer(texts, reasons, anchors, size, scores)
+            text, raw, finish_reason, refusal = submitted.asking.answer(texts, reasons, anchors, scores)
         else:
             text = self.generator.finish(page_text(texts, anchors, reasons), size, finish_reason)
         stats = _stats_dict(results)
