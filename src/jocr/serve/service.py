@@ -420,7 +420,7 @@ class OCRService:
         finish_reason = page_finish_reason(reasons)
         refusal = None
         if submitted.asking is not None:
-            scores = [r.mean_logprob() if getattr(r, "logprobs", None) else None for r in results]
+            scores = [r.mean_logprob() for r in results]
             text, raw, finish_reason, refusal = submitted.asking.answer(texts, reasons, anchors, scores)
         else:
             text = self.generator.finish(page_text(texts, anchors, reasons), size, finish_reason)
