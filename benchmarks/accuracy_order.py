@@ -89,27 +89,37 @@ def cached_lines(cache: Path, image: Path) -> list | None:
 
 
 def ocr(cache: Path) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from PIL import Image
-
-    import baselines
-
     cache.mkdir(parents=True, exist_ok=True)
     order_ids = [s["id"] for s in json.loads((SETS["frozen-order"] / "sources.json").read_text())["pages"]]
     wanted = [("frozen-order", i) for i in order_ids] + [(n, s) for n, s, _ in pages() if n != "frozen-order"]
     for variant in ("scan", "photo"):  # scans first: the photos' lines come last
         for name, stem in wanted:
             image_path = SETS[name] / "pdfs" / variant / f"{stem}.jpg"
-            dest = cache_path(cache, image_path)
-            if dest.is_file() or not image_path.is_file():
+            if not image_path.is_file():
                 continue
-            start = time.perf_counter()
-            with Image.open(image_path) as image:
-                lines = baselines.rapidocr_lines(image)
-            seconds = time.perf_counter() - start
-            record = {"path": str(image_path.resolve()), "lines": lines, "seconds": seconds}
-            dest.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-            print(f"{variant}/{stem}: {len(lines)} lines, {seconds:.0f} s", flush=True)
+            done = cache_plain_lines(cache, image_path)
+            if done is not None:
+                print(f"{variant}/{stem}: {done[0]} lines, {done[1]:.0f} s", flush=True)
+
+
+def cache_plain_lines(cache: Path, image_path: Path) -> tuple[int, float] | None:
+    """RapidOCR's own lines of one image into `cache` (`cache_path`), with the seconds they took: (lines,
+    seconds), or None when they are cached already."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from PIL import Image
+
+    import baselines
+
+    dest = cache_path(cache, image_path)
+    if dest.is_file():
+        return None
+    start = time.perf_counter()
+    with Image.open(image_path) as image:
+        lines = baselines.rapidocr_lines(image)
+    seconds = time.perf_counter() - start
+    record = {"path": str(image_path.resolve()), "lines": lines, "seconds": seconds}
+    dest.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    return len(lines), seconds
 
 
 def outputs(
@@ -315,10 +325,8 @@ def demo(
 def demo_ocr(cache: Path, demo_lines: Path, root: Path = DEMO) -> None:
     """The demo images' lines, once each: `read_image`'s (the parse path: turned, deskewed) under
     `demo_lines` as `rapidocr-<image>.json`, then RapidOCR's own (the `plain` row) under `cache`."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from PIL import Image
 
-    import baselines
     from jocr.lines.ocr import OCRLinesConfig, read_image
 
     demo_lines.mkdir(parents=True, exist_ok=True)
@@ -333,14 +341,9 @@ def demo_ocr(cache: Path, demo_lines: Path, root: Path = DEMO) -> None:
         dest.write_text(json.dumps(found.to_dict(), ensure_ascii=False), encoding="utf-8")
         print(f"parse lines {image_path.name}: {len(found.lines)} lines {found.note}", flush=True)
     for image_path in images:
-        dest = cache_path(cache, image_path)
-        if dest.is_file():
-            continue
-        with Image.open(image_path) as image:
-            lines = baselines.rapidocr_lines(image)
-        record = {"path": str(image_path.resolve()), "lines": lines}
-        dest.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-        print(f"plain lines {image_path.name}: {len(lines)} lines", flush=True)
+        done = cache_plain_lines(cache, image_path)
+        if done is not None:
+            print(f"plain lines {image_path.name}: {done[0]} lines", flush=True)
 
 
 def order_images() -> list[Path]:
