@@ -4,15 +4,16 @@
     python scripts/make_frozen_real.py variants   # scanned and photographed copies of those PDFs
     python scripts/make_frozen_real.py tests      # the per-variant JSONL files from tests/pdf.jsonl
 
-`cut` reads data/frozen-real/sources.json (package, file, page) and needs those packages installed
-(`apt-get install r-doc-pdf texlive-latex-base-doc texlive-science-doc debian-edu-doc-zh-cn`); it copies each
-page into a one-page PDF with pypdfium2, fonts and all. `variants` needs only the PDFs: each page is rendered
-at 150 dpi and degraded with a seed derived from its id (CRC-32), so the same PDFs and library versions give
-the same images. Scans: rotation, uneven light, specks, blur, noise (jocr.synth.degrade with every scan
-operation switched on), grey, JPEG quality 80. Photos: the page on a table, seen in perspective, under a soft
-shadow and warm uneven light, slightly out of focus, JPEG quality 80. `tests` copies the hand-written tests
-of pdf.jsonl (pdf field `pdf/<id>.pdf`) to scan.jsonl and photo.jsonl with the pdf field and ids of
-those variants, so all three are scored by the same tests.
+`cut` reads data/frozen-real/sources.json (package, file, page) and needs those packages installed (`apt-get
+install r-doc-pdf texlive-latex-base-doc texlive-science-doc debian-edu-doc-zh-cn`), or unpacked with
+`dpkg-deb -x` into the folder `--prefix` names; it copies each page into a one-page PDF with pypdfium2, fonts
+and all. `variants` needs only the PDFs: each page is rendered at 150 dpi and degraded with a seed derived
+from its id (CRC-32), so the same PDFs and library versions give the same images. Scans: rotation, uneven
+light, specks, blur, noise (jocr.synth.degrade with every scan operation switched on), grey, JPEG quality 80.
+Photos: the page on a table, seen in perspective, under a soft shadow and warm uneven light, slightly out of
+focus, JPEG quality 80. `tests` copies the hand-written tests of pdf.jsonl (pdf field `pdf/<id>.pdf`) to
+scan.jsonl and photo.jsonl with the pdf field and ids of those variants, so all three are scored by the same
+tests.
 """
 
 from __future__ import annotations
@@ -40,13 +41,14 @@ def load_sources(root: Path) -> list[dict]:
     return json.loads((root / "sources.json").read_text())["pages"]
 
 
-def cut(root: Path) -> None:
+def cut(root: Path, prefix: Path | None = None) -> None:
+    """`prefix`: a folder the packages were unpacked into (`dpkg-deb -x PKG.deb DIR`) instead of installed."""
     import pypdfium2 as pdfium
 
     out = root / "pdfs" / "pdf"
     out.mkdir(parents=True, exist_ok=True)
     for src in load_sources(root):
-        path = Path(src["file"])
+        path = Path(src["file"]) if prefix is None else prefix / src["file"].lstrip("/")
         if not path.is_file():
             sys.exit(f"{path}: missing; install the Debian package {src['package']}")
         with pdfium.PdfDocument(str(path)) as doc:
@@ -193,8 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("step", choices=("cut", "variants", "tests"))
     ap.add_argument("--root", type=Path, default=ROOT)
+    ap.add_argument("--prefix", type=Path, help="cut: where the packages were unpacked (dpkg-deb -x)")
     args = ap.parse_args(argv)
-    {"cut": cut, "variants": variants, "tests": tests}[args.step](args.root)
+    if args.step == "cut":
+        cut(args.root, args.prefix)
+    else:
+        {"variants": variants, "tests": tests}[args.step](args.root)
     return 0
 
 
