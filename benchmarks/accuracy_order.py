@@ -7,6 +7,7 @@ set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`da
     python benchmarks/accuracy_order.py score --cache DIR --regions DIR    # ... with `regions` rows too
     python benchmarks/accuracy_order.py demo-ocr --cache DIR --demo-lines DIR  # the demo's lines, once
     python benchmarks/accuracy_order.py demo --cache DIR --regions DIR --demo-lines DIR  # OmniDocBench
+    python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order2 ...  # the second held-out set
 
 Each page's hand-checked Markdown becomes an OmniDocBench-style ground truth (`gt_page`: its blocks, split on
 blank lines as `jocr.checks.omnidoc_split.split_markdown` splits a prediction, numbered in page order), and
@@ -43,15 +44,21 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SETS = {"frozen-order": ROOT / "data" / "frozen-order", "frozen-real": ROOT / "data" / "frozen-real"}
+SETS = {
+    "frozen-order": ROOT / "data" / "frozen-order",
+    "frozen-real": ROOT / "data" / "frozen-real",
+    "frozen-order2": ROOT / "data" / "frozen-order2",
+}
+# The sets scored unless --set names others (frozen-order2 is the second held-out order set, scored apart).
+DEFAULT_SETS = ("frozen-order", "frozen-real")
 VARIANTS = ("pdf", "scan", "photo")
 
 
-def pages() -> list[tuple[str, str, Path]]:
-    """(set, page id, hand-checked Markdown) for every page with one."""
+def pages(sets: tuple[str, ...] = DEFAULT_SETS) -> list[tuple[str, str, Path]]:
+    """(set, page id, hand-checked Markdown) for every page of `sets` with one."""
     out = []
-    for name, root in SETS.items():
-        for md in sorted((root / "gt").glob("*.md")):
+    for name in sets:
+        for md in sorted((SETS[name] / "gt").glob("*.md")):
             out.append((name, md.stem, md))
     return out
 
@@ -88,10 +95,9 @@ def cached_lines(cache: Path, image: Path) -> list | None:
     return [(t, tuple(b)) for t, b in record["lines"]]
 
 
-def ocr(cache: Path) -> None:
+def ocr(cache: Path, sets: tuple[str, ...] = DEFAULT_SETS) -> None:
     cache.mkdir(parents=True, exist_ok=True)
-    order_ids = [s["id"] for s in json.loads((SETS["frozen-order"] / "sources.json").read_text())["pages"]]
-    wanted = [("frozen-order", i) for i in order_ids] + [(n, s) for n, s, _ in pages() if n != "frozen-order"]
+    wanted = [(n, s) for n, s, _ in pages(sets)]
     for variant in ("scan", "photo"):  # scans first: the photos' lines come last
         for name, stem in wanted:
             image_path = SETS[name] / "pdfs" / variant / f"{stem}.jpg"
@@ -219,12 +225,18 @@ def cached_regions(folder: Path | None, image_path: Path, config, width: float, 
     return clean_regions(found, width, height, config)
 
 
-def score(cache: Path, per_page: bool, regions: Path | None = None, config=None) -> None:
+def score(
+    cache: Path,
+    per_page: bool,
+    regions: Path | None = None,
+    config=None,
+    sets: tuple[str, ...] = DEFAULT_SETS,
+) -> None:
     from jocr.checks.omnidoc import evaluate_pages
 
     pairs: dict[tuple[str, str, str], list[tuple[dict, str]]] = {}
     missing = []
-    for name, stem, md in pages():
+    for name, stem, md in pages(sets):
         truth = gt_page(md.read_text(encoding="utf-8"))
         for variant in VARIANTS:
             found = outputs(name, stem, variant, cache, regions, config)
@@ -346,12 +358,12 @@ def demo_ocr(cache: Path, demo_lines: Path, root: Path = DEMO) -> None:
             print(f"plain lines {image_path.name}: {done[0]} lines", flush=True)
 
 
-def order_images() -> list[Path]:
-    """The scans and photos of the frozen reading-order set and of the hand-checked frozen real pages."""
+def order_images(sets: tuple[str, ...] = DEFAULT_SETS) -> list[Path]:
+    """The scans and photos of the hand-checked pages of `sets`."""
     return [
         SETS[name] / "pdfs" / variant / f"{stem}.jpg"
         for variant in ("scan", "photo")
-        for name, stem, _ in pages()
+        for name, stem, _ in pages(sets)
     ]
 
 
@@ -367,7 +379,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-score", type=float, default=None, help="RegionsConfig.min_score")
     ap.add_argument("--max-page-share", type=float, default=None, help="RegionsConfig.max_page_share")
     ap.add_argument("--per-page", action="store_true", help="print each page's numbers too")
+    ap.add_argument(
+        "--set", action="append", choices=sorted(SETS), dest="sets",
+        help=f"a page set to read or score (repeat for several; default: {', '.join(DEFAULT_SETS)})",
+    )  # fmt: skip
+    ap.add_argument("--no-demo", action="store_true", help="regions: leave the demo's images out")
     args = ap.parse_args(argv)
+    sets = tuple(args.sets or DEFAULT_SETS)
     from jocr.layout.regions import RAPID_LAYOUT, RegionsConfig
 
     chosen = {
@@ -379,10 +397,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.step in ("regions", "demo") and args.regions is None:
         ap.error(f"{args.step} needs --regions")
     if args.step == "ocr":
-        ocr(args.cache)
+        ocr(args.cache, sets)
     elif args.step == "regions":
-        images = order_images()
-        if args.omnidocbench.is_dir():
+        images = order_images(sets)
+        if args.omnidocbench.is_dir() and not args.no_demo:
             images += sorted((args.omnidocbench / "images").glob("*.jpg"))
         detect(args.regions, images)
     elif args.step == "demo-ocr":
@@ -394,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("demo needs --demo-lines")
         demo(args.cache, args.demo_lines, args.regions, config, args.omnidocbench, args.per_page)
     else:
-        score(args.cache, args.per_page, args.regions, config)
+        score(args.cache, args.per_page, args.regions, config, sets)
     return 0
 
 
