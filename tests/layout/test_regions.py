@@ -12,6 +12,7 @@ from PIL import Image, ImageDraw
 
 from jocr.layout import regions as regions_mod
 from jocr.layout.geometry import body_size, source_lines
+from jocr.layout.line_columns import reading_order
 from jocr.layout.line_rules import lines_tree
 from jocr.layout.regions import (
     RAPID_LAYOUT,
@@ -175,6 +176,22 @@ def test_a_figure_region_over_lines_of_prose_is_text_read_in_columns():
     items = source_lines(lines, RAPIDOCR)
     units = region_units(items, [figure], body_size(items))
     assert all(region is None for region, _ in units)
+    assert texts(units) == [" / ".join(left), " / ".join(right)]
+
+
+def test_a_figure_region_over_one_column_of_prose_keeps_its_column():
+    # two columns set close (a gutter narrower than an em, edges ragged: the rules cannot part them), each
+    # of which the detector calls a figure: a figure box over one column is read as that column, not
+    # released to the rules, which would read the two columns row by row
+    left = [f"left column line {k} of the running text" for k in range(6)]
+    right = [f"right column line {k} of the running text" for k in range(6)]
+    lines = [ocr_line(t, 100 + 4 * (k % 3), 100 + 40 * k) for k, t in enumerate(left)]
+    lines += [ocr_line(t, 500 + 4 * (k % 3), 100 + 40 * k) for k, t in enumerate(right)]
+    figures = [Region((90, 90, 496, 350), "figure", 0.9), Region((497, 90, 920, 350), "figure", 0.9)]
+    items = source_lines(lines, RAPIDOCR)
+    size = body_size(items)
+    assert len(reading_order(items, size)) == 1  # the rules alone read the rows across both columns
+    units = region_units(items, figures, size)
     assert texts(units) == [" / ".join(left), " / ".join(right)]
 
 

@@ -207,8 +207,11 @@ def _text_figures(
     lines: Sequence[Line], owners: list[int | None], regions: Sequence[Region], size: float
 ) -> list[int | None]:
     """Owners without the figure regions that hold `TEXT_FIGURE_LINES` lines of body-size prose (lines
-    `line_columns.PROSE_COLUMNS` wide, sized within `BODY_SIZES` of the body's `size`): their lines are read
-    by the rules with the lines outside regions, in column order, as text."""
+    `line_columns.PROSE_COLUMNS` wide, sized within `BODY_SIZES` of the body's `size`) across columns (the
+    rules read their lines as columns side by side, `_side_by_side`): their lines are read by the rules
+    with the lines outside regions, in column order, as text. A figure box over one column of prose stays
+    a unit, read as the text it holds: its edges part that column from the one beside it, which the rules
+    alone may not (a gutter set close, an OCR line run across it)."""
     counts: dict[int, int] = {}
     for line, owner in zip(lines, owners, strict=True):
         if owner is None or regions[owner].label != "figure":
@@ -217,7 +220,20 @@ def _text_figures(
         if body and text_width(line.text) >= PROSE_COLUMNS:
             counts[owner] = counts.get(owner, 0) + 1
     text = {k for k, n in counts.items() if n >= TEXT_FIGURE_LINES}
+    text = {
+        k for k in text if _side_by_side([ln for ln, o in zip(lines, owners, strict=True) if o == k], size)
+    }
     return [None if owner in text else owner for owner in owners]
+
+
+def _side_by_side(lines: list[Line], size: float) -> bool:
+    """Whether the rules read `lines` as columns side by side: two of their groups (`reading_order`) whose
+    rows overlap in height by half a body size at least."""
+    groups = reading_order(list(lines), size)
+    spans = [(min(ln.y0 for ln in g), max(ln.y1 for ln in g)) for g in groups if g]
+    return any(
+        min(a[1], b[1]) - max(a[0], b[0]) >= 0.5 * size for i, a in enumerate(spans) for b in spans[i + 1 :]
+    )
 
 
 # -- reading order over regions ------------------------------------------------------------------------
