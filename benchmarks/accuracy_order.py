@@ -1,5 +1,6 @@
 """Reading order of pages read from lines, on real pages with hand-checked Markdown: the frozen reading-order
-set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`data/frozen-real/gt`).
+set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`data/frozen-real/gt`), or with
+`--set` the second frozen reading-order set (`data/frozen-order2`: newspapers, slides, Chinese pages).
 
     python benchmarks/accuracy_order.py ocr   --cache DIR     # RapidOCR's lines of every scan and photo, once
     python benchmarks/accuracy_order.py score --cache DIR     # the table below, from the cached lines

@@ -38,7 +38,10 @@ VARIANTS = ("scan", "photo")
 
 
 def load_sources(root: Path) -> list[dict]:
-    return json.loads((root / "sources.json").read_text())["pages"]
+    path = root / "sources.json"
+    if not path.is_file():
+        sys.exit(f"{path}: missing (--root names a set's folder)")
+    return json.loads(path.read_text())["pages"]
 
 
 def cut(root: Path, prefix: Path | None = None) -> None:
