@@ -392,7 +392,8 @@ def _chart_document(rng: random.Random, lang: str) -> DocContent:
         "categories": series.categories,
         "values": series.values,
     }
-    texts = [series.title, f"{_UNIT_LABEL[lang]}{series.unit}"] + [f"{c} {v}{'%' if chart == 'pie' else ''}" for c, v in pairs]
+    pct = "%" if chart == "pie" else ""
+    texts = [series.title, f"{_UNIT_LABEL[lang]}{series.unit}"] + [f"{c} {v}{pct}" for c, v in pairs]
     markdown = f"# {heading}\n\n" + "\n".join(texts)
     return DocContent("chart", lang, fields, questions, _page(blocks, lang), markdown, figures=[figure])
 
