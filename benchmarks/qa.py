@@ -6,6 +6,7 @@
     .venv/bin/python benchmarks/qa.py --baseline keyword --set data/frozen-real-qa
     .venv/bin/python benchmarks/qa.py --baseline keyword --variant scan          # lines by OCR
     .venv/bin/python benchmarks/qa.py --make-variants data/frozen-real-qa         # its scans and photos
+    .venv/bin/python benchmarks/qa.py --model DIR --set data/frozen-test/docqa-charts --keyword-control
 
 Sets: a `jocr synth --profile docqa` folder (`docqa_*.jsonl`: per document its files, questions and
 fields; variants pdf, scan, photo) or `data/frozen-real-qa` (`questions.jsonl`: file, question, answers;
@@ -19,6 +20,13 @@ The keyword baseline is not part of jocr: it answers from the page's lines alone
 the value after the label (`Label: value`, `标签：值`) whose words best match the question's (English words,
 with a label word that abbreviates a question word counting, e.g. "No." for "number"; Chinese by
 characters). A model answers through `jocr.ask` / `jocr.extract`, which read the same lines for its anchor.
+
+Captions (a `--profile docqa-charts` set: records with `figures`, each a reference caption and its box in
+PDF points): every run also scores each figure's caption with `jocr.checks.qa.caption_similarity`
+(ROUGE-L F1) for the `crop-words` baseline, the page's lines inside the box joined in order (the text a
+reader copies without describing anything), and, with `--model`, for the model's caption through
+`jocr.parse(task="caption", region=box)` (the crop, the caption prompt; `--caption-tokens` at most).
+Variants pdf and scan only (a scan is the page rendered at the set's dpi: the box scales with it).
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from jocr.checks.qa import anls_one, exact_match, field_scores  # noqa: E402
+from jocr.checks.qa import anls_one, caption_similarity, exact_match, field_scores  # noqa: E402
 
 STOP_WORDS = set(
     "a an the is are was were of to in on for by from what which who whom whose how many much does do did "
@@ -115,6 +123,8 @@ def load_set(root: Path, variant: str) -> list[dict]:
                         "fields": record["fields"],
                         "questions": record["questions"],
                         "lang": record["lang"],
+                        "kind": record["kind"],
+                        "figures": record.get("figures", []),
                     }
                 )
         return docs
@@ -152,7 +162,7 @@ def run_model(
     import jocr
     from jocr.pipeline import load_model
 
-    model = load_model(model_dir)
+    model = load_model(model_dir) if isinstance(model_dir, str) else model_dir
     answers, fields = [], []
     for i, doc in enumerate(docs, 1):
         questions = [q["question"] for q in doc["questions"]]
@@ -169,6 +179,62 @@ def run_model(
         fields.append(values)
         print(f"{i}/{len(docs)} {doc['file'].name}", file=sys.stderr, flush=True)
     return answers, fields
+
+
+def figure_region(doc: dict, figure: dict, variant: str) -> list[float]:
+    """A figure's box in the units `jocr.parse` takes for the variant's file: PDF points, or pixels of a
+    scan (the page rendered at the set's dpi, so the box scales with its width over the page's 612 points)."""
+    if variant == "pdf":
+        return [float(v) for v in figure["box"]]
+    from PIL import Image
+
+    with Image.open(doc["file"]) as image:
+        scale = image.width / 612
+    return [v * scale for v in figure["box"]]
+
+
+def crop_words(doc: dict, region: list[float], ocr: str) -> str:
+    """The crop-words baseline: the page's lines (text layer, or OCR over a scan) inside the region, joined
+    in order (`jocr.lines.types.PageLines.crop`)."""
+    from jocr.documents.pages import open_source
+    from jocr.lines.source import page_lines as source_lines
+
+    with open_source(str(doc["file"])) as source:
+        lines = source_lines(source, 0, source.render(0), ocr)
+    if lines is None or not lines.usable:
+        return ""
+    return " ".join(line.text for line in lines.crop(tuple(region)).lines)
+
+
+def caption_rows(docs: list[dict], variant: str, ocr: str, model=None, max_tokens: int = 64) -> list[dict]:
+    """Per figure: its reference, the crop-words baseline and (with a model) the model's caption, scored."""
+    import jocr
+
+    rows = []
+    for doc in docs:
+        for figure in doc.get("figures", []):
+            region = figure_region(doc, figure, variant)
+            row = {"file": str(doc["file"]), "lang": doc["lang"], "reference": figure["caption"]}
+            row["crop_words"] = crop_words(doc, region, ocr)
+            row["crop_words_score"] = caption_similarity(row["crop_words"], figure["caption"])
+            if model is not None:
+                parsed = jocr.parse(
+                    doc["file"], task="caption", region=region, model=model, max_tokens=max_tokens
+                )
+                row["model"] = parsed.pages[0].markdown if parsed.pages else ""
+                row["model_score"] = caption_similarity(row["model"], figure["caption"])
+                print(f"caption {Path(doc['file']).name}", file=sys.stderr, flush=True)
+            rows.append(row)
+    return rows
+
+
+def caption_summary(rows: list[dict], key: str) -> dict:
+    """Mean ROUGE-L F1 of one answerer's captions, overall and by language."""
+    out = {"figures": len(rows), "rouge_l": round(sum(r[key] for r in rows) / len(rows), 4)}
+    for lang in sorted({r["lang"] for r in rows}):
+        picked = [r[key] for r in rows if r["lang"] == lang]
+        out[lang] = round(sum(picked) / len(picked), 4)
+    return out
 
 
 def scores(docs: list[dict], answers: list[list[str]], fields: list[dict | None]) -> dict:
@@ -193,6 +259,10 @@ def scores(docs: list[dict], answers: list[list[str]], fields: list[dict | None]
         out[kind] = summary([r for r in rows if r[0].get("kind", "extractive") == kind])
     for lang in sorted({lang for _, _, lang in rows if lang}):
         out[lang] = summary([r for r in rows if r[2] == lang])
+    kinds = [doc.get("kind") for doc, doc_answers in zip(docs, answers) for _ in doc_answers]
+    if len(set(kinds) - {None}) > 1:  # per document kind (chart, table, invoice...) where a set mixes them
+        for kind in sorted(set(kinds) - {None}):
+            out[f"doc:{kind}"] = summary([r for r, k in zip(rows, kinds) if k == kind])
     pairs = [(p, doc["fields"]) for p, doc in zip(fields, docs) if p is not None]
     if pairs:
         f = field_scores([p for p, _ in pairs], [t for _, t in pairs])
@@ -226,6 +296,7 @@ def main() -> int:
     )
     parser.add_argument("--max-tokens", type=int, default=32, help="answer tokens per question (model)")
     parser.add_argument("--fields-tokens", type=int, default=128, help="tokens per extraction answer (model)")
+    parser.add_argument("--caption-tokens", type=int, default=64, help="tokens per caption (model)")
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
     parser.add_argument(
         "--keyword-control",
@@ -241,10 +312,14 @@ def main() -> int:
     docs = load_set(Path(args.set), args.variant)[:: args.every]
     t0, c0 = time.perf_counter(), time.process_time()
     raws: list[list[str]] = []
+    model = None
     if args.baseline:
         answers, fields = run_keyword(docs, args.ocr)
     else:
-        answers, fields = run_model(docs, args.model, args.max_tokens, args.fields_tokens, args.ocr, raws)
+        from jocr.pipeline import load_model
+
+        model = load_model(args.model)
+        answers, fields = run_model(docs, model, args.max_tokens, args.fields_tokens, args.ocr, raws)
     result = {
         "set": args.set,
         "variant": args.variant,
@@ -256,6 +331,15 @@ def main() -> int:
         "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
         **scores(docs, answers, fields),
     }
+    captions = []
+    if any(doc.get("figures") for doc in docs) and args.variant in ("pdf", "scan"):
+        t1 = time.perf_counter()
+        captions = caption_rows(docs, args.variant, args.ocr, model, args.caption_tokens)
+        result["captions"] = {"crop_words": caption_summary(captions, "crop_words_score")}
+        if model is not None:
+            result["captions"]["model"] = caption_summary(captions, "model_score")
+            result["captions"]["max_tokens"] = args.caption_tokens
+        result["captions"]["seconds"] = round(time.perf_counter() - t1, 1)
     if args.predictions:
         with open(args.predictions, "w", encoding="utf-8") as fh:
             for d, (doc, doc_answers) in enumerate(zip(docs, answers)):
@@ -269,6 +353,8 @@ def main() -> int:
                     if raws:
                         row["raw"] = raws[d][k]
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            for row in captions:
+                fh.write(json.dumps({"caption": row}, ensure_ascii=False) + "\n")
     print(json.dumps(result, ensure_ascii=False, indent=1))
     if args.model and args.keyword_control:
         t0, c0 = time.perf_counter(), time.process_time()

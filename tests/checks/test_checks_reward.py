@@ -9,7 +9,15 @@ import random
 
 import pytest
 
-from jocr.checks.reward import RewardConfig, compute_score, page_reward, reward, reward_terms
+from jocr.checks.reward import (
+    RewardConfig,
+    caption_reward,
+    caption_rewards,
+    compute_score,
+    page_reward,
+    reward,
+    reward_terms,
+)
 
 REF = (
     "# Results\n\nWe measured the throughput of the system on three machines and report the mean.\n\n"
@@ -91,3 +99,18 @@ def test_trl_and_verl_entry_points():
     gt = json.dumps({"reference": REF, "tests": "\n".join(json.dumps(t) for t in TESTS)})
     assert compute_score("jocr-synth", REF, gt) == pytest.approx(1.0)
     assert compute_score("jocr-synth", REF, REF) == pytest.approx(1.0)
+
+
+def test_caption_reward_is_rouge_l_and_zero_for_a_loop():
+    ref = "A bar chart of revenue (million USD) across 4 quarters. Q3 is the largest at 42."
+    assert caption_reward(ref, ref) == pytest.approx(1.0)
+    partial = caption_reward("A bar chart of revenue across quarters.", ref)
+    assert 0.0 < partial < 1.0
+    assert caption_reward("Q3 Q3 " * 200, ref) == 0.0  # a degenerate loop
+    assert caption_rewards([ref, [{"role": "assistant", "content": "x"}]], caption=[ref, ref]) == [
+        pytest.approx(1.0),
+        0.0,
+    ]
+    assert compute_score("jocr-captions", ref, json.dumps({"caption": ref})) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="caption"):
+        caption_rewards([ref])

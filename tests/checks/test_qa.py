@@ -8,6 +8,7 @@ from jocr.checks.qa import (
     anls,
     anls_one,
     caption_similarity,
+    caption_tokens,
     exact_match,
     field_scores,
     normalise_value,
@@ -82,8 +83,17 @@ def test_field_scores_of_nothing_to_find():
         field_scores([{}], [])
 
 
-def test_caption_similarity_is_token_f1():
-    f1 = 2 * 0.8 * 1.0 / 1.8  # precision 4/5, recall 4/4
+def test_caption_similarity_is_rouge_l_f1():
+    f1 = 2 * 0.8 * 1.0 / 1.8  # LCS 4 of 5 predicted tokens, of 4 reference tokens
     assert caption_similarity("A bar chart of sales", "bar chart of sales") == pytest.approx(f1)
+    # By characters in Chinese: 销售图 in common.
     assert caption_similarity("销售柱状图", "销售折线图") == pytest.approx(0.6)
     assert caption_similarity("", "") == 1.0 and caption_similarity("x", "") == 0.0
+    # Order counts, unlike a bag of words: the LCS of the swapped sentence is 3 of 5 tokens.
+    assert caption_similarity("A is larger than B", "B is larger than A") == pytest.approx(0.6)
+    assert caption_similarity("Q3 is the LARGEST at 42.", "q3 is the largest at 42") == 1.0
+
+
+def test_caption_tokens_split_chinese_from_latin_and_digits():
+    tokens = caption_tokens("柱状图：2019年Revenue（USD）")
+    assert tokens == ["柱", "状", "图", "2019", "年", "revenue", "usd"]

@@ -19,6 +19,7 @@ from jocr.lines.anchor import (
     cap_text,
     page_runs,
     reference_target,
+    region_anchor,
     window_target,
 )
 from jocr.lines.references import (
@@ -228,3 +229,16 @@ def test_window_targets_rebuild_the_page():
         assert numbers <= set(range(1, window.lines + 1))
     joined = "\n\n".join(resolve_references(p, w.text) for p, w in zip(parts, windows) if p)
     assert "".join(joined.split()) == "".join(markdown.split())  # all text, in order
+
+
+def test_a_region_is_anchored_as_a_page_of_its_own():
+    layer = small_layer()
+    region = layer.crop((50.0, 90.0, 550.0, 130.0))  # holds the body line's centre only
+    assert (region.width, region.height) == (500.0, 40.0) and region.usable
+    assert [line.text for line in region.lines] == ["first  line\tof body"]
+    assert region.lines[0].box == (10.0, 10.0, 490.0, 22.0) and layer.lines[1].box[0] == 60.0
+    anchor = region_anchor(layer, (50, 90, 550, 130), Tokenizer.byte_level(), 1024)
+    assert anchor == "page 500x40\n@1 20,250 first line of body"
+    assert region_anchor(layer, (0, 300, 100, 400), Tokenizer.byte_level()) is None  # no run inside
+    unusable = PageLines(width=600.0, height=800.0, lines=layer.lines)
+    assert region_anchor(unusable, (50, 90, 550, 130), Tokenizer.byte_level()) is None

@@ -1,6 +1,6 @@
 """Scores for asking a document: ANLS and exact match for answers, field-level precision/recall/F1 for
-key-information extraction, and a caption similarity. Each returns a float in [0, 1], so the same functions
-score a benchmark and grade a GRPO rollout (`jocr.checks.reward`'s convention).
+key-information extraction, and a caption similarity (ROUGE-L F1). Each returns a float in [0, 1], so the
+same functions score a benchmark and grade a GRPO rollout (`jocr.checks.reward`'s convention).
 
 ANLS is the DocVQA definition (Biten et al., "Scene Text Visual Question Answering", 2019): per question,
 the best over its gold answers of `1 - NL` where NL, the Levenshtein distance over the longer string's
@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import LCSseq, Levenshtein
 
 ANLS_THRESHOLD = 0.5
 _MONTHS = {
@@ -50,6 +50,7 @@ _ISO_DATE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})$")
 _ZH_DATE = re.compile(r"^(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日$")
 _DAY_MONTH_YEAR = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+(\d{4})$")
 _MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$")
+_CAPTION_TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W_\u3400-\u9fff]+")
 
 
 def normalise_answer(text: str) -> str:
@@ -170,17 +171,22 @@ def field_scores(
     return FieldScores(tp, predicted, expected)
 
 
+def caption_tokens(text: str) -> list[str]:
+    """A caption's tokens for `caption_similarity`: words (letters and digits, lower-cased, NFKC-folded) and
+    single CJK characters, in order, as ROUGE scores Chinese by characters."""
+    return _CAPTION_TOKEN.findall(normalise_answer(text))
+
+
 def caption_similarity(prediction: str, reference: str) -> float:
-    """Token-set F1 between a caption and its reference (words lower-cased; CJK characters count one each),
-    a cheap stand-in for a learned caption metric that a GRPO reward can afford."""
-
-    def tokens(text: str) -> list[str]:
-        return re.findall(r"[\u3400-\u9fff]|[^\W_]+", normalise_answer(text))
-
-    pred, gold = tokens(prediction), tokens(reference)
+    """ROUGE-L F1 (Lin, "ROUGE: A Package for Automatic Evaluation of Summaries", 2004): the longest common
+    subsequence of the two captions' tokens (`caption_tokens`) over the prediction's length (precision) and
+    the reference's (recall), their harmonic mean (beta 1, as the `rouge-score` package reports). Word order
+    counts, unlike a bag of words: "A is larger than B" and "B is larger than A" differ. 1.0 for two empty
+    captions, 0.0 when exactly one is empty."""
+    pred, gold = caption_tokens(prediction), caption_tokens(reference)
     if not pred or not gold:
         return float(pred == gold)
-    common = sum(min(pred.count(t), gold.count(t)) for t in set(pred))
+    common = LCSseq.similarity(pred, gold)
     if not common:
         return 0.0
     precision, recall = common / len(pred), common / len(gold)

@@ -14,6 +14,11 @@ pass fraction when every test is all-or-nothing), `length` (output length agains
 
 Three entry points: `page_reward` / `reward_terms` for one page, `reward` in the TRL reward-function form, and
 `compute_score` in the verl form.
+
+Captions (the `caption` task on a figure's crop) have their own reward, `caption_reward` (one caption) and
+`caption_rewards` (TRL form, a `caption` column): `jocr.checks.qa.caption_similarity` (ROUGE-L F1) against
+the reference caption, times the repetition term, so a looping caption scores 0 whatever words it shares.
+`compute_score` takes a ground truth `{"caption": ...}` the same way.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from jocr.checks.omnidoc import assign, normalize_formula
+from jocr.checks.qa import caption_similarity
 from jocr.checks.repetition import RepetitionConfig, repetition_score
 from jocr.checks.teds import TedsConfig, table_tree, teds_trees
 from jocr.checks.text import normalize_text
@@ -217,12 +223,24 @@ def reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:
     return [page_reward(_completion_text(c), references[i], tests[i]) for i, c in enumerate(completions)]
 
 
+def caption_reward(prediction: str, reference: str, config: RewardConfig = RewardConfig()) -> float:
+    """One caption's reward in [0, 1]: its ROUGE-L F1 against `reference`, zeroed by a degenerate loop."""
+    return caption_similarity(prediction, reference) * repetition_score(prediction, config.repetition)
+
+
+def caption_rewards(completions: Sequence[Any], **kwargs: Any) -> list[float]:
+    """TRL reward function for captions: the reference captions come as the `caption` column."""
+    captions = kwargs.get("caption") or kwargs.get("captions")
+    if captions is None or len(captions) != len(completions):
+        raise ValueError("caption_rewards needs a `caption` column with one reference per completion")
+    return [caption_reward(_completion_text(c), str(r)) for c, r in zip(completions, captions)]
+
+
 def compute_score(
     data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None
 ) -> float:
     """verl reward: `ground_truth` is the reference Markdown, or a dict (or JSON object) with `reference`
-    and/or
-    `tests` (a list of test objects or a JSONL string)."""
+    and/or `tests` (a list of test objects or a JSONL string), or with `caption` (`caption_reward`)."""
     reference, tests = None, None
     if isinstance(ground_truth, str):
         stripped = ground_truth.strip()
@@ -231,6 +249,8 @@ def compute_score(
                 ground_truth = json.loads(stripped)
             except json.JSONDecodeError:
                 pass
+    if isinstance(ground_truth, dict) and "caption" in ground_truth:
+        return caption_reward(solution_str, str(ground_truth["caption"]))
     if isinstance(ground_truth, dict):
         reference, tests = ground_truth.get("reference"), ground_truth.get("tests")
     else:

@@ -55,11 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=sorted([*PROFILES, "docqa"]),
+        choices=sorted([*PROFILES, "docqa", "docqa-charts"]),
         default="cpu-small",
         help="page profile; vector: real PDFs with text layers typeset by Chromium (always --format pdf); "
         "docqa: invoices, receipts, forms and letters (EN/ZH) as vector PDFs with scanned and photographed "
-        "copies, their fields and questions with exact answers",
+        "copies, their fields and questions with exact answers; docqa-charts: charts (bar, line, pie) and "
+        "data tables (EN/ZH) the same way, each chart with a reference caption and its box",
     )
     parser.add_argument(
         "--degrade",
@@ -127,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
         profile, degrade = recipe["profile"], recipe["degrade"]
     if profile == "vector":
         return _run_vector(outdir, pages, seed, split, args)
-    if profile == "docqa":
-        return _run_docqa(outdir, pages, seed, split, args)
+    if profile in ("docqa", "docqa-charts"):
+        return _run_docqa(outdir, pages, seed, split, args, profile)
     try:
         check_fonts(cjk=profile in ("page", "dense"))
         start = time.perf_counter()
@@ -197,18 +198,18 @@ def _run_vector(outdir: Path, pages: int, seed: int, split: str, args) -> int:
     return 0
 
 
-def _run_docqa(outdir: Path, pages: int, seed: int, split: str, args) -> int:
+def _run_docqa(outdir: Path, pages: int, seed: int, split: str, args, profile: str = "docqa") -> int:
+    from jocr.synth.charts import write_charts_dataset
     from jocr.synth.docqa import write_docqa_dataset
 
     if args.degrade is not False or args.workers > 1:
         raise CliError(
-            "the docqa profile writes its own scanned and photographed copies with one browser: "
+            f"the {profile} profile writes its own scanned and photographed copies with one browser: "
             "drop --degrade and --workers"
         )
     start = time.perf_counter()
-    manifest = _typeset(
-        outdir, "documents", lambda: write_docqa_dataset(outdir, pages=pages, seed=seed, split=split)
-    )
+    write = write_charts_dataset if profile == "docqa-charts" else write_docqa_dataset
+    manifest = _typeset(outdir, "documents", lambda: write(outdir, pages=pages, seed=seed, split=split))
     print(
         f"wrote {pages} documents ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
         f"{time.perf_counter() - start:.1f} s; {manifest['questions']} questions in docqa_{split}.jsonl"

@@ -211,6 +211,18 @@ def build_anchor(layer: PageLines, tokenizer, max_tokens: int = 1024, max_line_c
     return build_windows(layer, tokenizer, max_tokens, max_line_chars, max_windows=1)[0]
 
 
+def region_anchor(layer: PageLines, box, tokenizer, max_tokens: int = 1024) -> str | None:
+    """The anchor of a region of a page (an element crop: a figure for the caption task): the first window
+    (`build_anchor`) of the lines inside `box` (`PageLines.crop`, page units), their positions on the crop's
+    own grid and the header the crop's size; None when the layer is not usable or no run lies inside."""
+    if not layer.usable:
+        return None
+    region = layer.crop(tuple(box))
+    if not region.lines:
+        return None
+    return build_anchor(region, tokenizer, max_tokens).text
+
+
 def page_runs(windows: list[Anchor]) -> dict[int, str]:
     """Page-wide run number -> run text, from a page's windows (each numbers its runs from 1)."""
     return {w.first + k - 1: text for w in windows for k, text in anchor_runs(w.text).items()}

@@ -8,7 +8,7 @@ after any rotation, deskew or downscale).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from jocr.bbox import BBox as Box
 
@@ -109,6 +109,26 @@ class PageLines:
             "stats": dict(self.stats),
             "lines": [ln.to_dict() for ln in self.lines],
         }
+
+    def crop(self, box: Box) -> PageLines:
+        """The lines whose centre lies inside `box` (x0, y0, x1, y1 in page units), their boxes (and words')
+        moved to the box's origin, on a page the box's size: a region's lines, as if it were a page of its
+        own (the anchor of an element crop)."""
+        x0, y0, x1, y1 = box
+
+        def moved(b: Box) -> Box:
+            return (b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0)
+
+        kept = [
+            replace(
+                line,
+                box=moved(line.box),
+                words=None if line.words is None else [replace(w, box=moved(w.box)) for w in line.words],
+            )
+            for line in self.lines
+            if x0 <= (line.box[0] + line.box[2]) / 2 <= x1 and y0 <= (line.box[1] + line.box[3]) / 2 <= y1
+        ]
+        return replace(self, width=x1 - x0, height=y1 - y0, lines=kept, stats={})
 
     @classmethod
     def from_dict(cls, data: dict) -> PageLines:

@@ -39,6 +39,8 @@ FROZEN_TEST_SETS: dict[str, dict[str, Any]] = {
     "vector": {"profile": "vector", "split": "test", "seed": 0, "pages": 8, "degrade": False},
     # Documents to ask (jocr.synth.docqa), committed as written: data/frozen-test/docqa/.
     "docqa": {"profile": "docqa", "split": "test", "seed": 0, "pages": 16, "degrade": False},
+    # Charts and tables to ask (jocr.synth.charts), committed as written: data/frozen-test/docqa-charts/.
+    "docqa-charts": {"profile": "docqa-charts", "split": "test", "seed": 0, "pages": 20, "degrade": False},
 }
 
 

@@ -173,15 +173,20 @@ class DocContent:
     html: str
     markdown: str
     items: list[dict[str, str]] = field(default_factory=list)
+    # Figures without a printed caption (`jocr.synth.charts`): type, reference caption, box in PDF points.
+    figures: list[dict[str, Any]] = field(default_factory=list)
 
     def to_record(self) -> dict[str, Any]:
-        return {
+        record = {
             "kind": self.kind,
             "lang": self.lang,
             "fields": self.fields,
             "questions": [asdict(q) for q in self.questions],
             "items": self.items,
         }
+        if self.figures:
+            record["figures"] = self.figures
+        return record
 
 
 def _money(value: int, lang: str) -> str:
@@ -433,9 +438,9 @@ class DocQAPage:
     name: str
 
 
-def docqa_page(seed: int, renderer) -> DocQAPage:
-    """The document for `seed` printed to a one-page PDF by a `jocr.synth.vector.VectorRenderer`."""
-    content = make_document(seed)
+def docqa_page(seed: int, renderer, make=make_document) -> DocQAPage:
+    """The document `make(seed)` printed to a one-page PDF by a `jocr.synth.vector.VectorRenderer`."""
+    content = make(seed)
     pdf, kept = renderer.print_page(content.html, (612, 792))
     if len(kept) != content.html.count("data-block="):
         raise ValueError(f"document {seed} does not fit its page ({len(kept)} blocks kept)")
@@ -443,12 +448,21 @@ def docqa_page(seed: int, renderer) -> DocQAPage:
 
 
 def write_docqa_dataset(
-    outdir, pages: int, seed: int = 0, split: str = "train", dpi: int = 150
+    outdir,
+    pages: int,
+    seed: int = 0,
+    split: str = "train",
+    dpi: int = 150,
+    make=make_document,
+    profile: str = "docqa",
+    versions: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """Write `pages` documents (seed offsets from `seed` in `split`) as vector PDFs (`pdfs/`), scanned copies
     (`scan/`, `jocr.synth.degrade.degrade`) and photographed copies (`photo/`, `photograph`) rendered at
     `dpi`, with `docqa_<split>.jsonl`: one record per document (name, its three files, fields, questions).
-    Deterministic in (seed, split) except the PDF bytes' creation date."""
+    Deterministic in (seed, split) except the PDF bytes' creation date. `make(seed)` gives each document
+    (`jocr.synth.charts.make_chart_document` for the `docqa-charts` profile, whose manifest says so with
+    `profile` and `versions`)."""
     import json
     from pathlib import Path
 
@@ -467,7 +481,7 @@ def write_docqa_dataset(
     with VectorRenderer() as renderer:
         for offset in range(seed, seed + pages):
             g = global_seed(split, offset)
-            page = docqa_page(g, renderer)
+            page = docqa_page(g, renderer, make)
             (root / "pdfs" / f"{page.name}.pdf").write_bytes(page.pdf)
             doc = pdfium.PdfDocument(page.pdf)
             try:
@@ -488,8 +502,8 @@ def write_docqa_dataset(
     lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     (root / f"docqa_{split}.jsonl").write_text(lines, encoding="utf-8")
     manifest = {
-        "docqa_version": DOCQA_VERSION,
-        "profile": "docqa",
+        **(versions or {"docqa_version": DOCQA_VERSION}),
+        "profile": profile,
         "split": split,
         "seed_offsets": [seed, seed + pages - 1],
         "pages": pages,

@@ -76,6 +76,10 @@ class DataConfig:
     # folder (or list), written by `jocr synth DIR --profile docqa`: question + anchor -> answer
     # (`jocr.train.docqa_data`), with the anchor settings above.
     docqa_dir: str | list[str] | None = None
+    # Charts and tables (docs/asking.md, "Captions"): folder(s) from `jocr synth DIR --profile docqa-charts`.
+    # The profile "charts" asks their questions as "docqa" does; the profile "caption" cuts a chart out of
+    # its page and trains the caption prompt on the crop and the crop's anchor -> the reference caption.
+    charts_dir: str | list[str] | None = None
     # Weight of the decoder's answer cross-entropy. 0 makes a vision-only stage: the decoder is not run and
     # only the encoder (and the auxiliary heads) learn, from the auxiliary losses.
     answer_weight: float = 1.0
@@ -86,8 +90,11 @@ class DataConfig:
 
     @property
     def anchored(self) -> bool:
-        """Whether a stage draws anchored pages (profile "vector", or "docqa" questions)."""
-        return any({"vector", "vector-ocr", "docqa"} & set(s.profiles) for s in self.stages)
+        """Whether a stage draws anchored pages ("vector", "vector-ocr"; questions, "docqa"/"charts";
+        chart crops, "caption")."""
+        return any(
+            {"vector", "vector-ocr", "docqa", "charts", "caption"} & set(s.profiles) for s in self.stages
+        )
 
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
@@ -105,6 +112,12 @@ class DataConfig:
             raise ValueError(
                 "the profile 'docqa' needs data.docqa_dir (a folder from jocr synth --profile docqa)"
             )
+        for name in ("charts", "caption"):
+            if any(name in s.profiles for s in self.stages) and not self.charts_dir:
+                raise ValueError(
+                    f"the profile '{name}' needs data.charts_dir (a folder from "
+                    "jocr synth --profile docqa-charts)"
+                )
         for name in ("vector", "vector-ocr"):
             if any(name in s.profiles for s in self.stages) and not self.vector_dir:
                 raise ValueError(
@@ -170,8 +183,8 @@ class SampleMaker:
         profile, degrade, seed = sample_plan(self.cfg, index)
         if profile in ("vector", "vector-ocr"):
             return self._make_vector(index, seed, ocr=profile == "vector-ocr")
-        if profile == "docqa":
-            return self._make_docqa(index, seed)
+        if profile in ("docqa", "charts", "caption"):
+            return self._make_docqa(index, seed, profile)
         page = generate_page(seed, profile, degrade)
         text = page.markdown.strip()
         if not self._accept(text):
@@ -274,12 +287,17 @@ class SampleMaker:
             anchored=anchor is not None,
         )
 
-    def _make_docqa(self, index: int, seed: int) -> Sample | None:
-        """A question on a `jocr.synth.docqa` document, its prompt built as `jocr ask` builds it."""
+    def _make_docqa(self, index: int, seed: int, profile: str = "docqa") -> Sample | None:
+        """A question on a `jocr.synth.docqa` document ("docqa") or a chart or table ("charts"), its prompt
+        built as `jocr ask` builds it; or a chart's caption ("caption"): the caption prompt on the crop."""
         from jocr.pipeline.ask import question_ids
-        from jocr.train.docqa_data import docqa_sample_parts
+        from jocr.train.docqa_data import caption_sample_parts, docqa_sample_parts
 
-        image, question, anchor, target = docqa_sample_parts(self, index, seed)
+        if profile == "caption":
+            image, question, anchor, target = caption_sample_parts(self, index, seed)
+        else:
+            folders = self.cfg.charts_dir if profile == "charts" else self.cfg.docqa_dir
+            image, question, anchor, target = docqa_sample_parts(self, index, seed, folders)
         target_ids = self.tokenizer.encode(target)
         if not target or len(target_ids) + 1 > self.cfg.max_target_tokens:
             self.stats.too_long += bool(target)
@@ -293,7 +311,7 @@ class SampleMaker:
             input_ids=ids,
             labels=labels,
             views=views,
-            profile="docqa",
+            profile=profile,
             anchored=anchor is not None,
         )
 

@@ -3,7 +3,9 @@
 Each example goes through the path `jocr ask` takes: the page image, the question as the prompt text and
 the anchor of the page's PDF text layer after it (`jocr.pipeline.ask.question_ids`, i.e.
 `PageRequestBuilder.prompt_ids`), then the target and EOS. A document gives one example per question
-and one extraction example (`extract_prompt` of its fields -> the fields as a JSON object).
+and one extraction example (`extract_prompt` of its fields -> the fields as a JSON object). A chart of
+`jocr.synth.charts` gives a caption example besides (`caption_sample_parts`): the chart's crop, the caption
+prompt and the crop's own anchor -> the reference caption, typed (a caption is not a span of the page).
 
 Target form (docs/asking.md, "Answers"). An answer that lies in the page's runs is written as references
 to the anchor runs that hold it, `@i` (or `@i @j` / `@i@j` for a value across consecutive runs, in order),
@@ -137,17 +139,26 @@ def read_records(directories: str | list[str]) -> list[tuple[Path, dict[str, Any
     return out
 
 
-def docqa_sample_parts(maker, index: int, seed: int):
+def _cached_records(maker, directories: str | list[str]) -> list[tuple[Path, dict[str, Any]]]:
+    """`read_records(directories)`, read once per sample maker and folder list."""
+    key = tuple([directories] if isinstance(directories, str) else directories)
+    cache = maker.__dict__.setdefault("_docqa_records", {})
+    if key not in cache:
+        cache[key] = read_records(list(key))
+    return cache[key]
+
+
+def docqa_sample_parts(maker, index: int, seed: int, directories: str | list[str] | None = None):
     """(page image, question, anchor or None, target) of training sample `index` for `SampleMaker`: a
-    document drawn by `seed`, its PDF read as `jocr ask` reads it (`page_anchor` "on", the maker's anchor
+    document drawn by `seed` from `directories` (default `data.docqa_dir`; `data.charts_dir` for the chart
+    and table documents), its PDF read as `jocr ask` reads it (`page_anchor` "on", the maker's anchor
     budget; `anchor_dropout` of them on the image alone), one of its examples drawn."""
     from jocr.documents.pages import LoadOptions, open_source
     from jocr.lines.anchor import ANCHOR_VERSION, page_anchor
 
     cfg = maker.cfg
-    if not hasattr(maker, "_docqa_records"):
-        maker._docqa_records = read_records(cfg.docqa_dir)
-    root, record = maker._docqa_records[seed % len(maker._docqa_records)]
+    records = _cached_records(maker, directories or cfg.docqa_dir)
+    root, record = records[seed % len(records)]
     drop = random.Random(f"docqa-dropout/{cfg.seed}/{index}").random() < cfg.anchor_dropout
     with open_source(str(root / record["files"]["pdf"]), LoadOptions()) as source:
         image = source.render(0)
@@ -160,3 +171,40 @@ def docqa_sample_parts(maker, index: int, seed: int):
     examples = docqa_examples(record, anchor)
     example = random.Random(f"docqa-example/{cfg.seed}/{index}").choice(examples)
     return image, example.question, anchor, example.target
+
+
+def figure_captions(records: list[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any], dict]]:
+    """(folder, record, figure) for every figure with a reference caption (`jocr.synth.charts` charts)."""
+    return [(root, r, f) for root, r in records for f in r.get("figures", []) if f.get("caption")]
+
+
+def caption_sample_parts(maker, index: int, seed: int):
+    """(crop image, prompt, anchor or None, caption) of caption sample `index` for `SampleMaker`: a figure of
+    `data.charts_dir` drawn by `seed`, its page rendered as `jocr parse` renders it and cut at the figure's
+    box (`jocr.layout.elements.page_scale`, as the caption task crops a region), the anchor of the runs
+    inside the box (`jocr.lines.anchor.region_anchor`, the maker's budget; `anchor_dropout` of them on the
+    crop alone), the prompt `PROMPTS["caption"]` verbatim, the reference caption as the target."""
+    from jocr.documents.pages import LoadOptions, open_source
+    from jocr.layout.elements import page_scale
+    from jocr.lines.anchor import region_anchor
+    from jocr.tokenizer import PROMPTS
+
+    cfg = maker.cfg
+    cache = maker.__dict__.setdefault("_figure_captions", {})
+    key = tuple([cfg.charts_dir] if isinstance(cfg.charts_dir, str) else cfg.charts_dir)
+    if key not in cache:
+        cache[key] = figure_captions(_cached_records(maker, cfg.charts_dir))
+    if not cache[key]:
+        raise ValueError(
+            f"data.charts_dir {cfg.charts_dir} holds no figure captions (jocr synth --profile docqa-charts)"
+        )
+    root, record, figure = cache[key][seed % len(cache[key])]
+    drop = random.Random(f"caption-dropout/{cfg.seed}/{index}").random() < cfg.anchor_dropout
+    box = tuple(float(v) for v in figure["box"])
+    with open_source(str(root / record["files"]["pdf"]), LoadOptions()) as source:
+        page = source.render(0)
+        scale = page_scale(source, 0, page)
+        image = page.crop(tuple(round(v * scale) for v in box))
+        layer = None if drop else source.text_layer(0)
+    anchor = None if layer is None else region_anchor(layer, box, maker.tokenizer, cfg.anchor_max_tokens)
+    return image, PROMPTS["caption"], anchor, figure["caption"]
