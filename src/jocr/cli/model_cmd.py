@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def quantize(args: argparse.Namespace) -> int:
-    from jocr.model.weights import CheckpointError, quantize_model_dir
+    from jocr.model.formats import quantize_model_dir
+    from jocr.model.weights import CheckpointError
 
     target = Path(args.target)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):

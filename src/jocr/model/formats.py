@@ -24,6 +24,7 @@ the bytes of weights read per token. Hence:
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import torch
@@ -259,3 +260,19 @@ def load_formatted(
         load_dtype = torch.float32  # no fp16 kernel here: upcast (exact)
     model = load_pretrained(OCRModel, path, dtype=load_dtype, device=device)
     return apply_format(model, dtype, quantize)
+
+
+def quantize_model_dir(source: str | Path, target: str | Path) -> Path:
+    """Write the model directory `source` (any float or int8 checkpoint) to `target` as weight-only int8:
+    config.json, int8 safetensors and a copy of its tokenizer.json. The target must not be the source."""
+    from jocr.model.ocr import OCRModel
+    from jocr.model.weights import INT8, CheckpointError, load_pretrained, save_pretrained
+
+    source, target = Path(source), Path(target)
+    if target.exists() and target.resolve() == source.resolve():
+        raise CheckpointError(f"{target}: write the int8 copy to another directory than its source")
+    model = load_pretrained(OCRModel, source)
+    save_pretrained(model, target, dtype=INT8)
+    if (source / "tokenizer.json").is_file():
+        shutil.copyfile(source / "tokenizer.json", target / "tokenizer.json")
+    return target

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import torch
@@ -302,15 +301,19 @@ def _describe(keys: list[str], limit: int = 8) -> str:
 
 
 def _read_scales(path: Path, files: dict[str, Path], int8: bool) -> dict[str, torch.Tensor]:
-    """The int8 weights' scales by weight key (none for a float checkpoint: its `_scale` keys, if any, are
-    then unexpected keys like any other)."""
-    if not int8:
-        return {}
+    """The int8 weights' scales by weight key; CheckpointError for scales in files whose metadata does not
+    say int8 (QUANTIZATION_KEY)."""
     scales: dict[str, torch.Tensor] = {}
     by_file: dict[Path, list[str]] = {}
     for key, file in files.items():
         if key.endswith(SCALE_SUFFIX) and key.removesuffix(SCALE_SUFFIX) in files:
             by_file.setdefault(file, []).append(key)
+    if by_file and not int8:
+        key = next(iter(by_file.values()))[0]
+        raise CheckpointError(
+            f"{path}: {key.removesuffix(SCALE_SUFFIX)} is stored as int8 without {QUANTIZATION_KEY}={INT8} "
+            "in the file's metadata"
+        )
     for file, keys in by_file.items():
         with _open(file) as f:
             for key in keys:
@@ -392,18 +395,3 @@ def load_pretrained(
                 state[key] = _stored_tensor(path, key, tensor, scales, dtype).to(device)
     model.load_state_dict(state, strict=True, assign=True)
     return model.eval()
-
-
-def quantize_model_dir(source: str | Path, target: str | Path) -> Path:
-    """Write the model directory `source` (any float or int8 checkpoint) to `target` as weight-only int8:
-    config.json, int8 safetensors and a copy of its tokenizer.json. The target must not be the source."""
-    from jocr.model.ocr import OCRModel
-
-    source, target = Path(source), Path(target)
-    if target.exists() and target.resolve() == source.resolve():
-        raise CheckpointError(f"{target}: write the int8 copy to another directory than its source")
-    model = load_pretrained(OCRModel, source)
-    save_pretrained(model, target, dtype=INT8)
-    if (source / "tokenizer.json").is_file():
-        shutil.copyfile(source / "tokenizer.json", target / "tokenizer.json")
-    return target
