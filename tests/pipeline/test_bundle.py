@@ -237,7 +237,7 @@ def test_the_server_sends_questions_and_schemas_to_the_asking_member(ask_bundle)
             seen.clear()
             response = send()
             assert response.status_code in (200, 422), response.text  # 422: a refused schema answer
-            assert seen and set(seen) == {member}, (member, seen)
+            assert seen and set(seen) == {member}, (member, seen, response.status_code, response.text[:300])
         assert backend.asking_scheduler() is not backend.scheduler
     finally:
         service.close()
