@@ -46,16 +46,15 @@ class EngineBackend:
     ) -> EngineBackend:
         """Over a `jocr.pipeline.LoadedModel`: the same engine settings and runner as `jocr.parse` (EOS/PAD
         from the tokenizer, the repetition guard with `<td>`/`</td>` exempt, FastMTP drafts when the
-        checkpoint has a head, a bundle's anchored prompts to its anchored member), shared by every
-        request."""
+        checkpoint has a head, a bundle's anchored prompts to its anchored member, questions and schemas to
+        its asking member), shared by every request."""
         # The server admits at most max_batch + max_queue requests; the scheduler's bound is a backstop.
         queue = max_batch + max_queue
-        asking = None
-        if loaded.has_ask_member:
 
-            def asking():
-                return loaded.asker.runner(spec, max_batch, queue)
+        def asking_runner():
+            return loaded.asker.runner(spec, max_batch, queue)
 
+        asking = asking_runner if loaded.has_ask_member else None
         return cls(loaded, loaded.runner(spec, max_batch, queue), model_id, asking)
 
     def asking_scheduler(self):
