@@ -326,3 +326,11 @@ def test_bundled_code_needs_only_the_allowed_packages():
         hf_bundle._jocr_imports("jocr.documents.pages", ast.parse(fetch))
     lazy = ast.parse(f"def f():\n    import pypdfium2\n    {fetch}\n")
     assert [t for _, t in hf_bundle._jocr_imports("jocr.documents.pages", lazy)] == ["jocr.documents.fetch"]
+
+
+def test_export_refuses_an_int8_directory(tmp_path):
+    from jocr.model.formats import quantize_model_dir
+
+    quantize_model_dir(MODELS, tmp_path / "int8")
+    with pytest.raises(ExportError, match="weight-only int8"):
+        export_hf(tmp_path / "int8", tmp_path / "out")

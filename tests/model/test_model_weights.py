@@ -1,19 +1,30 @@
-"""Checkpoint IO: sharded published layout round trip, bf16, clear errors for missing / unexpected keys."""
+"""Checkpoint IO: sharded published layout round trip, bf16, clear errors for missing / unexpected keys;
+weight-only int8 files (error bound, logits, size, every loader, one-line errors for broken files)."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 import torch
 from model_helpers import tiny
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from jocr.config import OCRConfig
 from jocr.model import OCRModel
-from jocr.model.weights import CheckpointError, empty_model, parse_size
+from jocr.model.weights import (
+    DTYPE_KEY,
+    QUANTIZATION_KEY,
+    SCALE_SUFFIX,
+    CheckpointError,
+    empty_model,
+    int8_keys,
+    parse_size,
+)
 from jocr.types import PageViews
 
 
@@ -192,3 +203,161 @@ def test_bundled_models_load_bit_identically_without_importing_dynamo():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[-2] == "no dynamo"
+
+
+# Weight-only int8 storage ----------------------------------------------------------------------------
+def int8_pair(tmp_path, seed: int = 5):
+    """A tiny fp32 model saved as bf16 and as int8 -> (model, bf16 dir, int8 dir)."""
+    model = OCRModel(tiny()).init_weights(seed=seed).eval()
+    model.save_pretrained(tmp_path / "bf16", dtype="bfloat16")
+    model.save_pretrained(tmp_path / "int8", dtype="int8")
+    return model, tmp_path / "bf16", tmp_path / "int8"
+
+
+def test_int8_files_hold_int8_matrices_with_row_scales_and_say_so(tmp_path):
+    model, bf16, int8 = int8_pair(tmp_path)
+    stored = load_file(int8 / "model.safetensors")
+    quantized = int8_keys(model)
+    assert "lm_head.weight" in quantized and "model.embed_tokens.weight" in quantized
+    assert "model.layers.1.mlp.gate.weight" not in quantized  # routers, norms, convs stay bf16
+    for key, tensor in stored.items():
+        if key in quantized:
+            assert tensor.dtype == torch.int8 and stored[key + SCALE_SUFFIX].shape == (tensor.shape[0],)
+        elif not key.endswith(SCALE_SUFFIX):
+            assert tensor.dtype in (torch.bfloat16, torch.int64, torch.int32, torch.bool), key
+    with safe_open(str(int8 / "model.safetensors"), framework="pt") as f:
+        assert f.metadata()[QUANTIZATION_KEY] == "int8" and f.metadata()[DTYPE_KEY] == "bfloat16"
+    ratio = (int8 / "model.safetensors").stat().st_size / (bf16 / "model.safetensors").stat().st_size
+    assert ratio < 0.6  # about half: the tiny model's convolutions and position tables stay bf16
+    # loads as bf16, the dtype a bf16 file gives, unless another is asked for
+    assert OCRModel.from_pretrained(int8).dtype == torch.bfloat16
+    assert OCRModel.from_pretrained(int8, dtype="float32").dtype == torch.float32
+
+
+def test_int8_round_trip_error_is_at_most_half_a_step_per_row(tmp_path):
+    model, _, int8 = int8_pair(tmp_path)
+    scales = {k[: -len(SCALE_SUFFIX)]: t for k, t in load_file(int8 / "model.safetensors").items()
+              if k.endswith(SCALE_SUFFIX)}  # fmt: skip
+    original = model.state_dict()
+    loaded = OCRModel.from_pretrained(int8, dtype="float32").state_dict()
+    assert set(scales) == int8_keys(model)
+    for key, tensor in original.items():
+        if key in scales:
+            step = scales[key][:, None]  # (N, 1): one step per output row
+            assert torch.all((loaded[key] - tensor).abs() <= step / 2 * (1 + 1e-5)), key
+            assert torch.allclose(step * 127, tensor.abs().amax(dim=1, keepdim=True))  # symmetric: max -> 127
+        elif tensor.is_floating_point():
+            assert torch.equal(loaded[key], tensor.to(torch.bfloat16).float()), key
+
+
+def test_an_int8_model_computes_about_what_the_original_does(tmp_path):
+    model, bf16, int8 = int8_pair(tmp_path)
+    ids, images = sample_inputs(model.config)
+    with torch.no_grad():
+        ref = model(ids, images=images).logits
+        via_bf16 = OCRModel.from_pretrained(bf16, dtype="float32")(ids, images=images).logits
+        via_int8 = OCRModel.from_pretrained(int8, dtype="float32")(ids, images=images).logits
+    assert (via_int8 - ref).abs().max() < 0.15 * ref.std()
+    assert (via_int8.argmax(-1) == ref.argmax(-1)).float().mean() >= 0.9
+    assert not torch.equal(via_int8, via_bf16)  # it did go through int8
+
+
+def test_an_int8_directory_loads_through_every_entry_point(tmp_path):
+    from jocr.model.formats import load_formatted
+    from jocr.pipeline import load_model
+    from jocr.tokenizer import Tokenizer
+
+    model, _, int8 = int8_pair(tmp_path)
+    Tokenizer.byte_level().save(int8 / "tokenizer.json")
+    ids, images = sample_inputs(model.config)
+    outputs = []
+    for dtype, quantize in (("auto", "none"), ("float32", "none"), ("bfloat16", "none"), ("auto", "int8")):
+        loaded = load_model(int8, dtype=dtype, quantize=quantize, cache=False)
+        with torch.no_grad():
+            outputs.append(loaded.model(ids, images=images).logits.float())
+        assert loaded.engine(0, 1) is not None
+    assert all((out - outputs[0]).abs().max() < 0.05 for out in outputs)
+    assert load_formatted(int8).model.embed_tokens.weight.dtype == torch.float32  # auto: fp32 embeddings
+
+
+def test_sharded_int8_keeps_each_weight_with_its_scale(tmp_path):
+    model = OCRModel(tiny()).init_weights(seed=6).eval()
+    model.save_pretrained(tmp_path, dtype="int8", max_shard_size="200KB")
+    index = json.loads((tmp_path / "model.safetensors.index.json").read_text())["weight_map"]
+    assert len(set(index.values())) > 2
+    assert all(index[k + SCALE_SUFFIX] == index[k] for k in int8_keys(model))
+    single = tmp_path / "single"
+    model.save_pretrained(single, dtype="int8")
+    a, b = OCRModel.from_pretrained(tmp_path).state_dict(), OCRModel.from_pretrained(single).state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def rewrite(directory, edit, metadata=None):
+    """Load the single file's tensors and metadata, apply `edit(tensors)`, write them back."""
+    path = directory / "model.safetensors"
+    with safe_open(str(path), framework="pt") as f:
+        meta = f.metadata()
+    tensors = load_file(path)
+    edit(tensors)
+    save_file(tensors, path, metadata=meta if metadata is None else metadata)
+
+
+Q = "lm_head.weight"
+
+
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        ("truncated", "not a readable safetensors file"),
+        ("no metadata", "is stored as int8 without"),
+        ("no scale", "is stored as int8 without"),
+        ("short scale", "scales for"),
+        ("nan scale", "not a finite float32 vector"),
+        ("scale of a float weight", "which is not stored as int8"),
+        ("unknown scheme", "unknown jocr.quantization 'int4'"),
+        ("unknown dtype", "unknown jocr.dtype 'float8'"),
+    ],
+)
+def test_corrupt_or_mismatched_int8_files_are_one_line_errors(tmp_path, fault, message):
+    _, _, int8 = int8_pair(tmp_path)
+    path = int8 / "model.safetensors"
+    meta = {"format": "pt", QUANTIZATION_KEY: "int8", DTYPE_KEY: "bfloat16"}
+    if fault == "truncated":
+        path.write_bytes(path.read_bytes()[:1000])
+    elif fault == "no metadata":
+        rewrite(int8, lambda t: None, metadata={"format": "pt"})
+    elif fault == "no scale":
+        rewrite(int8, lambda t: t.pop(Q + SCALE_SUFFIX))
+    elif fault == "short scale":
+        rewrite(int8, lambda t: t.update({Q + SCALE_SUFFIX: t[Q + SCALE_SUFFIX][:-1].clone()}))
+    elif fault == "nan scale":
+        rewrite(int8, lambda t: t[Q + SCALE_SUFFIX].__setitem__(0, float("nan")))
+    elif fault == "scale of a float weight":
+        key = "model.layers.1.mlp.gate.weight"
+        rewrite(int8, lambda t: t.update({key + SCALE_SUFFIX: torch.ones(t[key].shape[0])}))
+    elif fault == "unknown scheme":
+        rewrite(int8, lambda t: None, metadata={**meta, QUANTIZATION_KEY: "int4"})
+    else:
+        rewrite(int8, lambda t: None, metadata={**meta, DTYPE_KEY: "float8"})
+    with pytest.raises(CheckpointError, match=re.escape(message)) as info:
+        OCRModel.from_pretrained(int8)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 400
+
+
+def test_quantize_command_writes_a_loadable_int8_copy(tmp_path, capsys):
+    from jocr.cli import main
+    from jocr.tokenizer import Tokenizer
+
+    _, bf16, _ = int8_pair(tmp_path)
+    Tokenizer.byte_level().save(bf16 / "tokenizer.json")
+    assert main(["model", "quantize", str(bf16), str(tmp_path / "q")]) == 0
+    assert "int8 weights" in capsys.readouterr().out
+    assert (tmp_path / "q" / "tokenizer.json").read_bytes() == (bf16 / "tokenizer.json").read_bytes()
+    assert OCRModel.from_pretrained(tmp_path / "q").dtype == torch.bfloat16
+    assert main(["model", "info", "--model", str(tmp_path / "q"), "--json"]) == 0
+    [member] = json.loads(capsys.readouterr().out)["members"]
+    assert member["name"] == "image" and member["storage"] == "int8"
+    assert main(["model", "quantize", str(bf16), str(tmp_path / "q")]) == 2  # not over an existing model
+    assert main(["model", "quantize", str(tmp_path / "nothing"), str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("jocr model: error:") for line in err)

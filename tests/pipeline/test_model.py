@@ -7,7 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jocr.pipeline.model import BUNDLED_MODELS, MODEL_ENV, bundled_model_dir, default_model_dir
+from jocr.pipeline.model import (
+    ANCHORED_MEMBER,
+    ASK_MEMBER,
+    BUNDLED_MODELS,
+    MODEL_ENV,
+    bundled_model_dir,
+    default_model_dir,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,6 +59,27 @@ def test_a_checkout_prefers_a_copy_inside_the_package_then_models_beside_src(tmp
 def test_the_build_step_copies_into_the_place_the_package_looks():
     text = (REPO / "scripts" / "bundle_models.py").read_text()
     assert f'TARGET = ("jocr", "{BUNDLED_MODELS}")' in text
+
+
+def test_the_wheel_and_the_sdist_carry_every_member(tmp_path):
+    """The build step copies the members' folders (anchored/, ask/) with the outer model, over a stale copy;
+    the sdist grafts the whole models/ folder, members included."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bundle_models", REPO / "scripts" / "bundle_models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    models = tmp_path / "models"
+    for member in ("", ANCHORED_MEMBER, ASK_MEMBER):
+        _model(models / member if member else models)
+        (models / member / "model.safetensors").write_bytes(member.encode() or b"image")
+    target = tmp_path / "build" / BUNDLED_MODELS
+    _model(target / "stale")
+    module.copy_models(models, target)
+    copied = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    assert copied == sorted(str(p.relative_to(models)) for p in models.rglob("*") if p.is_file())
+    assert (target / ASK_MEMBER / "model.safetensors").read_bytes() == ASK_MEMBER.encode()
+    assert "graft models" in (REPO / "MANIFEST.in").read_text().splitlines()
 
 
 # What `jocr parse` does before reading a page: import its command, load the bundled models (both members)

@@ -166,6 +166,8 @@ RECURSIVE = {
     "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
     "$ref": "#",
 }
+# Under MAX_FIELDS fields, but their extraction prompt is over the question's byte budget.
+LONG_FIELDS = {"type": "object", "properties": {f"field_{i:03d}_" + "x" * 30: {} for i in range(150)}}
 
 
 @pytest.mark.parametrize(
@@ -181,6 +183,7 @@ RECURSIVE = {
             "at most 200",
         ),
         (None, json_schema(RECURSIVE), "$ref is not supported"),
+        (None, json_schema(LONG_FIELDS), "bytes; at most 4,096"),
         (None, json_schema(["total", 7]), "field names must be non-empty strings, not 7"),
         (
             None,
@@ -340,6 +343,7 @@ def test_bad_input_is_4xx_and_a_good_request_goes_on(tiny_model, tokenizer):
             {},
         ),
         ("/v1/chat/completions", chat(pdf_url, response_format=json_schema(RECURSIVE)), {}),
+        ("/v1/chat/completions", chat(pdf_url, response_format=json_schema(LONG_FIELDS)), {}),
         ("/v1/chat/completions", chat(pdf_url, response_format=json_schema([1, 2])), {}),
         ("/v1/chat/completions", chat(blank, QUESTION), {}),
         ("/", {"pdf": b64, "question": "q" * 100_000}, {}),

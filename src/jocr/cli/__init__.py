@@ -16,7 +16,7 @@ SUBCOMMANDS = {
     "synth": "Generate synthetic pages with ground truth and unit tests",
     "train": "Train: sft, robust, grpo, merge, mtp",
     "serve": "Serve the OpenAI-compatible API, the Reader endpoint and the demo page",
-    "model": "Inspect models (parameter counts)",
+    "model": "Inspect models (parameter counts, bundle members) and write int8 copies",
     "export": "Export a model: hf (a self-contained Hugging Face repository)",
 }
 

@@ -24,6 +24,7 @@ the bytes of weights read per token. Hence:
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import torch
@@ -31,6 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from jocr.model import kernels
+from jocr.model.weights import quantize_int8
 
 DTYPES = ("auto", "float32", "bfloat16")
 QUANTIZE = ("none", "int8")
@@ -121,19 +123,6 @@ class FusedExperts:
         if not kernels.row_invariant(x.shape[0]):
             return None
         return kernels.moe(x.float().contiguous(), weights, indices, self.table)
-
-
-def quantize_int8(weight: torch.Tensor, rows: int = 8192) -> tuple[torch.Tensor, torch.Tensor]:
-    """Symmetric per-output-row int8: (N, K) -> int8 (N, K), fp32 scales (N,). Done in row chunks so a large
-    matrix (lm_head) never needs a whole fp32 copy."""
-    q = torch.empty(weight.shape, dtype=torch.int8)
-    scale = torch.empty(weight.shape[0], dtype=torch.float32)
-    for start in range(0, weight.shape[0], rows):
-        w = weight[start : start + rows].float()
-        s = w.abs().amax(dim=1).clamp_min(1e-12) / 127.0
-        q[start : start + rows] = torch.round(w / s[:, None]).clamp_(-127, 127).to(torch.int8)
-        scale[start : start + rows] = s
-    return q, scale
 
 
 def _decoder_linears(model: nn.Module) -> list[tuple[nn.Module, str, nn.Linear]]:
@@ -242,11 +231,15 @@ def load_formatted(
 ) -> nn.Module:
     """Load a checkpoint directory straight into a format, refusing up front (MemoryError naming the need
     and the memory available) when its weights would not fit in RAM rather than meeting the OOM killer."""
-    from safetensors import safe_open
-
     from jocr.config import OCRConfig
     from jocr.model.ocr import OCRModel
-    from jocr.model.weights import CheckpointError, checkpoint_files, empty_model, load_pretrained
+    from jocr.model.weights import (
+        CheckpointError,
+        checkpoint_files,
+        checkpoint_storage,
+        empty_model,
+        load_pretrained,
+    )
 
     path = Path(path)
     if not path.is_dir():
@@ -257,9 +250,7 @@ def load_formatted(
     key = "model.embed_tokens.weight"
     if key not in files:
         raise CheckpointError(f"{path}: missing key(s): {key}")
-    with safe_open(str(files[key]), framework="pt", device="cpu") as f:
-        code = f.get_slice(key).get_dtype()
-    stored = {"BF16": torch.bfloat16, "F16": torch.float16}.get(code, torch.float32)
+    stored, _int8 = checkpoint_storage(files)  # an int8 file loads as its float dtype (bf16)
     config = OCRConfig.load(path)
     if device.type == "cpu":
         skeleton = empty_model(OCRModel, config)
@@ -269,3 +260,19 @@ def load_formatted(
         load_dtype = torch.float32  # no fp16 kernel here: upcast (exact)
     model = load_pretrained(OCRModel, path, dtype=load_dtype, device=device)
     return apply_format(model, dtype, quantize)
+
+
+def quantize_model_dir(source: str | Path, target: str | Path) -> Path:
+    """Write the model directory `source` (any float or int8 checkpoint) to `target` as weight-only int8:
+    config.json, int8 safetensors and a copy of its tokenizer.json. The target must not be the source."""
+    from jocr.model.ocr import OCRModel
+    from jocr.model.weights import INT8, CheckpointError, load_pretrained, save_pretrained
+
+    source, target = Path(source), Path(target)
+    if target.exists() and target.resolve() == source.resolve():
+        raise CheckpointError(f"{target}: write the int8 copy to another directory than its source")
+    model = load_pretrained(OCRModel, source)
+    save_pretrained(model, target, dtype=INT8)
+    if (source / "tokenizer.json").is_file():
+        shutil.copyfile(source / "tokenizer.json", target / "tokenizer.json")
+    return target

@@ -77,8 +77,13 @@ class OCRModel(nn.Module):
         return load_pretrained(cls, path, dtype=dtype, device=device)
 
     def save_pretrained(
-        self, path: str | Path, dtype: torch.dtype | None = None, max_shard_size: int | str | None = None
+        self,
+        path: str | Path,
+        dtype: torch.dtype | str | None = None,
+        max_shard_size: int | str | None = None,
     ) -> Path:
+        """config.json and the weights (`jocr.model.weights.save_pretrained`; dtype "int8": weight-only
+        int8 matrices, bf16 elsewhere)."""
         from jocr.model.weights import save_pretrained
 
         return save_pretrained(self, path, dtype=dtype, max_shard_size=max_shard_size)

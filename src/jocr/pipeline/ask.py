@@ -374,7 +374,9 @@ class _PageRequests:
 
 
 def _model(model: LoadedModel | str | os.PathLike | None, device: str) -> LoadedModel:
-    return model if isinstance(model, LoadedModel) else load_model(model, device=device)
+    """The model that answers: a bundle's asking member when it has one (`LoadedModel.asker`)."""
+    loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device)
+    return loaded.asker
 
 
 def _read_pages(

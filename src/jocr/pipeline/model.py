@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,10 @@ MODEL_ENV = "JOCR_MODEL"
 # A model directory may hold a second model directory under this name that reads anchored prompts while the
 # outer model reads images (jocr.pipeline.bundle; docs/parsing.md, "The bundled models").
 ANCHORED_MEMBER = "anchored"
+# A model directory may hold a third model directory under this name that answers every question and
+# extraction prompt (jocr.pipeline.ask, the server's asking requests) and reads no page (docs/asking.md, "The
+# asking member"); it is loaded on the first question.
+ASK_MEMBER = "ask"
 # The most drafts adaptive k tries on a model answering in run references: a verify pass of 8 positions is
 # still a decode shape for the kernels (jocr.model.kernels.MAX_ROWS), 9 are not (measured: docs/engine.md).
 REFERENCE_MAX_DRAFTS = 7
@@ -63,7 +69,26 @@ class LoadedModel:
     path: str | None = None
     device: str = "cpu"
     anchored: LoadedModel | None = None  # the bundle's member for anchored prompts, if the directory has one
+    # Loads the bundle's asking member (ASK_MEMBER), if the directory has one: `asker` calls it once.
+    ask_loader: Callable[[], LoadedModel] | None = field(default=None, repr=False)
     _engines: dict = field(default_factory=dict, repr=False)
+    _ask: LoadedModel | None = field(default=None, repr=False)
+    _ask_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def has_ask_member(self) -> bool:
+        return self.ask_loader is not None
+
+    @property
+    def asker(self) -> LoadedModel:
+        """The model that answers question and extraction prompts: the bundle's asking member (loaded on
+        first use) when it has one, else this model (with its anchored member, as pages are read)."""
+        if self.ask_loader is None:
+            return self
+        with self._ask_lock:
+            if self._ask is None:
+                self._ask = self.ask_loader()
+            return self._ask
 
     @property
     def vision(self):
@@ -196,6 +221,7 @@ def load_model(
         model.config.vision.max_tiles = int(max_tiles)
         model.config.vision.validate()
     member = anchored_member(directory)
+    asking = ask_member(directory)
     loaded = LoadedModel(
         model=model,
         tokenizer=Tokenizer.from_dir(directory),
@@ -205,6 +231,13 @@ def load_model(
     )
     if loaded.anchored is not None:
         check_bundle(loaded, loaded.anchored)
+    if asking is not None:
+        check_ask_member(directory, asking)
+
+        def load_asking() -> LoadedModel:
+            return load_model(asking, device, dtype, cache, quantize, max_tiles)
+
+        loaded.ask_loader = load_asking
     if cache:
         _MODEL_CACHE[key] = loaded
     return loaded
@@ -216,9 +249,45 @@ def anchored_member(directory: str | os.PathLike) -> Path | None:
     return member if (member / "config.json").is_file() else None
 
 
+def bundle_members(directory: str | os.PathLike) -> list[tuple[str, Path]]:
+    """("image", the directory) and each bundle member it holds ((ANCHORED_MEMBER, path), (ASK_MEMBER,
+    path)), in that order."""
+    found = [("image", Path(directory))]
+    for name, member in ((ANCHORED_MEMBER, anchored_member(directory)), (ASK_MEMBER, ask_member(directory))):
+        if member is not None:
+            found.append((name, member))
+    return found
+
+
+def ask_member(directory: str | os.PathLike) -> Path | None:
+    """The bundle's asking member inside a model directory (ASK_MEMBER), if it has one."""
+    member = Path(directory) / ASK_MEMBER
+    return member if (member / "config.json").is_file() else None
+
+
+def check_ask_member(directory: str | os.PathLike, member: Path) -> None:
+    """Before any weight is loaded: a question's prompt is built with the bundle's tokenizer and views, so the
+    asking member must share both, and it holds no member of its own. ValueError (one line) otherwise."""
+    from jocr.config import OCRConfig
+
+    where = f"asking member {member} of the bundle {directory}"
+    if anchored_member(member) or ask_member(member):
+        raise ValueError(f"{where} holds a bundle member of its own")
+    if not (member / "tokenizer.json").is_file():
+        raise ValueError(f"{where} lacks tokenizer.json")
+    ours, theirs = OCRConfig.load(directory).vision, OCRConfig.load(member).vision
+    tokenizers = [Tokenizer.from_dir(d).hf.to_str() for d in (Path(directory), member)]
+    same_tokenizer = tokenizers[0] == tokenizers[1]
+    if ours != theirs:
+        raise ValueError(f"{where} has other vision settings than the bundle's image model")
+    if not same_tokenizer:
+        raise ValueError(f"{where} has another tokenizer than the bundle's image model")
+
+
 def model_digest(directory: str | os.PathLike) -> str:
     """A hex digest of what a model directory reads with: its JSON files (config, tokenizer, shard index)
-    and its safetensors weights, each by name, size and full contents, with its anchored member's. Two
+    and its safetensors weights, each by name, size and full contents, with its anchored member's (not its
+    asking member's: it reads no page, so adding one leaves the pages read as they were). Two
     directories holding the same model give the same digest wherever they are; a retrained model of the
     same shape gives another (a digest of safetensors headers and sizes alone would not tell them apart).
     Reads every weight byte once: 0.10 s for the bundled models (2 x 18 MB), about 2-2.5 s per GB

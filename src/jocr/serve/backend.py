@@ -7,6 +7,7 @@ server returns what `jocr parse` returns for the same page and settings.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from PIL import Image
@@ -24,11 +25,16 @@ class EngineBackend:
     """Adapts a `jocr.pipeline.LoadedModel` and its runner (a Scheduler, or a bundle's `BundleRunner`) to the
     generator protocol `OCRService` uses."""
 
-    def __init__(self, loaded, scheduler, model_id: str = "jocr"):
+    def __init__(self, loaded, scheduler, model_id: str = "jocr", asking=None):
         self.loaded = loaded
         self.path = loaded.path
         self.tokenizer: Tokenizer = loaded.tokenizer
         self.scheduler = scheduler
+        # A bundle's asking member's runner, started by the first asking request (`asking_scheduler`):
+        # `asking` builds it; without one, questions share `scheduler`.
+        self._make_asking = asking
+        self._asking = None
+        self._asking_lock = threading.Lock()
         self.model_id = model_id
         self.vision = loaded.vision
         self.builder = PageRequestBuilder(self.tokenizer, self.vision)
@@ -40,10 +46,26 @@ class EngineBackend:
     ) -> EngineBackend:
         """Over a `jocr.pipeline.LoadedModel`: the same engine settings and runner as `jocr.parse` (EOS/PAD
         from the tokenizer, the repetition guard with `<td>`/`</td>` exempt, FastMTP drafts when the
-        checkpoint has a head, a bundle's anchored prompts to its anchored member), shared by every
-        request."""
+        checkpoint has a head, a bundle's anchored prompts to its anchored member, questions and schemas to
+        its asking member), shared by every request."""
         # The server admits at most max_batch + max_queue requests; the scheduler's bound is a backstop.
-        return cls(loaded, loaded.runner(spec, max_batch, max_batch + max_queue), model_id)
+        queue = max_batch + max_queue
+
+        def asking_runner():
+            return loaded.asker.runner(spec, max_batch, queue)
+
+        asking = asking_runner if loaded.has_ask_member else None
+        return cls(loaded, loaded.runner(spec, max_batch, queue), model_id, asking)
+
+    def asking_scheduler(self):
+        """Where question and extraction prompts go: the asking member's runner (started on first use) in a
+        bundle that has one, else the shared scheduler."""
+        if self._make_asking is None:
+            return self.scheduler
+        with self._asking_lock:
+            if self._asking is None:
+                self._asking = self._make_asking()
+            return self._asking
 
     @classmethod
     def create(
@@ -106,17 +128,20 @@ class EngineBackend:
         under the server's anchor setting and OCR line source (`self.ocr`)."""
         from jocr.pipeline.ask import AskConfig, question_anchor
 
-        return question_anchor(source, index, image, self.loaded, AskConfig(anchor=mode, ocr=self.ocr))
+        config = AskConfig(anchor=mode, ocr=self.ocr)
+        return question_anchor(source, index, image, self.loaded.asker, config)
 
     def submit(self, prompt_ids: list[int], views: list[PageViews], params, on_token=None, on_done=None):
         """Into the shared scheduler; `on_token` / `on_done` run on its decode thread. An asking request's
         answer is decoded as `jocr ask` decodes it (`jocr.pipeline.ask.request_shape`), within its
         max_tokens and with its own stop strings too."""
         shape: dict = {"max_tokens": params.max_tokens, "stop_strings": tuple(params.stop)}
-        if getattr(params, "answer", False):
+        scheduler = self.scheduler
+        if getattr(params, "answer", False):  # a question or a schema: the asking member answers it
             anchored = self.tokenizer.is_anchored(prompt_ids)
-            shape = request_shape(self.loaded, anchored, params.max_tokens, params.fields).options()
+            shape = request_shape(self.loaded.asker, anchored, params.max_tokens, params.fields).options()
             shape["stop_strings"] = tuple(dict.fromkeys((*shape["stop_strings"], *params.stop)))
+            scheduler = self.asking_scheduler()
         request = GenerationRequest(
             prompt_ids=prompt_ids,
             images=views,
@@ -126,7 +151,7 @@ class EngineBackend:
             **shape,
         )
         try:
-            return self.scheduler.submit(request, on_token=on_token, on_done=on_done)
+            return scheduler.submit(request, on_token=on_token, on_done=on_done)
         except QueueFull as exc:
             raise ApiError(
                 429, f"server busy: {exc}", code="queue_full", headers={"Retry-After": "1"}
@@ -145,7 +170,12 @@ class EngineBackend:
         return self.builder.markdown(raw, size, finish_reason)[0]
 
     def queue_depth(self) -> int:
-        return self.scheduler.queue_depth
+        asking = self._asking
+        return self.scheduler.queue_depth + (asking.queue_depth if asking is not None else 0)
 
     def close(self) -> None:
         self.scheduler.close()
+        with self._asking_lock:
+            asking, self._make_asking = self._asking, None  # no asking runner starts after this
+        if asking is not None:
+            asking.close()

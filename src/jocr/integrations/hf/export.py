@@ -76,9 +76,11 @@ def _check_tokenizer(model_dir: Path, config: OCRConfig) -> Tokenizer:
 def _tensor_plan(model_dir: Path, config: OCRConfig) -> dict[str, Path]:
     """Every tensor the model needs -> the file holding it (`load_pretrained`'s checks, without loading)."""
     from jocr.model.ocr import OCRModel
-    from jocr.model.weights import empty_model
+    from jocr.model.weights import checkpoint_storage, empty_model
 
     files = checkpoint_files(model_dir)
+    if checkpoint_storage(files)[1]:  # the repository's loaders read float tensors only
+        raise ExportError(f"{model_dir} is stored as weight-only int8: export the float checkpoint instead")
     expected = empty_model(OCRModel, config).state_dict()
     present = {k for k in files if not IGNORED_KEYS.search(k)}
     missing, unexpected = sorted(set(expected) - present), sorted(present - set(expected))
