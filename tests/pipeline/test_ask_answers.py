@@ -43,6 +43,8 @@ def test_a_sentence_gives_the_value_after_the_words_the_question_names():
     run = "The server uses the port 8080, which is the default."
     assert answer_value(run, "Which port does the server use?") == "8080"
     # a plural names its singular; `and` joins a value's parts
+    # a thousands separator is no clause mark
+    assert answer_value("it costs $1,234.50, tax included", "What does it cost?") == "$1,234.50"
     run = "written by the authors Ann Lee and Bo Chen"
     assert answer_value(run, "Who is the author?") == "Ann Lee and Bo Chen"
 

@@ -48,7 +48,6 @@ _STOP_WORDS = frozenset(
     "a an and the is are was were of to in on for by from what which who whom whose how many much does do "
     "did this that these those it its there be been given listed with".split()
 )
-_MAX_LABEL_WORDS = 3
 # Words that end a value found inside a sentence: verbs, relatives and prepositions that start the clause
 # after it ("has the IP address 10.0.2.2 and is installed by ...").
 _END_WORDS = frozenset(
@@ -63,9 +62,10 @@ _TITLE_WORDS = frozenset(["title", "subtitle", "heading", "headline"])
 _TITLE_CJK = ("标题", "题目", "书名", "篇名")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Tokens of a run: one CJK character, a word (letters, digits and what joins them: `10.0.2.2`,
-# `2022-11-10`, `hvoss@tug.org`, `Dr.`), or one other character (punctuation, quotes, brackets).
+# `2022-11-10`, `hvoss@tug.org`, `Dr.`, `$1,234.50`), or one other character (punctuation, quotes, brackets).
 _TOKEN = re.compile(
-    r"[\u3400-\u9fff\uf900-\ufaff]|[^\s\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef,;!?()\[\]\"“”‘’]+"
+    r"[\u3400-\u9fff\uf900-\ufaff]"
+    r"|(?:[^\s\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef,;!?()\[\]\"“”‘’]|(?<=[0-9]),(?=[0-9]))+"
     r"|[^\s]"
 )
 _CLAUSE_END = frozenset(',;!?，。；！？、"“”‘’「」『』《》')
