@@ -33,6 +33,7 @@ from jocr.pipeline.ask_answers import (  # noqa: F401 (answer_span, answer_value
     answer_span,
     answer_text,
     answer_value,
+    known_runs,
     runs_box,
 )
 from jocr.pipeline.ask_decoding import (  # noqa: F401 (ANSWER_TOKENS: the CLI's and server's default)
@@ -544,7 +545,8 @@ def _where(answer: str, raw: str, window: int, entry: _PageRequests) -> list[int
     line it is a span of (`answer_box`)."""
     first = entry.firsts[window] if window < len(entry.firsts) else 1
     anchored = window < len(entry.anchors) and entry.anchors[window] is not None
-    box = runs_box(raw, first, entry.layer, entry.size) if anchored else None
+    known = anchored and known_runs(raw, entry.anchors[window])
+    box = runs_box(raw, first, entry.layer, entry.size) if known else None
     return box or answer_box(answer, entry.layer, entry.size)
 
 

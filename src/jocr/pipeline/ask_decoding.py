@@ -28,8 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from jocr.lines.references import anchor_runs
-from jocr.pipeline.ask_answers import answer_runs
+from jocr.pipeline.ask_answers import known_runs
 
 # Output tokens of a question's answer: the longest training answer typed (28 tokens with EOS with the
 # bundled tokenizer) and four references to 4-digit runs (`@1234 @1235 @1236 @1237`: 23) fit.
@@ -138,9 +137,7 @@ class WindowAnswer:
 
     def evidence(self) -> tuple[bool, float]:
         """(finished on its own and names only runs of its anchor, mean log-probability or -inf)."""
-        runs = answer_runs(self.raw)
-        known = not runs or (self.anchor is not None and set(runs) <= set(anchor_runs(self.anchor)))
-        whole = bool(self.answer) and self.finish_reason == "stop" and known
+        whole = bool(self.answer) and self.finish_reason == "stop" and known_runs(self.raw, self.anchor)
         return whole, -math.inf if self.mean_logprob is None else self.mean_logprob
 
 
