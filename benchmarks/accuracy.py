@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the OmniDocBench demo with its images/ (tests/data holds no images); skipped when absent",
     )
     ap.add_argument("--frozen-real", default=str(REPO / "data/frozen-real"))
+    ap.add_argument("--frozen-real2", default=str(REPO / "data/frozen-real2"))
     ap.add_argument("--frozen", default="cpu-small", help="frozen synthetic test set (jocr.synth)")
     ap.add_argument("--pages", type=int, default=200)
     ap.add_argument(

@@ -40,13 +40,15 @@ def load_sources(root: Path) -> list[dict]:
     return json.loads((root / "sources.json").read_text())["pages"]
 
 
-def cut(root: Path) -> None:
+def cut(root: Path, system_root: Path = Path("/")) -> None:
+    """One-page PDFs from the files sources.json names, read under `system_root` (a folder the packages
+    were unpacked into with `dpkg-deb -x`, or `/` where they are installed)."""
     import pypdfium2 as pdfium
 
     out = root / "pdfs" / "pdf"
     out.mkdir(parents=True, exist_ok=True)
     for src in load_sources(root):
-        path = Path(src["file"])
+        path = system_root / Path(src["file"]).relative_to("/")
         if not path.is_file():
             sys.exit(f"{path}: missing; install the Debian package {src['package']}")
         with pdfium.PdfDocument(str(path)) as doc:
@@ -192,9 +194,18 @@ def tests(root: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("step", choices=("cut", "variants", "tests"))
-    ap.add_argument("--root", type=Path, default=ROOT)
+    ap.add_argument("--root", type=Path, default=ROOT, help="the set's folder (data/frozen-real, ...)")
+    ap.add_argument(
+        "--system-root",
+        type=Path,
+        default=Path("/"),
+        help="with cut: where the Debian packages' files are (a `dpkg-deb -x` folder; default /)",
+    )
     args = ap.parse_args(argv)
-    {"cut": cut, "variants": variants, "tests": tests}[args.step](args.root)
+    if args.step == "cut":
+        cut(args.root, args.system_root)
+    else:
+        {"variants": variants, "tests": tests}[args.step](args.root)
     return 0
 
 
