@@ -150,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default="runs/accuracy")
     ap.add_argument("--reuse", action="store_true", help="rescore cached outputs instead of decoding again")
+    ap.add_argument(
+        "--answer-cache",
+        metavar="DIR",
+        help="with --suite: keep the model's answers in DIR and answer requests seen before from it "
+        "(benchmarks/answer_cache.py): page assembly changes scored on the same answers",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.suite:

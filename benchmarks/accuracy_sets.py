@@ -33,7 +33,10 @@ pages/s is wall clock per system and set on this machine (say how loaded it was)
 (this process's threads and its child processes, `cpu_seconds`) are printed below each table: compare
 speed by those on a loaded machine. Outputs go to
 `--out/<set>/<system>/` (olmOCR-Bench names) with `_run.json`; `--reuse` rescores a finished system instead
-of running it again, so systems can be run one at a time and the tables printed at the end.
+of running it again, so systems can be run one at a time and the tables printed at the end. With
+`--answer-cache DIR` the model's answers are kept in DIR and reused by later runs
+(benchmarks/answer_cache.py): a change after the model is scored on the very answers the run before it was
+scored on.
 """
 
 from __future__ import annotations
@@ -127,6 +130,10 @@ class Context:
             import jocr
 
             self._model = jocr.load_model(self.model_dir)
+            if getattr(self.args, "answer_cache", None):
+                from answer_cache import use_answer_cache
+
+                use_answer_cache(self._model, Path(self.args.answer_cache))
         return self._model
 
     def anchor_budget(self):
