@@ -28,7 +28,7 @@ from jocr.layout.anchor_check import (
     skipped_runs,
     typed_in,
 )
-from jocr.layout.furniture import anchor_furniture, anchor_lines, page_size
+from jocr.layout.furniture import BOTTOM_BAND, TOP_BAND_SIZED, anchor_furniture, anchor_lines, page_size
 from jocr.layout.geometry import BOLD, Line, body_size, joined_without_space, source_lines
 from jocr.layout.line_rules import (
     FOOTNOTE_SIZE,
@@ -225,11 +225,10 @@ def anchored_tree(
         read.append((window, last, runs, start, reason))
         named.update(start + n - 1 for n in referenced(text, runs) if start + n - 1 not in kinds)
     span = _named_span([geometry[i] for i in named])
-    outer = _outer_rows(geometry) if finished else set()
     for window, last, runs, start, reason in read:
         if finished:
             tail = TAIL_ON_STOP or reason in ENDED_EARLY
-            window = _with_skipped_runs(window, runs, start, kinds, geometry, tail, span, outer)
+            window = _with_skipped_runs(window, runs, start, kinds, geometry, tail, span, height)
         blocks += window
         if reason == "length" and not finished:
             unread = [start + n - 1 for n in runs if n > last and start + n - 1 not in kinds]
@@ -388,13 +387,13 @@ def _with_skipped_runs(
     geometry: list[Line],
     tail: bool = False,
     span: tuple[float, float] | None = None,
-    outer: frozenset[int] | set[int] = frozenset(),
+    height: float = 0.0,
 ) -> list[Block]:
     """A window's blocks with the runs its answer skipped put back (`anchor_check.skipped_runs`), each run
     a paragraph of its own right after the block that holds the run named before it (before the first
     block when none is); with `tail`, the runs past the last one it named too, after it. `_joined_paragraphs`
     then joins those that go on a paragraph. Runs whose text the answer typed out (`anchor_check.typed_in`)
-    stay out, and so do runs on the page's outer rows outside the `span` of its named runs (`_inside`)."""
+    stay out, and so do runs at the page's edge outside the `span` of its named runs (`_inside`)."""
     holder: dict[int, int] = {}  # window run number -> index of the block that holds it
     for k, block in enumerate(window):
         for line in block.lines:
@@ -407,7 +406,7 @@ def _with_skipped_runs(
         back = [
             n
             for n in group
-            if not typed_in(runs[n], answer) and _inside(geometry[start + n - 1], span, outer)
+            if not typed_in(runs[n], answer) and _inside(geometry[start + n - 1], span, height)
         ]
         position = 0 if after is None else holder[after] + 1
         inserts.setdefault(position, []).extend(_run_block(geometry[start + n - 1]) for n in back)
@@ -419,30 +418,14 @@ def _with_skipped_runs(
     return out
 
 
-def _inside(line: Line, span: tuple[float, float] | None, outer: set[int]) -> bool:
+def _inside(line: Line, span: tuple[float, float] | None, height: float) -> bool:
     """Whether a skipped run may go back: not both outside the page's `span` of named runs (above the
-    highest, below the lowest) and on the page's top or bottom row (`outer`, `_outer_rows`): such a run
-    is one the answers left out at the page's edge, a running head or a page number the furniture rules
-    did not catch (a cropped page's head sits far below the edge bands)."""
+    highest, below the lowest) and in the edge bands where running heads and page numbers sit
+    (`furniture.TOP_BAND_SIZED`, `furniture.BOTTOM_BAND`): such a run is one the answers left out at the
+    page's edge, furniture the furniture rules did not catch."""
     if span is None or (line.y1 > span[0] and line.y0 < span[1]):
         return True
-    return line.index not in outer
-
-
-def _outer_rows(geometry: list[Line]) -> set[int]:
-    """The indices of the runs on the page's top row and on its bottom row (furniture included): the runs
-    that overlap the highest run's, or the lowest run's, height by half the smaller of the two."""
-
-    def row(edge: Line) -> set[int]:
-        return {
-            ln.index
-            for ln in geometry
-            if min(ln.y1, edge.y1) - max(ln.y0, edge.y0) > 0.5 * min(ln.height, edge.height)
-        }
-
-    if not geometry:
-        return set()
-    return row(min(geometry, key=lambda ln: ln.y0)) | row(max(geometry, key=lambda ln: ln.y1))
+    return TOP_BAND_SIZED * height < line.y0 and line.y1 < (1 - BOTTOM_BAND) * height
 
 
 def _run_block(line: Line) -> Block:
