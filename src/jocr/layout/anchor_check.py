@@ -16,11 +16,9 @@ from collections.abc import Iterable, Sequence
 
 from jocr.lines.references import REFERENCES
 
-# Finish reasons of an answer that ended before the model closed it: its window's runs past the last one it
-# named were never reached (`skipped_runs(..., tail=True)`).
+# Finish reasons of an answer that ended before the model closed it (the token limit, the repetition
+# guard): one that names no run of its window is garbage, and its window's runs stand for it.
 ENDED_EARLY = ("length", "repetition")
-# Whether the runs past the last one an answer named come back when the answer ended normally ("stop").
-TAIL_ON_STOP = True
 
 # Characters that say nothing about which words a text holds: white space, Markdown and HTML syntax.
 _NOT_TEXT = re.compile(r"[\s#*_`|>$\\-]+|<[^>]*>")

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 
 from jocr.layout.anchor_check import (
     ENDED_EARLY,
-    TAIL_ON_STOP,
     compact,
     made_up,
     names_a_run,
@@ -227,8 +226,9 @@ def anchored_tree(
     span = _named_span([geometry[i] for i in named])
     for window, last, runs, start, reason in read:
         if finished:
-            tail = TAIL_ON_STOP or reason in ENDED_EARLY
-            window = _with_skipped_runs(window, runs, start, kinds, geometry, tail, span, height)
+            # the runs past the last one named come back too, whatever the finish reason: the member
+            # stops before its window's last runs on its own as well as at the token limit
+            window = _with_skipped_runs(window, runs, start, kinds, geometry, True, span, height)
         blocks += window
         if reason == "length" and not finished:
             unread = [start + n - 1 for n in runs if n > last and start + n - 1 not in kinds]
