@@ -180,7 +180,7 @@ def test_a_run_the_answer_typed_out_is_not_put_back_twice():
 def test_skipped_runs_wait_for_a_finished_page_read_with_its_lines():
     layer = page_layer(paragraph(72, 100, WRAPPED + SECOND))
     anchor = "\n".join(anchor_lines(layer))
-    # streamed (the window still being written) or without the text layer (the server): the answer as is
+    # streamed (the window still being written) or without the text layer: the answer as is
     assert page_text(["@1 @2\n\n@5 @6"], [anchor], [None], lines=layer.lines).count("\n\n") == 1
     assert WRAPPED[2] not in page_text(["@1 @2\n\n@5 @6"], [anchor], [None], lines=layer.lines)
     assert WRAPPED[2] not in page_text(["@1 @2\n\n@5 @6"], [anchor], ["stop"])
