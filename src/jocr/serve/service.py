@@ -332,10 +332,11 @@ class OCRService:
         """Preprocess the images and hand the request to the engine; a bad request (e.g. too long for the
         model) raises ApiError here, before any response is started. `anchors`: a one-page request's text
         layer in windows (`ChatImage.anchors`), each placed after the prompt of its own engine request as
-        `jocr parse` places it; `lines`, its text-layer lines (`ChatImage.lines`), which the finished answer is
-        checked against as `jocr parse` checks it (`jocr.layout.request.page_text`). `asking`: the prompt is a question (or a schema's extraction prompt), its ids
-        built as `jocr ask` builds them (`jocr.pipeline.ask.question_ids`). The engine's callbacks put the
-        requests' tokens and endings into `Submitted.events` on this event loop."""
+        `jocr parse` places it; `lines`, its text-layer lines (`ChatImage.lines`), which the finished
+        answer is checked against as `jocr parse` checks it (`jocr.layout.request.page_text`). `asking`:
+        the prompt is a question (or a schema's extraction prompt), its ids built as `jocr ask` builds them
+        (`jocr.pipeline.ask.question_ids`). The engine's callbacks put the requests' tokens and endings
+        into `Submitted.events` on this event loop."""
         events: asyncio.Queue = asyncio.Queue()
         post = post_to_loop(asyncio.get_running_loop(), events.put_nowait)
         windows: list[str | None] = list(anchors) or [None]
@@ -397,8 +398,8 @@ class OCRService:
         finished. A page read with its text-layer lines (`Submitted.lines`) streams nothing until all its
         windows have finished: its answer is checked against the lines then (`page_text`: skipped runs put
         back, broken answers replaced), which may change any part of it, and the stream is then the same
-        text as the answer `jocr parse` writes. The caller must have been admitted (`admission.acquire`); `submitted` is a request already
-        handed to the engine (`submit`)."""
+        text as the answer `jocr parse` writes. The caller must have been admitted (`admission.acquire`);
+        `submitted` is a request already handed to the engine (`submit`)."""
         size, anchors = submitted.size, submitted.anchors
         parts = len(submitted.handles)
         ids: list[list[int]] = [[] for _ in range(parts)]
