@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the OmniDocBench demo with its images/ (tests/data holds no images); skipped when absent",
     )
     ap.add_argument("--frozen-real", default=str(REPO / "data/frozen-real"))
+    ap.add_argument("--frozen-real2", default=str(REPO / "data/frozen-real2"))
     ap.add_argument("--frozen", default="cpu-small", help="frozen synthetic test set (jocr.synth)")
     ap.add_argument("--pages", type=int, default=200)
     ap.add_argument(
@@ -149,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default="runs/accuracy")
     ap.add_argument("--reuse", action="store_true", help="rescore cached outputs instead of decoding again")
+    ap.add_argument(
+        "--answer-cache",
+        metavar="DIR",
+        help="with --suite: keep the model's answers in DIR and answer requests seen before from it "
+        "(benchmarks/answer_cache.py): page assembly changes scored on the same answers",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.suite:

@@ -9,6 +9,8 @@ Sets (each scored as its benchmark scores it):
   scanned and photographed: the same unit tests per variant, plus the normalised edit distance to the
   hand-checked Markdown of the pages that have it (`jocr.checks.markdown_edit`: text with block marks, and
   the block kinds alone), lower is better;
+- `real2-pdf`: the second frozen set of born-digital pages (`--frozen-real2`, default data/frozen-real2),
+  half of them Chinese, scored the same way;
 - `omnidocbench-demo` (`--omnidocbench`, default ../shared/data/omnidocbench-demo, which has the images
   that tests/data leaves out): its 18 page images,
   scored like `jocr score --omnidocbench` (text edit, reading-order edit, table TEDS, display-formula edit;
@@ -31,7 +33,10 @@ pages/s is wall clock per system and set on this machine (say how loaded it was)
 (this process's threads and its child processes, `cpu_seconds`) are printed below each table: compare
 speed by those on a loaded machine. Outputs go to
 `--out/<set>/<system>/` (olmOCR-Bench names) with `_run.json`; `--reuse` rescores a finished system instead
-of running it again, so systems can be run one at a time and the tables printed at the end.
+of running it again, so systems can be run one at a time and the tables printed at the end. With
+`--answer-cache DIR` the model's answers are kept in DIR and reused by later runs
+(benchmarks/answer_cache.py): a change after the model is scored on the very answers the run before it was
+scored on.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from jocr.documents.pages import LoadOptions, open_source
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ("parse", "lines", "tesseract", "rapidocr")
-SET_NAMES = ("olmocr-sample", "real-pdf", "real-scan", "real-photo", "omnidocbench-demo")
+SET_NAMES = ("olmocr-sample", "real-pdf", "real-scan", "real-photo", "real2-pdf", "omnidocbench-demo")
 
 
 @dataclass
@@ -76,16 +81,19 @@ def olmocr_set(root: Path) -> BenchSet:
     return BenchSet("olmocr-sample", "tests", pages, tests=root)
 
 
-def frozen_real_sets(root: Path) -> list[BenchSet]:
+def frozen_real_sets(root: Path, prefix: str = "real") -> list[BenchSet]:
+    """`<prefix>-pdf`, `<prefix>-scan`, `<prefix>-photo`: one set per variant the folder has tests for."""
     langs = {p["id"]: p["lang"] for p in json.loads((root / "sources.json").read_text())["pages"]}
     sets = []
     for variant in ("pdf", "scan", "photo"):
         jsonl = root / f"{variant}.jsonl"
+        if not jsonl.is_file():
+            continue
         rels = sorted({json.loads(line)["pdf"] for line in jsonl.read_text().splitlines() if line.strip()})
         pages = [Page(rel, root / "pdfs" / rel, langs.get(Path(rel).stem, "en")) for rel in rels]
         gt = {p.rel: root / "gt" / f"{Path(p.rel).stem}.md" for p in pages}
         gt = {rel: path for rel, path in gt.items() if path.is_file()}
-        sets.append(BenchSet(f"real-{variant}", "tests", pages, tests=jsonl, gt_markdown=gt))
+        sets.append(BenchSet(f"{prefix}-{variant}", "tests", pages, tests=jsonl, gt_markdown=gt))
     return sets
 
 
@@ -122,6 +130,10 @@ class Context:
             import jocr
 
             self._model = jocr.load_model(self.model_dir)
+            if getattr(self.args, "answer_cache", None):
+                from answer_cache import use_answer_cache
+
+                use_answer_cache(self._model, Path(self.args.answer_cache))
         return self._model
 
     def anchor_budget(self):
@@ -293,6 +305,8 @@ def score_set(bset: BenchSet, out_dir: Path) -> dict:
 
 def build_sets(args) -> list[BenchSet]:
     sets = [olmocr_set(Path(args.olmocr_sample))] + frozen_real_sets(Path(args.frozen_real))
+    if (Path(args.frozen_real2) / "sources.json").is_file():
+        sets += frozen_real_sets(Path(args.frozen_real2), prefix="real2")
     if (Path(args.omnidocbench) / "images").is_dir():
         sets.append(omnidoc_set(Path(args.omnidocbench)))
     else:

@@ -6,7 +6,7 @@
 
 `cut` reads data/frozen-real/sources.json (package, file, page) and needs those packages installed (`apt-get
 install r-doc-pdf texlive-latex-base-doc texlive-science-doc debian-edu-doc-zh-cn`), or unpacked with
-`dpkg-deb -x` into the folder `--prefix` names; it copies each page into a one-page PDF with pypdfium2, fonts
+`dpkg-deb -x` into the folder `--system-root` names; it copies each page into a one-page PDF with pypdfium2, fonts
 and all. `variants` needs only the PDFs: each page is rendered at 150 dpi and degraded with a seed derived
 from its id (CRC-32), so the same PDFs and library versions give the same images. Scans: rotation, uneven
 light, specks, blur, noise (jocr.synth.degrade with every scan operation switched on), grey, JPEG quality 80.
@@ -44,14 +44,15 @@ def load_sources(root: Path) -> list[dict]:
     return json.loads(path.read_text())["pages"]
 
 
-def cut(root: Path, prefix: Path | None = None) -> None:
-    """`prefix`: a folder the packages were unpacked into (`dpkg-deb -x PKG.deb DIR`) instead of installed."""
+def cut(root: Path, system_root: Path = Path("/")) -> None:
+    """One-page PDFs from the files sources.json names, read under `system_root` (a folder the packages
+    were unpacked into with `dpkg-deb -x`, or `/` where they are installed)."""
     import pypdfium2 as pdfium
 
     out = root / "pdfs" / "pdf"
     out.mkdir(parents=True, exist_ok=True)
     for src in load_sources(root):
-        path = Path(src["file"]) if prefix is None else prefix / src["file"].lstrip("/")
+        path = system_root / Path(src["file"]).relative_to("/")
         if not path.is_file():
             sys.exit(f"{path}: missing; install the Debian package {src['package']}")
         with pdfium.PdfDocument(str(path)) as doc:
@@ -197,11 +198,16 @@ def tests(root: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("step", choices=("cut", "variants", "tests"))
-    ap.add_argument("--root", type=Path, default=ROOT)
-    ap.add_argument("--prefix", type=Path, help="cut: where the packages were unpacked (dpkg-deb -x)")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the set's folder (data/frozen-real, ...)")
+    ap.add_argument(
+        "--system-root",
+        type=Path,
+        default=Path("/"),
+        help="with cut: where the Debian packages' files are (a `dpkg-deb -x` folder; default /)",
+    )
     args = ap.parse_args(argv)
     if args.step == "cut":
-        cut(args.root, args.prefix)
+        cut(args.root, args.system_root)
     else:
         {"variants": variants, "tests": tests}[args.step](args.root)
     return 0

@@ -115,3 +115,83 @@ def test_references_that_name_no_run_leave_no_block():
     assert [b.text for b in tree.blocks] == ["First paragraph", "x^2", "Second paragraph"]
     assert [b.bbox is not None for b in tree.blocks] == [True, False, True]
     assert "@" not in page_text(["@1\n\n@\n\n@@14@@55@66@77\n\n@2"], [anchor])
+
+
+def test_runs_the_answer_skipped_go_back_in_the_text_layers_order():
+    layer = page_layer(paragraph(72, 100, WRAPPED + SECOND))
+    anchor = "\n".join(anchor_lines(layer))
+    # the model skipped the two middle lines of the first paragraph
+    tree = page_tree(["@1 @2\n\n@5 @6"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.text for b in tree.blocks] == [" ".join(WRAPPED), " ".join(SECOND)]
+    assert [ln.run for ln in tree.blocks[0].lines] == [1, 2, 3, 4]
+    # ... and the opening lines of its second window: they go before that window's first block
+    header, *numbered = anchor.split("\n")
+    second = [header] + [ln.replace(f"@{k}", f"@{k - 3}", 1) for k, ln in enumerate(numbered[3:], 4)]
+    windows = ["\n".join([header, *numbered[:3]]), "\n".join(second)]
+    tree = page_tree(["@1 @2 @3", "@2 @3"], windows, ["stop", "stop"], lines=layer.lines)
+    assert [b.text for b in tree.blocks] == [" ".join(WRAPPED), " ".join(SECOND)]
+
+
+def test_runs_skipped_above_or_below_every_named_run_stay_out():
+    # a running head and a page number the furniture rules do not take for furniture (set in the body's
+    # size, close to the text): the answer left them out, and they are not put back
+    page = [Text(72, 56, "Chapter notes")] + paragraph(72, 74, WRAPPED)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    tree = page_tree(["@2 @3 @4 @5"], [anchor], ["stop"], lines=layer.lines)
+    assert [(b.type, b.text) for b in tree.blocks] == [("paragraph", " ".join(WRAPPED))]
+    # the same line further down the page, where the body goes on, is the page's text: it goes back
+    page = [Text(72, 120, "Chapter notes")] + paragraph(72, 138, WRAPPED)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    tree = page_tree(["@2 @3 @4 @5"], [anchor], ["stop"], lines=layer.lines)
+    assert tree.blocks[0].text.startswith("Chapter notes")
+
+
+def test_a_broken_answer_gives_way_to_its_windows_runs():
+    layer = page_layer(paragraph(72, 100, WRAPPED + SECOND))
+    anchor = "\n".join(anchor_lines(layer))
+    # garbage up to the token limit, naming no run: the window's runs stand for it
+    tree = page_tree(["同比增长\ufffd\ufffd同比增长"], [anchor], ["length"], lines=layer.lines)
+    assert [b.text for b in tree.blocks] == [" ".join(WRAPPED), " ".join(SECOND)]
+
+
+def test_a_block_the_answer_made_up_is_left_out():
+    layer = page_layer(paragraph(72, 100, WRAPPED + SECOND))
+    anchor = "\n".join(anchor_lines(layer))
+    made_up = "<table><tr><td>@1</td><td>Beijing</td><td>1991</td><td>2,121.11</td></tr></table>"
+    tree = page_tree([f"{made_up}\n\n@2 @3 @4\n\n@5 @6"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["paragraph", "paragraph"]
+    assert [b.text for b in tree.blocks] == [" ".join(WRAPPED), " ".join(SECOND)]
+    # a table whose cells are the runs' own words is the page's: it stays
+    cells = "<table><tr><td>The committee met</td><td>on three occasions</td></tr></table>"
+    tree = page_tree([f"{cells}\n\n@5 @6"], [anchor], ["stop"], lines=layer.lines)
+    assert "table" in [b.type for b in tree.blocks]
+
+
+def test_a_run_the_answer_typed_out_is_not_put_back_twice():
+    layer = page_layer(paragraph(72, 100, WRAPPED + SECOND))
+    anchor = "\n".join(anchor_lines(layer))
+    answer = f"@1 @2 {WRAPPED[2]} @4\n\n@5 @6"
+    tree = page_tree([answer], [anchor], ["stop"], lines=layer.lines)
+    assert [b.text for b in tree.blocks] == [" ".join(WRAPPED), " ".join(SECOND)]
+
+
+def test_skipped_runs_wait_for_a_finished_page_read_with_its_lines():
+    layer = page_layer(paragraph(72, 100, WRAPPED + SECOND))
+    anchor = "\n".join(anchor_lines(layer))
+    # streamed (the window still being written) or without the text layer: the answer as is
+    assert page_text(["@1 @2\n\n@5 @6"], [anchor], [None], lines=layer.lines).count("\n\n") == 1
+    assert WRAPPED[2] not in page_text(["@1 @2\n\n@5 @6"], [anchor], [None], lines=layer.lines)
+    assert WRAPPED[2] not in page_text(["@1 @2\n\n@5 @6"], [anchor], ["stop"])
+
+
+def test_lines_of_chinese_split_by_the_answer_join_without_a_space():
+    from jocr.lines.types import Line
+
+    texts = ["它实现了客户端-服务器方法。服务器和客户端是相互交互的软件。当服务器安装",
+             "在一台机器上，而它的客户端安装在另一台机器上时，通过这个概念的扩展。"]  # fmt: skip
+    lines = [Line(t, (72, 100 + 14 * i, 72 + 10 * len(t), 110 + 14 * i), 10) for i, t in enumerate(texts)]
+    anchor = "\n".join(["page 612x792", *(f"@{i} 100,{130 + 18 * i} {t}" for i, t in enumerate(texts, 1))])
+    tree = page_tree(["@1\n\n@2"], [anchor], ["stop"], lines=lines)
+    assert [b.text for b in tree.blocks] == ["".join(texts)]

@@ -34,3 +34,15 @@ def test_lines_side_by_side_are_one_row():
     lines = [ocr_line("a term", (100, 100, 200, 130)), ocr_line("its description", (300, 104, 700, 134))]
     rows = rows_of(source_lines(lines, RAPIDOCR))
     assert [[ln.text for ln in row.lines] for row in rows] == [["a term", "its description"]]
+
+
+def test_lines_of_cjk_text_and_punctuation_join_without_a_space():
+    from jocr.layout.geometry import join_text, joined_without_space
+
+    assert joined_without_space("当服务器安装", "在一台机器上")
+    assert joined_without_space("例如设置摘要，", "「本文概要」")  # CJK punctuation on either side
+    assert not joined_without_space("是正式的", "Debian 子项目")
+    assert not joined_without_space("the end of a line", "the next")
+    assert join_text(["当服务器安装", "在一台机器上，", "而它的", "Debian 子项目"]) == (
+        "当服务器安装在一台机器上，而它的 Debian 子项目"
+    )

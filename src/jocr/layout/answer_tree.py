@@ -18,8 +18,17 @@ import re
 import statistics
 from collections.abc import Sequence
 
-from jocr.layout.furniture import anchor_furniture, anchor_lines, page_size
-from jocr.layout.geometry import BOLD, Line, body_size, source_lines
+from jocr.layout.anchor_check import (
+    ENDED_EARLY,
+    compact,
+    made_up,
+    names_a_run,
+    referenced,
+    skipped_runs,
+    typed_in,
+)
+from jocr.layout.furniture import BOTTOM_BAND, TOP_BAND_SIZED, anchor_furniture, anchor_lines, page_size
+from jocr.layout.geometry import BOLD, Line, body_size, joined_without_space, source_lines
 from jocr.layout.line_rules import (
     FOOTNOTE_SIZE,
     FOOTNOTE_START,
@@ -198,56 +207,40 @@ def anchored_tree(
         offsets.append(offset)
         offset += len(anchor_entries(anchor))
     blocks: list[Block] = []
-    named: set[int] = set()  # page-wide indices of runs some block holds
+    # Runs the answers skipped are put back on a finished page read with its text-layer lines (as
+    # `_retyped` retypes blocks), so the text of a page being streamed only grows.
+    finished = lines is not None and all(r is not None for r in reasons[: len(texts)])
     apart: set[int] = set()  # ids of the blocks of runs a window never reached: never joined to the answer's
+    named: set[int] = set()  # page-wide indices of the body runs the answers name
+    read = []  # each window's blocks, the last run it names, its runs, first page-wide run index, reason
     for text, anchor, reason, start in zip(texts, anchors, reasons, offsets):
         runs = {n: run.text for n, run in anchor_entries(anchor).items()}
         if reason is None:
             text = settled_tables(text)
         text = unwrap_prose_tables(text, runs)
-        written: set[int] = set()
-        last = 0
-        for piece in markdown_blocks(text):
-            own: list[int] = []
-
-            def resolve(match: re.Match, runs=runs, start=start, written=written, own=own) -> str:
-                out = []
-                for number in (int(n) for n in match.group(0).split("@")[1:]):
-                    if number not in runs or number in written:
-                        continue
-                    written.add(number)
-                    if start + number - 1 in kinds:
-                        named.add(start + number - 1)
-                        continue
-                    own.append(number)
-                    out.append(runs[number])
-                return "".join(out)
-
-            resolved = REFERENCES.sub(resolve, piece)
-            last = max(
-                [
-                    last,
-                    *(int(n) for m in REFERENCES.findall(piece) for n in m.split("@")[1:] if int(n) in runs),
-                ]
-            )
-            if not _SYNTAX.sub("", _plain(resolved)):
-                continue  # nothing but syntax left: all its runs are furniture (the "# " of a running head)
-            if not own and _REFERENCE_DEBRIS.fullmatch(resolved):
-                continue  # references that name no run: no text, and no box to draw
-            named.update(start + n - 1 for n in own)
-            blocks.append(
-                _typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own])
-            )
-        if reason == "length":
+        if finished and reason in ENDED_EARLY and not names_a_run(text, runs):
+            text = ""  # a broken answer (garbage up to the token limit): its window's runs stand for it
+        window, last = _window_blocks(text, runs, start, kinds, geometry, finished)
+        read.append((window, last, runs, start, reason))
+        named.update(start + n - 1 for n in referenced(text, runs) if start + n - 1 not in kinds)
+    span = _named_span([geometry[i] for i in named])
+    for window, last, runs, start, reason in read:
+        if finished:
+            # the runs past the last one named come back too, whatever the finish reason: the member
+            # stops before its window's last runs on its own as well as at the token limit
+            window = _with_skipped_runs(window, runs, start, kinds, geometry, True, span, height)
+        blocks += window
+        if reason == "length" and not finished:
             unread = [start + n - 1 for n in runs if n > last and start + n - 1 not in kinds]
             if unread:
-                tail = _unread_blocks([geometry[i] for i in unread])
-                apart.update(id(b) for b in tail)
-                blocks += tail
-                named.update(unread)
+                tail_blocks = _unread_blocks([geometry[i] for i in unread])
+                apart.update(id(b) for b in tail_blocks)
+                blocks += tail_blocks
     blocks = _joined_paragraphs(blocks, geometry, apart)
-    if lines is not None and all(r is not None for r in reasons[: len(texts)]):
-        blocks = _retyped(blocks, geometry)
+    if finished:
+        # headings the fonts make paragraphs may go on the paragraph before them (a window's first run,
+        # which the answer took for a title): joined once more
+        blocks = _joined_paragraphs(_retyped(blocks, geometry), geometry, apart)
     top, bottom = [], []
     for index, kind in sorted(kinds.items()):
         line = geometry[index]
@@ -256,6 +249,49 @@ def anchored_tree(
         )
         (top if kind == HEADER or line.y0 < height / 2 else bottom).append(furniture)
     return PageTree(width, height, unit, FROM_ANCHORED, top + blocks + bottom, page).numbered()
+
+
+def _window_blocks(
+    text: str, runs: dict[int, str], start: int, kinds: dict[int, str], geometry: list[Line], checked: bool
+) -> tuple[list[Block], int]:
+    """A window's answer as blocks, its references resolved (each run once, furniture left out), and the
+    highest run number it names. With `checked`, blocks the answer made up (`anchor_check.made_up`) are
+    left out: the runs they name come back as skipped runs."""
+    written: set[int] = set()
+    last = 0
+    window: list[Block] = []
+    anchor_text = compact("".join(runs.values())) if checked else ""
+    for piece in markdown_blocks(text):
+        own: list[int] = []
+
+        def resolve(match: re.Match, own=own) -> str:
+            out = []
+            for number in (int(n) for n in match.group(0).split("@")[1:]):
+                if number not in runs or number in written:
+                    continue
+                written.add(number)
+                if start + number - 1 not in kinds:
+                    own.append(number)
+                    out.append(runs[number])
+            return "".join(out)
+
+        resolved = REFERENCES.sub(resolve, piece)
+        numbers = [int(n) for m in REFERENCES.findall(piece) for n in m.split("@")[1:] if int(n) in runs]
+        last = max([last, *numbers])
+        if not _SYNTAX.sub("", _plain(resolved)):
+            continue  # nothing but syntax left: all its runs are furniture (the "# " of a running head)
+        if not own and _REFERENCE_DEBRIS.fullmatch(resolved):
+            continue  # references that name no run: no text, and no box to draw
+        block = _typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own])
+        if checked and block.type != FORMULA and made_up(piece, anchor_text):
+            continue
+        window.append(block)
+    return window, last
+
+
+def _named_span(named: list[Line]) -> tuple[float, float] | None:
+    """The top of the highest and the bottom of the lowest run the answers named (None: none named)."""
+    return (min(ln.y0 for ln in named), max(ln.y1 for ln in named)) if named else None
 
 
 def _retyped(blocks: list[Block], geometry: list[Line]) -> list[Block]:
@@ -343,6 +379,59 @@ def join_soft_hyphens_inside(markdown: str) -> str:
     return join_soft_hyphens(markdown)
 
 
+def _with_skipped_runs(
+    window: list[Block],
+    runs: dict[int, str],
+    start: int,
+    kinds: dict[int, str],
+    geometry: list[Line],
+    tail: bool = False,
+    span: tuple[float, float] | None = None,
+    height: float = 0.0,
+) -> list[Block]:
+    """A window's blocks with the runs its answer skipped put back (`anchor_check.skipped_runs`), each run
+    a paragraph of its own right after the block that holds the run named before it (before the first
+    block when none is); with `tail`, the runs past the last one it named too, after it. `_joined_paragraphs`
+    then joins those that go on a paragraph. Runs whose text the answer typed out (`anchor_check.typed_in`)
+    stay out, and so do runs at the page's edge outside the `span` of its named runs (`_inside`)."""
+    holder: dict[int, int] = {}  # window run number -> index of the block that holds it
+    for k, block in enumerate(window):
+        for line in block.lines:
+            if line.run is not None:
+                holder[line.run - start] = k
+    drop = [n for n in runs if start + n - 1 in kinds]
+    answer = compact("".join(block.markdown for block in window))
+    inserts: dict[int, list[Block]] = {}
+    for after, group in skipped_runs(sorted(holder), runs, drop, tail):
+        back = [
+            n
+            for n in group
+            if not typed_in(runs[n], answer) and _inside(geometry[start + n - 1], span, height)
+        ]
+        position = 0 if after is None else holder[after] + 1
+        inserts.setdefault(position, []).extend(_run_block(geometry[start + n - 1]) for n in back)
+    out: list[Block] = []
+    for k in range(len(window) + 1):
+        out += inserts.get(k, [])
+        if k < len(window):
+            out.append(window[k])
+    return out
+
+
+def _inside(line: Line, span: tuple[float, float] | None, height: float) -> bool:
+    """Whether a skipped run may go back: not both outside the page's `span` of named runs (above the
+    highest, below the lowest) and in the edge bands where running heads and page numbers sit
+    (`furniture.TOP_BAND_SIZED`, `furniture.BOTTOM_BAND`): such a run is one the answers left out at the
+    page's edge, furniture the furniture rules did not catch."""
+    if span is None or (line.y1 > span[0] and line.y0 < span[1]):
+        return True
+    return TOP_BAND_SIZED * height < line.y0 and line.y1 < (1 - BOTTOM_BAND) * height
+
+
+def _run_block(line: Line) -> Block:
+    return Block(type=PARAGRAPH, text=line.text, markdown=line.text, bbox=line.box, lines=[line.tree_line()])
+
+
 def _unread_blocks(lines: list[Line]) -> list[Block]:
     """The runs a window never reached, as one paragraph of them, a line each (the same whether or not the
     page's text-layer lines are at hand, so the server, which has only the anchors, writes what `jocr
@@ -363,7 +452,7 @@ def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int
         if together and previous.type == PARAGRAPH and block.type == PARAGRAPH:
             broken = previous.markdown.rstrip().endswith(SOFT_HYPHEN)
             if (broken and block.text[:1].islower()) or _continues(previous, block, geometry):
-                glue = "" if broken else " "
+                glue = "" if broken or joined_without_space(previous.text, block.text) else " "
                 previous.markdown = (
                     previous.markdown.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.markdown.lstrip()
                 )

@@ -17,7 +17,9 @@ from jocr.layout.tree import BBox, TreeLine, union
 from jocr.lines.references import SOFT_HYPHEN
 
 BOLD = 520  # a weight at least this is bold (TeX's bold extended fonts report 545, regular ones 345-400)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# CJK characters and their punctuation (ideographic comma and full stop, corner brackets, full-width forms):
+# lines of Chinese meet without a space where they wrap, punctuation included.
+_WIDE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 
 @dataclass
@@ -185,6 +187,14 @@ def text_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+def joined_without_space(left: str, right: str) -> bool:
+    """Whether two lines of one paragraph meet without a space: the first ends and the second starts with a
+    CJK character or CJK punctuation (Chinese and Japanese put no space between words, nor where a line
+    wraps)."""
+    left, right = left.rstrip(), right.lstrip()
+    return bool(left and right and _WIDE.match(left[-1]) and _WIDE.match(right[0]))
+
+
 def join_text(parts: Sequence[str]) -> str:
     """Lines of one block joined: a space between words, nothing after a soft hyphen (the word goes on), nor
     between two CJK characters, and a hyphen at a line's end kept with the next word ("non-"
@@ -198,7 +208,7 @@ def join_text(parts: Sequence[str]) -> str:
             out = part
         elif out.endswith(SOFT_HYPHEN):
             out = out[:-1] + part
-        elif (out.endswith("-") and part[:1].islower()) or (_CJK.match(out[-1]) and _CJK.match(part[0])):
+        elif (out.endswith("-") and part[:1].islower()) or joined_without_space(out, part):
             out += part
         else:
             out += " " + part

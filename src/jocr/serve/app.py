@@ -168,6 +168,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 ) from None
             images = [page.image for page in loaded]
             anchors = loaded[0].anchors if one_page else []
+            lines = loaded[0].lines if one_page else None  # the answer is checked against them
             asking = None
             if task.asks:  # a question or a schema's fields (docs/asking.md, "The server")
                 if all(page.blank for page in loaded):
@@ -180,7 +181,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
             params = SamplingParams(task.max_tokens, task.temperature, task.top_p, task.seed, task.stop)
             if task.stream:
                 # Submitted before the 200 status line, so a request the engine refuses is a plain 4xx.
-                submitted = await service.submit(images, task.prompt, params, anchors, asking)
+                submitted = await service.submit(images, task.prompt, params, anchors, asking, lines)
                 streaming = True
 
                 def on_close() -> None:
@@ -201,7 +202,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 )
 
             async def generate() -> Transcription:
-                submitted = await service.submit(images, task.prompt, params, anchors, asking)
+                submitted = await service.submit(images, task.prompt, params, anchors, asking, lines)
                 return await service.transcribe_all(submitted)
 
             try:

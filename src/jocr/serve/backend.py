@@ -114,7 +114,8 @@ class EngineBackend:
         decision = page_anchor(
             source, index, mode, config.version, self.tokenizer, config.max_tokens, image=image, ocr=self.ocr
         )
-        decision.alone = False
+        if decision.alone:  # its OCR lines were kept for the rules over lines: an answer is not checked
+            decision.alone, decision.page_lines = False, None  # against them (`page_anchor`)
         return decision
 
     def question_ids(

@@ -97,12 +97,14 @@ class Transcription:
 @dataclass
 class ChatImage:
     """An image of a chat request: the picture, and the page's anchor texts (one per window) when it is a
-    PDF page that the server's anchor setting gives one (`EngineBackend.anchor`). A page asked a question
-    also keeps whether it is `blank`."""
+    PDF page that the server's anchor setting gives one (`EngineBackend.anchor`), with its text-layer
+    `lines` in the anchor's order (`PageAnchor.tree_lines`: the answer is checked against them as
+    `jocr parse` checks it). A page asked a question also keeps whether it is `blank`."""
 
     image: Image.Image
     anchors: list[str] = field(default_factory=list)
     blank: bool = False
+    lines: list | None = None
 
 
 @dataclass
@@ -117,6 +119,7 @@ class Submitted:
     size: tuple[int, int]
     events: asyncio.Queue
     anchors: list[str] = field(default_factory=list)  # post-processing resolves their runs' references
+    lines: list | None = None  # the page's text-layer lines (`ChatImage.lines`): the answer is checked
     asking: Asking | None = None  # a question or a schema's fields: answered, not post-processed as Markdown
 
     @property
@@ -147,16 +150,17 @@ class OpenDocument:
         await self.reserve(index)
         return await self._service.run_blocking(self.source.render, index)
 
-    async def anchors(self, index: int) -> list[str]:
-        """The page's anchor texts (one per window) under the server's anchor setting; [] for the image
-        alone."""
+    async def anchors(self, index: int) -> tuple[list[str], list | None]:
+        """The page's anchor texts (one per window) under the server's anchor setting, and its text-layer
+        lines (`PageAnchor.tree_lines`); ([], None) for the image alone."""
         service = self._service
         mode = service.config.anchor
         if self.source.kind != "pdf" or mode == "off":
-            return []
+            return [], None
 
-        def decide() -> list[str]:
-            return service.generator.anchor(self.source, index, mode).texts
+        def decide() -> tuple[list[str], list | None]:
+            decision = service.generator.anchor(self.source, index, mode)
+            return decision.texts, decision.tree_lines if decision.anchored else None
 
         return await service.run_blocking(decide)
 
@@ -301,7 +305,10 @@ class OCRService:
         try:
             image = await doc.render(0)
             if not asking:
-                return ChatImage(image, await doc.anchors(0) if with_anchor else [])
+                if not with_anchor:
+                    return ChatImage(image)
+                anchors, lines = await doc.anchors(0)
+                return ChatImage(image, anchors, lines=lines)
             blank = await self.run_blocking(is_blank_page, image)
             if blank or not with_anchor:
                 return ChatImage(image, blank=blank)
@@ -320,13 +327,16 @@ class OCRService:
         params: SamplingParams,
         anchors: Sequence[str] = (),
         asking: Asking | None = None,
+        lines: list | None = None,
     ) -> Submitted:
         """Preprocess the images and hand the request to the engine; a bad request (e.g. too long for the
         model) raises ApiError here, before any response is started. `anchors`: a one-page request's text
         layer in windows (`ChatImage.anchors`), each placed after the prompt of its own engine request as
-        `jocr parse` places it. `asking`: the prompt is a question (or a schema's extraction prompt), its ids
-        built as `jocr ask` builds them (`jocr.pipeline.ask.question_ids`). The engine's callbacks put the
-        requests' tokens and endings into `Submitted.events` on this event loop."""
+        `jocr parse` places it; `lines`, its text-layer lines (`ChatImage.lines`), which the finished
+        answer is checked against as `jocr parse` checks it (`jocr.layout.request.page_text`). `asking`:
+        the prompt is a question (or a schema's extraction prompt), its ids built as `jocr ask` builds them
+        (`jocr.pipeline.ask.question_ids`). The engine's callbacks put the requests' tokens and endings
+        into `Submitted.events` on this event loop."""
         events: asyncio.Queue = asyncio.Queue()
         post = post_to_loop(asyncio.get_running_loop(), events.put_nowait)
         windows: list[str | None] = list(anchors) or [None]
@@ -359,7 +369,7 @@ class OCRService:
                 for handle in handles:
                     self.generator.cancel(handle)
                 raise
-            return Submitted(handles, prompt_tokens, images[0].size, events, list(anchors), asking)
+            return Submitted(handles, prompt_tokens, images[0].size, events, list(anchors), lines, asking)
 
         future = self._workers.submit(prepare_and_submit)
         try:
@@ -385,19 +395,25 @@ class OCRService:
         the post-processed text so far (up to its last complete word, before any unfinished grounding tag
         or reference), so clean-ups that only touch the tail never retract streamed text. A page read in
         windows streams its windows in order: a window's text follows once the windows before it have
-        finished. The caller must have been admitted (`admission.acquire`); `submitted` is a request already
-        handed to the engine (`submit`)."""
+        finished. A page read with its text-layer lines (`Submitted.lines`) streams nothing until all its
+        windows have finished: its answer is checked against the lines then (`page_text`: skipped runs put
+        back, broken answers replaced), which may change any part of it, and the stream is then the same
+        text as the answer `jocr parse` writes. The caller must have been admitted (`admission.acquire`);
+        `submitted` is a request already handed to the engine (`submit`)."""
         size, anchors = submitted.size, submitted.anchors
         parts = len(submitted.handles)
         ids: list[list[int]] = [[] for _ in range(parts)]
         results: list[Any] = [None] * parts
         emitted = ""
         last_emit = 0.0
+        checked = submitted.lines is not None and submitted.asking is None
         try:
             while any(r is None for r in results):
                 part, kind, item = await submitted.events.get()
                 if kind == "ids":
                     ids[part].extend(item)
+                    if checked:
+                        continue
                     now = time.monotonic()
                     # Post-processing is O(text) per call: at most STREAM_INTERVAL_S apart per request.
                     if now - last_emit < STREAM_INTERVAL_S:
@@ -423,7 +439,9 @@ class OCRService:
             scores = [r.mean_logprob() for r in results]
             text, raw, finish_reason, refusal = submitted.asking.answer(texts, reasons, anchors, scores)
         else:
-            text = self.generator.finish(page_text(texts, anchors, reasons), size, finish_reason)
+            text = self.generator.finish(
+                page_text(texts, anchors, reasons, submitted.lines), size, finish_reason
+            )
         stats = _stats_dict(results)
         completion_tokens = sum(len(r.token_ids) for r in results)
         self.metrics.observe_generation(
