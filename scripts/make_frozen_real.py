@@ -6,15 +6,14 @@
 
 `cut` reads data/frozen-real/sources.json (package, file, page) and needs those packages installed (`apt-get
 install r-doc-pdf texlive-latex-base-doc texlive-science-doc debian-edu-doc-zh-cn`), or unpacked with
-`dpkg-deb -x` into the folder `--system-root` names; it copies each page into a one-page PDF with
-pypdfium2, fonts and all. `variants` needs only the PDFs: each page is rendered at 150 dpi and degraded
-with a seed derived from its id (CRC-32), so the same PDFs and library versions give the same images. Scans: rotation, uneven
-light, specks, blur, noise (jocr.synth.degrade with every scan operation switched on), grey, JPEG quality 80.
-Photos: the page on a table, seen in perspective, under a soft shadow and warm uneven light, slightly out of
-focus, JPEG quality 80. `tests` copies the hand-written tests of pdf.jsonl (pdf field `pdf/<id>.pdf`) to
-scan.jsonl and photo.jsonl with the pdf field and ids of those variants, so all three are scored by the same
-tests.
-"""
+`dpkg-deb -x` into the folder `--system-root` names; it copies each page into a one-page PDF with pypdfium2,
+fonts and all. `variants` needs only the PDFs: each page is rendered at 150 dpi and degraded with a seed
+derived from its id (CRC-32), so the same PDFs and library versions give the same images. Scans: rotation,
+uneven light, specks, blur, noise (jocr.synth.degrade with every scan operation switched on), grey, JPEG
+quality 80. Photos: the page on a table, seen in perspective, under a soft shadow and warm uneven light,
+slightly out of focus, JPEG quality 80. `tests` copies the hand-written tests of pdf.jsonl (pdf field
+`pdf/<id>.pdf`) to scan.jsonl and photo.jsonl with the pdf field and ids of those variants, so all three are
+scored by the same tests. """
 
 from __future__ import annotations
 
