@@ -13,7 +13,8 @@ uneven light, specks, blur, noise (jocr.synth.degrade with every scan operation 
 quality 80. Photos: the page on a table, seen in perspective, under a soft shadow and warm uneven light,
 slightly out of focus, JPEG quality 80. `tests` copies the hand-written tests of pdf.jsonl (pdf field
 `pdf/<id>.pdf`) to scan.jsonl and photo.jsonl with the pdf field and ids of those variants, so all three are
-scored by the same tests. """
+scored by the same tests.
+"""
 
 from __future__ import annotations
 
