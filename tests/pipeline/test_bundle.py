@@ -295,3 +295,23 @@ def test_model_info_lists_the_members(ask_bundle, capsys):
     ]
     assert main(["model", "info", "--model", str(directory)]) == 0
     assert "member ask (int8" in capsys.readouterr().out
+
+
+def test_the_bundled_models_hold_three_members_within_the_size_budget():
+    """The repository's bundle (what the wheel carries): the image model, the anchored member and the
+    int8 asking member, under the 50 MB the bundled models may take in all (docs/asking.md, "The asking
+    member")."""
+    from jocr.pipeline.model import bundle_members, bundled_model_dir
+
+    root = bundled_model_dir()
+    assert [name for name, _ in bundle_members(root)] == ["image", ANCHORED_MEMBER, ASK_MEMBER]
+    total = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+    assert total < 50_000_000, total
+    header = json.loads(_safetensors_header(root / ASK_MEMBER / "model.safetensors"))
+    assert any(v.get("dtype") == "I8" for k, v in header.items() if k != "__metadata__")
+
+
+def _safetensors_header(path) -> str:
+    with open(path, "rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        return f.read(size).decode("utf-8")
