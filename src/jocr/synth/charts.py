@@ -25,7 +25,15 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from jocr.synth.docqa import _COMPANIES, DocContent, Question, _q, write_docqa_dataset
+from jocr.synth.docqa import (
+    _COMPANIES,
+    DocContent,
+    Question,
+    _q,
+    letter_page_css,
+    letter_page_html,
+    write_docqa_dataset,
+)
 
 CHARTS_VERSION = 1
 CHART_KINDS = ("chart", "table")
@@ -471,22 +479,15 @@ def _page(blocks: list[str], lang: str) -> str:
     body = "".join(f'<div data-block="{i}">{b}</div>' for i, b in enumerate(blocks))
     family = "'Noto Sans CJK SC'" if lang == "zh" else "'DejaVu Sans'"
     css = (
-        "@page { size: 612pt 792pt; margin: 0; } html, body { margin: 0; }"
-        "#page { position: relative; width: 612pt; height: 792pt; overflow: hidden; background: white;"
-        f" font-family: {family}; font-size: 11pt; color: #111; }}"
-        "#body { position: absolute; left: 60pt; right: 60pt; top: 60pt; bottom: 60pt; overflow: hidden; }"
-        "h1 { font-size: 18pt; margin: 0 0 12pt 0; } p { margin: 0 0 6pt 0; }"
-        "div.chart { position: absolute; } div.chart svg { display: block; }"
+        letter_page_css(lang, heading_pt=18, heading_gap_pt=12)
+        + "div.chart { position: absolute; } div.chart svg { display: block; }"
         f"svg text {{ font-family: {family}; fill: #111; }}"
         "p.caption { font-weight: bold; } p.unit { font-size: 9pt; }"
         "table.data { border-collapse: collapse; margin: 8pt 0; }"
         "table.data td, table.data th { border: 0.5pt solid #333; padding: 3pt 8pt; text-align: right; }"
         "table.data td:first-child, table.data th:first-child { text-align: left; }"
     )
-    return (
-        f'<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>'
-        f'<div id="page"><div id="body">{body}</div></div></body></html>'
-    )
+    return letter_page_html(css, body)
 
 
 _MAKERS = {"chart": _chart_document, "table": _table_document}

@@ -395,22 +395,36 @@ def _page_html(
                 blocks.append((f'<p class="sum">{html.escape(text)}</p>', text))
     body = "".join(f'<div data-block="{i}">{b[0]}</div>' for i, b in enumerate(blocks))
     markdown = "\n\n".join(b[1] for b in blocks)
-    family = "'Noto Sans CJK SC'" if lang == "zh" else "'DejaVu Sans'"
     css = (
+        letter_page_css(lang, heading_pt=20, heading_gap_pt=14)
+        + "table.items { border-collapse: collapse; margin: 10pt 0; width: 100%; }"
+        "table.items td, table.items th { border: 0.5pt solid #333; padding: 3pt 5pt; text-align: left; }"
+        "p.sum { text-align: right; }"
+    )
+    document = letter_page_html(css, body)
+    return document, markdown
+
+
+def letter_page_css(lang: str, heading_pt: int, heading_gap_pt: int) -> str:
+    """The style every asking document's page starts with: a US-letter `#page` with a 60 pt `#body` inside
+    (what `jocr.synth.vector.VectorRenderer.print_page` expects), the language's font, headings and
+    paragraphs."""
+    family = "'Noto Sans CJK SC'" if lang == "zh" else "'DejaVu Sans'"
+    return (
         "@page { size: 612pt 792pt; margin: 0; } html, body { margin: 0; }"
         "#page { position: relative; width: 612pt; height: 792pt; overflow: hidden; background: white;"
         f" font-family: {family}; font-size: 11pt; color: #111; }}"
         "#body { position: absolute; left: 60pt; right: 60pt; top: 60pt; bottom: 60pt; overflow: hidden; }"
-        "h1 { font-size: 20pt; margin: 0 0 14pt 0; } p { margin: 0 0 6pt 0; }"
-        "table.items { border-collapse: collapse; margin: 10pt 0; width: 100%; }"
-        "table.items td, table.items th { border: 0.5pt solid #333; padding: 3pt 5pt; text-align: left; }"
-        "p.sum { text-align: right; }"
+        f"h1 {{ font-size: {heading_pt}pt; margin: 0 0 {heading_gap_pt}pt 0; }} p {{ margin: 0 0 6pt 0; }}"
     )
-    document = (
+
+
+def letter_page_html(css: str, body: str) -> str:
+    """An asking document's page as HTML: `css` (from `letter_page_css`) and the blocks' `body`."""
+    return (
         f'<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>'
         f'<div id="page"><div id="body">{body}</div></div></body></html>'
     )
-    return document, markdown
 
 
 def make_document(seed: int, kind: str | None = None, lang: str | None = None) -> DocContent:
