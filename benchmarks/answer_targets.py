@@ -18,7 +18,7 @@ import sys
 
 from jocr.documents.pages import LoadOptions, open_source
 from jocr.lines.anchor import ANCHOR_VERSION, page_anchor
-from jocr.pipeline.ask_answers import answer_runs
+from jocr.lines.references import referenced_numbers
 from jocr.tokenizer import Tokenizer
 from jocr.train.docqa_data import EXTRACT_KIND, docqa_examples, read_records
 
@@ -28,7 +28,7 @@ ANCHOR_TOKENS = 1400  # configs/sft-docqa-ref.yaml's data.anchor_max_tokens
 def _kind(kind: str, target: str) -> str:
     if kind == EXTRACT_KIND:
         return "extraction"
-    return "reference" if answer_runs(target) else f"typed {kind}"
+    return "reference" if referenced_numbers(target) else f"typed {kind}"
 
 
 def main() -> int:
@@ -54,7 +54,7 @@ def main() -> int:
             first[f"{kind}: {example.target[:1]!r}"] += 1
             line_breaks += "\n" in example.target
             if kind != "extraction":
-                most_runs = max(most_runs, len(answer_runs(example.target)))
+                most_runs = max(most_runs, len(referenced_numbers(example.target)))
         typed += [len(tok.encode(q["answers"][0])) + 1 for q in record.get("questions", [])]
     out = {
         "documents": len(records),

@@ -3,9 +3,10 @@ targets, references resolved, and the answer's box from the runs it references."
 
 from __future__ import annotations
 
+from jocr.lines.references import referenced_numbers
 from jocr.lines.types import OK, Line, PageLines
 from jocr.pipeline.ask import FieldSpec, read_fields_answer, window_answers
-from jocr.pipeline.ask_answers import answer_runs, answer_text, answer_value, known_runs, runs_box
+from jocr.pipeline.ask_answers import answer_text, answer_value, known_runs, runs_box
 from jocr.pipeline.ask_decoding import choose_window
 
 ANCHOR = "page 100x100\n@1 0,0 Store: Orion Tools Inc\n@2 0,100 Total $136.50\n@3 0,200 10:30 start"
@@ -104,7 +105,8 @@ def test_answer_text_resolves_references_then_cuts_the_value():
     assert answer_text("@3", ANCHOR) == "10:30 start"
     # a typed answer is the model's text as it stands (no cut)
     assert answer_text(" Total: 4 ", ANCHOR) == "Total: 4" and answer_text("4", None) == "4"
-    assert answer_runs("@3 @4") == [3, 4] and answer_runs("@3@4") == [3, 4] and answer_runs("4") == []
+    assert referenced_numbers("@3 @4") == [3, 4] and referenced_numbers("@3@4") == [3, 4]
+    assert referenced_numbers("4") == []
 
 
 def test_extracted_values_are_read_like_answers():

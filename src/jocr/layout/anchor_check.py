@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from jocr.lines.references import REFERENCES
+from jocr.lines.references import REFERENCES, referenced_numbers
 
 # Finish reasons of an answer that ended before the model closed it (the token limit, the repetition
 # guard): one that names no run of its window is garbage, and its window's runs stand for it.
@@ -64,7 +64,7 @@ def typed_in(run_text: str, answer: str) -> bool:
 
 def referenced(answer: str, runs: dict[int, str]) -> set[int]:
     """The numbers of the runs of its window (`runs`, number -> text) the answer names."""
-    return {int(n) for match in REFERENCES.findall(answer) for n in match.split("@")[1:]} & set(runs)
+    return set(referenced_numbers(answer)) & set(runs)
 
 
 def names_a_run(answer: str, runs: dict[int, str]) -> bool:

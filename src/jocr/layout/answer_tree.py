@@ -65,7 +65,13 @@ from jocr.layout.tree import (
     TreeLine,
     union,
 )
-from jocr.lines.references import REFERENCES, SOFT_HYPHEN, anchor_entries, join_soft_hyphens
+from jocr.lines.references import (
+    REFERENCES,
+    SOFT_HYPHEN,
+    anchor_entries,
+    join_soft_hyphens,
+    referenced_numbers,
+)
 
 _HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
 _LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
@@ -266,7 +272,7 @@ def _window_blocks(
 
         def resolve(match: re.Match, own=own) -> str:
             out = []
-            for number in (int(n) for n in match.group(0).split("@")[1:]):
+            for number in referenced_numbers(match.group(0)):
                 if number not in runs or number in written:
                     continue
                 written.add(number)
@@ -276,7 +282,7 @@ def _window_blocks(
             return "".join(out)
 
         resolved = REFERENCES.sub(resolve, piece)
-        numbers = [int(n) for m in REFERENCES.findall(piece) for n in m.split("@")[1:] if int(n) in runs]
+        numbers = [n for n in referenced_numbers(piece) if n in runs]
         last = max([last, *numbers])
         if not _SYNTAX.sub("", _plain(resolved)):
             continue  # nothing but syntax left: all its runs are furniture (the "# " of a running head)

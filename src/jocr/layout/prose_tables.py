@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from jocr.layout.geometry import text_width
-from jocr.lines.references import REFERENCES
+from jocr.lines.references import REFERENCES, referenced_numbers
 
 PROSE_WIDTH = 30  # a 30-column cell: about 5 words of English, 15 CJK characters
 _TABLE = re.compile(r"<table>(.*?)(?:</table>|\Z)", re.S)
@@ -88,7 +88,7 @@ def _cells(row: str, runs: dict[int, str]) -> list[str]:
 
 
 def _resolved(cell: str, runs: dict[int, str]) -> str:
-    return REFERENCES.sub(lambda m: " ".join(runs.get(int(n), "") for n in m.group(0).split("@")[1:]), cell)
+    return REFERENCES.sub(lambda m: " ".join(runs.get(n, "") for n in referenced_numbers(m.group(0))), cell)
 
 
 def _prose_share(cells: list[str], runs: dict[int, str]) -> float:
@@ -113,7 +113,7 @@ def _glossary(rows: list[list[str]], runs: dict[int, str]) -> bool:
 
 
 def _first_run(cell: str) -> float:
-    numbers = [int(n) for m in REFERENCES.findall(cell) for n in m.split("@")[1:]]
+    numbers = referenced_numbers(cell)
     return min(numbers, default=float("inf"))
 
 

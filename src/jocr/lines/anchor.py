@@ -47,7 +47,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from jocr.documents.pages import one_line
-from jocr.lines.references import REFERENCES, anchor_runs, with_references
+from jocr.lines.references import REFERENCES, anchor_runs, referenced_numbers, with_references
 from jocr.lines.types import TEXTLAYER, Line, PageLines, Word
 from jocr.types import GRID_MAX  # the grounding boxes' grid: anchors use the same
 
@@ -274,7 +274,7 @@ def window_target(markdown: str, windows: list[Anchor], index: int, reference_fo
     offset = windows[index].first - 1
 
     def renumber(match: re.Match) -> str:
-        return "".join(f"@{int(n) - offset}" for n in match.group(0).split("@")[1:])
+        return "".join(f"@{n - offset}" for n in referenced_numbers(match.group(0)))
 
     return REFERENCES.sub(renumber, "\n\n".join(pieces))
 

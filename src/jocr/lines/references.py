@@ -30,6 +30,12 @@ class AnchorRun(NamedTuple):
     text: str
 
 
+def referenced_numbers(text: str) -> list[int]:
+    """The run numbers `text` references, in order and as written (`@3 @4` and `@3@4` give [3, 4]); the one
+    reading of a reference that every resolver, checker and answer reader uses."""
+    return [int(n) for match in REFERENCES.findall(text) for n in match.split("@")[1:]]
+
+
 def anchor_entries(anchor_text: str) -> dict[int, AnchorRun]:
     """Run number -> its position and text, read back from an anchor's text (the lines `anchor_lines`
     wrote)."""
@@ -78,7 +84,7 @@ def resolve_references(text: str, anchor_text: str, drop: frozenset[int] = froze
         return runs.get(number, "")
 
     def resolve(match: re.Match) -> str:
-        return "".join(once(int(n)) for n in match.group(0).split("@")[1:])
+        return "".join(once(n) for n in referenced_numbers(match.group(0)))
 
     return REFERENCES.sub(resolve, text)
 
@@ -89,7 +95,7 @@ def unread_runs(text: str, anchor_text: str, drop: frozenset[int] = frozenset())
     text in the text layer's order, so `jocr.layout.request.page_text` keeps them rather than lose
     them."""
     runs = anchor_runs(anchor_text)
-    named = [int(n) for match in REFERENCES.findall(text) for n in match.split("@")[1:] if int(n) in runs]
+    named = [n for n in referenced_numbers(text) if n in runs]
     last = max(named, default=0)
     return "\n".join(runs[i] for i in sorted(runs) if i > last and i not in drop)
 

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jocr.checks.qa import normalise_answer
-from jocr.lines.references import REFERENCES, anchor_runs, resolve_references
+from jocr.lines.references import REFERENCES, anchor_runs, referenced_numbers, resolve_references
 
 FUZZY_SPAN = 90.0  # rapidfuzz partial_ratio (0-100) from which an answer counts as a span of a line
 # `label: value` / `标签：值`: see the module docstring for why digits and `:` without a space are not labels.
@@ -247,13 +247,8 @@ def _without_named_tail(text: str, tokens: list[re.Match], words: _Words) -> str
 def known_runs(raw: str, anchor: str | None) -> bool:
     """Whether every run an answer references is a run of its window's anchor (a window of 40 runs has
     no `@57`: such an answer points past its anchor and is no reference at all)."""
-    runs = answer_runs(raw)
+    runs = referenced_numbers(raw)
     return not runs or (anchor is not None and set(runs) <= set(anchor_runs(anchor)))
-
-
-def answer_runs(raw: str) -> list[int]:
-    """The run numbers a model's answer references, in order (`@3 @4`, `@3@4`)."""
-    return [int(n) for match in REFERENCES.findall(raw) for n in match.split("@")[1:]]
 
 
 def answer_text(raw: str, anchor: str | None, question: str = "") -> str:
@@ -314,5 +309,5 @@ def runs_box(raw: str, first: int, lines, size: tuple[int, int]) -> list[int] | 
     if not _usable(lines):
         return None
     written = [line for line in lines.lines if " ".join(line.text.split())]
-    picked = [written[first + n - 2] for n in answer_runs(raw) if 0 <= first + n - 2 < len(written)]
+    picked = [written[first + n - 2] for n in referenced_numbers(raw) if 0 <= first + n - 2 < len(written)]
     return _pixel_box([line.box for line in picked], lines, size) if picked else None
