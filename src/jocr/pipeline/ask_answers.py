@@ -168,8 +168,7 @@ def _first_sentence(value: str) -> str:
     """A label's value up to its sentence's end (`网络安装和光盘。其余略` -> `网络安装和光盘`)."""
     tokens = list(_TOKEN.finditer(value))
     for i in range(len(tokens) - 1):
-        nxt = tokens[i + 1].group()
-        if nxt in "。；！？!?;" or _ends_sentence(tokens[i].group(), nxt):
+        if _sentence_ends_after(tokens, i):
             return value[: tokens[i].end()].rstrip(".")
     return value
 
@@ -185,11 +184,18 @@ def _ends_value(tokens: list[re.Match], i: int, latin: bool, leads: bool) -> boo
     IP address 10.0.2.2 and is installed`) also at a clause's punctuation or an `_END_WORDS` word. A key that
     leads its run is a label (`Total $136.50`): its value otherwise runs to the run's end."""
     nxt = tokens[i + 1].group()
-    if nxt in "。；！？!?;" or _ends_sentence(tokens[i].group(), nxt):
+    if _sentence_ends_after(tokens, i):
         return True
     if latin and _CJK.match(nxt) and not _joins_latin(tokens, i + 1):
         return True
     return not leads and (nxt in _CLAUSE_END or _word(nxt) in _END_WORDS)
+
+
+def _sentence_ends_after(tokens: list[re.Match], i: int) -> bool:
+    """Whether a sentence ends after `tokens[i]` (one follows): a sentence mark comes next (`。`, `；`,
+    `!`, `?`) or the token is a word ending in `.` that ends its sentence (`_ends_sentence`)."""
+    nxt = tokens[i + 1].group()
+    return nxt in "。；！？!?;" or _ends_sentence(tokens[i].group(), nxt)
 
 
 def _ends_sentence(word: str, nxt: str) -> bool:
