@@ -234,7 +234,7 @@ def anchored_tree(
         if finished:
             # the runs past the last one named come back too, whatever the finish reason: the member
             # stops before its window's last runs on its own as well as at the token limit
-            window = _with_skipped_runs(window, runs, start, kinds, geometry, True, span, height)
+            window = _with_skipped_runs(window, runs, start, kinds, geometry, span, height)
         blocks += window
         if reason == "length" and not finished:
             unread = [start + n - 1 for n in runs if n > last and start + n - 1 not in kinds]
@@ -391,13 +391,12 @@ def _with_skipped_runs(
     start: int,
     kinds: dict[int, str],
     geometry: list[Line],
-    tail: bool = False,
-    span: tuple[float, float] | None = None,
-    height: float = 0.0,
+    span: tuple[float, float] | None,
+    height: float,
 ) -> list[Block]:
     """A window's blocks with the runs its answer skipped put back (`anchor_check.skipped_runs`), each run
     a paragraph of its own right after the block that holds the run named before it (before the first
-    block when none is); with `tail`, the runs past the last one it named too, after it. `_joined_paragraphs`
+    block when none is); the runs past the last one it named too, after it. `_joined_paragraphs`
     then joins those that go on a paragraph. Runs whose text the answer typed out (`anchor_check.typed_in`)
     stay out, and so do runs at the page's edge outside the `span` of its named runs (`_inside`)."""
     holder: dict[int, int] = {}  # window run number -> index of the block that holds it
@@ -408,7 +407,7 @@ def _with_skipped_runs(
     drop = [n for n in runs if start + n - 1 in kinds]
     answer = compact("".join(block.markdown for block in window))
     inserts: dict[int, list[Block]] = {}
-    for after, group in skipped_runs(sorted(holder), runs, drop, tail):
+    for after, group in skipped_runs(sorted(holder), runs, drop, tail=True):
         back = [
             n
             for n in group
@@ -439,9 +438,9 @@ def _run_block(line: Line) -> Block:
 
 
 def _unread_blocks(lines: list[Line]) -> list[Block]:
-    """The runs a window never reached, as one paragraph of them, a line each (the same whether or not the
-    page's text-layer lines are at hand, so the server, which has only the anchors, writes what `jocr
-    parse` writes)."""
+    """The runs a window that ran out of room never reached, as one paragraph of them, a line each: on a
+    page whose answer is not checked against its text-layer lines (none at hand, or the page still being
+    read); a checked page puts them back with the skipped runs (`_with_skipped_runs`)."""
     text = "\n".join(ln.text for ln in lines)
     box = union(ln.box for ln in lines)
     return [Block(type=PARAGRAPH, text=text, markdown=text, bbox=box, lines=[ln.tree_line() for ln in lines])]
