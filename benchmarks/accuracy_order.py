@@ -1,6 +1,7 @@
 """Reading order of pages read from lines, on real pages with hand-checked Markdown: the frozen reading-order
 set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`data/frozen-real/gt`), or with
-`--set` the second frozen reading-order set (`data/frozen-order2`: newspapers, slides, Chinese pages).
+`--set` the second and third frozen reading-order sets (`data/frozen-order2`: newspapers, slides, Chinese
+pages; `data/frozen-order3`: brochure, magazine, newsletter, slides with sidebars, margin notes, Chinese).
 
     python benchmarks/accuracy_order.py ocr   --cache DIR     # RapidOCR's lines of every scan and photo, once
     python benchmarks/accuracy_order.py score --cache DIR     # the table below, from the cached lines
@@ -9,6 +10,7 @@ set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`da
     python benchmarks/accuracy_order.py demo-ocr --cache DIR --demo-lines DIR  # the demo's lines, once
     python benchmarks/accuracy_order.py demo --cache DIR --regions DIR --demo-lines DIR  # OmniDocBench
     python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order2 ...  # the second held-out set
+    python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order3 ...  # the third held-out set
 
 Each page's hand-checked Markdown becomes an OmniDocBench-style ground truth (`gt_page`: its blocks, split on
 blank lines as `jocr.checks.omnidoc_split.split_markdown` splits a prediction, numbered in page order), and
@@ -49,8 +51,10 @@ SETS = {
     "frozen-order": ROOT / "data" / "frozen-order",
     "frozen-real": ROOT / "data" / "frozen-real",
     "frozen-order2": ROOT / "data" / "frozen-order2",
+    "frozen-order3": ROOT / "data" / "frozen-order3",
 }
-# The sets scored unless --set names others (frozen-order2 is the second held-out order set, scored apart).
+# The sets scored unless --set names others (frozen-order2 and frozen-order3, the second and third held-out
+# order sets, are scored apart).
 DEFAULT_SETS = ("frozen-order", "frozen-real")
 VARIANTS = ("pdf", "scan", "photo")
 
