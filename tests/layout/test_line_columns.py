@@ -129,3 +129,29 @@ def test_columns_set_close_under_a_headline_part_at_their_flush_edges():
     lines = [headline] + [ln for column in columns for ln in column]
     first, *others = [[ln.text for ln in c] for c in columns]
     assert groups_read(lines) == [[headline.text, *first], *others]
+
+
+def _grid(columns: list[list[str]], x_step: float = 220.0, char: float = 10.0) -> list[Line]:
+    """OCR lines of `columns` laid side by side, row k of every column at one height (a slide's lists)."""
+    lines = []
+    for c, column in enumerate(columns):
+        for k, text in enumerate(column):
+            x, y = 60 + c * x_step, 200 + 36 * k
+            lines.append(Line(text, (x, y, x + char * len(text), y + 27), 27.0, 0, 0.9, RAPIDOCR))
+    return lines
+
+
+def test_lists_side_by_side_are_read_one_after_the_other():
+    # a slide's bulleted list beside a numbered one, their items at the same heights: no prose either
+    # side, so without the list markers the two read row by row as a table
+    bullets = ["Items", "• Milk", "• Eggs", "• Potatos"]
+    numbers = ["Enumerations", "1. First,", "2. Second and", "3. Last."]
+    assert columns_read(_grid([bullets, numbers])) == [" / ".join(bullets), " / ".join(numbers)]
+
+
+def test_a_list_with_values_beside_it_stays_one_group():
+    # a price list: the values beside the items carry no list marker, so the two are not parted (the
+    # group's rows are then read whole, item and value)
+    items = ["• Milk", "• Eggs", "• Potatos", "• Bread"]
+    values = ["1.20", "2.40", "0.90", "3.10"]
+    assert len(columns_read(_grid([items, values], x_step=160))) == 1

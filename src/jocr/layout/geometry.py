@@ -20,6 +20,11 @@ BOLD = 520  # a weight at least this is bold (TeX's bold extended fonts report 5
 # CJK characters and their punctuation (ideographic comma and full stop, corner brackets, full-width forms):
 # lines of Chinese meet without a space where they wrap, punctuation included.
 _WIDE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+# A list item's line: a bullet, or a number, letter or roman numeral with its stop, then the item's text
+# (group 2). Read by the rules' row kinds (`jocr.layout.line_rules`) and by the column cuts
+# (`jocr.layout.line_columns`: lists side by side).
+LIST_BULLET = re.compile(r"([•◦▪‣∙·●○■□▸►➢✓–*-])\s+(\S.*)")
+LIST_NUMBER = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
 
 
 @dataclass
@@ -179,6 +184,12 @@ def line_pitch(rows: Sequence[Row], size: float) -> float:
         if abs(a.size - size) <= 0.15 * size and 0.5 * size < b.y0 - a.y0 < 3 * size
     ]
     return statistics.median(steps) if steps else 1.2 * size
+
+
+def list_item(text: str) -> bool:
+    """Whether a line's text is a list item (`LIST_BULLET` or `LIST_NUMBER`, the whole line)."""
+    text = text.strip()
+    return bool(LIST_BULLET.fullmatch(text) or LIST_NUMBER.fullmatch(text))
 
 
 def text_width(text: str) -> int:

@@ -9,7 +9,7 @@ import dataclasses
 import math
 import statistics
 
-from jocr.layout.geometry import Line, rows_of, text_width
+from jocr.layout.geometry import Line, list_item, rows_of, text_width
 
 # A scanned or photographed page is read as it lies: turned by a degree, its columns' edges slant and a
 # gutter no wider than an em closes up in x. Shears tried, as the tangent of angles up to this many degrees
@@ -157,7 +157,8 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     LaTeX's two columns are one em apart) that no line crosses, or, failing one, of a narrower one that
     a column's flush left edge closes (`_aligned_starts`: a newspaper's columns, set close, read from a
     small image), with three rows at least on both sides and prose (lines `PROSE_COLUMNS` wide in the median)
-    on both, or on one when both sides are at least 0.3 of the region wide."""
+    on both, or on one when both sides are at least 0.3 of the region wide, or lists on both
+    (`_lists_side_by_side`)."""
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
     gutter = min_gutter(lines, size)
     spans = sorted((ln.x0, ln.x1) for ln in lines)
@@ -184,7 +185,22 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     # both are as wide as page columns are: a table's cells are narrow.
     extent = 0.3 * (right - left)
     wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
-    return cut if all(prose) or (any(prose) and wide) else None
+    return cut if all(prose) or (any(prose) and wide) or _lists_side_by_side(sides) else None
+
+
+LIST_SHARE = 0.5  # this share of a side's lines (two at least) list items make it a list
+
+
+def _lists_side_by_side(sides: list[list[Line]]) -> bool:
+    """Whether the two sides of a gutter are lists set side by side (a slide's bulleted list beside a
+    numbered one): one side a list (`LIST_SHARE` of its lines list items, `geometry.list_item`), the other
+    holding two items at least. Their items stand at the same heights, no side holds prose, and without
+    this they were read row by row as a table. Values beside a list (a price list) carry no marker, so
+    such a list and its values are still read row by row."""
+    items = [sum(1 for ln in side if list_item(ln.text)) for side in sides]
+    if min(items) < 2:
+        return False
+    return any(n >= LIST_SHARE * len(side) for n, side in zip(items, sides, strict=True))
 
 
 # A line of prose is this many columns wide at least (`geometry.text_width`: 15 Latin characters, or 8 CJK

@@ -25,7 +25,18 @@ import statistics
 from collections.abc import Sequence
 
 from jocr.layout.furniture import edge_furniture
-from jocr.layout.geometry import Line, Row, body_size, join_text, line_pitch, rows_of, source_lines
+from jocr.layout.geometry import (
+    LIST_BULLET,
+    LIST_NUMBER,
+    Line,
+    Row,
+    body_size,
+    join_text,
+    line_pitch,
+    list_item,
+    rows_of,
+    source_lines,
+)
 from jocr.layout.line_columns import reading_order
 from jocr.layout.regions import Region, region_blocks, region_units
 from jocr.layout.tree import (
@@ -54,9 +65,7 @@ HEADING_SIZE = 1.15  # times the body size
 TITLE_SIZE = 1.3
 FOOTNOTE_SIZE = 0.9
 MAX_HEADING_CHARS = 150
-_BULLET = re.compile(r"([•◦▪‣∙·●○■□▸►➢✓–*-])\s+(\S.*)")
 _TYPOGRAPHIC_BULLET = re.compile(r"[•◦▪‣∙●○■□▸►➢✓]\s")  # a bullet no code line starts with
-_NUMBERED = re.compile(r"(\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\(?[ivx]{1,4}[.)])\s+(\S.*)")
 _SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
 _CAPTION = CAPTION_START
 FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
@@ -344,9 +353,9 @@ def _row_kind(row: Row, size: float, page_height: float, last_body: float) -> st
     text = row.text.strip()
     if row.mono and not _TYPOGRAPHIC_BULLET.match(text):
         return CODE
-    if _BULLET.fullmatch(text) or _NUMBERED.fullmatch(text):
+    if list_item(text):
         big = row.size >= HEADING_SIZE * size or (row.bold and len(text) < 80)
-        return HEADING if big and _NUMBERED.fullmatch(text) else LIST_ITEM
+        return HEADING if big and LIST_NUMBER.fullmatch(text) else LIST_ITEM
     if row.size >= HEADING_SIZE * size and len(text) <= MAX_HEADING_CHARS:
         return HEADING
     if row.size <= FOOTNOTE_SIZE * size and row.y0 >= last_body - 1 and row.y0 > 0.6 * page_height:
@@ -398,7 +407,7 @@ def _text_block(kind: str, rows: list[Row]) -> Block:
     text = join_text([r.text for r in rows])
     block = Block(type=kind, text=text, bbox=bbox, lines=tree_lines)
     if kind == LIST_ITEM:
-        match = _BULLET.fullmatch(text) or _NUMBERED.fullmatch(text)
+        match = LIST_BULLET.fullmatch(text) or LIST_NUMBER.fullmatch(text)
         if match:
             block.marker, block.text = match.group(1), match.group(2)
     if kind == PARAGRAPH and _CAPTION.match(text):
