@@ -3,7 +3,7 @@ print, rows of lines."""
 
 from __future__ import annotations
 
-from jocr.layout.geometry import rows_of, source_lines, text_width
+from jocr.layout.geometry import list_item, rows_of, source_lines, text_width
 from jocr.lines.types import RAPIDOCR, Line
 
 
@@ -46,3 +46,10 @@ def test_lines_of_cjk_text_and_punctuation_join_without_a_space():
     assert join_text(["当服务器安装", "在一台机器上，", "而它的", "Debian 子项目"]) == (
         "当服务器安装在一台机器上，而它的 Debian 子项目"
     )
+
+
+def test_list_items_are_bulleted_or_numbered_lines():
+    for text in ("• Milk", "1. First,", "(b) the second", " - a dash"):
+        assert list_item(text), text
+    for text in ("1.20", "Items", "•Eggs"):  # a number, a word, a bullet glued to its word
+        assert not list_item(text), text
