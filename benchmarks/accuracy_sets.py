@@ -11,6 +11,8 @@ Sets (each scored as its benchmark scores it):
   the block kinds alone), lower is better;
 - `real2-pdf`: the second frozen set of born-digital pages (`--frozen-real2`, default data/frozen-real2),
   half of them Chinese, scored the same way;
+- `real3-pdf`: the third frozen set of born-digital pages (`--frozen-real3`, default data/frozen-real3),
+  mostly English, scored the same way;
 - `omnidocbench-demo` (`--omnidocbench`, default ../shared/data/omnidocbench-demo, which has the images
   that tests/data leaves out): its 18 page images,
   scored like `jocr score --omnidocbench` (text edit, reading-order edit, table TEDS, display-formula edit;
@@ -55,7 +57,15 @@ from jocr.documents.pages import LoadOptions, open_source
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ("parse", "lines", "tesseract", "rapidocr")
-SET_NAMES = ("olmocr-sample", "real-pdf", "real-scan", "real-photo", "real2-pdf", "omnidocbench-demo")
+SET_NAMES = (
+    "olmocr-sample",
+    "real-pdf",
+    "real-scan",
+    "real-photo",
+    "real2-pdf",
+    "real3-pdf",
+    "omnidocbench-demo",
+)
 
 
 @dataclass
@@ -305,8 +315,9 @@ def score_set(bset: BenchSet, out_dir: Path) -> dict:
 
 def build_sets(args) -> list[BenchSet]:
     sets = [olmocr_set(Path(args.olmocr_sample))] + frozen_real_sets(Path(args.frozen_real))
-    if (Path(args.frozen_real2) / "sources.json").is_file():
-        sets += frozen_real_sets(Path(args.frozen_real2), prefix="real2")
+    for prefix, root in (("real2", args.frozen_real2), ("real3", args.frozen_real3)):
+        if (Path(root) / "sources.json").is_file():
+            sets += frozen_real_sets(Path(root), prefix=prefix)
     if (Path(args.omnidocbench) / "images").is_dir():
         sets.append(omnidoc_set(Path(args.omnidocbench)))
     else:

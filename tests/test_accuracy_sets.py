@@ -1,0 +1,41 @@
+"""benchmarks/accuracy_sets.py: a frozen set is taken by name (`--sets real3-pdf`), with its pages' files
+and languages from the set's sources.json, and an unknown name is refused with the names there are."""
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from accuracy_sets import build_sets  # noqa: E402
+
+
+def _args(sets: str, tmp_path: Path) -> SimpleNamespace:
+    return SimpleNamespace(
+        sets=sets,
+        page_ids=None,
+        out=str(tmp_path),
+        olmocr_sample=str(REPO / "tests/data/olmocr-bench-sample"),
+        frozen_real=str(REPO / "data/frozen-real"),
+        frozen_real2=str(REPO / "data/frozen-real2"),
+        frozen_real3=str(REPO / "data/frozen-real3"),
+        omnidocbench=str(tmp_path / "no-omnidocbench"),
+    )
+
+
+def test_the_third_frozen_set_is_taken_by_name(tmp_path):
+    (bset,) = build_sets(_args("real3-pdf", tmp_path))
+    assert bset.name == "real3-pdf" and bset.tests == REPO / "data/frozen-real3/pdf.jsonl"
+    assert len(bset.pages) == 15 and all(p.path.is_file() for p in bset.pages)
+    assert sorted(p.lang for p in bset.pages).count("zh") == 4
+    assert {p.rel for p in bset.pages if p.lang == "zh"} >= {"pdf/ctexfaq-p010.pdf", "pdf/tlmgr-p008.pdf"}
+
+
+def test_sets_are_taken_together_and_an_unknown_name_is_refused(tmp_path):
+    names = [s.name for s in build_sets(_args("real2-pdf,real3-pdf", tmp_path))]
+    assert names == ["real2-pdf", "real3-pdf"]
+    with pytest.raises(SystemExit, match="real3-pdf"):
+        build_sets(_args("real4-pdf", tmp_path))
