@@ -55,3 +55,23 @@ def test_synth_cli_writes_prose_documents_whose_text_layer_holds_the_answers(tmp
         pdf.close()
         for q in record["questions"]:
             assert "".join(q["answers"][0].split()) in text, q
+
+
+def test_frozen_set_is_what_its_recipe_writes():
+    from pathlib import Path
+
+    from jocr.synth.dataset import FROZEN_TEST_SETS, global_seed
+
+    frozen = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "docqa-prose"
+    recipe = FROZEN_TEST_SETS["docqa-prose"]
+    lines = (frozen / "docqa_test.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == recipe["pages"]
+    for offset, record in enumerate(records):
+        seed = global_seed(recipe["split"], recipe["seed"] + offset)
+        assert record["seed"] == seed
+        made = make_prose_document(seed).to_record()
+        assert {k: v for k, v in record.items() if k not in ("name", "seed", "files")} == made
+        assert all((frozen / path).is_file() for path in record["files"].values())
+    assert {r["lang"] for r in records} == set(LANGS)
+    assert {r["kind"] for r in records} == {f"prose-{k}" for k in PROSE_KINDS}
