@@ -427,20 +427,18 @@ def _read_pages(
             for entry in entries:
                 for anchor in entry.anchors:
                     ids = question_ids(builder, n, questions[entry.question], anchor)
-                    shape = request_shape(loaded, anchor is not None, cfg.max_tokens, fields)
+                    shape = request_shape(loaded, cfg.max_tokens, fields)
                     requests.append((entry, GenerationRequest(ids, [views], **shape.options())))
     _generate(loaded, requests, cfg)
     return label, out
 
 
-def request_shape(
-    loaded: LoadedModel, anchored: bool, max_tokens: int | None, fields: Sequence[str] = ()
-) -> AnswerShape:
-    """How one request's answer is decoded (jocr.pipeline.ask_decoding): a question's (`question_shape`,
-    with an anchor or on the image alone) or, with `fields`, an extraction's JSON object (`fields_shape`)."""
+def request_shape(loaded: LoadedModel, max_tokens: int | None, fields: Sequence[str] = ()) -> AnswerShape:
+    """How one request's answer is decoded (jocr.pipeline.ask_decoding): a question's (`question_shape`) or,
+    with `fields`, an extraction's JSON object (`fields_shape`)."""
     if fields:
         return fields_shape(loaded.tokenizer, list(fields), max_tokens)
-    return question_shape(loaded.tokenizer, anchored, max_tokens)
+    return question_shape(loaded.tokenizer, max_tokens)
 
 
 class _ReadLines:
