@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from jocr.checks.qa import anls_one, caption_similarity, exact_match, field_scores  # noqa: E402
+from jocr.pipeline.ask_decoding import ANSWER_TOKENS  # noqa: E402
 
 STOP_WORDS = set(
     "a an the is are was were of to in on for by from what which who whom whose how many much does do did "
@@ -294,7 +295,12 @@ def main() -> int:
     parser.add_argument(
         "--every", type=int, default=1, help="every Nth document only, from the first (a fixed subset)"
     )
-    parser.add_argument("--max-tokens", type=int, default=32, help="answer tokens per question (model)")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=ANSWER_TOKENS,
+        help="answer tokens per question (model; default as jocr ask)",
+    )
     parser.add_argument("--fields-tokens", type=int, default=128, help="tokens per extraction answer (model)")
     parser.add_argument("--caption-tokens", type=int, default=64, help="tokens per caption (model)")
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
