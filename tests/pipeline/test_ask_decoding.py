@@ -45,7 +45,7 @@ def test_an_answer_may_be_typed_or_a_reference_but_not_markup(tok):
     shape = question_shape(tok)
     allowed = _allowed_first(tok, shape)
     assert {"A", "z", "$", "1", "@", "("} <= allowed
-    assert not allowed & {"#", "|", "<", ">", "!", "`", "*", "\n", " ", "<td>", ""}
+    assert not allowed & {"#", "|", "<", ">", "!", "`", "*", "\n", " ", "<td>", "", "{"}
     assert tok.eos_id in shape.first_banned_ids
     # the first byte of a CJK character may begin an answer
     assert tok.encode("合")[0] not in shape.first_banned_ids

@@ -8,8 +8,8 @@ run reference list (`@i`, up to MAX_ANSWER_RUNS runs) or a short typed value (a 
 sentence as the anchor prints it), never page markup; an extraction target is one compact JSON object and
 nothing after it. So:
 
-- the first token of a question's answer may not be empty, begin with whitespace or with block markup
-  (`#`, `|`, `<`, `>`, `!`, a backtick, `*`);
+- the first token of a question's answer may not be empty, begin with whitespace, with block markup (`#`,
+  `|`, `<`, `>`, `!`, a backtick, `*`) or with `{` (an extraction's answer, not a question's);
 - a question's answer ends at the end of its first line (stop string "\\n") and within ANSWER_TOKENS;
 - an extraction answer begins with `{` and ends where that JSON object closes (`closes_json_object`),
   within an answer's budget per field (`fields_tokens`).
@@ -90,8 +90,8 @@ def _banned_first(tokenizer, kind: str) -> frozenset[int]:
             ok = False
         elif kind == "json":
             ok = text[0] == "{"
-        else:
-            ok = not text.startswith(_MARKUP)
+        else:  # a question's answer: neither block markup nor an extraction's JSON object
+            ok = not text.startswith((*_MARKUP, "{"))
         if not ok:
             banned.add(i)
     return frozenset(banned)
