@@ -156,10 +156,16 @@ def run_keyword(docs: list[dict], ocr: str) -> tuple[list[list[str]], list[dict 
 
 
 def run_model(
-    docs: list[dict], model_dir: str, max_tokens: int, fields_tokens: int, ocr: str, raws: list | None = None
+    docs: list[dict],
+    model_dir: str,
+    max_tokens: int,
+    fields_tokens: int,
+    ocr: str,
+    raws: list | None = None,
+    focus: bool = True,
 ) -> tuple[list[list[str]], list[dict | None]]:
-    """Each document's questions asked together (`jocr.ask` with a list), then its fields extracted;
-    `raws` gets each question's answer as the model wrote it (references unresolved)."""
+    """Each document's questions asked together (`jocr.ask` with a list; `focus`: AskConfig's), then its
+    fields extracted; `raws` gets each question's answer as the model wrote it (references unresolved)."""
     import jocr
     from jocr.pipeline import load_model
 
@@ -167,7 +173,7 @@ def run_model(
     answers, fields = [], []
     for i, doc in enumerate(docs, 1):
         questions = [q["question"] for q in doc["questions"]]
-        asked = jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens, ocr=ocr)
+        asked = jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens, ocr=ocr, focus=focus)
         answers.append([a.answer for a in asked])
         if raws is not None:
             raws.append([next((p.raw for p in a.pages if p.page == a.page), "") for a in asked])
@@ -305,6 +311,9 @@ def main() -> int:
     parser.add_argument("--caption-tokens", type=int, default=64, help="tokens per caption (model)")
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
     parser.add_argument(
+        "--no-focus", action="store_true", help="ask over the page's windows, not the focused run window"
+    )
+    parser.add_argument(
         "--keyword-control",
         action="store_true",
         help="with --model: also score the keyword baseline in the same run (a second JSON result)",
@@ -325,7 +334,9 @@ def main() -> int:
         from jocr.pipeline import load_model
 
         model = load_model(args.model)
-        answers, fields = run_model(docs, model, args.max_tokens, args.fields_tokens, args.ocr, raws)
+        answers, fields = run_model(
+            docs, model, args.max_tokens, args.fields_tokens, args.ocr, raws, focus=not args.no_focus
+        )
     result = {
         "set": args.set,
         "variant": args.variant,
@@ -335,6 +346,7 @@ def main() -> int:
         "seconds": round(time.perf_counter() - t0, 1),
         "cpu_seconds": round(time.process_time() - c0, 1),  # this process's, model loading included
         "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
+        "focus": None if args.baseline else not args.no_focus,
         **scores(docs, answers, fields),
     }
     captions = []
