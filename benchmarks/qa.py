@@ -22,8 +22,8 @@ with a label word that abbreviates a question word counting, e.g. "No." for "num
 characters). The focus-line baseline is the no-model control of a focused question (`jocr.ask` asks over
 the stretch of runs sharing most words with the question, that run second: docs/asking.md, "Focus"): the
 value `answer_value` cuts from that run, what the model's answer would be if it always wrote `@2`. A model
-answers through `jocr.ask` / `jocr.extract`, which read the same lines for its anchor (`--no-focus`: over
-the page's windows).
+answers through `jocr.ask` / `jocr.extract`, which read the same lines for its anchor (`--focus`: over
+the focused window).
 
 Captions (a `--profile docqa-charts` set: records with `figures`, each a reference caption and its box in
 PDF points): every run also scores each figure's caption with `jocr.checks.qa.caption_similarity`
@@ -330,7 +330,7 @@ def main() -> int:
     parser.add_argument("--caption-tokens", type=int, default=64, help="tokens per caption (model)")
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
     parser.add_argument(
-        "--no-focus", action="store_true", help="ask over the page's windows, not the focused run window"
+        "--focus", action="store_true", help="ask over the focused window of runs (AskConfig.focus)"
     )
     parser.add_argument(
         "--keyword-control",
@@ -355,7 +355,7 @@ def main() -> int:
 
         model = load_model(args.model)
         answers, fields = run_model(
-            docs, model, args.max_tokens, args.fields_tokens, args.ocr, raws, focus=not args.no_focus
+            docs, model, args.max_tokens, args.fields_tokens, args.ocr, raws, focus=args.focus
         )
     result = {
         "set": args.set,
@@ -366,7 +366,7 @@ def main() -> int:
         "seconds": round(time.perf_counter() - t0, 1),
         "cpu_seconds": round(time.process_time() - c0, 1),  # this process's, model loading included
         "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
-        "focus": None if args.baseline else not args.no_focus,
+        "focus": None if args.baseline else args.focus,
         **scores(docs, answers, fields),
     }
     captions = []

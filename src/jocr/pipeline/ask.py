@@ -80,8 +80,9 @@ class AskConfig:
     # "auto", "rapidocr", "tesseract" or "none"): their OCR'd lines are the anchor and locate the answer.
     ocr: str = "auto"
     # Ask each question over the stretch of runs that shares most words with it (jocr.pipeline.ask_focus)
-    # instead of the page's windows, where one does.
-    focus: bool = True
+    # instead of the page's windows, where one does. Off by default: the bundled member answers forms by
+    # their runs' places on the whole page (docs/asking.md, "Focus").
+    focus: bool = False
 
     def __post_init__(self) -> None:
         if self.ocr not in OCR_MODES:
