@@ -19,7 +19,11 @@ The keyword baseline is not part of jocr: it answers from the page's lines alone
 `jocr.lines.source.page_lines`: the text layer of a PDF page, OCR over a scan or photo under `--ocr`), with
 the value after the label (`Label: value`, `标签：值`) whose words best match the question's (English words,
 with a label word that abbreviates a question word counting, e.g. "No." for "number"; Chinese by
-characters). A model answers through `jocr.ask` / `jocr.extract`, which read the same lines for its anchor.
+characters). The focus-line baseline is the no-model control of a focused question (`jocr.ask` asks over
+the stretch of runs sharing most words with the question, that run second: docs/asking.md, "Focus"): the
+value `answer_value` cuts from that run, what the model's answer would be if it always wrote `@2`. A model
+answers through `jocr.ask` / `jocr.extract`, which read the same lines for its anchor (`--focus`: over
+the focused window).
 
 Captions (a `--profile docqa-charts` set: records with `figures`, each a reference caption and its box in
 PDF points): every run also scores each figure's caption with `jocr.checks.qa.caption_similarity`
@@ -42,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from jocr.checks.qa import anls_one, caption_similarity, exact_match, field_scores  # noqa: E402
+from jocr.pipeline.ask_decoding import ANSWER_TOKENS  # noqa: E402
 
 STOP_WORDS = set(
     "a an the is are was were of to in on for by from what which who whom whose how many much does do did "
@@ -142,23 +147,44 @@ def load_set(root: Path, variant: str) -> list[dict]:
     return list(by_file.values())
 
 
-def run_keyword(docs: list[dict], ocr: str) -> tuple[list[list[str]], list[dict | None]]:
+def focus_line_answer(question: str, lines: list[str]) -> str:
+    """The no-model control of a focused question: the value `jocr ask` cuts (`answer_value`) from the line
+    sharing most words with the question (`jocr.pipeline.ask_focus.focus_run`, the run a focused window puts
+    second), as if the model always answered `@2`; "" when no line shares a word."""
+    from jocr.pipeline.ask_answers import answer_value
+    from jocr.pipeline.ask_focus import focus_run
+
+    best = focus_run(lines, question)
+    return "" if best is None else answer_value(lines[best], question)
+
+
+BASELINES = {"keyword": keyword_answer, "focus-line": focus_line_answer}
+
+
+def run_baseline(
+    docs: list[dict], ocr: str, name: str = "keyword"
+) -> tuple[list[list[str]], list[dict | None]]:
+    answer = BASELINES[name]
     answers, fields = [], []
     for doc in docs:
         lines = page_lines(doc["file"], ocr)
-        answers.append([keyword_answer(q["question"], lines) for q in doc["questions"]])
+        answers.append([answer(q["question"], lines) for q in doc["questions"]])
         names = doc["fields"] or {}
-        fields.append(
-            {n: keyword_answer(n.replace("_", " "), lines) or None for n in names} if names else None
-        )
+        fields.append({n: answer(n.replace("_", " "), lines) or None for n in names} if names else None)
     return answers, fields
 
 
 def run_model(
-    docs: list[dict], model_dir: str, max_tokens: int, fields_tokens: int, ocr: str, raws: list | None = None
+    docs: list[dict],
+    model_dir: str,
+    max_tokens: int,
+    fields_tokens: int,
+    ocr: str,
+    raws: list | None = None,
+    focus: bool = True,
 ) -> tuple[list[list[str]], list[dict | None]]:
-    """Each document's questions asked together (`jocr.ask` with a list), then its fields extracted;
-    `raws` gets each question's answer as the model wrote it (references unresolved)."""
+    """Each document's questions asked together (`jocr.ask` with a list; `focus`: AskConfig's), then its
+    fields extracted; `raws` gets each question's answer as the model wrote it (references unresolved)."""
     import jocr
     from jocr.pipeline import load_model
 
@@ -166,7 +192,7 @@ def run_model(
     answers, fields = [], []
     for i, doc in enumerate(docs, 1):
         questions = [q["question"] for q in doc["questions"]]
-        asked = jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens, ocr=ocr)
+        asked = jocr.ask(doc["file"], questions, model=model, max_tokens=max_tokens, ocr=ocr, focus=focus)
         answers.append([a.answer for a in asked])
         if raws is not None:
             raws.append([next((p.raw for p in a.pages if p.page == a.page), "") for a in asked])
@@ -282,7 +308,7 @@ def main() -> int:
     )
     parser.add_argument("--variant", choices=("pdf", "scan", "photo"), default="pdf")
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--baseline", choices=("keyword",))
+    which.add_argument("--baseline", choices=sorted(BASELINES))
     which.add_argument("--model", help="a model directory, asked through jocr.ask / jocr.extract")
     which.add_argument("--make-variants", metavar="SET", help="write a real set's scan/ and photo/ copies")
     parser.add_argument(
@@ -294,14 +320,23 @@ def main() -> int:
     parser.add_argument(
         "--every", type=int, default=1, help="every Nth document only, from the first (a fixed subset)"
     )
-    parser.add_argument("--max-tokens", type=int, default=32, help="answer tokens per question (model)")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=ANSWER_TOKENS,
+        help="answer tokens per question (model; default as jocr ask)",
+    )
     parser.add_argument("--fields-tokens", type=int, default=128, help="tokens per extraction answer (model)")
     parser.add_argument("--caption-tokens", type=int, default=64, help="tokens per caption (model)")
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
     parser.add_argument(
+        "--focus", action="store_true", help="ask over the focused window of runs (AskConfig.focus)"
+    )
+    parser.add_argument(
         "--keyword-control",
         action="store_true",
-        help="with --model: also score the keyword baseline in the same run (a second JSON result)",
+        help="with --model: also score the no-model baselines (focus-line, keyword) in the same run "
+        "(one JSON result each)",
     )
     args = parser.parse_args()
     if args.make_variants:
@@ -314,12 +349,14 @@ def main() -> int:
     raws: list[list[str]] = []
     model = None
     if args.baseline:
-        answers, fields = run_keyword(docs, args.ocr)
+        answers, fields = run_baseline(docs, args.ocr, args.baseline)
     else:
         from jocr.pipeline import load_model
 
         model = load_model(args.model)
-        answers, fields = run_model(docs, model, args.max_tokens, args.fields_tokens, args.ocr, raws)
+        answers, fields = run_model(
+            docs, model, args.max_tokens, args.fields_tokens, args.ocr, raws, focus=args.focus
+        )
     result = {
         "set": args.set,
         "variant": args.variant,
@@ -329,6 +366,7 @@ def main() -> int:
         "seconds": round(time.perf_counter() - t0, 1),
         "cpu_seconds": round(time.process_time() - c0, 1),  # this process's, model loading included
         "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
+        "focus": None if args.baseline else args.focus,
         **scores(docs, answers, fields),
     }
     captions = []
@@ -356,12 +394,12 @@ def main() -> int:
             for row in captions:
                 fh.write(json.dumps({"caption": row}, ensure_ascii=False) + "\n")
     print(json.dumps(result, ensure_ascii=False, indent=1))
-    if args.model and args.keyword_control:
+    for name in sorted(BASELINES) if args.model and args.keyword_control else ():
         t0, c0 = time.perf_counter(), time.process_time()
-        answers, fields = run_keyword(docs, args.ocr)
+        answers, fields = run_baseline(docs, args.ocr, name)
         control = {
             **{k: result[k] for k in ("set", "variant", "documents", "ocr")},
-            "answerer": "baseline:keyword",
+            "answerer": f"baseline:{name}",
             "seconds": round(time.perf_counter() - t0, 1),
             "cpu_seconds": round(time.process_time() - c0, 1),
             **scores(docs, answers, fields),

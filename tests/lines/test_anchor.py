@@ -242,3 +242,22 @@ def test_a_region_is_anchored_as_a_page_of_its_own():
     assert region_anchor(layer, (0, 300, 100, 400), Tokenizer.byte_level()) is None  # no run inside
     unusable = PageLines(width=600.0, height=800.0, lines=layer.lines)
     assert region_anchor(unusable, (50, 90, 550, 130), Tokenizer.byte_level()) is None
+
+
+def test_run_window_is_a_window_of_the_pages_runs_with_cut_marks():
+    from jocr.lines.anchor import anchor_runs, build_windows, page_runs, run_window
+
+    texts = ["alpha one", "beta two", "gamma three", "delta four", "epsilon five"]
+    boxes = [(60.0, 40.0 + 20 * i, 300.0, 52.0 + 20 * i) for i in range(5)]
+    layer = PageLines(
+        width=600.0, height=800.0, verdict=OK, lines=[Line(t, b, 10.0, 400) for t, b in zip(texts, boxes)]
+    )
+    tok = Tokenizer.byte_level()
+    runs = page_runs(build_windows(layer, tok, 4096))
+    window = run_window(layer, tok, 1, 2, 4096)
+    assert window.first == 2 and window.lines == 2
+    assert [runs[window.first + k - 1] for k in anchor_runs(window.text)] == ["beta two", "gamma three"]
+    lines = window.text.splitlines()
+    assert lines[1] == lines[-1] == CUT_MARK  # runs before and after it
+    whole = run_window(layer, tok, 0, 99, 4096)
+    assert whole.lines == 5 and CUT_MARK not in whole.text

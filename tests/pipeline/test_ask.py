@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from layer_fixtures import PROSE, plain_pdf
+from layer_fixtures import PROSE, layer_pdf, lines_content, plain_pdf
 from pdf_fixtures import image_bytes, text_pdf
 from tokenizers import AddedToken, models, pre_tokenizers
 from tokenizers import Tokenizer as HFTokenizer
@@ -137,6 +137,22 @@ def test_an_anchored_answer_in_run_references_is_resolved_and_located(bundle_dir
     loaded, _ = scripted(bundle_dir, "Zebra 42")
     answer = ask(plain_pdf(), QUESTION, model=loaded)
     assert answer.answer == "Zebra 42" and answer.box is None and answer.page == 1
+
+
+def test_a_question_is_asked_over_the_runs_that_share_its_words(bundle_dir):
+    filler = [f"Filler line number {i} of the body text." for i in range(30)]
+    lines = filler[:20] + ["Bug reports should be sent to someone@example.org today."] + filler[20:]
+    pdf = layer_pdf(lines_content(lines, size=9, top=760))
+    loaded, engine = scripted(bundle_dir, "@2")
+    answer = ask(pdf, "Where should bug reports be sent?", model=loaded, focus=True)
+    # the window starts one run before the best match, so its run 2 is the page's run 21
+    assert answer.answer.startswith("someone@example.org") and len(engine.prompts) == 1
+    assert engine.prompts[0].count("\n@") == 12  # FOCUS_RUNS runs, cut marks before and after
+    loaded, engine = scripted(bundle_dir, "@2")
+    assert "number 1 " in ask(pdf, "Where should bug reports be sent?", model=loaded).answer  # off by default
+    # a question sharing no word with the page is asked over the page's windows
+    loaded, engine = scripted(bundle_dir, "@2")
+    assert "number 1 " in ask(pdf, "What colour is the sky?", model=loaded, focus=True).answer
 
 
 RECEIPT = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "docqa" / "pdfs"

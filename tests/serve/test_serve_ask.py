@@ -256,9 +256,9 @@ def test_an_asking_request_is_decoded_as_jocr_ask_decodes_it(tiny_model, tokeniz
     backend.submit(plain, [], SamplingParams(20, answer=True, stop=["END"]))
     backend.submit(plain, [], SamplingParams(300, answer=True, fields=("total",)))
     backend.submit(plain, [], SamplingParams(100, stop=["END"]))
-    assert seen[0].first_banned_ids == question_shape(tokenizer, True).first_banned_ids
+    assert seen[0].first_banned_ids == question_shape(tokenizer).first_banned_ids
     assert seen[0].stop_strings == ("\n",) and seen[0].logprobs and seen[0].max_tokens == 20
-    assert seen[1].first_banned_ids == question_shape(tokenizer, False).first_banned_ids
+    assert seen[1].first_banned_ids == question_shape(tokenizer).first_banned_ids
     assert seen[1].stop_strings == ("\n", "END")
     assert seen[2].stop_when is closes_json_object and seen[2].max_tokens == 300
     assert seen[2].first_banned_ids == fields_shape(tokenizer, ["total"]).first_banned_ids

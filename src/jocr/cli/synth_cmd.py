@@ -55,12 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=sorted([*PROFILES, "docqa", "docqa-charts"]),
+        choices=sorted([*PROFILES, *DOCQA_PROFILES]),
         default="cpu-small",
         help="page profile; vector: real PDFs with text layers typeset by Chromium (always --format pdf); "
         "docqa: invoices, receipts, forms and letters (EN/ZH) as vector PDFs with scanned and photographed "
         "copies, their fields and questions with exact answers; docqa-charts: charts (bar, line, pie) and "
-        "data tables (EN/ZH) the same way, each chart with a reference caption and its box",
+        "data tables (EN/ZH) the same way, each chart with a reference caption and its box; docqa-prose: "
+        "manual title pages and notes (EN/ZH) whose facts sit inside sentences, the same way",
     )
     parser.add_argument(
         "--degrade",
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         profile, degrade = recipe["profile"], recipe["degrade"]
     if profile == "vector":
         return _run_vector(outdir, pages, seed, split, args)
-    if profile in ("docqa", "docqa-charts"):
+    if profile in DOCQA_PROFILES:
         return _run_docqa(outdir, pages, seed, split, args, profile)
     try:
         check_fonts(cjk=profile in ("page", "dense"))
@@ -198,17 +199,33 @@ def _run_vector(outdir: Path, pages: int, seed: int, split: str, args) -> int:
     return 0
 
 
-def _run_docqa(outdir: Path, pages: int, seed: int, split: str, args, profile: str = "docqa") -> int:
+DOCQA_PROFILES = ("docqa", "docqa-charts", "docqa-prose")
+
+
+def _docqa_writer(profile: str):
+    """The dataset writer of an asking profile: `write(outdir, pages=, seed=, split=)`."""
+    from functools import partial
+
     from jocr.synth.charts import write_charts_dataset
     from jocr.synth.docqa import write_docqa_dataset
+    from jocr.synth.prose_qa import PROSE_VERSION, make_prose_document
 
+    if profile == "docqa-charts":
+        return write_charts_dataset
+    if profile == "docqa-prose":
+        versions = {"prose_version": PROSE_VERSION}
+        return partial(write_docqa_dataset, make=make_prose_document, profile=profile, versions=versions)
+    return write_docqa_dataset
+
+
+def _run_docqa(outdir: Path, pages: int, seed: int, split: str, args, profile: str = "docqa") -> int:
     if args.degrade is not False or args.workers > 1:
         raise CliError(
             f"the {profile} profile writes its own scanned and photographed copies with one browser: "
             "drop --degrade and --workers"
         )
     start = time.perf_counter()
-    write = write_charts_dataset if profile == "docqa-charts" else write_docqa_dataset
+    write = _docqa_writer(profile)
     manifest = _typeset(outdir, "documents", lambda: write(outdir, pages=pages, seed=seed, split=split))
     print(
         f"wrote {pages} documents ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "

@@ -206,6 +206,19 @@ def _window(header: str, runs: list[str], first: int, end: int, total: int, toke
         end -= 1
 
 
+def run_window(
+    layer: PageLines, tokenizer, first: int, count: int, max_tokens: int = 1024, max_line_chars: int = 200
+) -> Anchor:
+    """The window of the page's runs `first` (0-based) to `first + count`, in the form of `build_windows`'
+    windows (numbered from 1, cut marks where runs come before or after it), within `max_tokens`."""
+    lines = anchor_lines(layer, max_line_chars)
+    header, runs = lines[0], lines[1:]
+    first = max(0, min(first, len(runs)))
+    return _window(
+        header, runs, first, min(len(runs), first + max(0, count)), len(runs), tokenizer, max_tokens
+    )
+
+
 def build_anchor(layer: PageLines, tokenizer, max_tokens: int = 1024, max_line_chars: int = 200) -> Anchor:
     """The first window of `layer` (`build_windows`): the prefix of its runs that fits `max_tokens`."""
     return build_windows(layer, tokenizer, max_tokens, max_line_chars, max_windows=1)[0]

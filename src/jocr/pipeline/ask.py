@@ -27,7 +27,7 @@ from jocr.checks.qa import normalise_answer, normalise_value
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
 from jocr.layout.request import PageRequestBuilder
-from jocr.lines.anchor import PageAnchor, page_anchor_or_note
+from jocr.lines.anchor import PageAnchor, page_anchor_or_note, page_runs, run_window
 from jocr.pipeline.ask_answers import (  # noqa: F401 (answer_span, answer_value: read from here too)
     answer_box,
     answer_span,
@@ -44,6 +44,7 @@ from jocr.pipeline.ask_decoding import (  # noqa: F401 (ANSWER_TOKENS: the CLI's
     fields_shape,
     question_shape,
 )
+from jocr.pipeline.ask_focus import FOCUS_BEFORE, FOCUS_RUNS, focus_run
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, LoadedModel, load_model
 
 MAX_QUESTION_BYTES = 4096  # a question, a field description, or a whole extraction prompt (UTF-8)
@@ -78,6 +79,10 @@ class AskConfig:
     # The line source of images and of PDF pages without a usable text layer (`jocr.lines.source.page_lines`:
     # "auto", "rapidocr", "tesseract" or "none"): their OCR'd lines are the anchor and locate the answer.
     ocr: str = "auto"
+    # Ask each question over the stretch of runs that shares most words with it (jocr.pipeline.ask_focus)
+    # instead of the page's windows, where one does. Off by default: the bundled member answers forms by
+    # their runs' places on the whole page (docs/asking.md, "Focus").
+    focus: bool = False
 
     def __post_init__(self) -> None:
         if self.ocr not in OCR_MODES:
@@ -402,17 +407,15 @@ def _read_pages(
             blank = is_blank_page(image)
             decision, lines = (None, None) if blank else question_anchor(source, index, image, loaded, cfg)
             firsts = [w.first for w in decision.windows] if decision and decision.anchored else [1]
-            entries = [
-                _PageRequests(
-                    index + 1,
-                    image.size,
-                    decision.request_anchors if decision else [],
-                    lines,
-                    question=q,
-                    firsts=firsts,
+            entries = []
+            for q, question in enumerate(questions):
+                anchors, starts = decision.request_anchors if decision else [], firsts
+                focused = _focus(decision, lines, question, loaded) if cfg.focus and not fields else None
+                if focused is not None:
+                    anchors, starts = [focused.text], [focused.first]
+                entries.append(
+                    _PageRequests(index + 1, image.size, anchors, lines, question=q, firsts=starts)
                 )
-                for q in range(len(questions))
-            ]
             out.extend(entries)
             if blank:  # no ink, nothing to ask: the page is not sent to the model
                 for entry in entries:
@@ -427,20 +430,33 @@ def _read_pages(
             for entry in entries:
                 for anchor in entry.anchors:
                     ids = question_ids(builder, n, questions[entry.question], anchor)
-                    shape = request_shape(loaded, anchor is not None, cfg.max_tokens, fields)
+                    shape = request_shape(loaded, cfg.max_tokens, fields)
                     requests.append((entry, GenerationRequest(ids, [views], **shape.options())))
     _generate(loaded, requests, cfg)
     return label, out
 
 
-def request_shape(
-    loaded: LoadedModel, anchored: bool, max_tokens: int | None, fields: Sequence[str] = ()
-) -> AnswerShape:
-    """How one request's answer is decoded (jocr.pipeline.ask_decoding): a question's (`question_shape`,
-    with an anchor or on the image alone) or, with `fields`, an extraction's JSON object (`fields_shape`)."""
+def _focus(decision, lines, question: str, loaded: LoadedModel):
+    """The window of runs `question` is asked over (`jocr.pipeline.ask_focus`): an anchor of the page's lines
+    around the run sharing most words with it, or None (the page's windows then) for a page that is not
+    anchored or a question that shares no word with any run."""
+    if decision is None or not decision.anchored or lines is None:
+        return None
+    runs = page_runs(decision.windows)
+    best = focus_run([runs[k] for k in sorted(runs)], question)
+    if best is None:
+        return None
+    first = max(0, best - FOCUS_BEFORE)
+    config = loaded.anchor_config
+    return run_window(lines, loaded.tokenizer, first, FOCUS_RUNS, config.max_tokens)
+
+
+def request_shape(loaded: LoadedModel, max_tokens: int | None, fields: Sequence[str] = ()) -> AnswerShape:
+    """How one request's answer is decoded (jocr.pipeline.ask_decoding): a question's (`question_shape`) or,
+    with `fields`, an extraction's JSON object (`fields_shape`)."""
     if fields:
         return fields_shape(loaded.tokenizer, list(fields), max_tokens)
-    return question_shape(loaded.tokenizer, anchored, max_tokens)
+    return question_shape(loaded.tokenizer, max_tokens)
 
 
 class _ReadLines:

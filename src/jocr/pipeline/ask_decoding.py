@@ -2,14 +2,14 @@
 (docs/asking.md, "Decoding an answer").
 
 What an answer looks like comes from the training targets (`jocr.train.docqa_data.docqa_examples` on the
-synthetic train documents, `jocr synth --profile docqa --split train`; counted in
-docs/results/2026-12-06-ask.md): a question's target is one line, a run reference list (`@i`, up to
-MAX_ANSWER_RUNS runs) or a short typed value (a count), never page markup; every anchored target begins
-with `@` or a digit; an extraction target is one compact JSON object and nothing after it. So:
+synthetic train documents, `jocr synth --profile docqa` and `--profile docqa-prose`, `--split train`;
+counted in docs/results/2026-12-06-ask.md and 2026-12-06-ask-prose.md): a question's target is one line, a
+run reference list (`@i`, up to MAX_ANSWER_RUNS runs) or a short typed value (a count, or a span inside a
+sentence as the anchor prints it), never page markup; an extraction target is one compact JSON object and
+nothing after it. So:
 
-- the first token of an anchored question's answer must begin with `@` or a digit; an image-only
-  question's may not be empty, begin with whitespace or with block markup (`#`, `|`, `<`, `>`, `!`, a
-  backtick, `*`);
+- the first token of a question's answer may not be empty, begin with whitespace, with block markup (`#`,
+  `|`, `<`, `>`, `!`, a backtick, `*`) or with `{` (an extraction's answer, not a question's);
 - a question's answer ends at the end of its first line (stop string "\\n") and within ANSWER_TOKENS;
 - an extraction answer begins with `{` and ends where that JSON object closes (`closes_json_object`),
   within an answer's budget per field (`fields_tokens`).
@@ -30,9 +30,10 @@ from functools import cache
 
 from jocr.pipeline.ask_answers import known_runs
 
-# Output tokens of a question's answer: the longest training answer typed (28 tokens with EOS with the
-# bundled tokenizer) and four references to 4-digit runs (`@1234 @1235 @1236 @1237`: 23) fit.
-ANSWER_TOKENS = 32
+# Output tokens of a question's answer: the longest training answer typed (40 tokens with EOS with the
+# bundled tokenizer: a licence's name in a prose document) and four references to 4-digit runs
+# (`@1234 @1235 @1236 @1237`: 23) fit.
+ANSWER_TOKENS = 48
 ANSWER_STOP = "\n"  # no training answer holds a line break: the first line is the answer
 _MARKUP = ("#", "|", "<", ">", "!", "`", "*")
 
@@ -56,11 +57,10 @@ class AnswerShape:
         }
 
 
-def question_shape(tokenizer, anchored: bool, max_tokens: int | None = None) -> AnswerShape:
+def question_shape(tokenizer, max_tokens: int | None = None) -> AnswerShape:
     """A question's answer: one line, ANSWER_TOKENS (or `max_tokens`) at most, its first token as the module
-    docstring says for an anchored or an image-only prompt."""
-    banned = _banned_first(tokenizer, "answer" if anchored else "typed")
-    return AnswerShape(banned, max_tokens or ANSWER_TOKENS, (ANSWER_STOP,))
+    docstring says (the same with an anchor or on the image alone)."""
+    return AnswerShape(_banned_first(tokenizer, "answer"), max_tokens or ANSWER_TOKENS, (ANSWER_STOP,))
 
 
 def fields_shape(tokenizer, names: Sequence[str], max_tokens: int | None = None) -> AnswerShape:
@@ -78,8 +78,8 @@ def fields_tokens(tokenizer, names: Sequence[str]) -> int:
 
 @cache
 def _banned_first(tokenizer, kind: str) -> frozenset[int]:
-    """Token ids that may not begin an answer of `kind` ("answer": anchored, "typed": image-only, "json":
-    extraction), by each token's decoded text (special tokens included: EOS decodes to nothing, `<td>`
+    """Token ids that may not begin an answer of `kind` ("answer": a question's, "json": an extraction's),
+    by each token's decoded text (special tokens included: EOS decodes to nothing, `<td>`
     is markup; a byte of a multi-byte character, decoding to U+FFFD alone, may begin a typed answer).
     Computed once per tokenizer and kind."""
     banned = set()
@@ -88,12 +88,10 @@ def _banned_first(tokenizer, kind: str) -> frozenset[int]:
     for i, text in enumerate(texts):
         if i == tokenizer.eos_id or not text or text[0].isspace():
             ok = False
-        elif kind == "answer":
-            ok = text[0] == "@" or text[0] in "0123456789"
         elif kind == "json":
             ok = text[0] == "{"
-        else:
-            ok = not text.startswith(_MARKUP)
+        else:  # a question's answer: neither block markup nor an extraction's JSON object
+            ok = not text.startswith((*_MARKUP, "{"))
         if not ok:
             banned.add(i)
     return frozenset(banned)

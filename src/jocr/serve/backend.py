@@ -139,8 +139,7 @@ class EngineBackend:
         shape: dict = {"max_tokens": params.max_tokens, "stop_strings": tuple(params.stop)}
         scheduler = self.scheduler
         if getattr(params, "answer", False):  # a question or a schema: the asking member answers it
-            anchored = self.tokenizer.is_anchored(prompt_ids)
-            shape = request_shape(self.loaded.asker, anchored, params.max_tokens, params.fields).options()
+            shape = request_shape(self.loaded.asker, params.max_tokens, params.fields).options()
             shape["stop_strings"] = tuple(dict.fromkeys((*shape["stop_strings"], *params.stop)))
             scheduler = self.asking_scheduler()
         request = GenerationRequest(

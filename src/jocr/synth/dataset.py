@@ -41,6 +41,8 @@ FROZEN_TEST_SETS: dict[str, dict[str, Any]] = {
     "docqa": {"profile": "docqa", "split": "test", "seed": 0, "pages": 16, "degrade": False},
     # Charts and tables to ask (jocr.synth.charts), committed as written: data/frozen-test/docqa-charts/.
     "docqa-charts": {"profile": "docqa-charts", "split": "test", "seed": 0, "pages": 20, "degrade": False},
+    # Prose documents to ask (jocr.synth.prose_qa), committed as written: data/frozen-test/docqa-prose/.
+    "docqa-prose": {"profile": "docqa-prose", "split": "test", "seed": 0, "pages": 16, "degrade": False},
 }
 
 

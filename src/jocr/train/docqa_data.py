@@ -148,6 +148,13 @@ def _cached_records(maker, directories: str | list[str]) -> list[tuple[Path, dic
     return cache[key]
 
 
+def _draw(seed: int, count: int) -> int:
+    """The index of the document (or figure) sample `seed` takes among `count`: drawn by the seed, not
+    `seed % count`, since consecutive samples have consecutive seeds and would walk the folders' documents in
+    order (hundreds of one folder's kind in a row when `data.docqa_dir` lists several)."""
+    return random.Random(f"docqa-record/{seed}").randrange(count)
+
+
 def docqa_sample_parts(maker, index: int, seed: int, directories: str | list[str] | None = None):
     """(page image, question, anchor or None, target) of training sample `index` for `SampleMaker`: a
     document drawn by `seed` from `directories` (default `data.docqa_dir`; `data.charts_dir` for the chart
@@ -158,7 +165,7 @@ def docqa_sample_parts(maker, index: int, seed: int, directories: str | list[str
 
     cfg = maker.cfg
     records = _cached_records(maker, directories or cfg.docqa_dir)
-    root, record = records[seed % len(records)]
+    root, record = records[_draw(seed, len(records))]
     drop = random.Random(f"docqa-dropout/{cfg.seed}/{index}").random() < cfg.anchor_dropout
     with open_source(str(root / record["files"]["pdf"]), LoadOptions()) as source:
         image = source.render(0)
@@ -198,7 +205,7 @@ def caption_sample_parts(maker, index: int, seed: int):
         raise ValueError(
             f"data.charts_dir {cfg.charts_dir} holds no figure captions (jocr synth --profile docqa-charts)"
         )
-    root, record, figure = cache[key][seed % len(cache[key])]
+    root, record, figure = cache[key][_draw(seed, len(cache[key]))]
     drop = random.Random(f"caption-dropout/{cfg.seed}/{index}").random() < cfg.anchor_dropout
     box = tuple(float(v) for v in figure["box"])
     with open_source(str(root / record["files"]["pdf"]), LoadOptions()) as source:

@@ -1,0 +1,389 @@
+"""Prose documents with exact answers: manual title pages and notes pages in English and Chinese whose facts
+(author, version, date, licence, where to report bugs, what a feature requires, a default, a count) are
+written inside running sentences, with question/answer pairs generated from the same source as the page
+(docs/synth.md, "Asking a document").
+
+    doc = make_prose_document(seed)              # DocContent, as jocr.synth.docqa.make_document gives
+    write_docqa_dataset(out, 400, make=make_prose_document, profile="docqa-prose",
+                        versions={"prose_version": PROSE_VERSION})
+
+The invoices and forms of `jocr.synth.docqa` print every value after a label on a line of its own; real
+documents more often state a fact in a sentence ("Character protrusion requires pdfTeX version 1.40 or
+later."), so an answer is a span inside a run, not the run. Names, package names, versions and values are
+drawn fresh for every document (a reader cannot learn them by heart), the facts' order and the filler
+sentences around them vary, and so do the page's font, alignment and title block.
+"""
+
+from __future__ import annotations
+
+import html
+import random
+
+from jocr.synth.docqa import DocContent, Question, letter_page_css, letter_page_html
+from jocr.synth.vocab import sentence, zh_sentence
+
+PROSE_VERSION = 1
+PROSE_KINDS = ("manual", "notes")
+LANGS = ("en", "zh")
+
+_FIRST = (
+    "Anna Bruno Clara Daniel Elena Felix Greta Hugo Irene Jonas Karin Lukas Maria Nils Olga Pavel Rosa "
+    "Stefan Tamara Ulrich Vera Walter Yusuf Zoe Ahmed Beatriz Chen Dmitri Emma Farid Hanna Ivan Julia Kenji"
+).split()
+_LAST = (
+    "Albrecht Bergmann Castillo Dubois Eriksen Fontaine Gallo Hartmann Iversen Jansen Keller Lindqvist "
+    "Moreau Nakamura Olsen Petrov Ramirez Sorensen Thorne Vogel Whitfield Yamada Zeller Brandt Costa Novak"
+).split()
+_ZH_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘"
+_ZH_GIVEN = "伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞平刚桂英华玉兰萍红鹏飞宇浩然清文博思远"
+_SYLLABLES = (
+    "tab col mark ref quill font page line list note para spac grid cite box draw math verb sym".split()
+)
+_SUFFIXES = ("", "x", "kit", "tools", "plus", "pkg", "2e", "s")
+_ENGINES = ("pdfTeX", "LuaTeX", "XeTeX", "Python", "GNU Make", "R", "Perl", "Ghostscript")
+_FEATURES = {
+    "en": (
+        "character protrusion",
+        "font expansion",
+        "colour conversion",
+        "the index generator",
+        "hyperlink support",
+        "the bibliography backend",
+        "page layout export",
+        "vertical typesetting",
+    ),
+    "zh": ("字符突出", "字体扩展", "颜色转换", "索引生成", "超链接支持", "参考文献后端", "版面导出", "竖排"),
+}
+_SETTINGS = {
+    "en": (
+        ("line spacing", ("single spacing", "double spacing", "one-and-a-half spacing")),
+        ("paper size", ("A4", "letter", "B5")),
+        ("font size", ("10pt", "11pt", "12pt")),
+        ("output encoding", ("UTF-8", "Latin-1", "GBK")),
+        ("tab width", ("8 spaces", "4 spaces", "2 spaces")),
+    ),
+    "zh": (
+        ("行距", ("单倍行距", "双倍行距", "一点五倍行距")),
+        ("纸张大小", ("A4", "B5", "letter")),
+        ("字号", ("五号", "小四", "10pt")),
+        ("输出编码", ("UTF-8", "GBK", "Big5")),
+        ("制表符宽度", ("8 个空格", "4 个空格", "2 个空格")),
+    ),
+}
+_LICENCES = (
+    "LaTeX Project Public License, version 1.3c or later",
+    "GNU General Public License, version 2",
+    "GNU General Public License, version 3 or later",
+    "MIT License",
+    "BSD 3-Clause License",
+    "Apache License 2.0",
+    "Creative Commons Attribution 4.0 International License",
+)
+_ENCODINGS = ("UTF-8", "GBK", "Big5", "Latin-1", "EUC-JP", "Shift-JIS", "KOI8-R", "ASCII")
+_DOMAINS = ("example.org", "tug.org", "mail.example.net", "lists.example.com", "posteo.de", "163.com")
+_MONTHS = "January February March April May June July August September October November December".split()
+_FAMILIES = {
+    "en": ("'DejaVu Serif'", "'Liberation Serif'", "'DejaVu Sans'", "'Liberation Sans'"),
+    "zh": ("'Noto Serif CJK SC'", "'Noto Sans CJK SC'"),
+}
+
+
+def _person(rng: random.Random, lang: str) -> str:
+    if lang == "zh":
+        return rng.choice(_ZH_SURNAMES) + "".join(rng.sample(_ZH_GIVEN, rng.choice((1, 2))))
+    return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+
+
+def _package(rng: random.Random) -> str:
+    return "".join(rng.sample(_SYLLABLES, rng.choice((1, 2)))) + rng.choice(_SUFFIXES)
+
+
+def _version(rng: random.Random) -> str:
+    major, minor = rng.randint(0, 4), rng.randint(0, 19)
+    return rng.choice((f"{major}.{minor}{rng.choice('abcdefghk')}", f"{major}.{minor}.{rng.randint(0, 12)}"))
+
+
+def _date(rng: random.Random, lang: str) -> str:
+    year, month, day = rng.randint(1998, 2025), rng.randint(1, 12), rng.randint(1, 28)
+    if lang == "zh":
+        return rng.choice((f"{year}/{month:02d}/{day:02d}", f"{year}年{month}月{day}日"))
+    return rng.choice(
+        (
+            f"{year}/{month:02d}/{day:02d}",
+            f"{_MONTHS[month - 1]} {day}, {year}",
+            f"{day} {_MONTHS[month - 1]} {year}",
+        )
+    )
+
+
+def _email(rng: random.Random) -> str:
+    user = (
+        rng.choice(_FIRST).lower()
+        + rng.choice(("", ".", "_"))
+        + rng.choice(_LAST).lower()[: rng.randint(1, 6)]
+    )
+    return f"{user}@{rng.choice(_DOMAINS)}"
+
+
+def _and(items: list[str], lang: str) -> str:
+    if lang == "zh":
+        return "、".join(items[:-1]) + " 和 " + items[-1]
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _fact(kind: str, rng: random.Random, lang: str, pkg: str) -> tuple[str, Question, tuple[str, str] | None]:
+    """One fact of `kind` about package `pkg`: (the sentence printed, its question, the extraction field it
+    fills or None)."""
+    zh = lang == "zh"
+    if kind == "requires":
+        feature, engine = rng.choice(_FEATURES[lang]), rng.choice(_ENGINES)
+        version = f"{rng.randint(0, 3)}.{rng.randint(10, 99)}{rng.choice(('', 'a', 'f'))}"
+        if zh:
+            text = f"{feature}功能需要 {engine} {version} 或更高版本。"
+            q = Question(f"{feature}功能需要哪个版本的 {engine}？", [f"{version} 或更高版本", version])
+        else:
+            text = f"{feature.capitalize()} requires {engine} version {version} or later."
+            q = Question(
+                f"Which {engine} version does {feature} require?",
+                [f"version {version} or later", f"{version} or later", version],
+            )
+        return text, q, None
+    if kind == "based_on":
+        person, style = _person(rng, lang), rng.choice(("doublespace", "fancybox", "multicol", "tabbing"))
+        if zh:
+            text = f"本宏包以{person}编写的 {style} 选项为基础。"
+            q = Question(f"{pkg} 以谁编写的 {style} 选项为基础？", [person])
+        else:
+            text = f"The package is based on the {style} option written by {person}."
+            q = Question(f"Who wrote the {style} option that {pkg} is based on?", [person])
+        return text, q, None
+    if kind == "count":
+        n = rng.randint(3, 60)
+        if zh:
+            text = f"{pkg} 一共提供了 {n} 个新命令。"
+            q = Question(f"{pkg} 提供了多少个新命令？", [str(n), f"{n} 个"])
+        else:
+            text = f"In total, {pkg} provides {n} new commands."
+            q = Question(f"How many new commands does {pkg} provide?", [str(n)])
+        return text, q, None
+    if kind == "default":
+        setting, values = rng.choice(_SETTINGS[lang])
+        value = rng.choice(values)
+        if zh:
+            text = f"默认的{setting}为{value}。"
+            q = Question(f"默认的{setting}是什么？", [value])
+        else:
+            text = f"By default, the {setting} is {value}."
+            q = Question(f"What is the default {setting}?", [value])
+        return text, q, None
+    if kind == "licence":
+        licence = rng.choice(_LICENCES)
+        if zh:
+            text = f"本宏包可以在 {licence} 的条件下发布和修改。"
+            q = Question(f"{pkg} 在什么许可证下发布？", [licence])
+        else:
+            text = f"This work may be distributed and/or modified under the conditions of the {licence}."
+            q = Question(f"Under which licence may {pkg} be distributed?", [licence, f"the {licence}"])
+        return text, q, ("licence", licence)
+    if kind == "bugs":
+        email = _email(rng)
+        if zh:
+            text = f"如发现问题，请发送邮件至 {email}。"
+            q = Question("发现问题应该发送邮件到哪里？", [email])
+        else:
+            text = rng.choice(("Please report bugs to {}.", "Bug reports should be sent to {}."))
+            text = text.format(email)
+            q = Question("Where should bugs be reported?", [email])
+        return text, q, ("email", email)
+    if kind == "released":
+        year = str(rng.randint(1988, 2020))
+        if zh:
+            text = f"{pkg} 的第一个版本发布于 {year} 年。"
+            q = Question(f"{pkg} 的第一个版本是哪一年发布的？", [year, f"{year} 年"])
+        else:
+            text = f"The first version of {pkg} was released in {year}."
+            q = Question(f"When was {pkg} first released?", [year])
+        return text, q, None
+    if kind == "maintainer":
+        person = _person(rng, lang)
+        if zh:
+            text = f"目前本宏包由{person}维护。"
+            q = Question(f"{pkg} 目前由谁维护？", [person])
+        else:
+            text = f"The package is currently maintained by {person}."
+            q = Question(f"Who maintains {pkg}?", [person])
+        return text, q, None
+    if kind == "file":
+        path = (
+            rng.choice(("~/.", "/etc/", "$HOME/.config/")) + pkg + rng.choice((".cfg", "rc", ".conf", ".ini"))
+        )
+        if zh:
+            text = f"配置从文件 {path} 中读取。"
+            q = Question("配置从哪个文件中读取？", [path])
+        else:
+            text = f"The configuration is read from the file {path}."
+            q = Question("Which file is the configuration read from?", [path])
+        return text, q, None
+    if kind == "encodings":
+        names = rng.sample(_ENCODINGS, 3)
+        if zh:
+            text = f"{pkg} 支持 {_and(names, 'zh')} 编码。"
+            q = Question(f"{pkg} 支持哪些编码？", [_and(names, "zh"), ", ".join(names)])
+        else:
+            text = f"{pkg} supports the encodings {_and(names, 'en')}."
+            q = Question(f"Which encodings does {pkg} support?", [_and(names, "en"), ", ".join(names)])
+        return text, q, None
+    raise ValueError(f"unknown fact kind {kind!r}")
+
+
+_FACT_KINDS = (
+    "requires",
+    "based_on",
+    "count",
+    "default",
+    "licence",
+    "bugs",
+    "released",
+    "maintainer",
+    "file",
+    "encodings",
+)
+
+
+def _filler(rng: random.Random, lang: str) -> str:
+    return zh_sentence(rng) if lang == "zh" else sentence(rng, max_words=14, numbers=False)
+
+
+def _paragraphs(rng: random.Random, lang: str, facts: list[str], count: int) -> list[str]:
+    """`count` paragraphs holding every fact sentence once, in order, among filler sentences."""
+    out: list[list[str]] = [[] for _ in range(count)]
+    for i, fact in enumerate(facts):
+        out[min(count - 1, i * count // max(1, len(facts)))].append(fact)
+    sep = "" if lang == "zh" else " "
+    paragraphs = []
+    for sentences in out:
+        for _ in range(rng.randint(2, 5)):
+            sentences.insert(rng.randint(0, len(sentences)), _filler(rng, lang))
+        paragraphs.append(sep.join(sentences))
+    return paragraphs
+
+
+def _title_block(rng: random.Random, lang: str, pkg: str, authors: list[str], version: str, date: str):
+    """The manual's title, author and version lines as (html, markdown) blocks, and their questions."""
+    zh = lang == "zh"
+    title = (
+        rng.choice((f"{pkg} 宏包使用手册", f"{pkg} 用户指南"))
+        if zh
+        else rng.choice(
+            (
+                f"The {pkg} package",
+                f"{pkg}: {rng.choice(('a user guide', 'reference manual', 'documentation'))}",
+            )
+        )
+    )
+    who = _and(authors, lang) if len(authors) > 1 else authors[0]
+    version_text = rng.choice(
+        (f"v{version}", f"Version {version}", f"版本 v{version}")
+        if zh
+        else (f"v{version}", f"Version {version}", f"Release {version}")
+    )
+    date_line = rng.choice(
+        (f"{version_text}, {date}", f"{version_text} — {date}", f"{date} ({version_text})")
+    )
+    # the answer as printed first: "v1.2" where the page says "v1.2", else "1.2"
+    printed_version = [f"v{version}", version] if "v" + version in version_text else [version, f"v{version}"]
+    blocks = [(f"<h1>{html.escape(title)}</h1>", f"# {title}")]
+    if rng.random() < 0.5 and not zh:
+        who_line = f"by {who}"
+    else:
+        who_line = who
+    blocks.append((f'<p class="meta">{html.escape(who_line)}</p>', who_line))
+    blocks.append((f'<p class="meta">{html.escape(date_line)}</p>', date_line))
+    if zh:
+        questions = [
+            Question(
+                f"{pkg} 宏包的作者是谁？",
+                [who, "，".join(authors)] if len(authors) > 1 else [who],
+                field="author",
+            ),
+            Question(f"{pkg} 的版本号是多少？", printed_version, field="version"),
+            Question("这份手册的日期是哪天？", [date], field="date"),
+        ]
+    else:
+        ask_who = (
+            f"Who are the authors of {pkg}?"
+            if len(authors) > 1
+            else rng.choice((f"Who wrote the {pkg} package?", f"Who is the author of {pkg}?"))
+        )
+        questions = [
+            Question(ask_who, [who, ", ".join(authors)] if len(authors) > 1 else [who], field="author"),
+            Question(
+                rng.choice(
+                    (f"Which version of {pkg} does this manual describe?", f"What is the version of {pkg}?")
+                ),
+                printed_version,
+                field="version",
+            ),
+            Question(
+                rng.choice(("What is the date of the manual?", "What is the date of the document?")),
+                [date],
+                field="date",
+            ),
+        ]
+    return blocks, questions
+
+
+def make_prose_document(seed: int, kind: str | None = None, lang: str | None = None) -> DocContent:
+    """The prose document for `seed` (kind and language drawn from the seed unless given): a pure function.
+    A "manual" opens with a title block (title, authors, version and date) before its abstract and
+    introduction; "notes" is a body page (a section heading and paragraphs)."""
+    rng = random.Random(f"prose-{PROSE_VERSION}-{seed}")
+    kind = kind or rng.choice(PROSE_KINDS)
+    lang = lang or rng.choice(LANGS)
+    if kind not in PROSE_KINDS or lang not in LANGS:
+        raise ValueError(f"unknown prose document {kind!r}/{lang!r}: kinds {PROSE_KINDS}, languages {LANGS}")
+    pkg = _package(rng)
+    blocks: list[tuple[str, str]] = []
+    questions: list[Question] = []
+    fields: dict[str, str] = {}
+    if kind == "manual":
+        authors = [_person(rng, lang) for _ in range(rng.choice((1, 1, 2)))]
+        version, date = _version(rng), _date(rng, lang)
+        title_blocks, questions = _title_block(rng, lang, pkg, authors, version, date)
+        blocks += title_blocks
+        fields.update(author=questions[0].answers[0], version=questions[1].answers[0], date=date)
+    facts = rng.sample(_FACT_KINDS, rng.randint(3, 5))
+    sentences = []
+    for fact in facts:
+        text, question, filled = _fact(fact, rng, lang, pkg)
+        sentences.append(text)
+        questions.append(question)
+        if filled:
+            fields[filled[0]] = filled[1]
+    heads = (
+        (("摘要", "1 引言"), ("说明", "2 使用方法"))
+        if lang == "zh"
+        else (("Abstract", "1 Introduction"), ("Overview", "2 Usage"))
+    )
+    head_a, head_b = rng.choice(heads)
+    paragraphs = _paragraphs(rng, lang, sentences, rng.randint(3, 5))
+    blocks.append((f"<h2>{html.escape(head_a)}</h2>", f"## {head_a}"))
+    blocks.append((f"<p>{html.escape(paragraphs[0])}</p>", paragraphs[0]))
+    blocks.append((f"<h2>{html.escape(head_b)}</h2>", f"## {head_b}"))
+    for paragraph in paragraphs[1:]:
+        blocks.append((f"<p>{html.escape(paragraph)}</p>", paragraph))
+    body = "".join(f'<div data-block="{i}">{b[0]}</div>' for i, b in enumerate(blocks))
+    centred = kind == "manual" and rng.random() < 0.7
+    css = (
+        letter_page_css(lang, heading_pt=rng.choice((17, 20, 24)), heading_gap_pt=10).replace(
+            "'Noto Sans CJK SC'" if lang == "zh" else "'DejaVu Sans'", rng.choice(_FAMILIES[lang])
+        )
+        + f"#body {{ font-size: {rng.choice((10, 10.5, 11, 12))}pt;"
+        + f" line-height: {rng.choice((1.25, 1.35, 1.5))}; }}"
+        + "h2 { font-size: 13pt; margin: 12pt 0 6pt 0; } p { text-align: justify; }"
+        + ("h1, p.meta { text-align: center; }" if centred else "")
+        + "p.meta { margin: 0 0 4pt 0; }"
+    )
+    document = letter_page_html(css, body)
+    markdown = "\n\n".join(b[1] for b in blocks)
+    return DocContent(f"prose-{kind}", lang, fields, questions, document, markdown)
