@@ -115,9 +115,8 @@ def run_elements(args) -> int:
     failed = 0
     for item, stem in zip(items, output_stems(items)):
         try:
-            doc = parse_element(
-                item, task, region, args.pages, model, options, args.ocr, max_tokens=args.max_tokens
-            )
+            doc = parse_element(item, task, region, args.pages, model, options, args.ocr,
+                                max_tokens=args.max_tokens, anchor=args.anchor)  # fmt: skip
         except (RegionError, DocumentError) as exc:
             raise CliError(printable(f"{item}: {exc}")) from None
         if doc.error:
@@ -224,7 +223,10 @@ def run(args) -> int:
     from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
     from jocr.layout.figures import save_page_figures
     from jocr.pipeline import ModelNotFoundError, iter_documents, load_model
+    from jocr.pipeline.caption import is_caption_prompt
 
+    if getattr(args, "task", "page") == "page" and is_caption_prompt(args.prompt):
+        args.task = "caption"  # the caption prompt is the caption task (jocr.pipeline.caption)
     if getattr(args, "task", "page") != "page" or getattr(args, "region", None) is not None:
         return run_elements(args)
     spec = checked_pages_and_spec(args)

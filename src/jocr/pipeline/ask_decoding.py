@@ -34,6 +34,9 @@ from jocr.pipeline.ask_answers import known_runs
 # bundled tokenizer) and four references to 4-digit runs (`@1234 @1235 @1236 @1237`: 23) fit.
 ANSWER_TOKENS = 32
 ANSWER_STOP = "\n"  # no training answer holds a line break: the first line is the answer
+# Output tokens of a figure caption by default: the reference captions of the chart training documents
+# (`jocr.synth.charts`) are one line of one or two sentences.
+CAPTION_TOKENS = 64
 _MARKUP = ("#", "|", "<", ">", "!", "`", "*")
 
 
@@ -61,6 +64,13 @@ def question_shape(tokenizer, anchored: bool, max_tokens: int | None = None) -> 
     docstring says for an anchored or an image-only prompt."""
     banned = _banned_first(tokenizer, "answer" if anchored else "typed")
     return AnswerShape(banned, max_tokens or ANSWER_TOKENS, (ANSWER_STOP,))
+
+
+def caption_shape(tokenizer, max_tokens: int | None = None) -> AnswerShape:
+    """A figure caption (`jocr.pipeline.caption`): one line of text, CAPTION_TOKENS (or `max_tokens`) at
+    most, its first token that of a typed answer (not EOS, whitespace or block markup), with or without an
+    anchor: a caption's training target is its sentences, never run references alone."""
+    return AnswerShape(_banned_first(tokenizer, "typed"), max_tokens or CAPTION_TOKENS, (ANSWER_STOP,))
 
 
 def fields_shape(tokenizer, names: Sequence[str], max_tokens: int | None = None) -> AnswerShape:
