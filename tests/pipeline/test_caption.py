@@ -176,3 +176,124 @@ def test_cli_caption_prompt_writes_the_caption(bundle_dir, tmp_path, capsys):
     code = main(["parse", str(pdf), "--model", str(bundle_dir), "--prompt", "caption", "--max-tokens", "8",
                  "-o", str(tmp_path / "whole"), "-q"])  # fmt: skip
     assert code == 0 and (tmp_path / "whole" / f"{pdf.stem}.md").exists()
+
+
+# Generated captions in the page tree (--captions generate) ------------------------------------------------
+def _figure_pdf() -> bytes:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layout"))
+    from figure_fixtures import figure_pdf
+    from page_fixtures import Text
+
+    return figure_pdf([Text(72, 80, "Text above.")], images=[(72, 120, 200, 180), (72, 420, 200, 150)])
+
+
+@pytest.fixture
+def fake_captions(monkeypatch):
+    """`caption_crops` replaced: crop K gets "Generated caption K." (from 1, in order); the calls kept."""
+    from jocr.pipeline import caption as module
+
+    calls = []
+
+    def fake(model, crops, max_tokens=None, spec=0, batch_size=None):
+        calls.append(list(crops))
+        return [module.Caption(text=f"Generated caption {k}.", anchored=a is not None)
+                for k, (_, a) in enumerate(crops, 1)]  # fmt: skip
+
+    monkeypatch.setattr(module, "caption_crops", fake)
+    return calls
+
+
+def test_figures_without_a_printed_caption_get_a_generated_one_in_the_tree_only(
+    tmp_path, model_dir, fake_captions
+):
+    import jsonschema
+
+    from jocr.layout.tree import tree_schema
+
+    (tmp_path / "paper.pdf").write_bytes(_figure_pdf())
+    plain = parse(
+        str(tmp_path / "paper.pdf"), model=str(model_dir), figures="inline", max_tokens=6, ocr="none"
+    )
+    assert not fake_captions
+    doc = parse(str(tmp_path / "paper.pdf"), model=str(model_dir), figures="inline", captions="generate",
+                max_tokens=6, ocr="none")  # fmt: skip
+    assert len(fake_captions) == 1 and len(fake_captions[0]) == 2  # both figures, in one batch
+    page = doc.pages[0]
+    assert page.markdown == plain.pages[0].markdown and "Generated caption" not in doc.markdown
+    blocks = [b for b in page.tree.blocks if b.type == "figure"]
+    assert [b.generated_caption for b in blocks] == ["Generated caption 1.", "Generated caption 2."]
+    data = page.to_dict()
+    jsonschema.validate(data["tree"], tree_schema())
+    assert data["tree"]["version"] == "1.2.0"
+    assert [f["generated_caption"] for f in data["figures"]] == [
+        "Generated caption 1.",
+        "Generated caption 2.",
+    ]
+    assert "generated_caption" not in json.dumps(plain.pages[0].to_dict())
+    with pytest.raises(ValueError, match="needs figures"):
+        parse(str(tmp_path / "paper.pdf"), model=str(model_dir), captions="generate")
+
+
+def test_a_printed_caption_is_kept_and_a_text_layer_page_anchors_the_crop(bundle_dir, fake_captions):
+    from PIL import Image
+
+    from jocr.layout.figures import Figure
+    from jocr.layout.tree import Block, PageTree
+    from jocr.lines.anchor import PageAnchor
+    from jocr.pipeline.caption import generate_captions
+    from jocr.pipeline.results import Document, PageResult
+
+    png = io_png(Image.new("RGB", (40, 30), "white"))
+    lines = [
+        Line(text="Revenue by year", box=(80.0, 130.0, 200.0, 142.0)),
+        Line(text="Body", box=(72, 600, 300, 612)),
+    ]
+    layer = PageLines(width=612, height=792, lines=lines, verdict=OK)
+    printed = Block(type="caption", text="Figure 1: Sales.", bbox=(72, 310, 300, 322), order=1)
+    captioned = Block(type="figure", bbox=(72, 100, 300, 300), order=0, caption=1,
+                      figure=Figure(1, 1, (72, 100, 300, 300), (0, 0, 40, 30), "image", png=png))  # fmt: skip
+    bare = Block(type="figure", bbox=(72, 120, 300, 200), order=2,
+                 figure=Figure(1, 2, (72, 120, 300, 200), (0, 0, 40, 30), "image", png=png))  # fmt: skip
+    tree = PageTree(
+        page=1, width=612, height=792, unit="pt", source="anchored", blocks=[captioned, printed, bare]
+    )
+    page = PageResult(page=1, markdown="x", finish_reason="stop", tree=tree,
+                      anchor=PageAnchor(anchored=True, source="textlayer", page_lines=layer))  # fmt: skip
+    loaded = load_model(bundle_dir, cache=False)
+    assert generate_captions(Document(source="a.pdf", pages=[page]), loaded) == 1
+    ((crop, anchor),) = fake_captions[0]  # the captioned figure is not asked
+    assert anchor == region_anchor(
+        layer, (72, 120, 300, 200), loaded.tokenizer, loaded.asker.anchor_config.max_tokens
+    )
+    assert "Revenue by year" in anchor and "Body" not in anchor
+    assert bare.generated_caption == "Generated caption 1." and captioned.generated_caption is None
+    assert page.markdown == "x"
+
+
+def io_png(image) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_cli_captions_generate_writes_them_to_the_json_and_refuses_without_figures(
+    tmp_path, model_dir, parse_cli, fake_captions
+):
+    (tmp_path / "paper.pdf").write_bytes(_figure_pdf())
+    out = tmp_path / "out"
+    code, err = parse_cli([str(tmp_path / "paper.pdf"), "-o", str(out), "--model", str(model_dir), "--format",
+                           "json", "--captions", "generate", "--ocr", "none"])  # fmt: skip
+    assert code == 0, err
+    page = json.loads((out / "paper.json").read_text())["pages"][0]
+    assert [b.get("generated_caption") for b in page["tree"]["blocks"] if b["type"] == "figure"] == [
+        "Generated caption 1.",
+        "Generated caption 2.",
+    ]
+    assert "Generated caption" not in (out / "paper.md").read_text()
+    code, err = parse_cli([str(tmp_path / "paper.pdf"), "-o", str(out), "--model", str(model_dir),
+                           "--figures", "none", "--captions", "generate"])  # fmt: skip
+    assert code == 2 and err.strip().count("\n") == 0 and "--captions" in err

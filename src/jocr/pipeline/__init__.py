@@ -73,6 +73,7 @@ def parse(
     task: str = "page",
     region: str | Sequence[float] | None = None,
     figures: str = "none",
+    captions: str = "none",
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -98,8 +99,11 @@ def parse(
     are cut out of the page (`page.figures`: PNG bytes, `.image`); the Markdown names them
     `<stem>_p<N>_fig<K>.png` (`files`, saved with `jocr.layout.figures.write_figures`) or embeds them
     (`inline`) (docs/layout.md, "Figures").
+    captions: "none" (default) or "generate": each figure without a printed caption gets the model's caption
+    as `generated_caption` in its tree block and `page.figures` (`jocr.pipeline.caption.generate_captions`;
+    needs figures "files" or "inline"); the Markdown stays as the page prints it.
     """
-    from jocr.pipeline.caption import is_caption_prompt
+    from jocr.pipeline.caption import check_captions_mode, generate_captions, is_caption_prompt
 
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
@@ -108,6 +112,7 @@ def parse(
     if task != "page" or region is not None:
         return _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi,
                                longest_side, password, ocr, raise_errors, max_tokens, anchor)  # fmt: skip
+    captions = check_captions_mode(captions, figures)
     if not isinstance(model, LoadedModel):
         model = load_model(model, device=device, max_tiles=max_tiles)
     loaded = model
@@ -134,6 +139,9 @@ def parse(
         for doc in docs:
             if doc.error:
                 raise DocumentError(doc.error)
+    if captions == "generate":
+        for doc in docs:
+            generate_captions(doc, loaded, anchor=anchor, ocr=ocr)
     return docs[0] if single else docs
 
 

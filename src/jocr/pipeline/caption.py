@@ -149,6 +149,65 @@ def caption_crops(
     return out
 
 
+CAPTION_MODES = ("none", "generate")
+
+
+def check_captions_mode(mode: str | None, figures: str) -> str:
+    """"none" (default) or "generate" (figures without a printed caption get the model's caption in the
+    page tree: `generate_captions`); "generate" needs figures to be found ("files" or "inline"). One-line
+    ValueError otherwise."""
+    value = "none" if mode is None else str(mode).strip().lower()
+    if value not in CAPTION_MODES:
+        raise ValueError(f"captions must be none or generate, not {mode!r}")
+    if value == "generate" and str(figures).lower() == "none":
+        raise ValueError("captions 'generate' needs figures found on the page (figures 'files' or 'inline')")
+    return value
+
+
+def uncaptioned_figures(page) -> list:
+    """The figure blocks of a page's tree that were cut out (`jocr.layout.figures.place_figures`) and have
+    no printed caption linked to them."""
+    from jocr.layout.tree import FIGURE
+
+    if page.tree is None or page.error is not None:
+        return []
+    return [b for b in page.tree.blocks if b.type == FIGURE and b.figure is not None and b.caption is None]
+
+
+def generate_captions(
+    doc, model: LoadedModel, max_tokens: int | None = None, anchor: str = "auto", ocr: str = "auto"
+) -> int:
+    """Sets `generated_caption` on every figure of `doc` (a parsed `Document` whose pages have figures) that
+    has no printed caption: its block in the page tree and its `Figure`. Each crop is the figure as cut out
+    of the page; its anchor the text-layer runs inside the figure's box where the page was read with its
+    text layer (the tree's unit is then PDF points), else the crop's OCR lines. All of a document's figures
+    are captioned in one batch. The Markdown is left as it was (the page does not print these captions).
+    Returns how many figures were captioned (a non-empty caption)."""
+    from jocr.lines.types import TEXTLAYER
+
+    asker = model.asker
+    blocks, crops = [], []
+    for page in doc.pages:
+        figures = uncaptioned_figures(page)
+        if not figures:
+            continue
+        lines = page.anchor.page_lines if page.anchor is not None else None
+        layer = lines if lines is not None and lines.source == TEXTLAYER and page.tree.unit == "pt" else None
+        for block in figures:
+            crop = block.figure.image
+            region = tuple(float(v) for v in block.figure.bbox) if layer is not None else None
+            blocks.append(block)
+            crops.append((crop, caption_anchor(asker, crop, layer, region, anchor, ocr)))
+    if not crops:
+        return 0
+    done = 0
+    for block, caption in zip(blocks, caption_crops(model, crops, max_tokens)):
+        if caption.text:
+            block.generated_caption = block.figure.generated_caption = caption.text
+            done += 1
+    return done
+
+
 __all__ = [
     "CAPTION_PROMPT",
     "Caption",
@@ -156,5 +215,8 @@ __all__ = [
     "caption_crops",
     "caption_ids",
     "caption_text",
+    "check_captions_mode",
+    "generate_captions",
     "is_caption_prompt",
+    "uncaptioned_figures",
 ]
