@@ -344,7 +344,7 @@ def main() -> int:
         "ocr": args.ocr if args.variant != "pdf" else None,
         "seconds": round(time.perf_counter() - t0, 1),
         "cpu_seconds": round(time.process_time() - c0, 1),  # this process's, model loading included
-        "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
+        "max_tokens": None if args.baseline or args.captions_only else [args.max_tokens, args.fields_tokens],
         **({} if args.captions_only else scores(docs, answers, fields)),
     }
     captions = []
