@@ -7,6 +7,7 @@
     .venv/bin/python benchmarks/qa.py --baseline keyword --variant scan          # lines by OCR
     .venv/bin/python benchmarks/qa.py --make-variants data/frozen-real-qa         # its scans and photos
     .venv/bin/python benchmarks/qa.py --model DIR --set data/frozen-test/docqa-charts --keyword-control
+    .venv/bin/python benchmarks/qa.py --model DIR --set data/frozen-test/docqa-charts --captions-only
 
 Sets: a `jocr synth --profile docqa` folder (`docqa_*.jsonl`: per document its files, questions and
 fields; variants pdf, scan, photo) or `data/frozen-real-qa` (`questions.jsonl`: file, question, answers;
@@ -29,7 +30,9 @@ Captions (a `--profile docqa-charts` set: records with `figures`, each a referen
 PDF points): every run also scores each figure's caption with `jocr.checks.qa.caption_similarity`
 (ROUGE-L F1) for the `crop-words` baseline, the page's lines inside the box joined in order (the text a
 reader copies without describing anything), and, with `--model`, for the model's caption through
-`jocr.parse(task="caption", region=box)` (the crop, the caption prompt; `--caption-tokens` at most).
+`jocr.parse(task="caption", region=box)` (`jocr.pipeline.caption`: the asking member, the crop, the
+caption prompt and the crop's own anchor; `--caption-tokens` at most). `--captions-only` scores the
+captions alone (no questions asked).
 Variants pdf and scan only (a scan is the page rendered at the set's dpi: the box scales with it).
 """
 
@@ -232,7 +235,9 @@ def crop_words(doc: dict, region: list[float], ocr: str) -> str:
     return " ".join(line.text for line in lines.crop(tuple(region)).lines)
 
 
-def caption_rows(docs: list[dict], variant: str, ocr: str, model=None, max_tokens: int = 64) -> list[dict]:
+def caption_rows(
+    docs: list[dict], variant: str, ocr: str, model=None, max_tokens: int = 64, anchor: str = "auto"
+) -> list[dict]:
     """Per figure: its reference, the crop-words baseline and (with a model) the model's caption, scored."""
     import jocr
 
@@ -244,9 +249,8 @@ def caption_rows(docs: list[dict], variant: str, ocr: str, model=None, max_token
             row["crop_words"] = crop_words(doc, region, ocr)
             row["crop_words_score"] = caption_similarity(row["crop_words"], figure["caption"])
             if model is not None:
-                parsed = jocr.parse(
-                    doc["file"], task="caption", region=region, model=model, max_tokens=max_tokens
-                )
+                parsed = jocr.parse(doc["file"], task="caption", region=region, model=model,
+                                    max_tokens=max_tokens, anchor=anchor, ocr=ocr)  # fmt: skip
                 row["model"] = parsed.pages[0].markdown if parsed.pages else ""
                 row["model_score"] = caption_similarity(row["model"], figure["caption"])
                 print(f"caption {Path(doc['file']).name}", file=sys.stderr, flush=True)
@@ -328,6 +332,15 @@ def main() -> int:
     )
     parser.add_argument("--fields-tokens", type=int, default=128, help="tokens per extraction answer (model)")
     parser.add_argument("--caption-tokens", type=int, default=64, help="tokens per caption (model)")
+    parser.add_argument(
+        "--caption-anchor",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="the crop's anchor after the caption prompt (model; off: the crop alone)",
+    )
+    parser.add_argument(
+        "--captions-only", action="store_true", help="score the figure captions only (no questions asked)"
+    )
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
     parser.add_argument(
         "--focus", action="store_true", help="ask over the focused window of runs (AskConfig.focus)"
@@ -348,12 +361,15 @@ def main() -> int:
     t0, c0 = time.perf_counter(), time.process_time()
     raws: list[list[str]] = []
     model = None
-    if args.baseline:
+    if args.captions_only:  # no question asked: every answer empty, the question scores left out below
+        answers, fields = [[""] * len(doc["questions"]) for doc in docs], [None] * len(docs)
+    elif args.baseline:
         answers, fields = run_baseline(docs, args.ocr, args.baseline)
-    else:
+    if args.model:
         from jocr.pipeline import load_model
 
         model = load_model(args.model)
+    if args.model and not args.captions_only:
         answers, fields = run_model(
             docs, model, args.max_tokens, args.fields_tokens, args.ocr, raws, focus=args.focus
         )
@@ -365,18 +381,19 @@ def main() -> int:
         "ocr": args.ocr if args.variant != "pdf" else None,
         "seconds": round(time.perf_counter() - t0, 1),
         "cpu_seconds": round(time.process_time() - c0, 1),  # this process's, model loading included
-        "max_tokens": None if args.baseline else [args.max_tokens, args.fields_tokens],
-        "focus": None if args.baseline else args.focus,
-        **scores(docs, answers, fields),
+        "max_tokens": None if args.baseline or args.captions_only else [args.max_tokens, args.fields_tokens],
+        "focus": None if args.baseline or args.captions_only else args.focus,
+        **({} if args.captions_only else scores(docs, answers, fields)),
     }
     captions = []
     if any(doc.get("figures") for doc in docs) and args.variant in ("pdf", "scan"):
         t1 = time.perf_counter()
-        captions = caption_rows(docs, args.variant, args.ocr, model, args.caption_tokens)
+        captions = caption_rows(docs, args.variant, args.ocr, model, args.caption_tokens, args.caption_anchor)
         result["captions"] = {"crop_words": caption_summary(captions, "crop_words_score")}
         if model is not None:
             result["captions"]["model"] = caption_summary(captions, "model_score")
             result["captions"]["max_tokens"] = args.caption_tokens
+            result["captions"]["anchor"] = args.caption_anchor
         result["captions"]["seconds"] = round(time.perf_counter() - t1, 1)
     if args.predictions:
         with open(args.predictions, "w", encoding="utf-8") as fh:
@@ -394,7 +411,7 @@ def main() -> int:
             for row in captions:
                 fh.write(json.dumps({"caption": row}, ensure_ascii=False) + "\n")
     print(json.dumps(result, ensure_ascii=False, indent=1))
-    for name in sorted(BASELINES) if args.model and args.keyword_control else ():
+    for name in sorted(BASELINES) if args.model and args.keyword_control and not args.captions_only else ():
         t0, c0 = time.perf_counter(), time.process_time()
         answers, fields = run_baseline(docs, args.ocr, name)
         control = {

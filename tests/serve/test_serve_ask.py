@@ -413,3 +413,43 @@ def test_openai_client_parses_a_pydantic_model(tiny_model, tokenizer):
     finally:
         server.stop()
         service.close()
+
+
+def test_the_caption_prompt_takes_the_caption_path(tiny_model, tokenizer, pdf_url):
+    """A chat with the caption prompt asks as `jocr parse --task caption` asks: the caption prompt and the
+    image's own anchor (one window), decoded as a caption (a line of text, not run references alone), the
+    references in it resolved."""
+    from jocr.pipeline.ask_decoding import CAPTION_TOKENS, caption_shape
+    from jocr.pipeline.caption import caption_ids
+
+    url = data_url(png_bytes(page_image(0)), "image/png")
+    for text in ("caption", PROMPTS["caption"]):
+        task = parse(chat(url, text))
+        assert (task.task, task.prompt, task.asks) == ("caption", PROMPTS["caption"], True)
+    assert parse_chat_request(chat(url, "caption"), 8192, 4096, 4).max_tokens == CAPTION_TOKENS
+    service, backend = scripted_service(tiny_model, tokenizer, "An invoice of @1")
+    client = TestClient(create_app(service.config, service))
+    try:
+        response = client.post("/v1/chat/completions", json=chat(pdf_url, "caption"))
+        assert response.status_code == 200, response.text
+        with open_source(invoice_pdf(), LoadOptions()) as source:
+            decision, lines = question_anchor(
+                source, 0, None, backend.loaded, AskConfig(anchor="on", ocr="none")
+            )
+        anchor = decision.texts[0]
+        [prompt] = backend.prompts
+        assert prompt == caption_ids(backend.builder, prompt.count(tokenizer.image_id), anchor)
+        assert backend.params[0].caption and backend.params[0].answer
+        content = response.json()["choices"][0]["message"]["content"]
+        assert content == "An invoice of " + lines.lines[0].text
+    finally:
+        service.close()
+    seen = []
+    backend = EngineBackend.from_loaded(LoadedModel(model=tiny_model, tokenizer=tokenizer), 2, 2)
+    backend.scheduler = SimpleNamespace(
+        submit=lambda request, on_token=None, on_done=None: seen.append(request)
+    )
+    anchored = tokenizer.build_prompt(PROMPTS["caption"], 0, anchor="page 10x10\n@1 0,0 x")
+    backend.submit(anchored, [], SamplingParams(20, answer=True, caption=True))
+    assert seen[0].first_banned_ids == caption_shape(tokenizer).first_banned_ids
+    assert seen[0].stop_strings == ("\n",) and seen[0].max_tokens == 20

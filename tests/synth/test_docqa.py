@@ -109,3 +109,35 @@ def test_synth_cli_writes_documents_with_copies(tmp_path):
     for record in records:
         assert Image.open(out / record["files"]["photo"]).size[0] > 1000
         assert (out / record["files"]["pdf"]).read_bytes().startswith(b"%PDF")
+
+
+def test_no_copies_writes_the_same_documents_without_their_scans_and_photos(tmp_path, capsys):
+    """`jocr synth --no-copies` (training data: only the PDFs are read) writes the same PDFs (their text;
+    the bytes differ by the creation date) and records, the files naming the PDF alone."""
+    from jocr.cli import main
+
+    runs = {}
+    for name, extra in (("with", []), ("without", ["--no-copies"])):
+        out = tmp_path / name
+        assert main(["synth", str(out), "--profile", "docqa-charts", "--pages", "2", *extra]) == 0, (
+            capsys.readouterr()
+        )
+        lines = (out / "docqa_train.jsonl").read_text(encoding="utf-8").splitlines()
+        runs[name] = (out, [json.loads(line) for line in lines])
+    (with_dir, with_records), (without_dir, without_records) = runs["with"], runs["without"]
+    assert [{k: v for k, v in r.items() if k != "files"} for r in with_records] == [
+        {k: v for k, v in r.items() if k != "files"} for r in without_records
+    ]
+    assert all(set(r["files"]) == {"pdf", "scan", "photo"} for r in with_records)
+    assert all(set(r["files"]) == {"pdf"} for r in without_records)
+    assert not (without_dir / "scan").exists() and not (without_dir / "photo").exists()
+    assert json.loads((without_dir / "manifest.json").read_text())["copies"] is False
+    for a, b in zip(with_records, without_records):
+        texts = []
+        for root, record in ((with_dir, a), (without_dir, b)):
+            doc = pdfium.PdfDocument(str(root / record["files"]["pdf"]))
+            texts.append(doc[0].get_textpage().get_text_range())
+            doc.close()
+        assert texts[0] == texts[1] and texts[0].strip()
+    assert main(["synth", str(tmp_path / "x"), "--no-copies", "--pages", "1"]) == 2
+    assert "--no-copies is for the docqa" in capsys.readouterr().err

@@ -64,6 +64,13 @@ def add_arguments(parser) -> None:
         help="figures cut out of pages: files (<stem>_p<N>_fig<K>.png beside the Markdown; default), inline "
         "(data: URIs in the Markdown), none (no image; captions stay)",
     )
+    parser.add_argument(
+        "--captions",
+        choices=("none", "generate"),
+        default="none",
+        help="generate: each figure without a printed caption gets the model's caption as generated_caption "
+        "in the page JSON (--format json; never in the Markdown); none (default)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -115,9 +122,8 @@ def run_elements(args) -> int:
     failed = 0
     for item, stem in zip(items, output_stems(items)):
         try:
-            doc = parse_element(
-                item, task, region, args.pages, model, options, args.ocr, max_tokens=args.max_tokens
-            )
+            doc = parse_element(item, task, region, args.pages, model, options, args.ocr,
+                                max_tokens=args.max_tokens, anchor=args.anchor)  # fmt: skip
         except (RegionError, DocumentError) as exc:
             raise CliError(printable(f"{item}: {exc}")) from None
         if doc.error:
@@ -224,7 +230,10 @@ def run(args) -> int:
     from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
     from jocr.layout.figures import save_page_figures
     from jocr.pipeline import ModelNotFoundError, iter_documents, load_model
+    from jocr.pipeline.caption import check_captions_mode, generate_captions, is_caption_prompt
 
+    if getattr(args, "task", "page") == "page" and is_caption_prompt(args.prompt):
+        args.task = "caption"  # the caption prompt is the caption task (jocr.pipeline.caption)
     if getattr(args, "task", "page") != "page" or getattr(args, "region", None) is not None:
         return run_elements(args)
     spec = checked_pages_and_spec(args)
@@ -236,6 +245,10 @@ def run(args) -> int:
         raise CliError("--dpi must be > 0")
     if args.longest_side is not None and args.longest_side < 16:
         raise CliError("--longest-side must be >= 16")
+    try:
+        captions = check_captions_mode(args.captions, args.figures)
+    except ValueError as exc:
+        raise CliError(f"--captions: {exc}") from None
     try:
         items = expand_inputs(args.inputs)
     except DocumentError as exc:
@@ -391,6 +404,8 @@ def run(args) -> int:
                 failed_docs += 1
                 bar.write(printable(f"jocr parse: {doc.error}"), file=sys.stderr)
                 continue
+            if captions == "generate":
+                generate_captions(doc, model, anchor=args.anchor, ocr=args.ocr)
             failure = write_outputs(doc, stem)
             if failure is not None:
                 failed_docs += 1

@@ -108,6 +108,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="rapidocr",
         help="the engine that reads --ocr-copies (default rapidocr, the default of jocr parse)",
     )
+    parser.add_argument(
+        "--no-copies",
+        action="store_true",
+        help="docqa profiles: the PDFs only, without their scanned and photographed copies (training reads "
+        "only the PDFs; the copies are most of a document's time)",
+    )
     parser.add_argument("--force", action="store_true", help="write into a folder that holds an earlier run")
 
 
@@ -127,6 +133,10 @@ def run(args: argparse.Namespace) -> int:
         recipe = FROZEN_TEST_SETS[args.frozen]
         pages, seed, split = recipe["pages"], recipe["seed"], recipe["split"]
         profile, degrade = recipe["profile"], recipe["degrade"]
+    if args.no_copies and profile not in ("docqa", "docqa-charts"):
+        raise CliError(
+            "--no-copies is for the docqa and docqa-charts profiles (their scanned and photographed copies)"
+        )
     if profile == "vector":
         return _run_vector(outdir, pages, seed, split, args)
     if profile in DOCQA_PROFILES:
@@ -226,7 +236,10 @@ def _run_docqa(outdir: Path, pages: int, seed: int, split: str, args, profile: s
         )
     start = time.perf_counter()
     write = _docqa_writer(profile)
-    manifest = _typeset(outdir, "documents", lambda: write(outdir, pages=pages, seed=seed, split=split))
+    copies = not args.no_copies
+    manifest = _typeset(
+        outdir, "documents", lambda: write(outdir, pages=pages, seed=seed, split=split, copies=copies)
+    )
     print(
         f"wrote {pages} documents ({split} seeds {seed}..{seed + pages - 1}) to {outdir} in "
         f"{time.perf_counter() - start:.1f} s; {manifest['questions']} questions in docqa_{split}.jsonl"

@@ -80,6 +80,7 @@ class Figure:
     png: bytes = b""
     caption: str = ""
     name: str = ""
+    generated_caption: str | None = None  # the model's caption of a figure without a printed one (when asked)
 
     @property
     def image(self) -> Image.Image:
@@ -97,6 +98,7 @@ class Figure:
             "pixels": list(self.pixels),
             "origin": self.origin,
             "caption": self.caption,
+            **({"generated_caption": self.generated_caption} if self.generated_caption is not None else {}),
         }
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from jocr.bbox import BBox as BBox
 from jocr.bbox import union as union
 
-TREE_VERSION = "1.1.0"
+TREE_VERSION = "1.2.0"  # 1.2.0: figures' generated_caption
 SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
 
 TITLE, HEADING, PARAGRAPH, LIST_ITEM, TABLE, FORMULA = (
@@ -120,6 +120,9 @@ class Block:
     marker: str | None = None  # list items: "-", "1.", "a)", ...
     image: str | None = None  # figures: the image file written for it, relative to the Markdown
     caption: int | None = None  # figures: the `order` of its caption block
+    # figures without a printed caption: a caption the model wrote for the figure (`jocr.pipeline.caption`,
+    # only when asked); never part of the Markdown, since the page does not print it
+    generated_caption: str | None = None
     figure: Any = field(default=None, repr=False, compare=False)  # figures: the cut image (not serialised)
 
     @property
@@ -135,7 +138,7 @@ class Block:
             "text": self.text,
             "markdown": self.markdown,
         }
-        for key in ("level", "marker", "html", "latex", "image", "caption"):
+        for key in ("level", "marker", "html", "latex", "image", "caption", "generated_caption"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -158,6 +161,7 @@ class Block:
             marker=data.get("marker"),
             image=data.get("image"),
             caption=data.get("caption"),
+            generated_caption=data.get("generated_caption"),
         )
 
 

@@ -73,6 +73,7 @@ def parse(
     task: str = "page",
     region: str | Sequence[float] | None = None,
     figures: str = "none",
+    captions: str = "none",
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -90,18 +91,28 @@ def parse(
     (docs/parsing.md, "OCR line source").
     task: "page" (the whole page as Markdown, default), or an element task, "table", "formula" or
     "caption": each selected page's element in `region` ("x0,y0,x1,y1" or four numbers in the page's unit:
-    PDF points, image pixels; None for the whole page) alone (docs/elements.md). A region outside the page,
-    inverted or too small raises `jocr.layout.elements.RegionError` (a ValueError).
+    PDF points, image pixels; None for the whole page) alone (docs/elements.md). The caption prompt
+    (`prompt="caption"`) is the caption task: a caption is asked as captions are trained
+    (`jocr.pipeline.caption`: the asking member, the crop and its own anchor under `anchor`). A region
+    outside the page, inverted or too small raises `jocr.layout.elements.RegionError` (a ValueError).
     figures: "none" (default), "files" or "inline": each page's figures become figure blocks of its tree and
     are cut out of the page (`page.figures`: PNG bytes, `.image`); the Markdown names them
     `<stem>_p<N>_fig<K>.png` (`files`, saved with `jocr.layout.figures.write_figures`) or embeds them
     (`inline`) (docs/layout.md, "Figures").
+    captions: "none" (default) or "generate": each figure without a printed caption gets the model's caption
+    as `generated_caption` in its tree block and `page.figures` (`jocr.pipeline.caption.generate_captions`;
+    needs figures "files" or "inline"); the Markdown stays as the page prints it.
     """
+    from jocr.pipeline.caption import check_captions_mode, generate_captions, is_caption_prompt
+
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
+    if task == "page" and is_caption_prompt(prompt):
+        task = "caption"  # the caption prompt is the caption task (jocr.pipeline.caption)
     if task != "page" or region is not None:
         return _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi,
-                               longest_side, password, ocr, raise_errors, max_tokens)  # fmt: skip
+                               longest_side, password, ocr, raise_errors, max_tokens, anchor)  # fmt: skip
+    captions = check_captions_mode(captions, figures)
     if not isinstance(model, LoadedModel):
         model = load_model(model, device=device, max_tiles=max_tiles)
     loaded = model
@@ -128,11 +139,14 @@ def parse(
         for doc in docs:
             if doc.error:
                 raise DocumentError(doc.error)
+    if captions == "generate":
+        for doc in docs:
+            generate_captions(doc, loaded, anchor=anchor, ocr=ocr)
     return docs[0] if single else docs
 
 
 def _parse_elements(items, single, task, region, pages, model, device, max_tiles, dpi, longest_side, password,
-                    ocr, raise_errors, max_tokens):  # fmt: skip
+                    ocr, raise_errors, max_tokens, anchor="auto"):  # fmt: skip
     """`parse` for an element task (jocr.pipeline.elements): the model is loaded only for a task it reads."""
     from jocr.layout.elements import RegionError, check_task
     from jocr.pipeline.elements import needs_model, parse_element
@@ -145,7 +159,8 @@ def _parse_elements(items, single, task, region, pages, model, device, max_tiles
     if dpi is not None:
         options.dpi = float(dpi)
     docs = [
-        parse_element(item, task, region, pages, model, options, ocr, max_tokens=max_tokens) for item in items
+        parse_element(item, task, region, pages, model, options, ocr, max_tokens=max_tokens, anchor=anchor)
+        for item in items
     ]
     if raise_errors:
         for doc in docs:

@@ -35,6 +35,9 @@ from jocr.pipeline.ask_answers import known_runs
 # (`@1234 @1235 @1236 @1237`: 23) fit.
 ANSWER_TOKENS = 48
 ANSWER_STOP = "\n"  # no training answer holds a line break: the first line is the answer
+# Output tokens of a figure caption by default: the reference captions of the chart training documents
+# (`jocr.synth.charts`) are one line of one or two sentences.
+CAPTION_TOKENS = 64
 _MARKUP = ("#", "|", "<", ">", "!", "`", "*")
 
 
@@ -61,6 +64,13 @@ def question_shape(tokenizer, max_tokens: int | None = None) -> AnswerShape:
     """A question's answer: one line, ANSWER_TOKENS (or `max_tokens`) at most, its first token as the module
     docstring says (the same with an anchor or on the image alone)."""
     return AnswerShape(_banned_first(tokenizer, "answer"), max_tokens or ANSWER_TOKENS, (ANSWER_STOP,))
+
+
+def caption_shape(tokenizer, max_tokens: int | None = None) -> AnswerShape:
+    """A figure caption (`jocr.pipeline.caption`): one line of text, CAPTION_TOKENS (or `max_tokens`) at
+    most, its first token that of a question's answer (not EOS, whitespace, block markup or `{`), with or
+    without an anchor: a caption's training target is its sentences, never run references alone."""
+    return AnswerShape(_banned_first(tokenizer, "answer"), max_tokens or CAPTION_TOKENS, (ANSWER_STOP,))
 
 
 def fields_shape(tokenizer, names: Sequence[str], max_tokens: int | None = None) -> AnswerShape:

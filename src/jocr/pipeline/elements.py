@@ -1,6 +1,7 @@
 """Element tasks over documents (`jocr parse --task`, `jocr.parse(task=...)`): each selected page's element
 in a region (or the whole page), read by `jocr.layout.elements`' reader for the task, or by the model with
-the task's prompt over the region's pixels (docs/elements.md).
+the task's prompt over the region's pixels (docs/elements.md); a caption by the caption path of
+`jocr.pipeline.caption` (the asking member, the crop and the crop's own anchor, as captions are trained).
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ def parse_element(
     ocr: str = "auto",
     name: str | None = None,
     max_tokens: int = 1024,
+    anchor: str = "auto",
 ) -> Document:
     """One input's element for `task` on each selected page: a Document whose pages' Markdown is the
     element's (empty, with the note in `metadata["notes"]`, when none was found). A bad region raises
-    `RegionError`; an input that cannot be opened comes back with `.error` set."""
+    `RegionError`; an input that cannot be opened comes back with `.error` set. `anchor` ("auto", "on",
+"off"): whether a caption's prompt carries the crop's anchor (`jocr.pipeline.caption.caption_anchor`)."""
     task = check_task(task)
     box = parse_region(region) if isinstance(region, str) else (None if region is None else tuple(region))
     if box is not None:
@@ -66,7 +69,9 @@ def parse_element(
             width, height, unit = page_frame(source, index)
             checked = check_region(box, width, height, unit)
             result = READERS[task](source, index, checked, ocr=ocr) if task in READERS else None
-            if result is None:
+            if result is None and task == "caption":
+                result = _caption_element(source, index, checked, unit, model, max_tokens, ocr, anchor)
+            elif result is None:
                 result = _model_element(source, index, checked, task, unit, model, max_tokens)
             results.append(result)
     doc.metadata["notes"] = [r.note for r in results]
@@ -92,6 +97,32 @@ def _model_element(source, index: int, region, task: str, unit: str, model, max_
     note = "" if markdown.strip() else (doc.error or "the model read nothing in the region")
     method, seconds = f"model:{MODEL_PROMPTS[task]}", time.perf_counter() - start
     return ElementResult(task, index + 1, markdown, note, region, unit, method, seconds)
+
+
+def _caption_element(source, index: int, region, unit: str, model, max_tokens: int, ocr: str,
+                     anchor: str) -> ElementResult:  # fmt: skip
+    """The caption of the region (the whole page when None) on the caption path (`jocr.pipeline.caption`)."""
+    import time
+
+    from jocr.pipeline.caption import caption_anchor, caption_crops
+
+    start = time.perf_counter()
+    image = source.render(index)
+    crop = image
+    if region is not None:
+        scale = page_scale(source, index, image)
+        crop = image.crop(tuple(round(v * scale) for v in region))
+    try:
+        layer = source.text_layer(index) if source.kind == "pdf" else None
+    except Exception:  # a text layer that cannot be read: the crop's OCR lines or its pixels alone
+        layer = None
+    crop_anchor = caption_anchor(model.asker, crop, layer, region, anchor, ocr)
+    (caption,) = caption_crops(model, [(crop, crop_anchor)], max_tokens)
+    note = caption.error or ("" if caption.text else "the model wrote no caption for the region")
+    method = "model:caption" + (" with the crop's anchor" if caption.anchored else "")
+    result = ElementResult("caption", index + 1, caption.text, note, region, unit, method,
+                           time.perf_counter() - start)  # fmt: skip
+    return result
 
 
 __all__ = ["RegionError", "needs_model", "parse_element"]

@@ -174,7 +174,9 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                 if all(page.blank for page in loaded):
                     raise ApiError(400, "the image is blank: nothing to ask", code="blank_page")
                 question = task.prompt if task.fields is None else ""
-                asking = Asking(task.fields, question)
+                asking = Asking(task.fields, question, caption=task.task == "caption")
+                if asking.caption:  # one request: the image's own anchor (its first window), as a crop's
+                    anchors = anchors[:1]
             # A page read in anchor windows is one engine request per window, each up to max_tokens: each
             # counts as a request in flight, as a Reader page does.
             ticket.add_slots(len(anchors) - 1)

@@ -27,6 +27,7 @@ from jocr.pipeline.ask import (
     window_answers,
     window_fields,
 )
+from jocr.pipeline.caption import caption_text
 from jocr.serve.openai import ApiError
 
 
@@ -37,6 +38,9 @@ class Asking:
 
     fields: list | None = None
     question: str = ""  # the question asked (its words may name a run's label: `answer_value`)
+    # the caption prompt (`jocr.pipeline.caption`): the image is the crop, its first anchor window the
+    # crop's anchor, and the answer a caption (`caption_text`), decoded as `caption_shape` says
+    caption: bool = False
 
     def answer(
         self,
@@ -51,6 +55,8 @@ class Asking:
         (`window_fields`) as a JSON object that validates against the schema (`schema_answer`), or a
         refusal."""
         windows: list[str | None] = list(anchors) or [None]
+        if self.caption:
+            return caption_text(texts[0], windows[0]), texts[0], reasons[0], None
         if self.fields is None:
             answers = window_answers(texts, windows, self.question, reasons, scores)
             i = choose_window(answers)
@@ -67,6 +73,8 @@ class Asking:
         if self.fields is not None or len(texts) > 1:
             return ""
         anchor = anchors[0] if anchors else None
+        if self.caption:
+            return caption_text(without_open_reference(texts[0]) if anchor else texts[0], anchor)
         return answer_text(without_open_reference(texts[0]) if anchor else texts[0], anchor, self.question)
 
 

@@ -16,6 +16,7 @@ from jocr.engine import GenerationRequest, QueueFull
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import PageAnchor, page_anchor
 from jocr.pipeline.ask import question_ids, request_shape
+from jocr.pipeline.ask_decoding import caption_shape
 from jocr.serve.openai import ApiError
 from jocr.tokenizer import Tokenizer
 from jocr.types import PageViews
@@ -139,7 +140,10 @@ class EngineBackend:
         shape: dict = {"max_tokens": params.max_tokens, "stop_strings": tuple(params.stop)}
         scheduler = self.scheduler
         if getattr(params, "answer", False):  # a question or a schema: the asking member answers it
-            shape = request_shape(self.loaded.asker, params.max_tokens, params.fields).options()
+            if getattr(params, "caption", False):
+                shape = caption_shape(self.loaded.asker.tokenizer, params.max_tokens).options()
+            else:
+                shape = request_shape(self.loaded.asker, params.max_tokens, params.fields).options()
             shape["stop_strings"] = tuple(dict.fromkeys((*shape["stop_strings"], *params.stop)))
             scheduler = self.asking_scheduler()
         request = GenerationRequest(

@@ -25,6 +25,7 @@ from jocr.pipeline.ask import (
     extract_prompt,
     parse_schema,
 )
+from jocr.pipeline.ask_decoding import CAPTION_TOKENS
 from jocr.tokenizer import DEFAULT_PROMPT, GROUNDING_TOKEN, IMAGE_TOKEN, PROMPTS
 
 # Size limits of every field (docs/serving.md "Limits"). Strings are bounded in characters, lists in items;
@@ -145,8 +146,9 @@ class ChatTask:
     include_usage: bool = False
     model: str | None = None
     # What the model is asked (docs/asking.md, "The server"): "ocr" (the page's Markdown), "question" (the
-    # prompt is a question, answered as `jocr ask` answers it) or "fields" (`response_format`'s JSON schema:
-    # the prompt is its extraction prompt, the answer a JSON object that validates against the schema).
+    # prompt is a question, answered as `jocr ask` answers it), "fields" (`response_format`'s JSON schema:
+    # the prompt is its extraction prompt, the answer a JSON object that validates against the schema) or
+    # "caption" (the caption prompt: the image's caption, asked as `jocr.pipeline.caption` asks it).
     task: str = "ocr"
     fields: list[FieldSpec] | None = None
 
@@ -382,6 +384,8 @@ def parse_chat_request(
     reading = ocr_prompt(text)
     if fields is not None:  # the schema is what is asked; the text, if any, is not sent to the model
         task, prompt = "fields", extract_prompt(fields)
+    elif reading == PROMPTS["caption"]:  # the caption task: asked as `jocr parse --task caption` asks it
+        task, prompt = "caption", reading
     elif reading is not None:
         task, prompt = "ocr", reading
     else:
@@ -392,7 +396,9 @@ def parse_chat_request(
     given = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
     # Unless the request says, an answer gets `jocr ask`'s token budget and a schema's JSON `jocr extract`'s
     # (within the server's default), a page its reading default.
-    default = {"question": ANSWER_TOKENS, "fields": FIELDS_TOKENS}.get(task, default_max_tokens)
+    default = {"question": ANSWER_TOKENS, "fields": FIELDS_TOKENS, "caption": CAPTION_TOKENS}.get(
+        task, default_max_tokens
+    )
     max_tokens = req.max_completion_tokens or req.max_tokens or min(default, default_max_tokens)
     if max_tokens > max_tokens_cap:
         raise ApiError(400, f"{given} {max_tokens} is over the limit of {max_tokens_cap}", param=given)

@@ -77,6 +77,7 @@ class SamplingParams:
     # question's (`fields` empty) or `jocr extract` a schema's JSON object (its field names).
     answer: bool = False
     fields: tuple[str, ...] = ()
+    caption: bool = False  # the answer is a figure caption (`jocr.pipeline.ask_decoding.caption_shape`)
 
 
 @dataclass
@@ -342,7 +343,7 @@ class OCRService:
         windows: list[str | None] = list(anchors) or [None]
         if asking is not None:
             names = tuple(f.name for f in asking.fields) if asking.fields is not None else ()
-            params = dataclasses.replace(params, answer=True, fields=names)
+            params = dataclasses.replace(params, answer=True, fields=names, caption=asking.caption)
 
         def prepare_and_submit() -> Submitted:
             # Preprocessing, tokenising and the engine's checks are CPU work: off the event loop.

@@ -507,7 +507,7 @@ def make_chart_document(seed: int, kind: str | None = None, lang: str | None = N
 
 
 def write_charts_dataset(
-    outdir, pages: int, seed: int = 0, split: str = "train", dpi: int = 150
+    outdir, pages: int, seed: int = 0, split: str = "train", dpi: int = 150, copies: bool = True
 ) -> dict[str, Any]:
     """`jocr.synth.docqa.write_docqa_dataset` for chart and table documents (`--profile docqa-charts`): the
     same files and `docqa_<split>.jsonl` records, a chart's with its `figures`."""
@@ -520,4 +520,5 @@ def write_charts_dataset(
         make=make_chart_document,
         profile="docqa-charts",
         versions={"charts_version": CHARTS_VERSION},
+        copies=copies,
     )

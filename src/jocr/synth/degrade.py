@@ -41,6 +41,20 @@ class DegradeConfig:
     )
 
 
+def _grid(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column coordinates as float32 (H, 1) and (1, W): they broadcast to `np.mgrid`'s (H, W)
+    planes with the same value in every element, without holding two page-sized arrays."""
+    return np.arange(h, dtype=np.float32)[:, None], np.arange(w, dtype=np.float32)[None, :]
+
+
+def _to_image(pixels: np.ndarray) -> Image.Image:
+    """Float pixels (H, W, 3) -> an RGB image, clipped to [0, 255] and rounded half to even (as
+    `ndarray.round`), in place: `pixels` is a scratch array of the caller's."""
+    np.clip(pixels, 0, 255, out=pixels)
+    np.rint(pixels, out=pixels)
+    return Image.fromarray(pixels.astype(np.uint8), mode="RGB")
+
+
 def _rotate(image: Image.Image, rng: random.Random, s: float, cfg: DegradeConfig, log: dict) -> Image.Image:
     angle = rng.uniform(-1, 1) * cfg.max_rotation_deg * s
     log["rotate_deg"] = round(angle, 3)
@@ -69,7 +83,7 @@ def _scan(pixels: np.ndarray, rng: random.Random, s: float, cfg: DegradeConfig, 
     nrng = np.random.default_rng(rng.getrandbits(64))
     # Uneven illumination: a smooth gradient across the page.
     gx, gy = rng.uniform(-1, 1), rng.uniform(-1, 1)
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    ys, xs = _grid(h, w)
     shade = (gx * (xs / w - 0.5) + gy * (ys / h - 0.5)) * cfg.max_shading * s * 255
     pixels = pixels - np.abs(shade)[..., None]
     # Dust specks.
@@ -120,7 +134,7 @@ def degrade(
             pixels = _scan(pixels, rng, s, cfg, log)
         if "noise" in ops:
             pixels = _noise(pixels, rng, s, cfg, log)
-        out = Image.fromarray(np.clip(pixels, 0, 255).round().astype(np.uint8), mode="RGB")
+        out = _to_image(pixels)
     if "blur" in ops:
         radius = rng.uniform(0.3, 1.0) * cfg.max_blur_radius * s
         log["blur_radius"] = round(radius, 3)
@@ -175,7 +189,7 @@ def photograph(image: Image.Image, strength: float, rng: random.Random) -> tuple
     surface = tuple(rng.randint(60, 120) for _ in range(3))
     out = Image.composite(sheet, Image.new("RGB", (canvas_w, canvas_h), surface), mask)
     pixels = np.asarray(out, dtype=np.float32)  # (H, W, 3)
-    yy, xx = np.mgrid[0:canvas_h, 0:canvas_w].astype(np.float32)
+    yy, xx = _grid(canvas_h, canvas_w)
     angle = rng.uniform(0, 2 * np.pi)
     ramp = np.cos(angle) * xx / canvas_w + np.sin(angle) * yy / canvas_h
     ramp = (ramp - ramp.min()) / max(float(np.ptp(ramp)), 1e-6)
@@ -183,7 +197,7 @@ def photograph(image: Image.Image, strength: float, rng: random.Random) -> tuple
     band_centre, band_width = rng.uniform(0.2, 0.8) * canvas_w, rng.uniform(0.05, 0.15) * canvas_w
     shadow = 1.0 - 0.25 * s * np.exp(-(((xx - band_centre) / band_width) ** 2))
     pixels = pixels * (light * shadow)[..., None]
-    out = Image.fromarray(np.clip(pixels, 0, 255).round().astype(np.uint8), mode="RGB")
+    out = _to_image(pixels)
     radius = 0.4 + 0.8 * s * rng.random()
     out = out.filter(ImageFilter.GaussianBlur(radius))
     quality = int(85 - 35 * s * rng.random())

@@ -470,26 +470,26 @@ def write_docqa_dataset(
     make=make_document,
     profile: str = "docqa",
     versions: dict[str, int] | None = None,
+    copies: bool = True,
 ) -> dict[str, Any]:
     """Write `pages` documents (seed offsets from `seed` in `split`) as vector PDFs (`pdfs/`), scanned copies
     (`scan/`, `jocr.synth.degrade.degrade`) and photographed copies (`photo/`, `photograph`) rendered at
     `dpi`, with `docqa_<split>.jsonl`: one record per document (name, its three files, fields, questions).
     Deterministic in (seed, split) except the PDF bytes' creation date. `make(seed)` gives each document
     (`jocr.synth.charts.make_chart_document` for the `docqa-charts` profile, whose manifest says so with
-    `profile` and `versions`)."""
+    `profile` and `versions`). `copies=False` writes the PDFs alone (training reads only them; the two
+    copies are most of a document's CPU time): the records' `files` then name the PDF only, and every PDF
+    and record is otherwise the same as with copies."""
     import json
     from pathlib import Path
 
-    import pypdfium2 as pdfium
-
     from jocr.synth.dataset import SPLIT_SIZE, global_seed
-    from jocr.synth.degrade import degrade, photograph
     from jocr.synth.vector import VectorRenderer
 
     if pages < 1 or seed + pages > SPLIT_SIZE:
         raise ValueError(f"seed offsets {seed}..{seed + pages - 1} must lie in [0, {SPLIT_SIZE})")
     root = Path(outdir)
-    for sub in ("pdfs", "scan", "photo"):
+    for sub in ("pdfs", "scan", "photo") if copies else ("pdfs",):
         (root / sub).mkdir(parents=True, exist_ok=True)
     records = []
     with VectorRenderer() as renderer:
@@ -497,21 +497,9 @@ def write_docqa_dataset(
             g = global_seed(split, offset)
             page = docqa_page(g, renderer, make)
             (root / "pdfs" / f"{page.name}.pdf").write_bytes(page.pdf)
-            doc = pdfium.PdfDocument(page.pdf)
-            try:
-                image = doc[0].render(scale=dpi / 72).to_pil().convert("RGB")
-            finally:
-                doc.close()
-            rng = random.Random(f"docqa-copies-{g}")
-            scan, _ = degrade(image, rng.uniform(0.3, 0.7), rng)
-            photo, _ = photograph(image, rng.uniform(0.3, 0.8), rng)
-            scan.save(root / "scan" / f"{page.name}.jpg", quality=80)
-            photo.save(root / "photo" / f"{page.name}.jpg", quality=80)
-            files = {
-                "pdf": f"pdfs/{page.name}.pdf",
-                "scan": f"scan/{page.name}.jpg",
-                "photo": f"photo/{page.name}.jpg",
-            }
+            files = {"pdf": f"pdfs/{page.name}.pdf"}
+            if copies:
+                files.update(_write_copies(page, g, root, dpi))
             records.append({"name": page.name, "seed": g, "files": files, **page.content.to_record()})
     lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     (root / f"docqa_{split}.jsonl").write_text(lines, encoding="utf-8")
@@ -523,6 +511,27 @@ def write_docqa_dataset(
         "pages": pages,
         "dpi": dpi,
         "questions": sum(len(r["questions"]) for r in records),
+        **({} if copies else {"copies": False}),
     }
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
+
+
+def _write_copies(page: DocQAPage, g: int, root, dpi: int) -> dict[str, str]:
+    """The document's scanned and photographed copies (its page rendered at `dpi`, degraded by the seed `g`)
+    written under `root`; their paths by variant."""
+    import pypdfium2 as pdfium
+
+    from jocr.synth.degrade import degrade, photograph
+
+    doc = pdfium.PdfDocument(page.pdf)
+    try:
+        image = doc[0].render(scale=dpi / 72).to_pil().convert("RGB")
+    finally:
+        doc.close()
+    rng = random.Random(f"docqa-copies-{g}")
+    scan, _ = degrade(image, rng.uniform(0.3, 0.7), rng)
+    photo, _ = photograph(image, rng.uniform(0.3, 0.8), rng)
+    scan.save(root / "scan" / f"{page.name}.jpg", quality=80)
+    photo.save(root / "photo" / f"{page.name}.jpg", quality=80)
+    return {"scan": f"scan/{page.name}.jpg", "photo": f"photo/{page.name}.jpg"}
