@@ -153,7 +153,7 @@ CAPTION_MODES = ("none", "generate")
 
 
 def check_captions_mode(mode: str | None, figures: str) -> str:
-    """"none" (default) or "generate" (figures without a printed caption get the model's caption in the
+    """The captions mode, "none" (default) or "generate" (figures without a printed caption get the model's caption in the
     page tree: `generate_captions`); "generate" needs figures to be found ("files" or "inline"). One-line
     ValueError otherwise."""
     value = "none" if mode is None else str(mode).strip().lower()

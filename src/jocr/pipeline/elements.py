@@ -44,7 +44,7 @@ def parse_element(
     """One input's element for `task` on each selected page: a Document whose pages' Markdown is the
     element's (empty, with the note in `metadata["notes"]`, when none was found). A bad region raises
     `RegionError`; an input that cannot be opened comes back with `.error` set. `anchor` ("auto", "on",
-"off"): whether a caption's prompt carries the crop's anchor (`jocr.pipeline.caption.caption_anchor`)."""
+    "off"): whether a caption's prompt carries the crop's anchor (`jocr.pipeline.caption.caption_anchor`)."""
     task = check_task(task)
     box = parse_region(region) if isinstance(region, str) else (None if region is None else tuple(region))
     if box is not None:
