@@ -153,9 +153,9 @@ CAPTION_MODES = ("none", "generate")
 
 
 def check_captions_mode(mode: str | None, figures: str) -> str:
-    """The captions mode, "none" (default) or "generate" (figures without a printed caption get the model's caption in the
-    page tree: `generate_captions`); "generate" needs figures to be found ("files" or "inline"). One-line
-    ValueError otherwise."""
+    """The captions mode, "none" (default) or "generate" (figures without a printed caption get the
+    model's caption in the page tree: `generate_captions`); "generate" needs figures to be found ("files"
+    or "inline"). One-line ValueError otherwise."""
     value = "none" if mode is None else str(mode).strip().lower()
     if value not in CAPTION_MODES:
         raise ValueError(f"captions must be none or generate, not {mode!r}")
