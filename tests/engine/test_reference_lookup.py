@@ -3,6 +3,7 @@ continued with the numbers they imply, in every shape an anchored answer takes."
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -104,8 +105,6 @@ def test_the_longest_most_recent_earlier_occurrence_is_continued(lookup):
     """Against the definition written out: for n = max_n .. min_n, the latest start p < len - n with
     syms[p : p + n] == syms[-n:] (and, while a reference is open, a reference after it) whose continuation
     renders to a draft; random histories of references, digits and a few text tokens."""
-    import random
-
     rng = random.Random(3)
     alphabet = [lookup.at_id] * 4 + lookup.digit_ids + list(range(4, 12))
 
