@@ -3,6 +3,7 @@ continued with the numbers they imply, in every shape an anchored answer takes."
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,30 @@ def test_a_tokenizer_without_single_digit_tokens_has_no_lookup(tok):
 
 def _ids(tok: Tokenizer) -> tuple[int, list[int]]:
     return tok.token_to_id("@"), [tok.token_to_id(str(d)) for d in range(10)]
+
+
+def test_the_longest_most_recent_earlier_occurrence_is_continued(lookup):
+    """Against the definition written out: for n = max_n .. min_n, the latest start p < len - n with
+    syms[p : p + n] == syms[-n:] (and, while a reference is open, a reference after it) whose continuation
+    renders to a draft; random histories of references, digits and a few text tokens."""
+    rng = random.Random(3)
+    alphabet = [lookup.at_id] * 4 + lookup.digit_ids + list(range(4, 12))
+
+    def oracle(history, k):
+        syms, last, open_digits = lookup.symbols(lookup.patterns + history)
+        length = len(syms)
+        if length < lookup.min_n + 1:
+            return [], 0
+        for n in range(min(lookup.max_n, length - 1), lookup.min_n - 1, -1):
+            hits = [p for p in range(length - n) if syms[p : p + n] == syms[length - n :]]
+            if open_digits is not None:
+                hits = [p for p in hits if syms[p + n] < 0]
+            if hits:
+                draft = lookup._render(syms, hits[-1] + n, last, open_digits, k)
+                if draft:
+                    return draft, n
+        return [], 0
+
+    for _ in range(300):
+        history = [rng.choice(alphabet) for _ in range(rng.randint(0, 50))]
+        assert lookup.propose(history, 3) == oracle(history, 3), history

@@ -91,6 +91,40 @@ def test_attention_kernel_gives_a_query_the_same_result_in_any_pass(kv_heads):
 
 
 @needs_kernel
+@pytest.mark.parametrize("dim", [16, 32, 48, 64])
+def test_attention_kernel_gives_each_query_of_a_pass_its_result_alone(dim):
+    """Queries taken two at a time (the second seeing fewer, as many or more keys than the first, or none),
+    eight keys summed at once and a tail of L % 8 keys: every query's output is bitwise what it gets alone,
+    and close to SDPA over the keys it sees."""
+    torch.set_num_threads(2)
+    g = torch.Generator().manual_seed(1)
+    heads, kv_heads, slots = 4, 2, 45
+    q = torch.randn(3, heads, 5, dim, generator=g) * 3  # (B, H, T, D)
+    k = torch.randn(3, kv_heads, slots, dim, generator=g)  # (B, Hkv, S, D)
+    v = torch.randn(3, kv_heads, slots, dim, generator=g)
+    visible = torch.tensor([[37, 9, 0, 45, 20], [1, 2, 3, 4, 5], [13, 13, 40, 8, 17]])  # (B, T)
+    out = kernels.attention(q, k, v, visible, 0.3)  # (B, T, H, D)
+    for b in range(3):
+        for t in range(5):
+            alone = kernels.attention(
+                q[b : b + 1, :, t : t + 1], k[b : b + 1], v[b : b + 1], visible[b : b + 1, t : t + 1], 0.3
+            )
+            assert torch.equal(out[b, t], alone[0, 0]), (b, t)
+            seen = int(visible[b, t])
+            if seen == 0:
+                assert not out[b, t].any()
+                continue
+            sdpa = F.scaled_dot_product_attention(
+                q[b : b + 1, :, t : t + 1],
+                k[b : b + 1, :, :seen],
+                v[b : b + 1, :, :seen],
+                scale=0.3,
+                enable_gqa=True,
+            )  # (1, H, 1, D)
+            assert (sdpa[0, :, 0] - out[b, t]).abs().max() < 1e-4
+
+
+@needs_kernel
 @pytest.mark.parametrize("quantize", ["none", "int8"])
 def test_fused_moe_matches_the_expert_loop_and_is_identical_for_any_row_count(quantize):
     """One kernel call for the routed + shared experts (FusedExperts) computes what the per-expert loop of

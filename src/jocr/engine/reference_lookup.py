@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 MAX_DIGITS = 6  # `@` and more digits than this is text, not a reference (and never a huge int to parse)
 _STEP_OFFSET = 1 << 20  # > any step between two references of MAX_DIGITS digits
@@ -104,13 +103,24 @@ class ReferenceLookup:
         if length < self.min_n + 1:
             return [], 0
         arr = np.asarray(syms, dtype=np.int64)
-        for n in range(min(self.max_n, length - 1), self.min_n - 1, -1):
-            windows = sliding_window_view(arr[: length - 1], n)  # starts 0 .. length - 1 - n
-            hits = np.flatnonzero((windows == arr[length - n :]).all(axis=1))
-            if open_digits is not None:  # a reference is being written: its continuation must start with one
-                hits = hits[arr[hits + n] < 0]
-            if len(hits):
-                draft = self._render(syms, int(hits[-1]) + n, last, open_digits, k)
+        top = min(self.max_n, length - 1)
+        # Earlier occurrences end where the last symbol recurs (e <= length - 2); each one's length is its
+        # run of symbols equal to the history's last ones, read backwards (at most `top`).
+        ends = np.flatnonzero(arr[: length - 1] == arr[length - 1])
+        if open_digits is not None:  # a reference is being written: its continuation must start with one
+            ends = ends[arr[ends + 1] < 0]
+        back = np.arange(top)
+        at = ends[:, None] - back  # (E, top) positions compared with the last symbols, newest first
+        same = (at >= 0) & (arr[np.maximum(at, 0)] == arr[length - 1 - back])
+        matched = np.where(same.all(axis=1), top, same.argmin(axis=1))  # (E,)
+        latest_of = {}  # matched length -> the most recent end with that length
+        for end, n in zip(ends.tolist(), matched.tolist()):
+            latest_of[n] = end
+        latest = -1
+        for n in range(top, self.min_n - 1, -1):  # the longest match first; the most recent among equals
+            latest = max(latest, latest_of.get(n, -1))
+            if latest >= 0:
+                draft = self._render(syms, latest + 1, last, open_digits, k)
                 if draft:
                     return draft, n
         return [], 0

@@ -228,62 +228,210 @@ static inline __m256 exp8(__m256 x) {
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+/* The sums hsum(v_0) .. hsum(v_7) of eight vectors as one vector, each lane added in hsum's own order
+   (((x0 + x4) + (x2 + x6)) + ((x1 + x5) + (x3 + x7))), so lane i is bitwise hsum(v_i): a query's score
+   does not depend on whether its key was summed alone or among eight. */
+static inline __m256 hsum8(const __m256 *v) {
+    __m256 p[4], q[2];
+    /* p[i]: v_i's four sums x_j + x_{j+4} in the low half, v_{i+4}'s in the high half */
+    for (int i = 0; i < 4; i++)
+        p[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[i], v[i + 4], 0x20),
+                             _mm256_permute2f128_ps(v[i], v[i + 4], 0x31));
+    /* q[i]: per half, (w0 + w2, w1 + w3) of p[2i], then of p[2i + 1] */
+    for (int i = 0; i < 2; i++)
+        q[i] = _mm256_add_ps(_mm256_shuffle_ps(p[2 * i], p[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(p[2 * i], p[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    /* (u0 + u1) per vector: lanes v_0, v_1, v_2, v_3 | v_4, v_5, v_6, v_7 */
+    return _mm256_add_ps(_mm256_shuffle_ps(q[0], q[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm256_shuffle_ps(q[0], q[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* q . k summed as in the linear kernel: two 8-wide accumulators over d (d % 16 < 8 and >= 8), added. */
+static inline __attribute__((always_inline)) __m256 dot_lanes(const float *q, const float *k, int64_t D) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (int64_t d = 0; d < D; d += 16) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(k + d), _mm256_loadu_ps(q + d), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(k + d + 8), _mm256_loadu_ps(q + d + 8), a1);
+    }
+    return _mm256_add_ps(a0, a1);
+}
+
+/* The largest of a vector's lanes [i0, i0 + n), a NaN passed over as the scalar test `x > m` does. */
+static inline float lanes_max(__m256 v, int i0, int n, float m) {
+    float lanes[8];
+    _mm256_storeu_ps(lanes, v);
+    for (int i = i0; i < i0 + n; i++) m = lanes[i] > m ? lanes[i] : m;
+    return m;
+}
+
+/* Scores s[j] = scale * hsum(q . k_j) of one query for keys j0 <= j < L, eight at a time (hsum8) then one
+   at a time; returns max(m, those scores). */
+static float scores_one(const float *q, const float *k, int64_t D, int64_t j0, int64_t L, float scale,
+                        float *s, float m) {
+    __m256 sc = _mm256_set1_ps(scale), mv = _mm256_set1_ps(-INFINITY);
+    int64_t j = j0;
+    for (; j + 8 <= L; j += 8) {
+        __m256 dots[8];
+        for (int i = 0; i < 8; i++) dots[i] = dot_lanes(q, k + (j + i) * D, D);
+        __m256 sj = _mm256_mul_ps(hsum8(dots), sc);
+        _mm256_storeu_ps(s + j, sj);
+        mv = _mm256_max_ps(sj, mv); /* a NaN score is passed over (max_ps returns its second operand) */
+    }
+    m = lanes_max(mv, 0, 8, m);
+    for (; j < L; j++) {
+        s[j] = hsum(dot_lanes(q, k + j * D, D)) * scale;
+        m = s[j] > m ? s[j] : m;
+    }
+    return m;
+}
+
+/* Scores of two queries for the keys both see (j < L), four keys at a time: each key's row is read once for
+   both, and one hsum8 sums the eight (query, key) dots. The rest (L % 4 keys) is left to scores_one. */
+static int64_t scores_two(const float *q0, const float *q1, const float *k, int64_t D, int64_t L,
+                          float scale, float *s0, float *s1, float *m0, float *m1) {
+    __m256 sc = _mm256_set1_ps(scale), mv = _mm256_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 4 <= L; j += 4) {
+        __m256 dots[8];
+        for (int i = 0; i < 4; i++) {
+            dots[i] = dot_lanes(q0, k + (j + i) * D, D);
+            dots[i + 4] = dot_lanes(q1, k + (j + i) * D, D);
+        }
+        __m256 sj = _mm256_mul_ps(hsum8(dots), sc); /* lanes: q0's four scores, then q1's */
+        _mm_storeu_ps(s0 + j, _mm256_castps256_ps128(sj));
+        _mm_storeu_ps(s1 + j, _mm256_extractf128_ps(sj, 1));
+        mv = _mm256_max_ps(sj, mv);
+    }
+    *m0 = lanes_max(mv, 0, 4, *m0);
+    *m1 = lanes_max(mv, 4, 4, *m1);
+    return j;
+}
+
+/* p_j = exp(s_j - m) for j < L, in place, eight lanes at a time (lanes past L: computed, never used). */
+static void softmax_weights(float *s, int64_t L, float m) {
+    int64_t padded = (L + 7) / 8 * 8;
+    for (int64_t j = L; j < padded; j++) s[j] = m;
+    __m256 mv = _mm256_set1_ps(m);
+    for (int64_t j = 0; j < padded; j += 8)
+        _mm256_storeu_ps(s + j, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), mv)));
+}
+
+/* acc[i] += p_j v_j[8i .. 8i + 8) for j0 <= j < j1 in j order, and *l += p_j when `with_l`; for one query
+   (p1 NULL) or two sharing the values (p1, acc1, l1). W (accumulators per query) and `two` are compile-time
+   constants after inlining, so the accumulators stay in registers; the scalar sum runs beside them. */
+static inline __attribute__((always_inline)) void weighted_values(
+    const float *p0, const float *p1, const float *v, int64_t D, int64_t j0, int64_t j1, __m256 *acc0,
+    __m256 *acc1, float *l0, float *l1, const int W, const int two, const int with_l) {
+    float s0 = *l0, s1 = two ? *l1 : 0.0f;
+    for (int64_t j = j0; j < j1; j++) {
+        const float *vr = v + j * D;
+        __m256 a = _mm256_set1_ps(p0[j]), b = two ? _mm256_set1_ps(p1[j]) : a;
+        for (int i = 0; i < W; i++) {
+            __m256 vv = _mm256_loadu_ps(vr + 8 * i);
+            acc0[i] = _mm256_fmadd_ps(a, vv, acc0[i]);
+            if (two) acc1[i] = _mm256_fmadd_ps(b, vv, acc1[i]);
+        }
+        if (with_l) {
+            s0 += p0[j];
+            if (two) s1 += p1[j];
+        }
+    }
+    *l0 = s0;
+    if (two) *l1 = s1;
+}
+
+/* One chunk of W * 8 lanes of d from d0 (inside weighted_sums). */
+#define VALUES_CHUNK(W, WITH_L)                                                                         \
+    do {                                                                                                \
+        __m256 a0[4], a1[4];                                                                            \
+        for (int i = 0; i < W; i++) a0[i] = a1[i] = _mm256_setzero_ps();                                \
+        if (n == 2) {                                                                                   \
+            weighted_values(p[0], p[1], v + d0, D, 0, L[0], a0, a1, &l[0], &l[1], W, 1, WITH_L);       \
+            weighted_values(p[1], 0, v + d0, D, L[0], L[1], a1, 0, &l[1], 0, W, 0, WITH_L);            \
+        } else {                                                                                        \
+            weighted_values(p[0], 0, v + d0, D, 0, L[0], a0, 0, &l[0], 0, W, 0, WITH_L);               \
+        }                                                                                               \
+        for (int i = 0; i < W; i++) {                                                                   \
+            _mm256_storeu_ps(acc[0] + d0 + 8 * i, a0[i]);                                               \
+            if (n == 2) _mm256_storeu_ps(acc[1] + d0 + 8 * i, a1[i]);                                   \
+        }                                                                                               \
+    } while (0)
+
+/* out_t = (sum_j p_tj v_j) / l_t with l_t = sum_j p_tj for one or two queries (n = 1, 2; for two, L[0] <=
+   L[1]) with weights p[t] over their first L[t] keys, every sum in j order: 32 lanes of d at a time (16 for
+   the last when D % 32 == 16), l with the first; the keys both queries see are run once for both. */
+static void weighted_sums(float *const *p, const int64_t *L, int n, const float *v, int64_t D,
+                          float *const *acc, float *const *out) {
+    float l[2] = {0.0f, 0.0f};
+    int64_t d0 = 0;
+    if (D >= 32)
+        VALUES_CHUNK(4, 1);
+    else
+        VALUES_CHUNK(2, 1);
+    for (d0 = 32; d0 < D; d0 += 32) {
+        if (D - d0 >= 32)
+            VALUES_CHUNK(4, 0);
+        else
+            VALUES_CHUNK(2, 0);
+    }
+    for (int t = 0; t < n; t++)
+        for (int64_t d = 0; d < D; d++) out[t][d] = acc[t][d] / l[t];
+}
+
 /* Attention of one query row, written so that its result depends only on q, the keys and values it sees
    and their number: not on the other queries of the pass, the batch, or how many cache slots follow.
    q (B, H, T, D); k, v rows b at k + b * ldb, head g at + g * ldh, slot s at + s * D (a KV cache's rows or
    a pass's own k/v); visible[b * T + t] = number of keys query (b, t) sees: slots 0 .. visible - 1.
    Query head h reads key/value head h / (H / Hkv). out (B, T, H, D). D % 16 == 0.
    Per query: s_j = scale * (q . k_j) summed as in the linear kernel; m = max_j s_j; p_j = exp(s_j - m);
-   l = sum_j p_j in j order; out = (sum_j p_j v_j in j order) / l. */
+   l = sum_j p_j in j order; out = (sum_j p_j v_j in j order) / l.
+   Speed without changing a single addition's operands or order: the queries of one (row, head) are taken
+   two at a time, reading each key and value row once for both; scores are summed eight at a time (hsum8)
+   and the weighted values accumulate in registers. */
 void attention_f32(const float *q, int64_t B, int64_t H, int64_t T, int64_t D, const float *k,
                    const float *v, int64_t Hkv, int64_t ldb, int64_t ldh, const int64_t *visible, float scale,
                    float *out, int threads) {
     int64_t most = 0;
     for (int64_t i = 0; i < B * T; i++) most = visible[i] > most ? visible[i] : most;
-    int64_t group = H / Hkv;
+    int64_t group = H / Hkv, width = (most + 7) / 8 * 8 + 8;
     _Pragma("omp parallel num_threads(threads)")
     {
-        float *s = malloc(((most + 7) / 8 * 8 + 8) * sizeof(float));
-        float *acc = malloc(D * sizeof(float));
+        float *scratch = malloc((2 * width + 2 * D) * sizeof(float));
+        float *s[2] = {scratch, scratch + width}, *acc[2] = {scratch + 2 * width, scratch + 2 * width + D};
         _Pragma("omp for schedule(static)")
-        for (int64_t item = 0; item < B * H * T; item++) {
-            int64_t b = item / (H * T), h = (item / T) % H, t = item % T;
-            int64_t L = visible[b * T + t];
-            const float *qr = q + ((b * H + h) * T + t) * D;
+        for (int64_t item = 0; item < B * H; item++) {
+            int64_t b = item / H, h = item % H;
             const float *kh = k + b * ldb + (h / group) * ldh, *vh = v + b * ldb + (h / group) * ldh;
-            float *o = out + ((b * T + t) * H + h) * D;
-            if (L <= 0) {
-                for (int64_t d = 0; d < D; d++) o[d] = 0.0f;
-                continue;
-            }
-            float m = -INFINITY;
-            for (int64_t j = 0; j < L; j++) {
-                const float *kr = kh + j * D;
-                __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-                for (int64_t d = 0; d < D; d += 16) {
-                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d), _mm256_loadu_ps(qr + d), a0);
-                    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(kr + d + 8), _mm256_loadu_ps(qr + d + 8), a1);
+            for (int64_t t0 = 0; t0 < T; t0 += 2) {
+                const float *qs[2];
+                float *os[2], m[2] = {-INFINITY, -INFINITY};
+                int64_t L[2];
+                int n = 0;
+                for (int64_t t = t0; t < t0 + 2 && t < T; t++) {
+                    float *o = out + ((b * T + t) * H + h) * D;
+                    if (visible[b * T + t] <= 0) { /* sees nothing */
+                        for (int64_t d = 0; d < D; d++) o[d] = 0.0f;
+                        continue;
+                    }
+                    qs[n] = q + ((b * H + h) * T + t) * D, os[n] = o, L[n] = visible[b * T + t];
+                    n++;
                 }
-                s[j] = hsum(_mm256_add_ps(a0, a1)) * scale;
-                m = s[j] > m ? s[j] : m;
+                if (n == 2 && L[1] < L[0]) { /* the query that sees fewer keys first */
+                    const float *qt = qs[0];
+                    float *ot = os[0];
+                    int64_t lt = L[0];
+                    qs[0] = qs[1], os[0] = os[1], L[0] = L[1];
+                    qs[1] = qt, os[1] = ot, L[1] = lt;
+                }
+                int64_t j = 0; /* keys scored for both queries */
+                if (n == 2) j = scores_two(qs[0], qs[1], kh, D, L[0], scale, s[0], s[1], &m[0], &m[1]);
+                for (int t = 0; t < n; t++) {
+                    m[t] = scores_one(qs[t], kh, D, j, L[t], scale, s[t], m[t]);
+                    softmax_weights(s[t], L[t], m[t]);
+                }
+                if (n) weighted_sums(s, L, n, vh, D, acc, os);
             }
-            int64_t padded = (L + 7) / 8 * 8;
-            for (int64_t j = L; j < padded; j++) s[j] = m; /* lanes past L: computed, never used */
-            __m256 mv = _mm256_set1_ps(m);
-            for (int64_t j = 0; j < padded; j += 8)
-                _mm256_storeu_ps(s + j, exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), mv)));
-            float l = 0.0f;
-            for (int64_t j = 0; j < L; j++) l += s[j];
-            for (int64_t d = 0; d < D; d++) acc[d] = 0.0f;
-            for (int64_t j = 0; j < L; j++) {
-                __m256 p = _mm256_set1_ps(s[j]);
-                const float *vr = vh + j * D;
-                for (int64_t d = 0; d < D; d += 8)
-                    _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(p, _mm256_loadu_ps(vr + d), _mm256_loadu_ps(acc + d)));
-            }
-            for (int64_t d = 0; d < D; d++) o[d] = acc[d] / l;
         }
-        free(s);
-        free(acc);
+        free(scratch);
     }
 }
