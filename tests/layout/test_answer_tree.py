@@ -195,3 +195,19 @@ def test_lines_of_chinese_split_by_the_answer_join_without_a_space():
     anchor = "\n".join(["page 612x792", *(f"@{i} 100,{130 + 18 * i} {t}" for i, t in enumerate(texts, 1))])
     tree = page_tree(["@1\n\n@2"], [anchor], ["stop"], lines=lines)
     assert [b.text for b in tree.blocks] == ["".join(texts)]
+
+
+def test_a_list_items_wrapped_line_joins_its_item():
+    # the model wrote each line apart: the item's next line, at the hanging indent after its marker, goes on
+    # the item; the next item and the paragraph after the list stay apart
+    page = [
+        Text(72, 100, "• A slightly different underscore character, which works as expected in text"),
+        Text(81, 112, "and maths modes."),
+        Text(72, 124, "• An abbreviated notation for verbatim text, similar to the shortvrb package."),
+    ] + paragraph(60, 148, SECOND)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    tree = page_tree(["@1\n\n@2\n\n@3\n\n@4\n\n@5"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["list_item", "list_item", "paragraph"]
+    assert tree.blocks[0].text.endswith("as expected in text and maths modes.")
+    assert [ln.run for ln in tree.blocks[0].lines] == [1, 2]

@@ -82,6 +82,8 @@ _SYNTAX = re.compile(r"[\s#>*_|`$-]+")
 # What is left of a block written only of malformed run references ("@", "@@14@@55"): no text of the page.
 _REFERENCE_DEBRIS = re.compile(r"[\s@0-9]*@[\s@0-9]*")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+# ems a list item's wrapped line may be indented from its marker line (the marker and the gap after it)
+HANGING_INDENT = 3.0
 
 
 def markdown_blocks(text: str) -> list[str]:
@@ -454,9 +456,11 @@ def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int
     for block in blocks:
         previous = out[-1] if out else None
         together = previous is not None and id(previous) not in apart and id(block) not in apart
-        if together and previous.type == PARAGRAPH and block.type == PARAGRAPH:
+        if together and previous.type in (PARAGRAPH, LIST_ITEM) and block.type == PARAGRAPH:
             broken = previous.markdown.rstrip().endswith(SOFT_HYPHEN)
-            if (broken and block.text[:1].islower()) or _continues(previous, block, geometry):
+            # a list item's first line goes on at the hanging indent after its marker
+            hanging = previous.type == LIST_ITEM and len(previous.lines) == 1
+            if (broken and block.text[:1].islower()) or _continues(previous, block, geometry, hanging):
                 glue = "" if broken or joined_without_space(previous.text, block.text) else " "
                 previous.markdown = (
                     previous.markdown.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.markdown.lstrip()
@@ -476,9 +480,10 @@ def _close_broken_word(block: Block) -> None:
     block.text = block.text.replace(SOFT_HYPHEN, "-")
 
 
-def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
+def _continues(previous: Block, block: Block, geometry: list[Line], hanging: bool = False) -> bool:
     """Whether `block`'s first run is the next line of the paragraph `previous` ends with: the next run in
-    the text layer's order, one line pitch down, not indented, the same size, and the line before it full
+    the text layer's order, one line pitch down, not indented (with `hanging`, the line after a list item's
+    marker line: indented, by at most `HANGING_INDENT` ems), the same size, and the line before it full
     not a short line that ends a sentence (short: ending well before the right edge of its column, or, where
     boxes are estimated, shorter than the page's long runs)."""
     if not previous.lines or not block.lines or previous.lines[-1].run is None or block.lines[0].run is None:
@@ -493,7 +498,9 @@ def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
     step = b.y0 - a.y0
     if not (0.5 * size < step <= PARAGRAPH_STEP * 1.25 * size):
         return False
-    if b.x0 > a.x0 + 0.5 * size:
+    if hanging and not a.x0 + 0.5 * size < b.x0 <= a.x0 + HANGING_INDENT * size:
+        return False
+    if not hanging and b.x0 > a.x0 + 0.5 * size:
         return False
     column = [ln for ln in geometry if abs(ln.x0 - a.x0) < 2 * size]
     if measured:
