@@ -11,6 +11,7 @@ from jocr.layout.render import page_markdown
 from jocr.layout.request import page_text, page_tree
 from jocr.lines.anchor import anchor_lines
 
+TABLE = [["package", "roman", "math"], ["times", "Times", "Symbol"], ["utopia", "Utopia", "Fourier"]]
 BROKEN = "\n".join(
     [
         "page 600x800",
@@ -211,3 +212,22 @@ def test_a_list_items_wrapped_line_joins_its_item():
     assert [b.type for b in tree.blocks] == ["list_item", "list_item", "paragraph"]
     assert tree.blocks[0].text.endswith("as expected in text and maths modes.")
     assert [ln.run for ln in tree.blocks[0].lines] == [1, 2]
+
+
+def test_a_table_the_model_ran_on_over_prose_lines_gives_them_back():
+    # a three-row table, then a paragraph: the model wrote one grid over all their runs, five to a row
+    page = [
+        Text(100 + 90 * c, 100 + 14 * r, cell) for r, row in enumerate(TABLE) for c, cell in enumerate(row)
+    ]
+    page += paragraph(72, 160, WRAPPED)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    assert len(layer.lines) == 13
+    cells = [f"<td>@{k}</td>" for k in range(1, 14)]
+    grid = "<table>" + "".join("<tr>" + "".join(cells[k : k + 5]) + "</tr>" for k in (0, 5, 10)) + "</table>"
+    tree = page_tree([grid], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["table", "paragraph"]
+    assert tree.blocks[0].html.startswith("<table><tr><td>package</td><td>roman</td><td>math</td></tr>")
+    assert tree.blocks[1].text == " ".join(WRAPPED)
+    # without the text layer's boxes the answer's table stands
+    assert page_text([grid], [anchor]).startswith("<table>")

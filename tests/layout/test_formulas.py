@@ -399,6 +399,8 @@ def test_a_note_sign_closing_a_word_of_prose_is_a_footnote_mark():
 
     glyphs = _prose("for Floats") + [Glyph("∗", "CMSY7", 7.0, (61, 12, 65, 16), 16.5, "∗")]
     assert inline_text("for Floats∗", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = [Glyph("∗", "CMSY7", 7.0, (0, 12, 4, 16), 16.5, "∗")] + _prose("The", 5.0)
+    assert inline_text("∗The", glyphs, [], _math_glyph, 10.0) is None
     glyphs = _prose("for ") + [_glyph("x", 25, 20), Glyph("∗", "CMSY7", 7.0, (30, 12, 34, 16), 16.5, "∗")]
     glyphs[-2].raw = "x"
     assert inline_text("for x∗", glyphs, [], _math_glyph, 10.0) == "for $x^{*}$"

@@ -42,6 +42,7 @@ from jocr.layout.line_rules import (
 from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
+from jocr.layout.table_rows import LIST_MARKER, grid_html, table_segments
 from jocr.layout.tree import (
     CAPTION,
     CAPTION_START,
@@ -234,6 +235,7 @@ def anchored_tree(
     span = _named_span([geometry[i] for i in named])
     for window, last, runs, start, reason in read:
         if finished:
+            window = _tables_by_rows(window, geometry)
             # the runs past the last one named come back too, whatever the finish reason: the member
             # stops before its window's last runs on its own as well as at the token limit
             window = _with_skipped_runs(window, runs, start, kinds, geometry, span, height)
@@ -295,6 +297,34 @@ def _window_blocks(
             continue
         window.append(block)
     return window, last
+
+
+def _tables_by_rows(window: list[Block], geometry: list[Line]) -> list[Block]:
+    """A window's tables checked against the rows of the text layer (`table_rows.table_segments`, with
+    measured lines only): the stretches of a table that are prose lines come back as text, a row at a time
+    (a run each, a list marker and its line one item), the rest stays a table laid out by its runs' rows and
+    columns (`table_rows.grid_html`)."""
+    if not geometry or geometry[0].estimated:
+        return window
+    size = body_size(geometry)
+    out: list[Block] = []
+    for block in window:
+        runs = [geometry[ln.run - 1] for ln in block.lines if ln.run is not None]
+        segments = table_segments(runs, size) if block.type == TABLE and runs else None
+        if segments is None:
+            out.append(block)
+            continue
+        for is_table, rows in segments:
+            if is_table:
+                own = sorted((ln for row in rows for ln in row), key=lambda ln: ln.index)
+                out.append(_typed_block(grid_html(rows, size), own))
+                continue
+            for row in rows:
+                if len(row) > 1 and LIST_MARKER.fullmatch(row[0].text.strip()):
+                    out.append(_typed_block(" ".join(ln.text for ln in row), row))
+                else:
+                    out += [_run_block(ln) for ln in row]
+    return out
 
 
 def _named_span(named: list[Line]) -> tuple[float, float] | None:

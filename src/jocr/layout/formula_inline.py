@@ -50,8 +50,8 @@ def _italic_variables(own: list[Glyph]) -> bool:
 
 def _math_word(own: list[Glyph], math, size: float) -> bool:
     """Whether a word holds math: a glyph `math` says is, other than trailing punctuation, a note sign
-    closing a word of prose (`_NOTE_SIGNS` after two letters or more of a text font: "Floats∗",
-    "ragged2e-package∗"), a small letter set inside a word of full-size text-font letters (the raised "A"
+    closing or opening a word of prose (`_NOTE_SIGNS` beside two letters or more of a text font: "Floats∗",
+    "ragged2e-package∗", a footnote's "∗The"), a small letter set inside a word of full-size text-font letters (the raised "A"
     of the LaTeX logo, "LATEX" in the text layer) and a glyph of a monospace face (code in a line of
     prose: the "|" of `\\verb|...|`)."""
     body = list(own)
@@ -60,6 +60,8 @@ def _math_word(own: list[Glyph], math, size: float) -> bool:
     text_letters = [g for g in body if g.text.isalpha() and not math(g)]
     while len(body) > 1 and body[-1].text in _NOTE_SIGNS and len(text_letters) >= 2:
         body.pop()
+    while len(body) > 1 and body[0].text in _NOTE_SIGNS and len(text_letters) >= 2:
+        body.pop(0)  # a footnote's own mark before its first word ("∗The version number ...")
 
     def full_letter(k: int) -> bool:
         return (
