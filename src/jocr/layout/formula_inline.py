@@ -50,10 +50,10 @@ def _italic_variables(own: list[Glyph]) -> bool:
 
 def _math_word(own: list[Glyph], math, size: float) -> bool:
     """Whether a word holds math: a glyph `math` says is, other than trailing punctuation, a note sign
-    closing or opening a word of prose (`_NOTE_SIGNS` beside two letters or more of a text font: "Floats∗",
-    "ragged2e-package∗", a footnote's "∗The"), a small letter set inside a word of full-size text-font letters (the raised "A"
-    of the LaTeX logo, "LATEX" in the text layer) and a glyph of a monospace face (code in a line of
-    prose: the "|" of `\\verb|...|`)."""
+    closing or opening a word of prose (`_NOTE_SIGNS` beside two letters or more of a text font:
+    "Floats∗", "ragged2e-package∗", a footnote's "∗The"), a small letter set inside a word of full-size
+    text-font letters (the raised "A" of the LaTeX logo, "LATEX" in the text layer) and a glyph of a
+    monospace face (code in a line of prose: the "|" of `\\verb|...|`)."""
     body = list(own)
     while body and body[-1].text in _TRAILING:
         body.pop()
