@@ -231,3 +231,13 @@ def test_a_table_the_model_ran_on_over_prose_lines_gives_them_back():
     assert tree.blocks[1].text == " ".join(WRAPPED)
     # without the text layer's boxes the answer's table stands
     assert page_text([grid], [anchor]).startswith("<table>")
+
+
+def test_a_lone_list_marker_and_the_line_beside_it_are_one_item():
+    page = [Text(72, 100, "•"), Text(90, 100, "The coprod symbol is missing.")] + paragraph(72, 130, SECOND)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    assert [ln.text for ln in layer.lines[:2]] == ["•", "The coprod symbol is missing."]
+    tree = page_tree(["@1\n\n@2\n\n@3 @4"], [anchor], ["stop"], lines=layer.lines)
+    assert [(b.type, b.text) for b in tree.blocks][0] == ("list_item", "The coprod symbol is missing.")
+    assert page_markdown(tree).startswith("- The coprod symbol is missing.\n\nMost departments")

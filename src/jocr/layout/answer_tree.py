@@ -486,6 +486,13 @@ def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int
     for block in blocks:
         previous = out[-1] if out else None
         together = previous is not None and id(previous) not in apart and id(block) not in apart
+        if together and block.type == PARAGRAPH and _marker_beside(previous, block, geometry):
+            block.type, block.marker = LIST_ITEM, previous.text.strip()
+            block.lines = previous.lines + block.lines
+            block.bbox = union([previous.bbox, block.bbox])
+            block.markdown = block_markdown(block)
+            out[-1] = block
+            continue
         if together and previous.type in (PARAGRAPH, LIST_ITEM) and block.type == PARAGRAPH:
             broken = previous.markdown.rstrip().endswith(SOFT_HYPHEN)
             # a list item's first line goes on at the hanging indent after its marker
@@ -503,6 +510,20 @@ def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int
             _close_broken_word(previous)
         out.append(block)
     return out
+
+
+def _marker_beside(previous: Block, block: Block, geometry: list[Line]) -> bool:
+    """Whether `previous` is a paragraph of a list marker alone (`table_rows.LIST_MARKER`, its own run)
+    and `block` starts with the next run on the marker's row: the two are one list item."""
+    if previous.type != PARAGRAPH or not LIST_MARKER.fullmatch(previous.text.strip()):
+        return False
+    if len(previous.lines) != 1 or not block.lines or previous.lines[0].run is None:
+        return False
+    if block.lines[0].run != previous.lines[0].run + 1:
+        return False
+    a, b = geometry[previous.lines[0].run - 1], geometry[block.lines[0].run - 1]
+    middle = (b.y0 + b.y1) / 2
+    return a.y0 <= middle <= a.y1 and b.x0 > a.x0
 
 
 def _close_broken_word(block: Block) -> None:
