@@ -11,6 +11,7 @@ from jocr.layout.render import page_markdown
 from jocr.layout.request import page_text, page_tree
 from jocr.lines.anchor import anchor_lines
 
+TABLE = [["package", "roman", "math"], ["times", "Times", "Symbol"], ["utopia", "Utopia", "Fourier"]]
 BROKEN = "\n".join(
     [
         "page 600x800",
@@ -195,3 +196,48 @@ def test_lines_of_chinese_split_by_the_answer_join_without_a_space():
     anchor = "\n".join(["page 612x792", *(f"@{i} 100,{130 + 18 * i} {t}" for i, t in enumerate(texts, 1))])
     tree = page_tree(["@1\n\n@2"], [anchor], ["stop"], lines=lines)
     assert [b.text for b in tree.blocks] == ["".join(texts)]
+
+
+def test_a_list_items_wrapped_line_joins_its_item():
+    # the model wrote each line apart: the item's next line, at the hanging indent after its marker, goes on
+    # the item; the next item and the paragraph after the list stay apart
+    page = [
+        Text(72, 100, "• A slightly different underscore character, which works as expected in text"),
+        Text(81, 112, "and maths modes."),
+        Text(72, 124, "• An abbreviated notation for verbatim text, similar to the shortvrb package."),
+    ] + paragraph(60, 148, SECOND)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    tree = page_tree(["@1\n\n@2\n\n@3\n\n@4\n\n@5"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["list_item", "list_item", "paragraph"]
+    assert tree.blocks[0].text.endswith("as expected in text and maths modes.")
+    assert [ln.run for ln in tree.blocks[0].lines] == [1, 2]
+
+
+def test_a_table_the_model_ran_on_over_prose_lines_gives_them_back():
+    # a three-row table, then a paragraph: the model wrote one grid over all their runs, five to a row
+    page = [
+        Text(100 + 90 * c, 100 + 14 * r, cell) for r, row in enumerate(TABLE) for c, cell in enumerate(row)
+    ]
+    page += paragraph(72, 160, WRAPPED)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    assert len(layer.lines) == 13
+    cells = [f"<td>@{k}</td>" for k in range(1, 14)]
+    grid = "<table>" + "".join("<tr>" + "".join(cells[k : k + 5]) + "</tr>" for k in (0, 5, 10)) + "</table>"
+    tree = page_tree([grid], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["table", "paragraph"]
+    assert tree.blocks[0].html.startswith("<table><tr><td>package</td><td>roman</td><td>math</td></tr>")
+    assert tree.blocks[1].text == " ".join(WRAPPED)
+    # without the text layer's boxes the answer's table stands
+    assert page_text([grid], [anchor]).startswith("<table>")
+
+
+def test_a_lone_list_marker_and_the_line_beside_it_are_one_item():
+    page = [Text(72, 100, "•"), Text(90, 100, "The coprod symbol is missing.")] + paragraph(72, 130, SECOND)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    assert [ln.text for ln in layer.lines[:2]] == ["•", "The coprod symbol is missing."]
+    tree = page_tree(["@1\n\n@2\n\n@3 @4"], [anchor], ["stop"], lines=layer.lines)
+    assert [(b.type, b.text) for b in tree.blocks][0] == ("list_item", "The coprod symbol is missing.")
+    assert page_markdown(tree).startswith("- The coprod symbol is missing.\n\nMost departments")

@@ -369,3 +369,47 @@ def test_overline_over_a_numerator_as_wide_as_the_bar():
     glyphs = [_glyph("z", 0, 20), _glyph("−", 6, 20, font="CMSY10"), _glyph("y", 12, 20), _glyph("a", 6, 31)]
     rules = [Rule((-0.5, 12.0, 18.0, 12.4)), Rule((0.0, 22.8, 17.0, 23.2)), Rule((5.5, 23.8, 11.5, 24.2))]
     assert glyphs_latex(glyphs, rules) == r"\frac{\overline{z-y}}{\overline{a}}"
+
+
+def _word(word, x0, base=20.0, font="SFRM1000", size=10.0):
+    out = []
+    for k, c in enumerate(word):
+        g = _glyph(c, x0 + 6.0 * k, base, size, font)
+        g.raw = c
+        out.append(g)
+    return out
+
+
+def test_the_latex_logo_is_prose_not_a_script():
+    """The LaTeX logo sets a small "A" raised between full-size letters of a text font: a word of prose,
+    not `\\mathrm{LT}^{\\mathrm{A}}...`; a small letter ending a word ("xi") is still a script."""
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    glyphs = _prose("extend ") + _word("L", 42) + _word("A", 47, 17.9, "SFRM0700", 7.0)
+    glyphs += _word("T", 52) + _word("E", 58, 22.0) + _word("X", 64)
+    assert inline_text("extend LATEX", glyphs, [], _math_glyph, 10.0) is None
+
+
+def test_a_note_sign_closing_a_word_of_prose_is_a_footnote_mark():
+    """A title's "Floats∗" (the sign from TeX's math symbols font, set by \\thanks) is prose with its note
+    mark; a math letter with the same sign ("x∗") is still math."""
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    glyphs = _prose("for Floats") + [Glyph("∗", "CMSY7", 7.0, (61, 12, 65, 16), 16.5, "∗")]
+    assert inline_text("for Floats∗", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = [Glyph("∗", "CMSY7", 7.0, (0, 12, 4, 16), 16.5, "∗")] + _prose("The", 5.0)
+    assert inline_text("∗The", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _prose("for ") + [_glyph("x", 25, 20), Glyph("∗", "CMSY7", 7.0, (30, 12, 34, 16), 16.5, "∗")]
+    glyphs[-2].raw = "x"
+    assert inline_text("for x∗", glyphs, [], _math_glyph, 10.0) == "for $x^{*}$"
+
+
+def test_monospace_glyphs_are_code_not_math():
+    """`\\verb|...|` in a typewriter face inside prose is code: its "|" is no math sign."""
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    glyphs = _prose("type ") + _word("\\verb|...|", 30, font="SFTT1000")
+    assert inline_text("type \\verb|...|", glyphs, [], _math_glyph, 10.0) is None

@@ -42,6 +42,7 @@ from jocr.layout.line_rules import (
 from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
+from jocr.layout.table_rows import LIST_MARKER, grid_html, table_segments
 from jocr.layout.tree import (
     CAPTION,
     CAPTION_START,
@@ -82,6 +83,8 @@ _SYNTAX = re.compile(r"[\s#>*_|`$-]+")
 # What is left of a block written only of malformed run references ("@", "@@14@@55"): no text of the page.
 _REFERENCE_DEBRIS = re.compile(r"[\s@0-9]*@[\s@0-9]*")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+# ems a list item's wrapped line may be indented from its marker line (the marker and the gap after it)
+HANGING_INDENT = 3.0
 
 
 def markdown_blocks(text: str) -> list[str]:
@@ -232,6 +235,7 @@ def anchored_tree(
     span = _named_span([geometry[i] for i in named])
     for window, last, runs, start, reason in read:
         if finished:
+            window = _tables_by_rows(window, geometry)
             # the runs past the last one named come back too, whatever the finish reason: the member
             # stops before its window's last runs on its own as well as at the token limit
             window = _with_skipped_runs(window, runs, start, kinds, geometry, span, height)
@@ -293,6 +297,34 @@ def _window_blocks(
             continue
         window.append(block)
     return window, last
+
+
+def _tables_by_rows(window: list[Block], geometry: list[Line]) -> list[Block]:
+    """A window's tables checked against the rows of the text layer (`table_rows.table_segments`, with
+    measured lines only): the stretches of a table that are prose lines come back as text, a row at a time
+    (a run each, a list marker and its line one item), the rest stays a table laid out by its runs' rows and
+    columns (`table_rows.grid_html`)."""
+    if not geometry or geometry[0].estimated:
+        return window
+    size = body_size(geometry)
+    out: list[Block] = []
+    for block in window:
+        runs = [geometry[ln.run - 1] for ln in block.lines if ln.run is not None]
+        segments = table_segments(runs, size) if block.type == TABLE and runs else None
+        if segments is None:
+            out.append(block)
+            continue
+        for is_table, rows in segments:
+            if is_table:
+                own = sorted((ln for row in rows for ln in row), key=lambda ln: ln.index)
+                out.append(_typed_block(grid_html(rows, size), own))
+                continue
+            for row in rows:
+                if len(row) > 1 and LIST_MARKER.fullmatch(row[0].text.strip()):
+                    out.append(_typed_block(" ".join(ln.text for ln in row), row))
+                else:
+                    out += [_run_block(ln) for ln in row]
+    return out
 
 
 def _named_span(named: list[Line]) -> tuple[float, float] | None:
@@ -454,9 +486,18 @@ def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int
     for block in blocks:
         previous = out[-1] if out else None
         together = previous is not None and id(previous) not in apart and id(block) not in apart
-        if together and previous.type == PARAGRAPH and block.type == PARAGRAPH:
+        if together and block.type == PARAGRAPH and _marker_beside(previous, block, geometry):
+            block.type, block.marker = LIST_ITEM, previous.text.strip()
+            block.lines = previous.lines + block.lines
+            block.bbox = union([previous.bbox, block.bbox])
+            block.markdown = block_markdown(block)
+            out[-1] = block
+            continue
+        if together and previous.type in (PARAGRAPH, LIST_ITEM) and block.type == PARAGRAPH:
             broken = previous.markdown.rstrip().endswith(SOFT_HYPHEN)
-            if (broken and block.text[:1].islower()) or _continues(previous, block, geometry):
+            # a list item's first line goes on at the hanging indent after its marker
+            hanging = previous.type == LIST_ITEM and len(previous.lines) == 1
+            if (broken and block.text[:1].islower()) or _continues(previous, block, geometry, hanging):
                 glue = "" if broken or joined_without_space(previous.text, block.text) else " "
                 previous.markdown = (
                     previous.markdown.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.markdown.lstrip()
@@ -471,14 +512,29 @@ def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int
     return out
 
 
+def _marker_beside(previous: Block, block: Block, geometry: list[Line]) -> bool:
+    """Whether `previous` is a paragraph of a list marker alone (`table_rows.LIST_MARKER`, its own run)
+    and `block` starts with the next run on the marker's row: the two are one list item."""
+    if previous.type != PARAGRAPH or not LIST_MARKER.fullmatch(previous.text.strip()):
+        return False
+    if len(previous.lines) != 1 or not block.lines or previous.lines[0].run is None:
+        return False
+    if block.lines[0].run != previous.lines[0].run + 1:
+        return False
+    a, b = geometry[previous.lines[0].run - 1], geometry[block.lines[0].run - 1]
+    middle = (b.y0 + b.y1) / 2
+    return a.y0 <= middle <= a.y1 and b.x0 > a.x0
+
+
 def _close_broken_word(block: Block) -> None:
     block.markdown = block.markdown.replace(SOFT_HYPHEN, "-")
     block.text = block.text.replace(SOFT_HYPHEN, "-")
 
 
-def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
+def _continues(previous: Block, block: Block, geometry: list[Line], hanging: bool = False) -> bool:
     """Whether `block`'s first run is the next line of the paragraph `previous` ends with: the next run in
-    the text layer's order, one line pitch down, not indented, the same size, and the line before it full
+    the text layer's order, one line pitch down, not indented (with `hanging`, the line after a list item's
+    marker line: indented, by at most `HANGING_INDENT` ems), the same size, and the line before it full
     not a short line that ends a sentence (short: ending well before the right edge of its column, or, where
     boxes are estimated, shorter than the page's long runs)."""
     if not previous.lines or not block.lines or previous.lines[-1].run is None or block.lines[0].run is None:
@@ -493,7 +549,9 @@ def _continues(previous: Block, block: Block, geometry: list[Line]) -> bool:
     step = b.y0 - a.y0
     if not (0.5 * size < step <= PARAGRAPH_STEP * 1.25 * size):
         return False
-    if b.x0 > a.x0 + 0.5 * size:
+    if hanging and not a.x0 + 0.5 * size < b.x0 <= a.x0 + HANGING_INDENT * size:
+        return False
+    if not hanging and b.x0 > a.x0 + 0.5 * size:
         return False
     column = [ln for ln in geometry if abs(ln.x0 - a.x0) < 2 * size]
     if measured:

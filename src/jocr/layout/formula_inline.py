@@ -12,9 +12,13 @@ from __future__ import annotations
 from jocr.checks.latex_symbols import OPERATOR_NAMES, is_upright_font
 from jocr.layout.formula_glyphs import Glyph, Rule
 from jocr.layout.formula_latex import glyphs_latex
+from jocr.lines.textlayer import is_mono_font
 
 _NEUTRAL = frozenset("0123456789+-=<>()[]/.,:;|'−×·")
 _TRAILING = frozenset(".,;:")
+# Signs of a footnote mark set after a word ("Floats∗" of a title's \thanks): TeX takes them from its math
+# symbols font, but after a word of prose they are its note mark, not math.
+_NOTE_SIGNS = frozenset("*∗†‡⋆")
 
 
 def _tokens(text: str, glyphs: list[Glyph]) -> list[tuple[str, list[Glyph]]] | None:
@@ -44,6 +48,37 @@ def _italic_variables(own: list[Glyph]) -> bool:
     )
 
 
+def _math_word(own: list[Glyph], math, size: float) -> bool:
+    """Whether a word holds math: a glyph `math` says is, other than trailing punctuation, a note sign
+    closing or opening a word of prose (`_NOTE_SIGNS` beside two letters or more of a text font:
+    "Floats∗", "ragged2e-package∗", a footnote's "∗The"), a small letter set inside a word of full-size
+    text-font letters (the raised "A" of the LaTeX logo, "LATEX" in the text layer) and a glyph of a
+    monospace face (code in a line of prose: the "|" of `\\verb|...|`)."""
+    body = list(own)
+    while body and body[-1].text in _TRAILING:
+        body.pop()
+    text_letters = [g for g in body if g.text.isalpha() and not math(g)]
+    while len(body) > 1 and body[-1].text in _NOTE_SIGNS and len(text_letters) >= 2:
+        body.pop()
+    while len(body) > 1 and body[0].text in _NOTE_SIGNS and len(text_letters) >= 2:
+        body.pop(0)  # a footnote's own mark before its first word ("∗The version number ...")
+
+    def full_letter(k: int) -> bool:
+        return (
+            0 <= k < len(body)
+            and body[k].text.isalpha()
+            and body[k].size >= 0.85 * size
+            and not math(body[k])
+        )
+
+    return any(
+        math(g)
+        and not is_mono_font(g.font)
+        and not (g.text.isalpha() and full_letter(k - 1) and full_letter(k + 1))
+        for k, g in enumerate(body)
+    )
+
+
 def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size: float) -> str | None:
     """`text` with its inline formulas as `$...$`; None when it has none (or its glyphs do not match).
     `is_math(glyph)` says whether a glyph is math; `size` is the line's body size (smaller, shifted glyphs
@@ -64,7 +99,7 @@ def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size
 
     kinds = []
     for word, own in tokens:
-        if any(math(g) for g in own if g.text not in _TRAILING):
+        if _math_word(own, math, size):
             kinds.append("math")
         elif all(ch in _NEUTRAL for ch in word) or word in OPERATOR_NAMES:
             kinds.append("neutral")

@@ -328,7 +328,12 @@ def _object_info(raw, tp, index: int, obj, matrix) -> tuple[int, float, int, boo
         # A standard font without a descriptor ("Helvetica-Bold"), or a TeX font whose descriptor gives every
         # face the same weight (SFBX1000 and SFRM1000 both 250): its name says it.
         weight = max(weight, 700)
-    return mode, size, weight, bool(flags & _FIXED_PITCH) or _MONO_NAME.search(name) is not None
+    return mode, size, weight, bool(flags & _FIXED_PITCH) or is_mono_font(name)
+
+
+def is_mono_font(name: str) -> bool:
+    """Whether a font is a typewriter (monospace) face by its name (a subset's prefix removed)."""
+    return _MONO_NAME.search(name) is not None
 
 
 def _font_info(raw, tp, index: int) -> tuple[str, int]:

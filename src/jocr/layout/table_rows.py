@@ -1,0 +1,96 @@
+"""A model's table checked against the rows the text layer lays its runs out in (docs/parsing.md, "Tables
+over prose lines").
+
+The anchored member sometimes writes a table over runs that the page sets as prose: a real table that runs
+on into the section after it, a caption above it, the paragraphs and list around an example, the code of an
+R manual page. It names the runs in the text layer's order, a fixed number to a row, so its grid follows
+none of the page's rows. The text layer says which runs share a row: a row of a table holds two cells or
+more side by side, a line of prose holds one run (after a list marker) starting at the table's left edge or
+further left. Here a table's rows are read from its runs' boxes; a stretch of rows without cells that holds
+such a prose line goes back as text, and what is left of the table stays a table only where it keeps two
+rows at least, its cells then laid out by the rows and columns of their boxes (the page's table pass reads
+the region again from its pieces and rules).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from jocr.layout.geometry import Line, text_width
+from jocr.layout.prose_tables import PROSE_WIDTH
+
+# A run that is only a list marker: a bullet, a dash, an item number.
+LIST_MARKER = re.compile(r"[•·◦▪‣∙\-–*]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]")
+
+
+def table_rows(runs: list[Line]) -> list[list[Line]]:
+    """The runs grouped into the rows they share on the page (top to bottom, each left to right): a run
+    joins a row whose vertical middle lies within it."""
+    rows: list[list[Line]] = []
+    for run in sorted(runs, key=lambda ln: (ln.y0 + ln.y1) / 2):
+        middle = (run.y0 + run.y1) / 2
+        if rows and any(ln.y0 <= middle <= ln.y1 for ln in rows[-1]):
+            rows[-1].append(run)
+        else:
+            rows.append([run])
+    return [sorted(row, key=lambda ln: ln.x0) for row in rows]
+
+
+def _cells(row: list[Line]) -> list[Line]:
+    """A row's runs but a leading list marker."""
+    return row[1:] if len(row) > 1 and LIST_MARKER.fullmatch(row[0].text.strip()) else row
+
+
+def _has_cells(row: list[Line]) -> bool:
+    """Two cells or more side by side, not all in a monospace face (code with a comment set apart)."""
+    cells = _cells(row)
+    return len(cells) >= 2 and not all(ln.mono for ln in cells)
+
+
+def table_segments(runs: list[Line], size: float) -> list[tuple[bool, list[list[Line]]]] | None:
+    """The rows of a model's table (`runs`, the page's body size `size`) as (is_table, rows) segments top to
+    bottom, or None where the table stands as the model wrote it: every stretch of rows without cells that
+    holds a line of prose (a run at least `PROSE_WIDTH` columns wide, starting within an em of the table's
+    left edge or left of it) is text, and so is a table segment of a single row."""
+    rows = table_rows(runs)
+    with_cells = [row for row in rows if _has_cells(row)]
+    left = min(ln.x0 for row in (with_cells or rows) for ln in row)
+
+    def prose(row: list[Line]) -> bool:
+        return any(text_width(ln.text) >= PROSE_WIDTH and ln.x0 <= left + size for ln in _cells(row))
+
+    segments: list[tuple[bool, list[list[Line]]]] = []
+    k = 0
+    while k < len(rows):
+        end = k + 1
+        cells = _has_cells(rows[k])
+        while end < len(rows) and _has_cells(rows[end]) == cells:
+            end += 1
+        stretch = rows[k:end]
+        text = not cells and any(prose(row) for row in stretch)
+        if segments and segments[-1][0] == (not text):
+            segments[-1][1].extend(stretch)
+        else:
+            segments.append((not text, stretch))
+        k = end
+    if all(is_table for is_table, _ in segments):
+        return None
+    return [(is_table and len(part) >= 2, part) for is_table, part in segments]
+
+
+def grid_html(rows: list[list[Line]], size: float) -> str:
+    """A table's HTML from its rows' runs: a column starts at each left edge more than an em right of the
+    one before it, and each run takes the last column starting at or left of it."""
+    edges: list[float] = []
+    for x in sorted(ln.x0 for row in rows for ln in row):
+        if not edges or x > edges[-1] + size:
+            edges.append(x)
+    out = []
+    for row in rows:
+        cells = [""] * len(edges)
+        for run in row:
+            column = max(k for k, edge in enumerate(edges) if edge <= run.x0 + 0.5 * size)
+            cells[column] = f"{cells[column]} {run.text}".strip()
+        out.append("<tr>" + "".join(f"<td>{html.escape(c, quote=False)}</td>" for c in cells) + "</tr>")
+    return "<table>" + "".join(out) + "</table>"
