@@ -129,3 +129,23 @@ def scripted_model(reply=None, step_s: float = 0.0) -> ScriptedModel:
     model = ScriptedModel(model=SimpleNamespace(config=config), tokenizer=tok, path="scripted")
     model.scripted = ScriptedEngine(tok, config.vision, reply, step_s)
     return model
+
+
+class FixedAnswerEngine:
+    """An engine (`check`, `generate`) that answers every request with the same text and keeps the
+    requests it was given (`prompts`: their prompt ids decoded)."""
+
+    def __init__(self, tokenizer: Tokenizer, answer: str):
+        self.tokenizer, self.answer, self.requests = tokenizer, answer, []
+
+    @property
+    def prompts(self) -> list[str]:
+        return [self.tokenizer.decode(r.prompt_ids) for r in self.requests]
+
+    def check(self, request) -> None:
+        pass
+
+    def generate(self, requests):
+        self.requests += list(requests)
+        ids = self.tokenizer.encode(self.answer) + [self.tokenizer.eos_id]
+        return [GenerationResult(token_ids=ids, finish_reason="stop", stats=RequestStats()) for _ in requests]

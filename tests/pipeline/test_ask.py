@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from fake_engine import FixedAnswerEngine
 from layer_fixtures import PROSE, layer_pdf, lines_content, plain_pdf
 from pdf_fixtures import image_bytes, text_pdf
 from tokenizers import AddedToken, models, pre_tokenizers
@@ -18,8 +19,6 @@ from tokenizers import Tokenizer as HFTokenizer
 from jocr.cli import main
 from jocr.config import OCRConfig
 from jocr.documents.pages import open_source
-from jocr.engine.requests import GenerationResult
-from jocr.engine.stats import RequestStats
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import ANCHOR_VERSION
 from jocr.lines.references import anchor_runs
@@ -89,24 +88,9 @@ def bundle_dir(tmp_path_factory):
     return root / "bundle"
 
 
-class ScriptedEngine:
-    """Answers every request with fixed text, recording the prompts it was given."""
-
-    def __init__(self, tokenizer: Tokenizer, answer: str):
-        self.tokenizer, self.answer, self.prompts = tokenizer, answer, []
-
-    def check(self, request) -> None:
-        pass
-
-    def generate(self, requests):
-        self.prompts += [self.tokenizer.decode(r.prompt_ids) for r in requests]
-        ids = self.tokenizer.encode(self.answer) + [self.tokenizer.eos_id]
-        return [GenerationResult(token_ids=ids, finish_reason="stop", stats=RequestStats()) for _ in requests]
-
-
 def scripted(directory, answer: str):
     loaded = load_model(directory, cache=False)
-    engine = ScriptedEngine(loaded.tokenizer, answer)
+    engine = FixedAnswerEngine(loaded.tokenizer, answer)
     for member in (loaded, loaded.anchored):
         if member is not None:
             member.engine = lambda spec="auto", batch_size=8, engine=engine: engine

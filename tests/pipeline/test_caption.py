@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from fake_engine import FixedAnswerEngine
 
 from jocr.cli import main
 from jocr.config import OCRConfig
 from jocr.documents.pages import LoadOptions, open_source
-from jocr.engine.requests import GenerationResult
-from jocr.engine.stats import RequestStats
 from jocr.layout.elements import page_scale
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import ANCHOR_VERSION, region_anchor
@@ -59,28 +58,13 @@ def bundle_dir(tmp_path_factory):
     return root / "bundle"
 
 
-class Recorder:
-    """An engine that answers every request with fixed text and keeps the requests it was given."""
-
-    def __init__(self, tokenizer: Tokenizer, answer: str):
-        self.tokenizer, self.answer, self.requests = tokenizer, answer, []
-
-    def check(self, request) -> None:
-        pass
-
-    def generate(self, requests):
-        self.requests += list(requests)
-        ids = self.tokenizer.encode(self.answer) + [self.tokenizer.eos_id]
-        return [GenerationResult(token_ids=ids, finish_reason="stop", stats=RequestStats()) for _ in requests]
-
-
 def _scripted(directory: Path) -> tuple:
-    """The bundle loaded with a recording engine per member: (loaded, {member name: Recorder})."""
+    """The bundle loaded with a recording engine per member: (loaded, {member name: FixedAnswerEngine})."""
     loaded = load_model(directory, cache=False)
     members = {"image": loaded, "anchored": loaded.anchored, "ask": loaded.asker}
     engines = {}
     for name, member in members.items():
-        engines[name] = Recorder(member.tokenizer, f"A chart from the {name} member.")
+        engines[name] = FixedAnswerEngine(member.tokenizer, f"A chart from the {name} member.")
         member.engine = lambda spec="auto", batch_size=8, engine=engines[name]: engine
     return loaded, engines
 
