@@ -149,3 +149,19 @@ class FixedAnswerEngine:
         self.requests += list(requests)
         ids = self.tokenizer.encode(self.answer) + [self.tokenizer.eos_id]
         return [GenerationResult(token_ids=ids, finish_reason="stop", stats=RequestStats()) for _ in requests]
+
+
+def save_model(directory, seed: int, anchor_version: int, tokenizer: Tokenizer | None = None):
+    """A tiny model (`OCRConfig.preset("tiny")`, weights from `seed`, anchors of `anchor_version`; 0: an
+    image-only model) with `tokenizer` (default byte-level) saved in `directory`, which it returns."""
+    import torch
+
+    from jocr.config import OCRConfig
+    from jocr.model import OCRModel
+
+    config = OCRConfig.preset("tiny")
+    config.anchor.version = anchor_version
+    torch.manual_seed(seed)
+    OCRModel(config).init_weights(seed=seed).save_pretrained(directory)
+    (tokenizer or Tokenizer.byte_level()).save(directory / "tokenizer.json")
+    return directory

@@ -9,8 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-import torch
-from fake_engine import FixedAnswerEngine
+from fake_engine import FixedAnswerEngine, save_model
 from layer_fixtures import PROSE, layer_pdf, lines_content, plain_pdf
 from pdf_fixtures import image_bytes, text_pdf
 from tokenizers import AddedToken, models, pre_tokenizers
@@ -23,7 +22,6 @@ from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import ANCHOR_VERSION
 from jocr.lines.references import anchor_runs
 from jocr.lines.source import page_lines
-from jocr.model import OCRModel
 from jocr.pipeline import AskError, ask, extract, load_model
 from jocr.pipeline.ask import (
     MAX_FIELDS,
@@ -68,15 +66,6 @@ def test_question_prompt_is_the_free_form_template():
     )
     with pytest.raises(AskError, match="empty"):
         question_ids(builder, 7, " \n", None)
-
-
-def save_model(directory, seed: int, anchor_version: int):
-    config = OCRConfig.preset("tiny")
-    config.anchor.version = anchor_version
-    torch.manual_seed(seed)
-    OCRModel(config).init_weights(seed=seed).save_pretrained(directory)
-    Tokenizer.byte_level().save(directory / "tokenizer.json")
-    return directory
 
 
 @pytest.fixture(scope="module")

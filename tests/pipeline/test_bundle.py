@@ -11,7 +11,7 @@ import json
 import shutil
 
 import pytest
-import torch
+from fake_engine import save_model
 from layer_fixtures import plain_pdf
 from pdf_fixtures import image_bytes
 
@@ -21,7 +21,6 @@ from jocr.config import OCRConfig
 from jocr.documents.pages import LoadOptions, open_source
 from jocr.engine import GenerationRequest
 from jocr.lines.anchor import ANCHOR_VERSION
-from jocr.model import OCRModel
 from jocr.model.formats import quantize_model_dir
 from jocr.pipeline import ask, extract, load_model, parse
 from jocr.pipeline.bundle import BundleRunner
@@ -30,15 +29,6 @@ from jocr.serve.backend import EngineBackend
 from jocr.tokenizer import DEFAULT_PROMPT, Tokenizer
 
 MAX_TOKENS = 8
-
-
-def save_model(directory, seed: int, anchor_version: int, tokenizer: Tokenizer | None = None):
-    config = OCRConfig.preset("tiny")
-    config.anchor.version = anchor_version
-    torch.manual_seed(seed)
-    OCRModel(config).init_weights(seed=seed).save_pretrained(directory)
-    (tokenizer or Tokenizer.byte_level()).save(directory / "tokenizer.json")
-    return directory
 
 
 @pytest.fixture(scope="module")

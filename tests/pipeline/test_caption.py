@@ -11,21 +11,19 @@ from pathlib import Path
 
 import pytest
 import torch
-from fake_engine import FixedAnswerEngine
+from fake_engine import FixedAnswerEngine, save_model
 
 from jocr.cli import main
-from jocr.config import OCRConfig
 from jocr.documents.pages import LoadOptions, open_source
 from jocr.layout.elements import page_scale
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import ANCHOR_VERSION, region_anchor
 from jocr.lines.types import OK, Line, PageLines
-from jocr.model import OCRModel
 from jocr.pipeline import load_model, parse
 from jocr.pipeline.ask import question_ids
 from jocr.pipeline.caption import caption_anchor, caption_text, is_caption_prompt
 from jocr.pipeline.model import ANCHORED_MEMBER, ASK_MEMBER
-from jocr.tokenizer import ANCHOR_CLOSE, ANCHOR_OPEN, PROMPTS, Tokenizer
+from jocr.tokenizer import ANCHOR_CLOSE, ANCHOR_OPEN, PROMPTS
 
 CHARTS = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "docqa-charts"
 
@@ -39,21 +37,12 @@ def _chart() -> tuple[Path, dict]:
     raise AssertionError("no chart in the frozen set")
 
 
-def _save(directory: Path, seed: int, anchor_version: int) -> Path:
-    config = OCRConfig.preset("tiny")
-    config.anchor.version = anchor_version
-    torch.manual_seed(seed)
-    OCRModel(config).init_weights(seed=seed).save_pretrained(directory)
-    Tokenizer.byte_level().save(directory / "tokenizer.json")
-    return directory
-
-
 @pytest.fixture(scope="module")
 def bundle_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("caption-bundle")
-    _save(root / "bundle", seed=1, anchor_version=0)
-    _save(root / "bundle" / ANCHORED_MEMBER, seed=2, anchor_version=ANCHOR_VERSION)
-    _save(root / "ask", seed=3, anchor_version=ANCHOR_VERSION)
+    save_model(root / "bundle", seed=1, anchor_version=0)
+    save_model(root / "bundle" / ANCHORED_MEMBER, seed=2, anchor_version=ANCHOR_VERSION)
+    save_model(root / "ask", seed=3, anchor_version=ANCHOR_VERSION)
     shutil.copytree(root / "ask", root / "bundle" / ASK_MEMBER)
     return root / "bundle"
 
