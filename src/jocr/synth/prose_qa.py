@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import html
 import random
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from jocr.synth.docqa import DocContent, Question, letter_page_css, letter_page_html
 from jocr.synth.vocab import sentence, zh_sentence
@@ -131,123 +133,192 @@ def _and(items: list[str], lang: str) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _draw_requires(rng: random.Random, lang: str, pkg: str) -> dict[str, str]:
+    feature, engine = rng.choice(_FEATURES[lang]), rng.choice(_ENGINES)
+    version = f"{rng.randint(0, 3)}.{rng.randint(10, 99)}{rng.choice(('', 'a', 'f'))}"
+    return {"feature": feature, "Feature": feature.capitalize(), "engine": engine, "version": version}
+
+
+def _draw_based_on(rng: random.Random, lang: str, pkg: str) -> dict[str, str]:
+    person = _person(rng, lang)
+    return {"person": person, "style": rng.choice(("doublespace", "fancybox", "multicol", "tabbing"))}
+
+
+def _draw_default(rng: random.Random, lang: str, pkg: str) -> dict[str, str]:
+    setting, values = rng.choice(_SETTINGS[lang])
+    return {"setting": setting, "value": rng.choice(values)}
+
+
+def _draw_file(rng: random.Random, lang: str, pkg: str) -> dict[str, str]:
+    path = rng.choice(("~/.", "/etc/", "$HOME/.config/")) + pkg + rng.choice((".cfg", "rc", ".conf", ".ini"))
+    return {"path": path}
+
+
+def _draw_encodings(rng: random.Random, lang: str, pkg: str) -> dict[str, str]:
+    names = rng.sample(_ENCODINGS, 3)
+    return {"listed": _and(names, lang), "plain": ", ".join(names)}
+
+
+@dataclass(frozen=True)
+class _Form:
+    """How one language states a fact and asks for it: the sentence (several: one drawn after the values),
+    the question and its accepted answers, as `str.format` templates over the fact's values and `pkg`."""
+
+    sentences: tuple[str, ...]
+    question: str
+    answers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Fact:
+    draw: Callable[[random.Random, str, str], dict[str, str]]  # (rng, lang, pkg) -> the fact's values
+    forms: dict[str, _Form]  # by language
+    field: str | None = None  # the extraction field the first answer fills
+
+
+_FACTS = {
+    "requires": _Fact(
+        _draw_requires,
+        {
+            "en": _Form(
+                ("{Feature} requires {engine} version {version} or later.",),
+                "Which {engine} version does {feature} require?",
+                ("version {version} or later", "{version} or later", "{version}"),
+            ),
+            "zh": _Form(
+                ("{feature}功能需要 {engine} {version} 或更高版本。",),
+                "{feature}功能需要哪个版本的 {engine}？",
+                ("{version} 或更高版本", "{version}"),
+            ),
+        },
+    ),
+    "based_on": _Fact(
+        _draw_based_on,
+        {
+            "en": _Form(
+                ("The package is based on the {style} option written by {person}.",),
+                "Who wrote the {style} option that {pkg} is based on?",
+                ("{person}",),
+            ),
+            "zh": _Form(
+                ("本宏包以{person}编写的 {style} 选项为基础。",),
+                "{pkg} 以谁编写的 {style} 选项为基础？",
+                ("{person}",),
+            ),
+        },
+    ),
+    "count": _Fact(
+        lambda rng, lang, pkg: {"n": str(rng.randint(3, 60))},
+        {
+            "en": _Form(
+                ("In total, {pkg} provides {n} new commands.",),
+                "How many new commands does {pkg} provide?",
+                ("{n}",),
+            ),
+            "zh": _Form(
+                ("{pkg} 一共提供了 {n} 个新命令。",), "{pkg} 提供了多少个新命令？", ("{n}", "{n} 个")
+            ),
+        },
+    ),
+    "default": _Fact(
+        _draw_default,
+        {
+            "en": _Form(
+                ("By default, the {setting} is {value}.",), "What is the default {setting}?", ("{value}",)
+            ),
+            "zh": _Form(("默认的{setting}为{value}。",), "默认的{setting}是什么？", ("{value}",)),
+        },
+    ),
+    "licence": _Fact(
+        lambda rng, lang, pkg: {"licence": rng.choice(_LICENCES)},
+        {
+            "en": _Form(
+                ("This work may be distributed and/or modified under the conditions of the {licence}.",),
+                "Under which licence may {pkg} be distributed?",
+                ("{licence}", "the {licence}"),
+            ),
+            "zh": _Form(
+                ("本宏包可以在 {licence} 的条件下发布和修改。",), "{pkg} 在什么许可证下发布？", ("{licence}",)
+            ),
+        },
+        field="licence",
+    ),
+    "bugs": _Fact(
+        lambda rng, lang, pkg: {"email": _email(rng)},
+        {
+            "en": _Form(
+                ("Please report bugs to {email}.", "Bug reports should be sent to {email}."),
+                "Where should bugs be reported?",
+                ("{email}",),
+            ),
+            "zh": _Form(
+                ("如发现问题，请发送邮件至 {email}。",), "发现问题应该发送邮件到哪里？", ("{email}",)
+            ),
+        },
+        field="email",
+    ),
+    "released": _Fact(
+        lambda rng, lang, pkg: {"year": str(rng.randint(1988, 2020))},
+        {
+            "en": _Form(
+                ("The first version of {pkg} was released in {year}.",),
+                "When was {pkg} first released?",
+                ("{year}",),
+            ),
+            "zh": _Form(
+                ("{pkg} 的第一个版本发布于 {year} 年。",),
+                "{pkg} 的第一个版本是哪一年发布的？",
+                ("{year}", "{year} 年"),
+            ),
+        },
+    ),
+    "maintainer": _Fact(
+        lambda rng, lang, pkg: {"person": _person(rng, lang)},
+        {
+            "en": _Form(
+                ("The package is currently maintained by {person}.",), "Who maintains {pkg}?", ("{person}",)
+            ),
+            "zh": _Form(("目前本宏包由{person}维护。",), "{pkg} 目前由谁维护？", ("{person}",)),
+        },
+    ),
+    "file": _Fact(
+        _draw_file,
+        {
+            "en": _Form(
+                ("The configuration is read from the file {path}.",),
+                "Which file is the configuration read from?",
+                ("{path}",),
+            ),
+            "zh": _Form(("配置从文件 {path} 中读取。",), "配置从哪个文件中读取？", ("{path}",)),
+        },
+    ),
+    "encodings": _Fact(
+        _draw_encodings,
+        {
+            "en": _Form(
+                ("{pkg} supports the encodings {listed}.",),
+                "Which encodings does {pkg} support?",
+                ("{listed}", "{plain}"),
+            ),
+            "zh": _Form(("{pkg} 支持 {listed} 编码。",), "{pkg} 支持哪些编码？", ("{listed}", "{plain}")),
+        },
+    ),
+}
+_FACT_KINDS = tuple(_FACTS)
+
+
 def _fact(kind: str, rng: random.Random, lang: str, pkg: str) -> tuple[str, Question, tuple[str, str] | None]:
     """One fact of `kind` about package `pkg`: (the sentence printed, its question, the extraction field it
-    fills or None)."""
-    zh = lang == "zh"
-    if kind == "requires":
-        feature, engine = rng.choice(_FEATURES[lang]), rng.choice(_ENGINES)
-        version = f"{rng.randint(0, 3)}.{rng.randint(10, 99)}{rng.choice(('', 'a', 'f'))}"
-        if zh:
-            text = f"{feature}功能需要 {engine} {version} 或更高版本。"
-            q = Question(f"{feature}功能需要哪个版本的 {engine}？", [f"{version} 或更高版本", version])
-        else:
-            text = f"{feature.capitalize()} requires {engine} version {version} or later."
-            q = Question(
-                f"Which {engine} version does {feature} require?",
-                [f"version {version} or later", f"{version} or later", version],
-            )
-        return text, q, None
-    if kind == "based_on":
-        person, style = _person(rng, lang), rng.choice(("doublespace", "fancybox", "multicol", "tabbing"))
-        if zh:
-            text = f"本宏包以{person}编写的 {style} 选项为基础。"
-            q = Question(f"{pkg} 以谁编写的 {style} 选项为基础？", [person])
-        else:
-            text = f"The package is based on the {style} option written by {person}."
-            q = Question(f"Who wrote the {style} option that {pkg} is based on?", [person])
-        return text, q, None
-    if kind == "count":
-        n = rng.randint(3, 60)
-        if zh:
-            text = f"{pkg} 一共提供了 {n} 个新命令。"
-            q = Question(f"{pkg} 提供了多少个新命令？", [str(n), f"{n} 个"])
-        else:
-            text = f"In total, {pkg} provides {n} new commands."
-            q = Question(f"How many new commands does {pkg} provide?", [str(n)])
-        return text, q, None
-    if kind == "default":
-        setting, values = rng.choice(_SETTINGS[lang])
-        value = rng.choice(values)
-        if zh:
-            text = f"默认的{setting}为{value}。"
-            q = Question(f"默认的{setting}是什么？", [value])
-        else:
-            text = f"By default, the {setting} is {value}."
-            q = Question(f"What is the default {setting}?", [value])
-        return text, q, None
-    if kind == "licence":
-        licence = rng.choice(_LICENCES)
-        if zh:
-            text = f"本宏包可以在 {licence} 的条件下发布和修改。"
-            q = Question(f"{pkg} 在什么许可证下发布？", [licence])
-        else:
-            text = f"This work may be distributed and/or modified under the conditions of the {licence}."
-            q = Question(f"Under which licence may {pkg} be distributed?", [licence, f"the {licence}"])
-        return text, q, ("licence", licence)
-    if kind == "bugs":
-        email = _email(rng)
-        if zh:
-            text = f"如发现问题，请发送邮件至 {email}。"
-            q = Question("发现问题应该发送邮件到哪里？", [email])
-        else:
-            text = rng.choice(("Please report bugs to {}.", "Bug reports should be sent to {}."))
-            text = text.format(email)
-            q = Question("Where should bugs be reported?", [email])
-        return text, q, ("email", email)
-    if kind == "released":
-        year = str(rng.randint(1988, 2020))
-        if zh:
-            text = f"{pkg} 的第一个版本发布于 {year} 年。"
-            q = Question(f"{pkg} 的第一个版本是哪一年发布的？", [year, f"{year} 年"])
-        else:
-            text = f"The first version of {pkg} was released in {year}."
-            q = Question(f"When was {pkg} first released?", [year])
-        return text, q, None
-    if kind == "maintainer":
-        person = _person(rng, lang)
-        if zh:
-            text = f"目前本宏包由{person}维护。"
-            q = Question(f"{pkg} 目前由谁维护？", [person])
-        else:
-            text = f"The package is currently maintained by {person}."
-            q = Question(f"Who maintains {pkg}?", [person])
-        return text, q, None
-    if kind == "file":
-        path = (
-            rng.choice(("~/.", "/etc/", "$HOME/.config/")) + pkg + rng.choice((".cfg", "rc", ".conf", ".ini"))
-        )
-        if zh:
-            text = f"配置从文件 {path} 中读取。"
-            q = Question("配置从哪个文件中读取？", [path])
-        else:
-            text = f"The configuration is read from the file {path}."
-            q = Question("Which file is the configuration read from?", [path])
-        return text, q, None
-    if kind == "encodings":
-        names = rng.sample(_ENCODINGS, 3)
-        if zh:
-            text = f"{pkg} 支持 {_and(names, 'zh')} 编码。"
-            q = Question(f"{pkg} 支持哪些编码？", [_and(names, "zh"), ", ".join(names)])
-        else:
-            text = f"{pkg} supports the encodings {_and(names, 'en')}."
-            q = Question(f"Which encodings does {pkg} support?", [_and(names, "en"), ", ".join(names)])
-        return text, q, None
-    raise ValueError(f"unknown fact kind {kind!r}")
-
-
-_FACT_KINDS = (
-    "requires",
-    "based_on",
-    "count",
-    "default",
-    "licence",
-    "bugs",
-    "released",
-    "maintainer",
-    "file",
-    "encodings",
-)
+    fills and its value, or None)."""
+    if kind not in _FACTS:
+        raise ValueError(f"unknown fact kind {kind!r}")
+    fact = _FACTS[kind]
+    values = {"pkg": pkg, **fact.draw(rng, lang, pkg)}
+    form = fact.forms[lang]
+    sentence = form.sentences[0] if len(form.sentences) == 1 else rng.choice(form.sentences)
+    answers = [a.format(**values) for a in form.answers]
+    question = Question(form.question.format(**values), answers)
+    return sentence.format(**values), question, (fact.field, answers[0]) if fact.field else None
 
 
 def _filler(rng: random.Random, lang: str) -> str:
