@@ -1,0 +1,34 @@
+"""What every frozen real-page set (data/frozen-real*) is read with and checked for, shared by the tests of
+each set: its sources (`sources.json`) and test records (`pdf.jsonl`), and that every test names an
+existing page of the set."""
+
+import json
+from pathlib import Path
+
+from jocr.checks import load_tests
+
+
+def sources(root: Path) -> list[dict]:
+    return json.loads((root / "sources.json").read_text())["pages"]
+
+
+def records(root: Path) -> list[dict]:
+    lines = (root / "pdf.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def assert_every_test_names_an_existing_page(root: Path) -> None:
+    tests = records(root)
+    assert len(tests) == len({r["id"] for r in tests})
+    for rec in tests:
+        assert rec["pdf"].startswith("pdf/") and (root / "pdfs" / rec["pdf"]).is_file(), rec["id"]
+        assert rec["page"] == 1
+    assert len(load_tests(root / "pdf.jsonl")) == len(tests)
+
+
+def assert_an_unrelated_answer_passes_only_absent_and_baseline_tests(root: Path) -> None:
+    """The tests can fail: an answer that says nothing of the page passes only the absent and baseline
+    tests."""
+    for test in load_tests(root / "pdf.jsonl"):
+        passed, _, _ = test.run("Nothing of the page.")
+        assert passed == (test.type in ("absent", "baseline")), test.id
