@@ -5,6 +5,7 @@ README states, and the questions can fail (an unrelated answer scores nothing)."
 
 import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -82,3 +83,20 @@ def test_an_unrelated_answer_scores_nothing():
     for q in _questions():
         assert anls_one("Nothing of the page.", q["answers"]) == 0.0, q["question"]
         assert anls_one(q["answers"][0], q["answers"]) == 1.0, q["question"]
+
+
+def test_benchmark_scores_title_and_body_pages_apart():
+    sys.path.insert(0, str(DATA.parent / "benchmarks"))
+    import qa
+
+    docs = qa.load_set(ROOT, "scan")
+    assert all(doc["file"].suffix == ".jpg" for doc in docs)
+    gold = [[q["answers"][0] for q in doc["questions"]] for doc in docs]
+    wrong = [["" if doc["kind"] == "title" else q["answers"][0] for q in doc["questions"]] for doc in docs]
+    kinds = Counter(q["page_kind"] for q in _questions())
+    result = qa.scores(docs, gold, [None] * len(docs))
+    assert result["all"] == {"questions": len(_questions()), "anls": 1.0, "exact_match": 1.0}
+    assert result["doc:title"]["questions"] == kinds["title"]
+    assert result["doc:body"]["questions"] == kinds["body"]
+    result = qa.scores(docs, wrong, [None] * len(docs))
+    assert result["doc:title"]["anls"] == 0.0 and result["doc:body"]["anls"] == 1.0
