@@ -12,9 +12,10 @@
 Sets: a `jocr synth --profile docqa` folder (`docqa_*.jsonl`: per document its files, questions and
 fields; variants pdf, scan, photo) or `data/frozen-real-qa` (`questions.jsonl`: file, question, answers;
 one-page PDFs, no fields; its scanned and photographed copies in `scan/` and `photo/`, made from the PDFs by
-`--make-variants` as scripts/make_frozen_real.py makes data/frozen-real's). Scores are `jocr.checks.qa`'s:
-ANLS (DocVQA), exact match after DocVQA's normalisation, field precision/recall/F1 after number/date
-normalisation.
+`--make-variants` as scripts/make_frozen_real.py makes data/frozen-real's). A question's optional
+`page_kind` (`title`, `body`: data/frozen-real-qa3) is its page's kind, scored apart as `doc:<kind>`.
+Scores are `jocr.checks.qa`'s: ANLS (DocVQA), exact match after DocVQA's normalisation, field
+precision/recall/F1 after number/date normalisation.
 
 The keyword baseline is not part of jocr: it answers from the page's lines alone (jocr's line source,
 `jocr.lines.source.page_lines`: the text layer of a PDF page, OCR over a scan or photo under `--ocr`), with
@@ -146,6 +147,7 @@ def load_set(root: Path, variant: str) -> list[dict]:
             raise SystemExit(f"{path}: missing (make the variants with --make-variants {root})")
         doc = by_file.setdefault(q["file"], {"file": path, "fields": None, "questions": []})
         doc["lang"] = q.get("lang", "")
+        doc["kind"] = q.get("page_kind")  # title or body page, where the set says: scored as doc:<kind>
         doc["questions"].append({"question": q["question"], "answers": q["answers"], "kind": "extractive"})
     return list(by_file.values())
 
