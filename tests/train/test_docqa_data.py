@@ -116,3 +116,34 @@ def test_frozen_set_targets_are_references_read_back_to_the_answers():
                 extractive += 1
                 assert REFERENCES.fullmatch(example.target)  # a choice among the runs, not typed
     assert extractive >= 20
+
+
+def test_a_focused_question_sample_shows_its_focused_window_with_targets_for_it():
+    from types import SimpleNamespace
+
+    from jocr.lines.references import anchor_runs
+    from jocr.train.data import DataConfig
+    from jocr.train.docqa_data import docqa_sample_parts
+
+    prose = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "docqa-prose"
+    stages = [{"samples": 10, "profiles": {"docqa": 1.0}}]
+    tok = Tokenizer.byte_level()
+    accepted: dict[str, set[str]] = {}  # question -> its answers on any page (some questions recur)
+    for _, record in read_records(str(prose)):
+        for q in record["questions"]:
+            accepted.setdefault(q["question"], set()).update(normalise_answer(a) for a in q["answers"])
+    for focus in (0.0, 1.0):
+        cfg = DataConfig(docqa_dir=str(prose), docqa_focus=focus, anchor_max_tokens=4000, stages=stages)
+        maker = SimpleNamespace(cfg=cfg, tokenizer=tok)
+        shown = []
+        for index in range(6):
+            _, question, anchor, target = docqa_sample_parts(maker, index, 1000 + index)
+            if question.startswith("Extract these fields"):
+                continue
+            shown.append(len(anchor_runs(anchor)))
+            answer = answer_text(target, anchor, question) if REFERENCES.search(target) else target
+            assert normalise_answer(answer) in accepted[question], (question, target)
+        if focus:
+            assert max(shown) <= 12  # FOCUS_RUNS
+        else:
+            assert max(shown) > 12  # whole pages

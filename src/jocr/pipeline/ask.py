@@ -27,7 +27,7 @@ from jocr.checks.qa import normalise_answer, normalise_value
 from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
 from jocr.layout.request import PageRequestBuilder
-from jocr.lines.anchor import PageAnchor, page_anchor_or_note, page_runs, run_window
+from jocr.lines.anchor import PageAnchor, page_anchor_or_note
 from jocr.pipeline.ask_answers import (  # noqa: F401 (answer_span, answer_value: read from here too)
     answer_box,
     answer_span,
@@ -44,7 +44,7 @@ from jocr.pipeline.ask_decoding import (  # noqa: F401 (ANSWER_TOKENS: the CLI's
     fields_shape,
     question_shape,
 )
-from jocr.pipeline.ask_focus import FOCUS_BEFORE, FOCUS_RUNS, focus_run
+from jocr.pipeline.ask_focus import focus_window
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, LoadedModel, load_model
 
 MAX_QUESTION_BYTES = 4096  # a question, a field description, or a whole extraction prompt (UTF-8)
@@ -437,18 +437,11 @@ def _read_pages(
 
 
 def _focus(decision, lines, question: str, loaded: LoadedModel):
-    """The window of runs `question` is asked over (`jocr.pipeline.ask_focus`): an anchor of the page's lines
-    around the run sharing most words with it, or None (the page's windows then) for a page that is not
-    anchored or a question that shares no word with any run."""
+    """The window of runs `question` is asked over (`jocr.pipeline.ask_focus.focus_window`), or None (the
+    page's windows then) for a page that is not anchored or a question that shares no word with any run."""
     if decision is None or not decision.anchored or lines is None:
         return None
-    runs = page_runs(decision.windows)
-    best = focus_run([runs[k] for k in sorted(runs)], question)
-    if best is None:
-        return None
-    first = max(0, best - FOCUS_BEFORE)
-    config = loaded.anchor_config
-    return run_window(lines, loaded.tokenizer, first, FOCUS_RUNS, config.max_tokens)
+    return focus_window(decision.windows, lines, question, loaded.tokenizer, loaded.anchor_config.max_tokens)
 
 
 def request_shape(loaded: LoadedModel, max_tokens: int | None, fields: Sequence[str] = ()) -> AnswerShape:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from jocr.lines.anchor import Anchor, page_runs, run_window
+
 FOCUS_RUNS = 12  # runs in a focused window
 FOCUS_BEFORE = 1  # runs shown before the best-matching one
 
@@ -59,3 +61,17 @@ def focus_run(runs: Sequence[str], question: str) -> int | None:
         if score > best_score:
             best, best_score = i, score
     return best
+
+
+def focus_window(
+    windows: Sequence[Anchor], layer, question: str, tokenizer, max_tokens: int
+) -> Anchor | None:
+    """The window of runs `question` is asked over: FOCUS_RUNS runs of `layer` (the lines the page's anchor
+    `windows` were built from) from FOCUS_BEFORE runs before `focus_run`'s choice, within `max_tokens`;
+    None when no run shares a term with the question. The one choice `jocr ask` (AskConfig.focus) and
+    training (`data.docqa_focus`) make."""
+    runs = page_runs(list(windows))
+    best = focus_run([runs[k] for k in sorted(runs)], question)
+    if best is None:
+        return None
+    return run_window(layer, tokenizer, max(0, best - FOCUS_BEFORE), FOCUS_RUNS, max_tokens)

@@ -76,6 +76,10 @@ class DataConfig:
     # folder (or list), written by `jocr synth DIR --profile docqa`: question + anchor -> answer
     # (`jocr.train.docqa_data`), with the anchor settings above.
     docqa_dir: str | list[str] | None = None
+    # The share of question samples asked over their focused window of runs (`jocr.pipeline.ask_focus`,
+    # the window `jocr ask` uses with AskConfig.focus) instead of the page's anchor; targets are built
+    # for the window the sample shows. Extraction samples keep the page's anchor.
+    docqa_focus: float = 0.0
     # Charts and tables (docs/asking.md, "Captions"): folder(s) from `jocr synth DIR --profile docqa-charts`.
     # The profile "charts" asks their questions as "docqa" does; the profile "caption" cuts a chart out of
     # its page and trains the caption prompt on the crop and the crop's anchor -> the reference caption.
@@ -106,6 +110,8 @@ class DataConfig:
             raise ValueError("data.anchor_dropout must be in [0, 1]")
         if not 0.0 <= self.anchor_windows <= 1.0:
             raise ValueError("data.anchor_windows must be in [0, 1]")
+        if not 0.0 <= self.docqa_focus <= 1.0:
+            raise ValueError("data.docqa_focus must be in [0, 1]")
         if self.anchor_windows > 0 and not 0 < self.anchor_min_tokens <= self.anchor_max_tokens:
             raise ValueError("data.anchor_min_tokens must be in (0, anchor_max_tokens]")
         if any("docqa" in s.profiles for s in self.stages) and not self.docqa_dir:

@@ -32,6 +32,7 @@ from jocr.checks.qa import normalise_answer
 from jocr.lines.references import anchor_runs
 from jocr.pipeline.ask import FieldSpec, extract_prompt
 from jocr.pipeline.ask_answers import answer_value
+from jocr.pipeline.ask_focus import focus_window
 
 EXTRACT_KIND = "fields"
 MAX_ANSWER_RUNS = 4  # the most consecutive runs an answer's references span (a value over a line break)
@@ -174,9 +175,19 @@ def docqa_sample_parts(maker, index: int, seed: int, directories: str | list[str
             if drop
             else page_anchor(source, 0, "on", ANCHOR_VERSION, maker.tokenizer, cfg.anchor_max_tokens)
         )
+        layer = source.text_layer(0) if cfg.docqa_focus > 0 and not drop else None
     anchor = decision.texts[0] if decision is not None and decision.anchored else None
     examples = docqa_examples(record, anchor)
-    example = random.Random(f"docqa-example/{cfg.seed}/{index}").choice(examples)
+    pick = random.Random(f"docqa-example/{cfg.seed}/{index}").randrange(len(examples))
+    focus = random.Random(f"docqa-focus/{cfg.seed}/{index}").random() < cfg.docqa_focus
+    if focus and anchor is not None and examples[pick].kind != EXTRACT_KIND:
+        window = focus_window(
+            decision.windows, layer, examples[pick].question, maker.tokenizer, cfg.anchor_max_tokens
+        )
+        if window is not None:  # the question's targets for the window it is asked over
+            anchor = window.text
+            examples = docqa_examples(record, anchor)
+    example = examples[pick]
     return image, example.question, anchor, example.target
 
 
