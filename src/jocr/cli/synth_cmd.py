@@ -133,9 +133,10 @@ def run(args: argparse.Namespace) -> int:
         recipe = FROZEN_TEST_SETS[args.frozen]
         pages, seed, split = recipe["pages"], recipe["seed"], recipe["split"]
         profile, degrade = recipe["profile"], recipe["degrade"]
-    if args.no_copies and profile not in ("docqa", "docqa-charts"):
+    if args.no_copies and profile not in DOCQA_PROFILES:
         raise CliError(
-            "--no-copies is for the docqa and docqa-charts profiles (their scanned and photographed copies)"
+            f"--no-copies is for the {', '.join(DOCQA_PROFILES)} profiles "
+            "(their scanned and photographed copies)"
         )
     if profile == "vector":
         return _run_vector(outdir, pages, seed, split, args)
