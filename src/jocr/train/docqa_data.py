@@ -170,12 +170,14 @@ def docqa_sample_parts(maker, index: int, seed: int, directories: str | list[str
     drop = random.Random(f"docqa-dropout/{cfg.seed}/{index}").random() < cfg.anchor_dropout
     with open_source(str(root / record["files"]["pdf"]), LoadOptions()) as source:
         image = source.render(0)
+        layer = None if drop else source.text_layer(0)  # read once: the anchor and a focused window
         decision = (
             None
             if drop
-            else page_anchor(source, 0, "on", ANCHOR_VERSION, maker.tokenizer, cfg.anchor_max_tokens)
+            else page_anchor(
+                source, 0, "on", ANCHOR_VERSION, maker.tokenizer, cfg.anchor_max_tokens, layer=layer
+            )
         )
-        layer = source.text_layer(0) if cfg.docqa_focus > 0 and not drop else None
     anchor = decision.texts[0] if decision is not None and decision.anchored else None
     examples = docqa_examples(record, anchor)
     pick = random.Random(f"docqa-example/{cfg.seed}/{index}").randrange(len(examples))
