@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from jocr.synth.docqa import DocContent, Question, letter_page_css, letter_page_html
 from jocr.synth.vocab import sentence, zh_sentence
 
-PROSE_VERSION = 1
+PROSE_VERSION = 2
 PROSE_KINDS = ("manual", "notes")
 LANGS = ("en", "zh")
 
@@ -339,44 +339,146 @@ def _paragraphs(rng: random.Random, lang: str, facts: list[str], count: int) -> 
     return paragraphs
 
 
-def _title_block(rng: random.Random, lang: str, pkg: str, authors: list[str], version: str, date: str):
-    """The manual's title, author and version lines as (html, markdown) blocks, and their questions."""
-    zh = lang == "zh"
-    title = (
-        rng.choice((f"{pkg} 宏包使用手册", f"{pkg} 用户指南"))
-        if zh
-        else rng.choice(
+_SUBJECTS = {
+    "en": (
+        "floating environments",
+        "colour handling",
+        "verbatim text",
+        "line spacing",
+        "tables and arrays",
+        "cross-references",
+        "page layout",
+        "font selection",
+        "bibliographies",
+        "code listings",
+        "margin notes",
+    ),
+    "zh": (
+        "浮动体",
+        "颜色处理",
+        "抄录环境",
+        "行距设置",
+        "表格排版",
+        "交叉引用",
+        "版面设计",
+        "字体选择",
+        "参考文献",
+    ),
+}
+_TAGLINES = {
+    "en": (
+        "An extensible toolbox for {subject}",
+        "Improved {subject} for LaTeX documents",
+        "Flexible support for {subject}",
+        "Fine-grained control of {subject}",
+        "Simple and portable {subject}",
+    ),
+    "zh": ("{subject}的扩展工具", "改进的{subject}支持", "灵活的{subject}接口"),
+}
+_AFFILIATIONS = {
+    "en": ("University of Bergen", "Technical University of Delft", "CNRS - France", "Independent developer"),
+    "zh": ("清华大学", "中国科学院", "北京大学数学科学学院"),
+}
+
+
+def _title_lines(rng: random.Random, lang: str, pkg: str) -> tuple[list[str], str | None]:
+    """The title's lines (one or two) and, on half the pages, a tagline under it."""
+    subject = rng.choice(_SUBJECTS[lang])
+    if lang == "zh":
+        lines = [rng.choice((f"{pkg} 宏包使用手册", f"{pkg} 用户指南", f"{pkg} 宏包"))]
+    else:
+        lines = rng.choice(
             (
-                f"The {pkg} package",
-                f"{pkg}: {rng.choice(('a user guide', 'reference manual', 'documentation'))}",
+                [f"The {pkg} package"],
+                [f"The {pkg} Package"],
+                [f"{pkg}: {rng.choice(('a user guide', 'reference manual', 'documentation'))}"],
+                [f"{rng.choice(_TAGLINES['en']).format(subject=subject)}: the {pkg}", "package"],
             )
         )
+    tagline = rng.choice(_TAGLINES[lang]).format(subject=subject) if rng.random() < 0.5 else None
+    return lines, tagline
+
+
+def _meta_rows(rng: random.Random, lang: str, names: list[str], version_text: str, date: str):
+    """The author, contact, version and date lines under the title, as rows of cells: one cell a row (each
+    line centred or flush), authors side by side, or a right-hand column holding the version and the date
+    beside the authors (as LaTeX title pages print them)."""
+    zh = lang == "zh"
+    contact = [_email(rng)] if rng.random() < 0.4 else []
+    if contact and rng.random() < 0.4:
+        contact = [rng.choice(_AFFILIATIONS[lang])] + contact
+    layout = (
+        rng.choice(("lines", "lines", "side", "column"))
+        if len(names) > 1
+        else rng.choice(("lines", "lines", "column"))
     )
-    who = _and(authors, lang) if len(authors) > 1 else authors[0]
+    if layout == "side":
+        rows = [names] + [[c] for c in contact]
+    else:
+        who = _and(names, lang) if len(names) > 1 else names[0]
+        if not zh and layout == "lines" and rng.random() < 0.4:
+            who = f"by {who}"
+        rows = [[who]] + [[c] for c in contact]
+    if layout == "column":
+        rows[0].append(version_text)
+        if len(rows) < 2:
+            rows.append([""])
+        rows[1].append(date)
+    elif rng.random() < 0.5:
+        rows += [[version_text], [date]]
+    else:
+        rows.append(
+            [rng.choice((f"{version_text}, {date}", f"{version_text} — {date}", f"{date} ({version_text})"))]
+        )
+    return rows
+
+
+def _meta_html(rows: list[list[str]], centred: bool) -> str:
+    """`_meta_rows` as HTML: a row of one cell is a paragraph; rows of several cells a grid whose columns
+    sit apart (so the text layer gives each cell its own run)."""
+    if all(len(r) == 1 for r in rows):
+        return "".join(f'<p class="meta">{html.escape(r[0])}</p>' for r in rows)
+    width = max(len(r) for r in rows)
+    cells = "".join(f"<div>{html.escape(c)}</div>" for r in rows for c in (r + [""] * (width - len(r))))
+    align = "justify-content: center;" if centred else ""
+    return (
+        f'<div class="meta" style="display: grid; grid-template-columns: repeat({width}, max-content);'
+        f' column-gap: 60pt; row-gap: 3pt; {align} margin: 6pt 0 10pt 0;">{cells}</div>'
+    )
+
+
+def _title_block(rng: random.Random, lang: str, pkg: str, authors: list[str], version: str, date: str):
+    """The manual's title page head (title, tagline, authors with their contact lines, version and date) as
+    (html, markdown) blocks, and its three questions. Real title pages vary in exactly these ways: a name
+    without "by", an e-mail or affiliation under it, authors side by side, the version and date in a column
+    of their own."""
+    zh = lang == "zh"
+    title = _title_lines(rng, lang, pkg)
+    doctor = not zh and len(authors) == 1 and rng.random() < 0.15
+    names = [f"Dr. {authors[0]}"] if doctor else authors
     version_text = rng.choice(
         (f"v{version}", f"Version {version}", f"版本 v{version}")
         if zh
-        else (f"v{version}", f"Version {version}", f"Release {version}")
-    )
-    date_line = rng.choice(
-        (f"{version_text}, {date}", f"{version_text} — {date}", f"{date} ({version_text})")
+        else (f"v{version}", f"Version {version}", f"Release {version}", f"Version v{version}")
     )
     # the answer as printed first: "v1.2" where the page says "v1.2", else "1.2"
     printed_version = [f"v{version}", version] if "v" + version in version_text else [version, f"v{version}"]
-    blocks = [(f"<h1>{html.escape(title)}</h1>", f"# {title}")]
-    if rng.random() < 0.5 and not zh:
-        who_line = f"by {who}"
-    else:
-        who_line = who
-    blocks.append((f'<p class="meta">{html.escape(who_line)}</p>', who_line))
-    blocks.append((f'<p class="meta">{html.escape(date_line)}</p>', date_line))
+    rows = _meta_rows(rng, lang, names, version_text, date)
+    centred = rng.random() < 0.7
+    heading, tagline = title
+    blocks = [(f"<h1>{'<br>'.join(html.escape(t) for t in heading)}</h1>", "# " + " ".join(heading))]
+    if tagline:
+        blocks.append((f'<p class="meta">{html.escape(tagline)}</p>', tagline))
+    blocks.append((_meta_html(rows, centred), "\n".join(" ".join(c for c in r if c) for r in rows)))
+    side = len(rows[0]) > 1 and rows[0][: len(names)] == names and len(names) > 1
+    printed_who = " ".join(names) if side else (_and(names, lang) if len(names) > 1 else names[0])
+    joiner = "，" if zh else ", "
+    who_answers = [printed_who] + [a for a in (_and(authors, lang), joiner.join(authors)) if a != printed_who]
+    if doctor:
+        who_answers = [names[0], authors[0]]
     if zh:
         questions = [
-            Question(
-                f"{pkg} 宏包的作者是谁？",
-                [who, "，".join(authors)] if len(authors) > 1 else [who],
-                field="author",
-            ),
+            Question(f"{pkg} 宏包的作者是谁？", who_answers, field="author"),
             Question(f"{pkg} 的版本号是多少？", printed_version, field="version"),
             Question("这份手册的日期是哪天？", [date], field="date"),
         ]
@@ -387,7 +489,7 @@ def _title_block(rng: random.Random, lang: str, pkg: str, authors: list[str], ve
             else rng.choice((f"Who wrote the {pkg} package?", f"Who is the author of {pkg}?"))
         )
         questions = [
-            Question(ask_who, [who, ", ".join(authors)] if len(authors) > 1 else [who], field="author"),
+            Question(ask_who, who_answers, field="author"),
             Question(
                 rng.choice(
                     (f"Which version of {pkg} does this manual describe?", f"What is the version of {pkg}?")
@@ -401,7 +503,7 @@ def _title_block(rng: random.Random, lang: str, pkg: str, authors: list[str], ve
                 field="date",
             ),
         ]
-    return blocks, questions
+    return blocks, questions, centred
 
 
 def make_prose_document(seed: int, kind: str | None = None, lang: str | None = None) -> DocContent:
@@ -415,12 +517,13 @@ def make_prose_document(seed: int, kind: str | None = None, lang: str | None = N
         raise ValueError(f"unknown prose document {kind!r}/{lang!r}: kinds {PROSE_KINDS}, languages {LANGS}")
     pkg = _package(rng)
     blocks: list[tuple[str, str]] = []
+    centred = False
     questions: list[Question] = []
     fields: dict[str, str] = {}
     if kind == "manual":
         authors = [_person(rng, lang) for _ in range(rng.choice((1, 1, 2)))]
         version, date = _version(rng), _date(rng, lang)
-        title_blocks, questions = _title_block(rng, lang, pkg, authors, version, date)
+        title_blocks, questions, centred = _title_block(rng, lang, pkg, authors, version, date)
         blocks += title_blocks
         fields.update(author=questions[0].answers[0], version=questions[1].answers[0], date=date)
     facts = rng.sample(_FACT_KINDS, rng.randint(3, 5))
@@ -437,14 +540,15 @@ def make_prose_document(seed: int, kind: str | None = None, lang: str | None = N
         else (("Abstract", "1 Introduction"), ("Overview", "2 Usage"))
     )
     head_a, head_b = rng.choice(heads)
-    paragraphs = _paragraphs(rng, lang, sentences, rng.randint(3, 5))
+    # a manual's title block takes a third of the page: fewer paragraphs, so every fact stays on it
+    count = rng.randint(2, 3) if kind == "manual" else rng.randint(3, 5)
+    paragraphs = _paragraphs(rng, lang, sentences, count)
     blocks.append((f"<h2>{html.escape(head_a)}</h2>", f"## {head_a}"))
     blocks.append((f"<p>{html.escape(paragraphs[0])}</p>", paragraphs[0]))
     blocks.append((f"<h2>{html.escape(head_b)}</h2>", f"## {head_b}"))
     for paragraph in paragraphs[1:]:
         blocks.append((f"<p>{html.escape(paragraph)}</p>", paragraph))
     body = "".join(f'<div data-block="{i}">{b[0]}</div>' for i, b in enumerate(blocks))
-    centred = kind == "manual" and rng.random() < 0.7
     css = (
         letter_page_css(lang, heading_pt=rng.choice((17, 20, 24)), heading_gap_pt=10).replace(
             "'Noto Sans CJK SC'" if lang == "zh" else "'DejaVu Sans'", rng.choice(_FAMILIES[lang])
