@@ -186,7 +186,7 @@ def run_model(
     fields_tokens: int,
     ocr: str,
     raws: list | None = None,
-    focus: bool = True,
+    focus: bool | str = True,
 ) -> tuple[list[list[str]], list[dict | None]]:
     """Each document's questions asked together (`jocr.ask` with a list; `focus`: AskConfig's), then its
     fields extracted; `raws` gets each question's answer as the model wrote it (references unresolved)."""
@@ -345,7 +345,13 @@ def main() -> int:
     )
     parser.add_argument("--predictions", help="write every question's answer here (JSONL)")
     parser.add_argument(
-        "--focus", action="store_true", help="ask over the focused window of runs (AskConfig.focus)"
+        "--focus",
+        nargs="?",
+        const="window",
+        default="off",
+        choices=("off", "window", "both"),
+        help="ask over the focused window of runs (AskConfig.focus: 'window' when given alone; 'both': that "
+        "window and the page's windows)",
     )
     parser.add_argument(
         "--keyword-control",

@@ -112,6 +112,13 @@ def test_an_anchored_answer_in_run_references_is_resolved_and_located(bundle_dir
     assert answer.answer == "Zebra 42" and answer.box is None and answer.page == 1
 
 
+def scripted_prompts(bundle_dir, pdf, focus: str) -> list[str]:
+    """The prompts asking `pdf` the bug-report question sends with `focus`."""
+    loaded, engine = scripted(bundle_dir, "@2")
+    ask(pdf, "Where should bug reports be sent?", model=loaded, focus=focus)
+    return engine.prompts
+
+
 def test_a_question_is_asked_over_the_runs_that_share_its_words(bundle_dir):
     filler = [f"Filler line number {i} of the body text." for i in range(30)]
     lines = filler[:20] + ["Bug reports should be sent to someone@example.org today."] + filler[20:]
@@ -126,6 +133,17 @@ def test_a_question_is_asked_over_the_runs_that_share_its_words(bundle_dir):
     # a question sharing no word with the page is asked over the page's windows
     loaded, engine = scripted(bundle_dir, "@2")
     assert "number 1 " in ask(pdf, "What colour is the sky?", model=loaded, focus=True).answer
+    # "both": the focused window and the page's windows are asked, the answer chosen among them (the focused
+    # window's first among equals)
+    page_windows = len(scripted_prompts(bundle_dir, pdf, "off"))
+    loaded, engine = scripted(bundle_dir, "@2")
+    answer = ask(pdf, "Where should bug reports be sent?", model=loaded, focus="both")
+    assert answer.answer.startswith("someone@example.org") and len(engine.prompts) == 1 + page_windows
+    assert engine.prompts[0].count("\n@") == 12 and engine.prompts[1:] == scripted_prompts(
+        bundle_dir, pdf, "off"
+    )
+    with pytest.raises(AskError, match="focus must be one of off, window, both"):
+        ask(pdf, "Where?", model=loaded, focus="sometimes")
 
 
 RECEIPT = Path(__file__).resolve().parents[2] / "data" / "frozen-test" / "docqa" / "pdfs"

@@ -54,6 +54,7 @@ FIELD_TYPES = ("string", "number", "integer", "boolean")
 # page window; the model answers with a JSON object of name -> value (docs/asking.md, "Training data").
 EXTRACT_PROMPT = "Extract these fields from the document as a JSON object (null where absent): "
 OCR_MODES = ("auto", "rapidocr", "tesseract", "none")  # jocr.lines.ocr's, without importing OCR here
+FOCUS_MODES = ("off", "window", "both")  # AskConfig.focus
 # Output tokens per request by default: an answer (`ask`: ANSWER_TOKENS, jocr.pipeline.ask_decoding), a
 # page's JSON object of fields (`extract`: its names plus an answer's tokens per field, `fields_tokens`);
 # FIELDS_TOKENS is the server's default for a schema.
@@ -79,12 +80,17 @@ class AskConfig:
     # The line source of images and of PDF pages without a usable text layer (`jocr.lines.source.page_lines`:
     # "auto", "rapidocr", "tesseract" or "none"): their OCR'd lines are the anchor and locate the answer.
     ocr: str = "auto"
-    # Ask each question over the stretch of runs that shares most words with it (jocr.pipeline.ask_focus)
-    # instead of the page's windows, where one does. Off by default: the bundled member answers forms by
-    # their runs' places on the whole page (docs/asking.md, "Focus").
-    focus: bool = False
+    # Ask each question over the stretch of runs that shares most words with it (jocr.pipeline.ask_focus),
+    # where one does (docs/asking.md, "Focus"): "off"; "window": over that stretch instead of the page's
+    # windows; "both": over that stretch and the page's windows, the page's answer chosen among them as
+    # among any page's windows (`choose_window`). True and False stand for "window" and "off".
+    focus: bool | str = "off"
 
     def __post_init__(self) -> None:
+        if isinstance(self.focus, bool):
+            self.focus = "window" if self.focus else "off"
+        if self.focus not in FOCUS_MODES:
+            raise AskError(f"focus must be one of {', '.join(FOCUS_MODES)}, not {_short(self.focus)}")
         if self.ocr not in OCR_MODES:
             raise AskError(f"ocr must be one of {', '.join(OCR_MODES)}, not {_short(self.ocr)}")
         if self.max_tokens is not None and self.max_tokens < 1:
@@ -410,9 +416,13 @@ def _read_pages(
             entries = []
             for q, question in enumerate(questions):
                 anchors, starts = decision.request_anchors if decision else [], firsts
-                focused = _focus(decision, lines, question, loaded) if cfg.focus and not fields else None
+                focused = (
+                    _focus(decision, lines, question, loaded) if cfg.focus != "off" and not fields else None
+                )
                 if focused is not None:
-                    anchors, starts = [focused.text], [focused.first]
+                    keep = cfg.focus == "both"
+                    anchors = [focused.text, *(anchors if keep else [])]
+                    starts = [focused.first, *(starts if keep else [])]
                 entries.append(
                     _PageRequests(index + 1, image.size, anchors, lines, question=q, firsts=starts)
                 )
