@@ -135,13 +135,12 @@ def test_a_question_is_asked_over_the_runs_that_share_its_words(bundle_dir):
     assert "number 1 " in ask(pdf, "What colour is the sky?", model=loaded, focus=True).answer
     # "both": the focused window and the page's windows are asked, the answer chosen among them (the focused
     # window's first among equals)
-    page_windows = len(scripted_prompts(bundle_dir, pdf, "off"))
     loaded, engine = scripted(bundle_dir, "@2")
     answer = ask(pdf, "Where should bug reports be sent?", model=loaded, focus="both")
-    assert answer.answer.startswith("someone@example.org") and len(engine.prompts) == 1 + page_windows
-    assert engine.prompts[0].count("\n@") == 12 and engine.prompts[1:] == scripted_prompts(
-        bundle_dir, pdf, "off"
-    )
+    page_prompts = scripted_prompts(bundle_dir, pdf, "off")
+    assert answer.answer.startswith("someone@example.org") and engine.prompts[0].count("\n@") == 12
+    # a page window holding the same runs as the focused one is not asked twice
+    assert engine.prompts[1:] == [p for p in page_prompts if p != engine.prompts[0]]
     with pytest.raises(AskError, match="focus must be one of off, window, both"):
         ask(pdf, "Where?", model=loaded, focus="sometimes")
 

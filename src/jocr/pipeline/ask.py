@@ -81,9 +81,10 @@ class AskConfig:
     # "auto", "rapidocr", "tesseract" or "none"): their OCR'd lines are the anchor and locate the answer.
     ocr: str = "auto"
     # Ask each question over the stretch of runs that shares most words with it (jocr.pipeline.ask_focus),
-    # where one does (docs/asking.md, "Focus"): "off"; "window": over that stretch instead of the page's
-    # windows; "both": over that stretch and the page's windows, the page's answer chosen among them as
-    # among any page's windows (`choose_window`). True and False stand for "window" and "off".
+    # where one does (docs/asking.md, "Focus"): "off" (the default: the bundled member answers over the
+    # page's windows); "window": over that stretch alone; "both": over that stretch and the page's windows,
+    # the page's answer chosen among them as among any page's windows (`choose_window`). True and False
+    # stand for "window" and "off".
     focus: bool | str = "off"
 
     def __post_init__(self) -> None:
@@ -420,9 +421,13 @@ def _read_pages(
                     _focus(decision, lines, question, loaded) if cfg.focus != "off" and not fields else None
                 )
                 if focused is not None:
-                    keep = cfg.focus == "both"
-                    anchors = [focused.text, *(anchors if keep else [])]
-                    starts = [focused.first, *(starts if keep else [])]
+                    # "both": the focused window first, then the page's others (one that is the focused
+                    # window already is asked once)
+                    kept = (
+                        [i for i, a in enumerate(anchors) if a != focused.text] if cfg.focus == "both" else []
+                    )
+                    anchors = [focused.text, *(anchors[i] for i in kept)]
+                    starts = [focused.first, *(starts[i] for i in kept)]
                 entries.append(
                     _PageRequests(index + 1, image.size, anchors, lines, question=q, firsts=starts)
                 )
