@@ -39,6 +39,7 @@ from jocr.layout.line_rules import (
     code_block,
     set_heading_levels,
 )
+from jocr.layout.paragraph_breaks import ends_paragraph, line_size, paragraph_parts
 from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
@@ -257,6 +258,10 @@ def anchored_tree(
     return PageTree(width, height, unit, FROM_ANCHORED, top + blocks + bottom, page).numbered()
 
 
+def _paragraph_parts(piece: str, runs: dict[int, str], start: int, geometry: list[Line]) -> list[str]:
+    return paragraph_parts(piece, runs, start, geometry) if block_type(piece)[0] == PARAGRAPH else [piece]
+
+
 def _window_blocks(
     text: str,
     runs: dict[int, str],
@@ -274,7 +279,10 @@ def _window_blocks(
     last = 0
     window: list[Block] = []
     anchor_text = compact("".join(runs.values())) if checked else ""
-    for piece in markdown_blocks(text):
+    pieces = markdown_blocks(text)
+    if checked:  # a paragraph the answer ran over several of the page's is cut where the layer breaks
+        pieces = [part for piece in pieces for part in _paragraph_parts(piece, runs, start, geometry)]
+    for piece in pieces:
         own: list[int] = []
 
         def resolve(match: re.Match, own=own) -> str:
@@ -555,7 +563,7 @@ def _continues(previous: Block, block: Block, geometry: list[Line], hanging: boo
     if b.index != a.index + 1:
         return False
     measured = not a.estimated
-    size = a.size if measured and a.size > 0 else 0.8 * a.height
+    size = line_size(a)
     if measured and (abs(a.size - b.size) > 0.1 * max(a.size, 1e-3) or a.mono != b.mono):
         return False  # another font size, or code beside prose
     step = b.y0 - a.y0
@@ -565,14 +573,7 @@ def _continues(previous: Block, block: Block, geometry: list[Line], hanging: boo
         return False
     if not hanging and b.x0 > a.x0 + 0.5 * size:
         return False
-    column = [ln for ln in geometry if abs(ln.x0 - a.x0) < 2 * size]
-    if measured:
-        right = sorted(ln.x1 for ln in column)[int(0.9 * (len(column) - 1))]
-        short = a.x1 < right - max(3 * size, 0.12 * (right - a.x0))
-    else:
-        lengths = sorted(len(ln.text) for ln in column)
-        short = len(a.text) < 0.8 * lengths[int(0.9 * (len(lengths) - 1))]
-    return not (short and SENTENCE_END.search(a.text.rstrip()))
+    return not ends_paragraph(a, geometry)
 
 
 # -- unanchored pages ---------------------------------------------------------------------------------
