@@ -50,3 +50,13 @@ def test_runs_the_answer_joined_with_text_between_them_stay_as_written():
     page = paragraph(72, 100, WRAPPED) + paragraph(72, 160, SECOND)
     # the answer typed a word between the two paragraphs' runs: its paragraph is not cut there
     assert len(_blocks(page, lambda n: "@1 @2 @3 @4 and @5 @6")) == 1
+
+
+def test_a_footnotes_hanging_line_and_code_lines_do_not_cut_it():
+    note = [
+        Text(96, 700, "1 With other than vector types of argument, such as list mode arguments, the", 9),
+        Text(105, 711, "action of c() is rather different. See Section 6.2.1, page 30.", 9),
+    ]
+    assert len(_blocks(note, _all)) == 1
+    code = [Text(72, 100, "x <- c(1, 2)", font="mono"), Text(72, 130, "y <- x + 1", font="mono")]
+    assert len(_blocks(code, _all)) == 1

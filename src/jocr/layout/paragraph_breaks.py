@@ -10,11 +10,15 @@ consecutive runs on the text layer, set in one font size and face, in one column
 
 from __future__ import annotations
 
+import re
+
 from jocr.layout.geometry import Line, list_item
 from jocr.layout.line_rules import PARAGRAPH_STEP, SENTENCE_END
 from jocr.lines.hyphens import SOFT_HYPHEN
 from jocr.lines.references import REFERENCES, referenced_numbers
 
+# A line opening with a list marker or a footnote mark, whose next line hangs indented under its text.
+_MARKED = re.compile(r"\s*(?:[0-9]{1,3}[.)]?|[•·◦▪‣∙*†‡§¶–-]|\(?[a-z][.)])\s")
 MAX_INDENT = 4.0  # ems: a first line indented further is another column or a display, not a paragraph
 
 
@@ -43,20 +47,21 @@ def ends_paragraph(line: Line, geometry: list[Line]) -> bool:
 
 def paragraph_break(a: Line, b: Line, geometry: list[Line], listed: bool = False) -> bool:
     """Whether the text layer shows a new paragraph starting at `b`, the run after `a`: `b` on a line below
-    `a` (measured boxes, the same size and face, in the same column) that is indented (not where the
-    paragraph is `listed`: a list's wrapped lines hang indented), further down than a paragraph's pitch, or
+    `a` (measured boxes, the same size and weight, not code, in the same column) that is indented (not
+    where the paragraph is `listed`, nor after a line opening with a marker or a note's number: a list's
+    and a footnote's wrapped lines hang indented), further down than a paragraph's pitch, or
     after a short line ending a sentence. No break inside a word broken at `a`'s end."""
     if b.index != a.index + 1 or a.estimated or b.estimated or a.text.rstrip().endswith(SOFT_HYPHEN):
         return False
     size = line_size(a)
-    if abs(a.size - b.size) > 0.1 * max(a.size, 1e-3) or a.mono != b.mono or a.bold != b.bold:
-        return False
+    if abs(a.size - b.size) > 0.1 * max(a.size, 1e-3) or a.mono or b.mono or a.bold != b.bold:
+        return False  # another font, or code (its lines are the code rules' to group)
     step = b.y0 - a.y0
     if step <= 0.5 * size or abs(b.x0 - a.x0) > MAX_INDENT * size:
         return False  # the same row, a line above (another column), or another column's start
     if step > PARAGRAPH_STEP * 1.25 * size:
         return True
-    if not listed and b.x0 > a.x0 + 0.5 * size:
+    if not listed and not _MARKED.match(a.text) and b.x0 > a.x0 + 0.5 * size:
         return True
     return b.x0 >= a.x0 - 0.5 * size and ends_paragraph(a, geometry)
 
