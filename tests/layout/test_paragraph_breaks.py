@@ -25,8 +25,9 @@ def test_a_paragraph_over_two_of_the_pages_is_cut_where_the_next_one_starts():
     # the next paragraph starts after a gap of a line and a half
     gap = paragraph(72, 100, WRAPPED) + paragraph(72, 100 + 12 * len(WRAPPED) + 8, SECOND)
     assert [t for _, t in _blocks(gap, _all)] == [" ".join(WRAPPED), " ".join(SECOND)]
-    # the next paragraph's first line is indented (and the line before it full: no other sign)
-    lines = WRAPPED[:3] + SECOND
+    # the next paragraph's first line is indented after a full line ending a sentence (no other sign)
+    full = "who wrote a short report on its cost, its schedule and the risks it carried then."
+    lines = WRAPPED[:2] + [full] + SECOND
     indent = paragraph(72, 100, lines[:3]) + [Text(84, 136, lines[3])] + paragraph(72, 148, lines[4:])
     assert [t for _, t in _blocks(indent, _all)] == [" ".join(lines[:3]), " ".join(lines[3:])]
     # a short last line ending a sentence, the next paragraph flush left a pitch down
@@ -60,3 +61,14 @@ def test_a_footnotes_hanging_line_and_code_lines_do_not_cut_it():
     assert len(_blocks(note, _all)) == 1
     code = [Text(72, 100, "x <- c(1, 2)", font="mono"), Text(72, 130, "y <- x + 1", font="mono")]
     assert len(_blocks(code, _all)) == 1
+
+
+def test_a_line_going_on_in_lower_case_is_never_cut_off():
+    # a description list's term and its hanging text; a gap under a line ending "color C," (a display)
+    terms = [
+        Text(72, 100, "plain This is the float style that LaTeX normally applies to its floats, i.e.,"),
+        Text(100, 112, "in particular. The caption comes out below the body of the float."),
+    ]
+    assert len(_blocks(terms, _all)) == 1
+    gap = [Text(100, 100, "a color C,"), Text(72, 130, "knowing that there are other concepts of colors.")]
+    assert len(_blocks(gap, _all)) == 1

@@ -50,9 +50,13 @@ def paragraph_break(a: Line, b: Line, geometry: list[Line], listed: bool = False
     `a` (measured boxes, the same size and weight, not code, in the same column) that is indented (not
     where the paragraph is `listed`, nor after a line opening with a marker or a note's number: a list's
     and a footnote's wrapped lines hang indented), further down than a paragraph's pitch, or
-    after a short line ending a sentence. No break inside a word broken at `a`'s end."""
+    after a short line ending a sentence; an indented line counts only after a sentence's end. No break
+    inside a word broken at `a`'s end, nor before a line going on in lower case (a sentence going on, a
+    description list's hanging lines, a line under a display the layer gives elsewhere)."""
     if b.index != a.index + 1 or a.estimated or b.estimated or a.text.rstrip().endswith(SOFT_HYPHEN):
         return False
+    if b.text.lstrip()[:1].islower():
+        return False  # the sentence goes on (below a display the layer gives elsewhere, say)
     size = line_size(a)
     if abs(a.size - b.size) > 0.1 * max(a.size, 1e-3) or a.mono or b.mono or a.bold != b.bold:
         return False  # another font, or code (its lines are the code rules' to group)
@@ -61,7 +65,8 @@ def paragraph_break(a: Line, b: Line, geometry: list[Line], listed: bool = False
         return False  # the same row, a line above (another column), or another column's start
     if step > PARAGRAPH_STEP * 1.25 * size:
         return True
-    if not listed and not _MARKED.match(a.text) and b.x0 > a.x0 + 0.5 * size:
+    ended = bool(SENTENCE_END.search(a.text.rstrip()))
+    if ended and not listed and not _MARKED.match(a.text) and b.x0 > a.x0 + 0.5 * size:
         return True
     return b.x0 >= a.x0 - 0.5 * size and ends_paragraph(a, geometry)
 
