@@ -241,3 +241,15 @@ def test_a_lone_list_marker_and_the_line_beside_it_are_one_item():
     tree = page_tree(["@1\n\n@2\n\n@3 @4"], [anchor], ["stop"], lines=layer.lines)
     assert [(b.type, b.text) for b in tree.blocks][0] == ("list_item", "The coprod symbol is missing.")
     assert page_markdown(tree).startswith("- The coprod symbol is missing.\n\nMost departments")
+
+
+def test_a_compound_broken_at_its_hyphen_keeps_it_within_a_block_and_across_blocks():
+    anchor = "\n".join(
+        ["page 600x800", "@1 10,10 运行 debian\u00ad", "@2 10,20 edu-profile-udeb 的时间",
+         "@3 10,30 the human\u00ad", "@4 10,40 readable form", "@5 10,50 a human-readable name"]
+    )  # fmt: skip
+    assert page_text(["@1 @2"], [anchor]) == "运行 debian-edu-profile-udeb 的时间"
+    assert page_text(["@1\n\n@2"], [anchor]) == "运行 debian-edu-profile-udeb 的时间"
+    # the page prints "human-readable" whole elsewhere: the broken one keeps its hyphen too
+    assert page_text(["@3 @4 @5"], [anchor]).startswith("the human-readable form")
+    assert page_text(["@3\n\n@4 @5"], [anchor]).startswith("the human-readable form")

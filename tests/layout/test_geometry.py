@@ -53,3 +53,15 @@ def test_list_items_are_bulleted_or_numbered_lines():
         assert list_item(text), text
     for text in ("1.20", "Items", "•Eggs"):  # a number, a word, a bullet glued to its word
         assert not list_item(text), text
+
+
+def test_lines_broken_at_a_hyphen_join_with_it_or_without_as_the_page_spells_the_word():
+    from jocr.layout.geometry import join_text
+    from jocr.lines.hyphens import PageWords
+
+    assert join_text(["an irretrie\u00ad", "vably negative force"]) == "an irretrievably negative force"
+    joined = join_text(["完成安装 - 运行 debian\u00ad", "edu-profile-udeb"])
+    assert joined == "完成安装 - 运行 debian-edu-profile-udeb"
+    page = PageWords(["a human-readable name"])
+    assert join_text(["more human\u00ad", "readable."], page) == "more human-readable."
+    assert join_text(["more human\u00ad", "readable."]) == "more humanreadable."  # nothing to go by

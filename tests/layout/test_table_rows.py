@@ -73,3 +73,42 @@ def test_grid_html_puts_each_run_in_its_column():
         "<tr><td>times</td><td>Times</td><td></td></tr>"
         "<tr><td>mathptm</td><td>Times</td><td>≈ Times</td></tr></table>"
     )
+
+
+def _tree_with_header_above():
+    """A table whose header row the table pass took in from the headings the model wrote above it."""
+    from jocr.layout.tree import Block, PageTree
+
+    old = "<table><tr><td>times</td><td>Times</td></tr><tr><td>utopia</td><td>Utopia</td></tr></table>"
+    new = "<table><tr><th>package</th><th>roman</th></tr>" + old.removeprefix("<table>")
+    blocks = [
+        Block("paragraph", "Table 4: Obsolete packages", "Table 4: Obsolete packages", (72, 60, 300, 70)),
+        Block("heading", "package roman", "### package roman", (100, 80, 200, 90)),
+        Block("table", "", new, (100, 95, 300, 130), html=new),
+        Block("paragraph", "package roman again below", "package roman again below", (72, 140, 300, 150)),
+    ]
+    return PageTree(612, 792, blocks=blocks), old
+
+
+def test_a_header_row_the_table_pass_took_in_is_not_printed_above_the_table_too():
+    from jocr.layout.table_rows import headers_taken_in
+
+    tree, old = _tree_with_header_above()
+    table = tree.blocks[2]
+    gone = headers_taken_in(tree, {id(table): old})
+    assert [b.text for b in gone] == ["package roman"]
+    # the caption (words the table does not hold) and the paragraph below stay
+    assert [b.type for b in tree.blocks] == ["paragraph", "table", "paragraph"]
+    assert tree.blocks[1].bbox == (100, 80, 300, 130)
+
+
+def test_blocks_above_a_table_the_pass_left_as_it_was_stay():
+    from jocr.layout.table_rows import headers_taken_in
+
+    tree, _ = _tree_with_header_above()
+    table = tree.blocks[2]
+    assert headers_taken_in(tree, {id(table): table.html}) == []
+    # a block holding a word the pass did not bring in stays too
+    tree.blocks[1].text = "package roman fonts"
+    assert headers_taken_in(tree, {id(table): "<table></table>"}) == []
+    assert len(tree.blocks) == 4

@@ -24,7 +24,6 @@ from jocr.lines.anchor import (
 )
 from jocr.lines.references import (
     anchor_runs,
-    join_soft_hyphens,
     resolve_references,
     unread_runs,
     without_open_reference,
@@ -173,7 +172,6 @@ def test_words_broken_across_lines_are_joined_back():
     assert page_text(["@1\n\n@2"], [broken]) == "an irretrievably negative force"
     assert page_text(["@1\n\n# @2"], [broken]) == "an irretrie-\n\n# vably negative force"
     assert page_text(["@3 @2"], [broken]) == "non- vably negative force"
-    assert join_soft_hyphens("co\u00ad\n  op") == "coop"
     # a stream that ends inside the broken word holds the word back until its next part comes
     assert page_text(["@2\n\n@1"], [broken], [None]) == "vably negative force\n\nan "
 

@@ -39,6 +39,7 @@ from jocr.layout.line_rules import (
     code_block,
     set_heading_levels,
 )
+from jocr.layout.paragraph_breaks import ends_paragraph, line_size, paragraph_parts
 from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
@@ -66,13 +67,8 @@ from jocr.layout.tree import (
     TreeLine,
     union,
 )
-from jocr.lines.references import (
-    REFERENCES,
-    SOFT_HYPHEN,
-    anchor_entries,
-    join_soft_hyphens,
-    referenced_numbers,
-)
+from jocr.lines.hyphens import SOFT_HYPHEN, PageWords, join_soft_hyphens, keeps_hyphen
+from jocr.lines.references import REFERENCES, anchor_entries, referenced_numbers
 
 _HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
 _LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
@@ -211,6 +207,7 @@ def anchored_tree(
     reasons = list(reasons) or ["stop"] * len(texts)
     geometry, width, height, unit = page_geometry(anchors, lines)
     kinds = anchor_furniture(anchors, lines)
+    words = PageWords(line.text for line in geometry)  # how the page spells the words it breaks at a hyphen
     offsets, offset = [], 0
     for anchor in anchors:
         offsets.append(offset)
@@ -229,7 +226,7 @@ def anchored_tree(
         text = unwrap_prose_tables(text, runs)
         if finished and reason in ENDED_EARLY and not names_a_run(text, runs):
             text = ""  # a broken answer (garbage up to the token limit): its window's runs stand for it
-        window, last = _window_blocks(text, runs, start, kinds, geometry, finished)
+        window, last = _window_blocks(text, runs, start, kinds, geometry, finished, words)
         read.append((window, last, runs, start, reason))
         named.update(start + n - 1 for n in referenced(text, runs) if start + n - 1 not in kinds)
     span = _named_span([geometry[i] for i in named])
@@ -246,11 +243,11 @@ def anchored_tree(
                 tail_blocks = _unread_blocks([geometry[i] for i in unread])
                 apart.update(id(b) for b in tail_blocks)
                 blocks += tail_blocks
-    blocks = _joined_paragraphs(blocks, geometry, apart)
+    blocks = _joined_paragraphs(blocks, geometry, apart, words)
     if finished:
         # headings the fonts make paragraphs may go on the paragraph before them (a window's first run,
         # which the answer took for a title): joined once more
-        blocks = _joined_paragraphs(_retyped(blocks, geometry), geometry, apart)
+        blocks = _joined_paragraphs(_retyped(blocks, geometry), geometry, apart, words)
     top, bottom = [], []
     for index, kind in sorted(kinds.items()):
         line = geometry[index]
@@ -261,17 +258,31 @@ def anchored_tree(
     return PageTree(width, height, unit, FROM_ANCHORED, top + blocks + bottom, page).numbered()
 
 
+def _paragraph_parts(piece: str, runs: dict[int, str], start: int, geometry: list[Line]) -> list[str]:
+    return paragraph_parts(piece, runs, start, geometry) if block_type(piece)[0] == PARAGRAPH else [piece]
+
+
 def _window_blocks(
-    text: str, runs: dict[int, str], start: int, kinds: dict[int, str], geometry: list[Line], checked: bool
+    text: str,
+    runs: dict[int, str],
+    start: int,
+    kinds: dict[int, str],
+    geometry: list[Line],
+    checked: bool,
+    words: PageWords | None = None,
 ) -> tuple[list[Block], int]:
-    """A window's answer as blocks, its references resolved (each run once, furniture left out), and the
+    """A window's answer as blocks, its references resolved (each run once, furniture left out, words
+    broken at a line's end joined as `join_soft_hyphens_inside` does over the page's `words`), and the
     highest run number it names. With `checked`, blocks the answer made up (`anchor_check.made_up`) are
     left out: the runs they name come back as skipped runs."""
     written: set[int] = set()
     last = 0
     window: list[Block] = []
     anchor_text = compact("".join(runs.values())) if checked else ""
-    for piece in markdown_blocks(text):
+    pieces = markdown_blocks(text)
+    if checked:  # a paragraph the answer ran over several of the page's is cut where the layer breaks
+        pieces = [part for piece in pieces for part in _paragraph_parts(piece, runs, start, geometry)]
+    for piece in pieces:
         own: list[int] = []
 
         def resolve(match: re.Match, own=own) -> str:
@@ -292,7 +303,8 @@ def _window_blocks(
             continue  # nothing but syntax left: all its runs are furniture (the "# " of a running head)
         if not own and _REFERENCE_DEBRIS.fullmatch(resolved):
             continue  # references that name no run: no text, and no box to draw
-        block = _typed_block(join_soft_hyphens_inside(resolved), [geometry[start + n - 1] for n in own])
+        block_lines = [geometry[start + n - 1] for n in own]
+        block = _typed_block(join_soft_hyphens_inside(resolved, words), block_lines)
         if checked and block.type != FORMULA and made_up(piece, anchor_text):
             continue
         window.append(block)
@@ -408,13 +420,14 @@ def _retyped_headings(blocks: list[Block], geometry: list[Line], size: float) ->
             block.markdown = block_markdown(block)
 
 
-def join_soft_hyphens_inside(markdown: str) -> str:
-    """A block's words broken across its lines joined back; a soft hyphen at the block's very end stays (its
-    next part may be the next block's)."""
+def join_soft_hyphens_inside(markdown: str, words: PageWords | None = None) -> str:
+    """A block's words broken across its lines joined back (`jocr.lines.hyphens.join_soft_hyphens`, with
+    the page's `words`); a soft hyphen at the block's very end stays (its next part may be the next
+    block's)."""
     body = markdown.rstrip()
     if body.endswith(SOFT_HYPHEN):
-        return join_soft_hyphens(body[:-1]) + SOFT_HYPHEN
-    return join_soft_hyphens(markdown)
+        return join_soft_hyphens(body[:-1], words) + SOFT_HYPHEN
+    return join_soft_hyphens(markdown, words)
 
 
 def _with_skipped_runs(
@@ -478,10 +491,13 @@ def _unread_blocks(lines: list[Line]) -> list[Block]:
     return [Block(type=PARAGRAPH, text=text, markdown=text, bbox=box, lines=[ln.tree_line() for ln in lines])]
 
 
-def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int]) -> list[Block]:
+def _joined_paragraphs(
+    blocks: list[Block], geometry: list[Line], apart: set[int], words: PageWords | None = None
+) -> list[Block]:
     """Consecutive paragraphs that are one paragraph on the page joined (`_continues`), and a word broken at
-    a paragraph's end joined with its next part where that part goes on the same paragraph; else the soft
-    hyphen prints as "-" (the last block keeps it: more may follow)."""
+    a paragraph's end joined with its next part where that part goes on the same paragraph, with or
+    without its hyphen (`keeps_hyphen` over the page's `words`); else the soft hyphen prints as "-" (the
+    last block keeps it: more may follow)."""
     out: list[Block] = []
     for block in blocks:
         previous = out[-1] if out else None
@@ -498,7 +514,11 @@ def _joined_paragraphs(blocks: list[Block], geometry: list[Line], apart: set[int
             # a list item's first line goes on at the hanging indent after its marker
             hanging = previous.type == LIST_ITEM and len(previous.lines) == 1
             if (broken and block.text[:1].islower()) or _continues(previous, block, geometry, hanging):
-                glue = "" if broken or joined_without_space(previous.text, block.text) else " "
+                if broken:
+                    head = previous.text.rstrip().removesuffix(SOFT_HYPHEN)
+                    glue = "-" if keeps_hyphen(head, block.text, words) else ""
+                else:
+                    glue = "" if joined_without_space(previous.text, block.text) else " "
                 previous.markdown = (
                     previous.markdown.rstrip().removesuffix(SOFT_HYPHEN) + glue + block.markdown.lstrip()
                 )
@@ -543,7 +563,7 @@ def _continues(previous: Block, block: Block, geometry: list[Line], hanging: boo
     if b.index != a.index + 1:
         return False
     measured = not a.estimated
-    size = a.size if measured and a.size > 0 else 0.8 * a.height
+    size = line_size(a)
     if measured and (abs(a.size - b.size) > 0.1 * max(a.size, 1e-3) or a.mono != b.mono):
         return False  # another font size, or code beside prose
     step = b.y0 - a.y0
@@ -553,14 +573,7 @@ def _continues(previous: Block, block: Block, geometry: list[Line], hanging: boo
         return False
     if not hanging and b.x0 > a.x0 + 0.5 * size:
         return False
-    column = [ln for ln in geometry if abs(ln.x0 - a.x0) < 2 * size]
-    if measured:
-        right = sorted(ln.x1 for ln in column)[int(0.9 * (len(column) - 1))]
-        short = a.x1 < right - max(3 * size, 0.12 * (right - a.x0))
-    else:
-        lengths = sorted(len(ln.text) for ln in column)
-        short = len(a.text) < 0.8 * lengths[int(0.9 * (len(lengths) - 1))]
-    return not (short and SENTENCE_END.search(a.text.rstrip()))
+    return not ends_paragraph(a, geometry)
 
 
 # -- unanchored pages ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from jocr.bbox import BoxEdges
 from jocr.layout.tree import BBox, TreeLine, union
-from jocr.lines.references import SOFT_HYPHEN
+from jocr.lines.hyphens import SOFT_HYPHEN, PageWords, keeps_hyphen
 
 BOLD = 520  # a weight at least this is bold (TeX's bold extended fonts report 545, regular ones 345-400)
 # CJK characters and their punctuation (ideographic comma and full stop, corner brackets, full-width forms):
@@ -206,10 +206,11 @@ def joined_without_space(left: str, right: str) -> bool:
     return bool(left and right and _WIDE.match(left[-1]) and _WIDE.match(right[0]))
 
 
-def join_text(parts: Sequence[str]) -> str:
-    """Lines of one block joined: a space between words, nothing after a soft hyphen (the word goes on), nor
-    between two CJK characters, and a hyphen at a line's end kept with the next word ("non-"
-    "governmental")."""
+def join_text(parts: Sequence[str], words: PageWords | None = None) -> str:
+    """Lines of one block joined: a space between words, none between two CJK characters, a word broken
+    at a soft hyphen joined back with or without its hyphen (`jocr.lines.hyphens.keeps_hyphen`, over the
+    page's `words`, the parts' own when not given), and a hyphen at a line's end kept with the next word
+    ("non-" "governmental")."""
     out = ""
     for part in parts:
         part = part.strip()
@@ -218,7 +219,9 @@ def join_text(parts: Sequence[str]) -> str:
         if not out:
             out = part
         elif out.endswith(SOFT_HYPHEN):
-            out = out[:-1] + part
+            if words is None:
+                words = PageWords(parts)
+            out = out[:-1] + ("-" if keeps_hyphen(out[:-1], part, words) else "") + part
         elif (out.endswith("-") and part[:1].islower()) or joined_without_space(out, part):
             out += part
         else:

@@ -58,7 +58,7 @@ from jocr.layout.tree import (
     TreeLine,
     union,
 )
-from jocr.lines.references import SOFT_HYPHEN
+from jocr.lines.hyphens import SOFT_HYPHEN, PageWords
 
 PARAGRAPH_STEP = 1.35  # line pitches: a larger step between rows starts a new paragraph
 HEADING_SIZE = 1.15  # times the body size
@@ -190,6 +190,7 @@ def line_blocks(
     kinds = edge_furniture(items, width, height, paper) if furniture is None else furniture
     body = [ln for ln in items if ln.index not in kinds]
     size = body_size(body or items)
+    words = PageWords(ln.text for ln in items)  # how the page spells the words it breaks at a hyphen
     blocks: list[Block] = []
     top = [ln for ln in items if ln.index in kinds and ln.y0 < height / 2]
     bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
@@ -197,10 +198,10 @@ def line_blocks(
     body_blocks: list[Block] = []
     if regions:
         for region, column in region_units(body, list(regions), size):
-            body_blocks += region_blocks(region, _column_blocks(column, size, height), size)
+            body_blocks += region_blocks(region, _column_blocks(column, size, height, words), size)
     else:
         for column in reading_order(body, size):
-            body_blocks += _column_blocks(column, size, height)
+            body_blocks += _column_blocks(column, size, height, words)
     set_heading_levels(body_blocks, size)
     blocks += body_blocks
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(bottom, key=lambda ln: (ln.y0, ln.x0))]
@@ -247,7 +248,10 @@ def _furniture_block(line: Line, kind: str) -> Block:
 # -- blocks of one column -------------------------------------------------------------------------------
 
 
-def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[Block]:
+def _column_blocks(
+    lines: list[Line], size: float, page_height: float, words: PageWords | None = None
+) -> list[Block]:
+    """A column's rows as blocks; `words` the page's, for words broken at a line's end (`join_text`)."""
     rows = rows_of(lines)
     if not rows:
         return []
@@ -270,7 +274,7 @@ def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[B
         run = _cell_rows(rows, index, em, size) if len(cells) >= 2 and row_kind != HEADING else 0
         if run:
             if current:
-                blocks.append(_text_block(kind, current))
+                blocks.append(_text_block(kind, current, words))
                 current = []
             blocks.extend(_table_or_contents(rows[index : index + run], em))
             index += run
@@ -279,11 +283,11 @@ def _column_blocks(lines: list[Line], size: float, page_height: float) -> list[B
             current.append(row)
         else:
             if current:
-                blocks.append(_text_block(kind, current))
+                blocks.append(_text_block(kind, current, words))
             current, kind = [row], row_kind
         index += 1
     if current:
-        blocks.append(_text_block(kind, current))
+        blocks.append(_text_block(kind, current, words))
     return _inline_code(blocks, size)
 
 
@@ -398,13 +402,13 @@ def _continues(
     return not (short and SENTENCE_END.search(last.text))
 
 
-def _text_block(kind: str, rows: list[Row]) -> Block:
+def _text_block(kind: str, rows: list[Row], words: PageWords | None = None) -> Block:
     lines = [ln for row in rows for ln in row.lines]
     tree_lines = [ln.tree_line() for ln in lines]
     bbox = union(ln.box for ln in lines)
     if kind == CODE:
         return code_block(tree_lines)
-    text = join_text([r.text for r in rows])
+    text = join_text([r.text for r in rows], words)
     block = Block(type=kind, text=text, bbox=bbox, lines=tree_lines)
     if kind == LIST_ITEM:
         match = LIST_BULLET.fullmatch(text) or LIST_NUMBER.fullmatch(text)

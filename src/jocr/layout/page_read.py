@@ -195,10 +195,29 @@ def page_formulas(read: PageRead, index: int) -> list:
 
 def tables_markdown(tree, markdown: str, read: PageRead | None, image=None) -> str:
     """A finished page's Markdown after its table pass (`jocr.layout.tables_pages.page_with_tables`; the
-    tree is changed in place): a PDF page's table blocks read again from the read's pieces and rules, or
-    the tables of a page read from its pixels (`image`, the page as rendered) found in the image."""
+    tree is changed in place): a PDF page's table blocks read again from the read's pieces and rules (the
+    blocks above a table that repeat the header rows the pass took in then go,
+    `jocr.layout.table_rows.headers_taken_in`), or the tables of a page read from its pixels (`image`,
+    the page as rendered) found in the image."""
+    from jocr.layout.table_rows import headers_taken_in
     from jocr.layout.tables_pages import page_with_tables
 
     if read is None:
         return page_with_tables(tree, markdown, image=image)
-    return page_with_tables(tree, markdown, read.pieces, read.table_rules, image)
+    before = {id(b): b.html or b.markdown for b in tree.blocks if b.type == "table"} if tree else {}
+    out = page_with_tables(tree, markdown, read.pieces, read.table_rules, image)
+    return _without_blocks(out, headers_taken_in(tree, before), tree) if before else out
+
+
+def _without_blocks(markdown: str, gone: list, tree) -> str:
+    """`markdown` without the Markdown of the blocks `gone` from `tree` (each as a block of its own,
+    between blank lines), or the tree's Markdown again where one is not found so."""
+    from jocr.layout.render import page_markdown
+
+    out = f"\n\n{markdown}\n\n"
+    for block in gone:
+        piece = f"\n\n{block.markdown}\n\n"
+        if piece not in out:
+            return page_markdown(tree)
+        out = out.replace(piece, "\n\n", 1)
+    return out[2:-2] if gone else markdown

@@ -24,7 +24,7 @@ from jocr.layout.line_rules import lines_tree
 from jocr.layout.postprocess import Box, extract_grounding
 from jocr.layout.render import page_markdown
 from jocr.layout.tree import PageTree
-from jocr.lines.references import SOFT_HYPHEN, without_open_broken_word
+from jocr.lines.hyphens import SOFT_HYPHEN, without_open_broken_word
 from jocr.tokenizer import DEFAULT_PROMPT, PROMPTS, Tokenizer
 from jocr.types import PageViews
 

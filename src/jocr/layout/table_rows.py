@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 
 from jocr.layout.geometry import Line, text_width
 from jocr.layout.prose_tables import PROSE_WIDTH
+from jocr.layout.tree import HEADING, PARAGRAPH, TABLE, TITLE, Block, PageTree, union
 
 # A run that is only a list marker: a bullet, a dash, an item number.
 LIST_MARKER = re.compile(r"[•·◦▪‣∙\-–*]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]")
@@ -94,3 +96,55 @@ def grid_html(rows: list[list[Line]], size: float) -> str:
             cells[column] = f"{cells[column]} {run.text}".strip()
         out.append("<tr>" + "".join(f"<td>{html.escape(c, quote=False)}</td>" for c in cells) + "</tr>")
     return "<table>" + "".join(out) + "</table>"
+
+
+_WORD = re.compile(r"\w+")
+# Block types that may hold a table's header lines written apart from it (never furniture, code, a table).
+_HEADER_TYPES = frozenset((PARAGRAPH, HEADING, TITLE))
+
+
+def _words(text: str) -> Counter:
+    return Counter(_WORD.findall(html.unescape(re.sub(r"<[^>]+>", " ", text))))
+
+
+def headers_taken_in(tree: PageTree, before: dict[int, str]) -> list[Block]:
+    """The blocks of a page's tree that repeat a table's header rows, taken out of the tree (their lines
+    join the table's) and returned. The table pass (`jocr.layout.tables_pages.page_with_tables`) reads a
+    table's region again grown up over its unruled header lines; where the model wrote those lines as
+    headings or paragraphs above its table, they would print twice, once above the table and once as its
+    header row. `before` is each table block's HTML before the pass (by `id`). A block goes when it stands
+    right above a table the pass changed (only such blocks between them) and every word it holds is one
+    the pass brought into the table (counted: the new table's words less the old one's)."""
+    gone: list[Block] = []
+    blocks = tree.blocks
+    k = 0
+    while k < len(blocks):
+        table = blocks[k]
+        old = before.get(id(table))
+        if table.type != TABLE or old is None or old == (table.html or table.markdown) or table.bbox is None:
+            k += 1
+            continue
+        brought = _words(table.html or table.markdown) - _words(old)
+        start = k
+        while start > 0:
+            block = blocks[start - 1]
+            words = _words(block.text)
+            # it starts above the table, or beside its first row
+            above = block.bbox is not None and block.bbox[1] <= table.bbox[1] + 1
+            if block.type not in _HEADER_TYPES or block.furniture or not words or not above:
+                break
+            if words - brought:
+                break
+            brought -= words
+            start -= 1
+        if start < k:
+            taken = blocks[start:k]
+            table.lines = [ln for b in taken for ln in (b.lines or [])] + list(table.lines or [])
+            table.bbox = union([table.bbox, *(b.bbox for b in taken)])
+            gone += taken
+            del blocks[start:k]
+            k = start
+        k += 1
+    if gone:
+        tree.numbered()
+    return gone

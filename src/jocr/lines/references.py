@@ -13,13 +13,6 @@ _RUN_LINE = re.compile(r"@(\d+) (\d+),(\d+) (.*)")
 # Word boundaries are ASCII only: CJK text has none between its runs.
 REFERENCES = re.compile(r"(?<![A-Za-z0-9_@])(?:@[0-9]+)+(?![0-9])")
 _OPEN_REFERENCE = re.compile(r"@[0-9]*\Z")
-# A word broken across lines ("irretrie-" / "vably") ends its first run with U+00AD, the soft hyphen, where
-# the page shows "-" (the text layer writes it where PDFium's FPDFText_GetUnicode returns 0x02): joining the
-# runs back (`join_soft_hyphens`) gives the word whole, while a hyphen the text itself holds ("non-" /
-# "governmental") stays "-".
-SOFT_HYPHEN = "\u00ad"
-_SOFT_BREAK = re.compile(SOFT_HYPHEN + r"[ \t]*(?:\n[ \t]*)*(?=\w)")  # the break after it, the word going on
-_OPEN_BROKEN_WORD = re.compile(r"\S*" + SOFT_HYPHEN + r"\s*\Z")  # a text ending inside such a word
 
 
 class AnchorRun(NamedTuple):
@@ -98,19 +91,6 @@ def unread_runs(text: str, anchor_text: str, drop: frozenset[int] = frozenset())
     named = [n for n in referenced_numbers(text) if n in runs]
     last = max(named, default=0)
     return "\n".join(runs[i] for i in sorted(runs) if i > last and i not in drop)
-
-
-def join_soft_hyphens(text: str) -> str:
-    """`text` with each word the text layer broke across lines (a run ending in a soft hyphen) joined back
-    to its next part, which the model wrote after it, in the same paragraph or the next; a soft hyphen with
-    no word after it prints as "-"."""
-    return _SOFT_BREAK.sub("", text).replace(SOFT_HYPHEN, "-")
-
-
-def without_open_broken_word(text: str) -> str:
-    """`text` without a word broken across lines at its very end, whose second part may still follow
-    (streaming)."""
-    return _OPEN_BROKEN_WORD.sub("", text)
 
 
 def without_open_reference(text: str) -> str:

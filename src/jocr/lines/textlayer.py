@@ -25,7 +25,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 
-from jocr.lines.references import SOFT_HYPHEN
+from jocr.lines.hyphens import SOFT_HYPHEN
 from jocr.lines.types import ERROR, NONE, OK, TEXTLAYER, TOO_LARGE, Line, PageLines, empty_lines
 
 # Verdicts. Only "ok" is used as an anchor; every other one sends the page down the image-only path (or to
