@@ -140,7 +140,7 @@ def _plain(markdown: str) -> str:
     if heading:
         text = heading.group(2)
     listed = _LIST.fullmatch(text)
-    if listed and "\n" not in text:
+    if listed:  # the marker is the block's own (`Block.marker`), put back when it is rendered
         text = listed.group(2)
     if text.startswith("<table") or "<table>" in text[:40]:
         text = re.sub(r"</t[dh]>\s*<t[dh][^>]*>", " | ", text)
