@@ -185,7 +185,9 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     # both are as wide as page columns are: a table's cells are narrow.
     extent = 0.3 * (right - left)
     wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
-    return cut if all(prose) or (any(prose) and wide) or _lists_side_by_side(sides) else None
+    if all(prose) or (any(prose) and wide) or _lists_side_by_side(sides):
+        return cut
+    return cut if not any(prose) and _set_apart(sides) else None
 
 
 LIST_SHARE = 0.5  # this share of a side's lines (two at least) list items make it a list
@@ -201,6 +203,28 @@ def _lists_side_by_side(sides: list[list[Line]]) -> bool:
     if min(items) < 2:
         return False
     return any(n >= LIST_SHARE * len(side) for n, side in zip(items, sides, strict=True))
+
+
+BESIDE_ROWS = 0.5  # under this share of the fuller side's rows beside a row of the other: columns set apart
+
+
+def _set_apart(sides: list[list[Line]]) -> bool:
+    """Whether two sides of a gutter, neither of them prose, are columns set apart rather than a table's
+    columns: they stand beside each other over half the shorter one's height at least, and fewer than
+    `BESIDE_ROWS` of the rows of the side with more rows stand beside a row of the other (boxes overlapping
+    in height by half the shorter). A slide's navigation sidebar beside its bulleted body, each at its own
+    line pitch, was read row by row with it and taken for a table; a table's cells line up row for row."""
+    rows = sorted((rows_of(side) for side in sides), key=len, reverse=True)
+    spans = [(min(r.y0 for r in side), max(r.y1 for r in side)) for side in rows]
+    shorter = min(b - a for a, b in spans)
+    if min(spans[0][1], spans[1][1]) - max(spans[0][0], spans[1][0]) < 0.5 * shorter:
+        return False
+
+    def beside(a, b) -> bool:
+        return min(a.y1, b.y1) - max(a.y0, b.y0) >= 0.5 * min(a.y1 - a.y0, b.y1 - b.y0)
+
+    paired = sum(1 for row in rows[0] if any(beside(row, other) for other in rows[1]))
+    return paired < BESIDE_ROWS * len(rows[0])
 
 
 # A line of prose is this many columns wide at least (`geometry.text_width`: 15 Latin characters, or 8 CJK
