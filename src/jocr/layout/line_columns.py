@@ -158,7 +158,8 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     a column's flush left edge closes (`_aligned_starts`: a newspaper's columns, set close, read from a
     small image), with three rows at least on both sides and prose (lines `PROSE_COLUMNS` wide in the median)
     on both, or on one when both sides are at least 0.3 of the region wide, or lists on both
-    (`_lists_side_by_side`)."""
+    (`_lists_side_by_side`), or on neither when the two are columns set apart, not a table's
+    (`_set_apart`)."""
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
     gutter = min_gutter(lines, size)
     spans = sorted((ln.x0, ln.x1) for ln in lines)
