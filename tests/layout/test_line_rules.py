@@ -237,3 +237,7 @@ def test_a_short_line_then_an_indented_line_is_still_two_paragraphs():
     # new paragraph as before
     page = [Text(72, 100, "A short opening line."), Text(90, 112, SECOND[0]), Text(72, 124, SECOND[1])]
     assert len(tree_of(page).blocks) == 2
+    # nor after a full line that ends a sentence (a paragraph's last line that happens to fill the measure)
+    full = "proposals submitted by each department. Every proposal was read by two members."
+    page = [Text(72, 100, full), Text(90, 112, SECOND[0]), Text(72, 124, SECOND[1])]
+    assert [b.text for b in tree_of(page).blocks] == [full, " ".join(SECOND)]

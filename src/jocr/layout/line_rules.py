@@ -397,8 +397,9 @@ def _continues(
         return False  # back out of a hanging indent: the next entry of a reference list or change log
     if row.x0 > last.x0 + 0.8 * em and row.x0 > left + 0.8 * em:
         # an indented first line starts the next paragraph, unless it follows a block's first line that
-        # fills the measure: a hanging indent, the entry's next line
-        return len(current) == 1 and last.x0 <= left + 0.8 * em and last.x1 >= right - 3 * em
+        # fills the measure without ending a sentence: a hanging indent, the entry's next line
+        full = last.x0 <= left + 0.8 * em and last.x1 >= right - 3 * em
+        return len(current) == 1 and full and not SENTENCE_END.search(last.text)
     short = last.x1 < right - max(3 * em, 0.12 * (right - left))
     return not (short and SENTENCE_END.search(last.text))
 
