@@ -23,7 +23,12 @@ the numbers the OmniDocBench demo reports. Systems, per variant:
 - `rules`: the same lines through the rules over lines (`jocr.layout.line_rules.lines_tree`), as `jocr parse`
   reads a page without a model;
 - `regions` (scan and photo, with `--regions`): the rules with the layout detector's regions of the image
-  (`jocr.layout.regions`, thresholds from `--min-score`, `--max-page-share`).
+  (`jocr.layout.regions`, thresholds from `--min-score`, `--max-page-share`);
+- `rules-lines`, `regions-lines`: the lines of the same trees in the trees' order, written one a line as
+  `plain` is (`tree_lines`). The metric joins consecutive lines of a prediction into a ground-truth block
+  where they form one, so `plain` is never penalised for its blocks; these rows take the blocks out of the
+  comparison: `regions-lines` against `plain` compares the line orders alone, `regions` against
+  `regions-lines` what the blocks formed over that order cost.
 
 The detector's boxes (every box over its own threshold, in image pixels, with its CPU seconds) are cached
 under `--regions` by the `regions` step, so thresholds are tried without running it again. `demo` scores
@@ -57,6 +62,7 @@ SETS = {
 # order sets, are scored apart).
 DEFAULT_SETS = ("frozen-order", "frozen-real")
 VARIANTS = ("pdf", "scan", "photo")
+SYSTEMS = ("plain", "rules", "rules-lines", "regions", "regions-lines")
 
 
 def pages(sets: tuple[str, ...] = DEFAULT_SETS) -> list[tuple[str, str, Path]]:
@@ -169,13 +175,19 @@ def outputs(
         lines, width, height, unit, source = layer.lines, layer.width, layer.height, "px", layer.source
     plain = "\n".join(ln.text for ln in lines)
     tree = lines_tree(lines, width, height, unit=unit, source=source)
-    out = {"plain": plain, "rules": page_markdown(tree)}
+    out = {"plain": plain, "rules": page_markdown(tree), "rules-lines": tree_lines(tree)}
     found = None if variant == "pdf" else cached_regions(regions, root / f"{stem}.jpg", config, width, height)
     if found is not None:
-        out["regions"] = page_markdown(
-            lines_tree(lines, width, height, unit=unit, source=source, regions=found)
-        )
+        tree = lines_tree(lines, width, height, unit=unit, source=source, regions=found)
+        out["regions"], out["regions-lines"] = page_markdown(tree), tree_lines(tree)
     return out
+
+
+def tree_lines(tree) -> str:
+    """The lines of a tree's blocks that print (furniture and decoration left out) in the tree's order, one
+    a line as `plain` writes them: the tree's reading order without its blocks, so that the order edit of
+    `rules` / `regions` against this one tells a line order from the blocks formed over it."""
+    return "\n".join(ln.text for b in tree.blocks if b.markdown and not b.furniture for ln in b.lines)
 
 
 def regions_path(folder: Path, image: Path) -> Path:
@@ -257,7 +269,7 @@ def score(
     print("| set | variant | system | pages | reading-order edit | text edit |")
     print("|---|---|---|---|---|---|")
     rows = [(key, items) for key, items in sorted(pairs.items())]
-    for group in ("plain", "rules", "regions"):
+    for group in SYSTEMS:
         items = [p for (_, v, sy), ps in pairs.items() if sy == group and v != "pdf" for p in ps]
         if items:
             rows.append((("all", "scan+photo", group), items))

@@ -155,3 +155,26 @@ def test_a_list_with_values_beside_it_stays_one_group():
     items = ["• Milk", "• Eggs", "• Potatos", "• Bread"]
     values = ["1.20", "2.40", "0.90", "3.10"]
     assert len(columns_read(_grid([items, values], x_step=160))) == 1
+
+
+def _placed(items: list[tuple[float, float, str]], char: float = 12.0, height: float = 20.0) -> list[Line]:
+    """OCR lines at (x, y), each box as long as its text."""
+    return [
+        Line(text, (x, y, x + char * len(text), y + height), height, 0, 0.9, RAPIDOCR) for x, y, text in items
+    ]
+
+
+def test_a_sidebar_beside_the_body_is_read_apart():
+    # a slide: a navigation sidebar of short entries, 26 px apart, beside the body's short items, 41 px
+    # apart; no prose either side and rows that mostly do not line up: columns set apart, not a table
+    nav = [(10, 190 + 26 * k, f"Part {k}") for k in range(12)]
+    body = [(200, 200 + 41 * k, f"• Item {k}") for k in range(6)]
+    groups = columns_read(_placed(nav + body))
+    assert groups == [" / ".join(t for _, _, t in nav), " / ".join(t for _, _, t in body)]
+
+
+def test_a_table_whose_rows_line_up_stays_one_group():
+    # a table's columns hold no prose either, but its cells stand side by side row for row
+    names = [(10, 200 + 30 * k, f"Name {k}") for k in range(8)]
+    values = [(200, 200 + 30 * k, f"{k}.50") for k in range(8)]
+    assert len(columns_read(_placed(names + values))) == 1

@@ -213,3 +213,31 @@ def test_a_heading_without_lines_ranks_as_body_size():
     )
     set_heading_levels([typed, found], 10.0)
     assert (found.level, typed.level) == (2, 3)
+
+
+HANGING = [
+    "Jones B A, McMahan W, Walker I. Design and Analysis of a Novel Pneumatic Manipulator,",
+    "IFAC Symposium on Mechatronic Systems, Hamburg, Germany, 2004, pages 745 to 750 in all.",
+    "McMahan W, Jones B A, Walker I D. Design and Implementation of a Multi-section Robot,",
+    "IEEE International Conference on Intelligent Robots and Systems, Shanghai, 2005 too.",
+]
+
+
+def test_entries_set_with_a_hanging_indent_are_one_block_each():
+    # a reference list or change log: each entry's first line at the margin, its next lines indented; the
+    # indent goes on the entry, and the next entry starts back at the margin
+    page = [Text(72, 100 + 12 * k, text) if k % 2 == 0 else Text(90, 100 + 12 * k, text)
+            for k, text in enumerate(HANGING)]  # fmt: skip
+    blocks = [b.text for b in tree_of(page).blocks]
+    assert blocks == [HANGING[0] + " " + HANGING[1], HANGING[2] + " " + HANGING[3]]
+
+
+def test_a_short_line_then_an_indented_line_is_still_two_paragraphs():
+    # the hanging indent needs a first line that fills the measure: after a short one, an indent starts a
+    # new paragraph as before
+    page = [Text(72, 100, "A short opening line."), Text(90, 112, SECOND[0]), Text(72, 124, SECOND[1])]
+    assert len(tree_of(page).blocks) == 2
+    # nor after a full line that ends a sentence (a paragraph's last line that happens to fill the measure)
+    full = "proposals submitted by each department. Every proposal was read by two members."
+    page = [Text(72, 100, full), Text(90, 112, SECOND[0]), Text(72, 124, SECOND[1])]
+    assert [b.text for b in tree_of(page).blocks] == [full, " ".join(SECOND)]

@@ -158,7 +158,8 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     a column's flush left edge closes (`_aligned_starts`: a newspaper's columns, set close, read from a
     small image), with three rows at least on both sides and prose (lines `PROSE_COLUMNS` wide in the median)
     on both, or on one when both sides are at least 0.3 of the region wide, or lists on both
-    (`_lists_side_by_side`)."""
+    (`_lists_side_by_side`), or on neither when the two are columns set apart, not a table's
+    (`_set_apart`)."""
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
     gutter = min_gutter(lines, size)
     spans = sorted((ln.x0, ln.x1) for ln in lines)
@@ -185,7 +186,9 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     # both are as wide as page columns are: a table's cells are narrow.
     extent = 0.3 * (right - left)
     wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
-    return cut if all(prose) or (any(prose) and wide) or _lists_side_by_side(sides) else None
+    if all(prose) or (any(prose) and wide) or _lists_side_by_side(sides):
+        return cut
+    return cut if not any(prose) and _set_apart(sides) else None
 
 
 LIST_SHARE = 0.5  # this share of a side's lines (two at least) list items make it a list
@@ -201,6 +204,28 @@ def _lists_side_by_side(sides: list[list[Line]]) -> bool:
     if min(items) < 2:
         return False
     return any(n >= LIST_SHARE * len(side) for n, side in zip(items, sides, strict=True))
+
+
+BESIDE_ROWS = 0.5  # under this share of the fuller side's rows beside a row of the other: columns set apart
+
+
+def _set_apart(sides: list[list[Line]]) -> bool:
+    """Whether two sides of a gutter, neither of them prose, are columns set apart rather than a table's
+    columns: they stand beside each other over half the shorter one's height at least, and fewer than
+    `BESIDE_ROWS` of the rows of the side with more rows stand beside a row of the other (boxes overlapping
+    in height by half the shorter). A slide's navigation sidebar beside its bulleted body, each at its own
+    line pitch, was read row by row with it and taken for a table; a table's cells line up row for row."""
+    rows = sorted((rows_of(side) for side in sides), key=len, reverse=True)
+    spans = [(min(r.y0 for r in side), max(r.y1 for r in side)) for side in rows]
+    shorter = min(b - a for a, b in spans)
+    if min(spans[0][1], spans[1][1]) - max(spans[0][0], spans[1][0]) < 0.5 * shorter:
+        return False
+
+    def beside(a, b) -> bool:
+        return min(a.y1, b.y1) - max(a.y0, b.y0) >= 0.5 * min(a.y1 - a.y0, b.y1 - b.y0)
+
+    paired = sum(1 for row in rows[0] if any(beside(row, other) for other in rows[1]))
+    return paired < BESIDE_ROWS * len(rows[0])
 
 
 # A line of prose is this many columns wide at least (`geometry.text_width`: 15 Latin characters, or 8 CJK

@@ -396,8 +396,14 @@ def _continues(
     if kind == LIST_ITEM:
         first = current[0]
         return row.x0 > first.x0 + 0.3 * em or last.x1 >= right - 3 * em
+    first = current[0]
+    if len(current) >= 2 and current[1].x0 > first.x0 + 0.8 * em and row.x0 < current[1].x0 - 0.8 * em:
+        return False  # back out of a hanging indent: the next entry of a reference list or change log
     if row.x0 > last.x0 + 0.8 * em and row.x0 > left + 0.8 * em:
-        return False  # an indented first line starts the next paragraph
+        # an indented first line starts the next paragraph, unless it follows a block's first line that
+        # fills the measure without ending a sentence: a hanging indent, the entry's next line
+        full = last.x0 <= left + 0.8 * em and last.x1 >= right - 3 * em
+        return len(current) == 1 and full and not SENTENCE_END.search(last.text)
     short = last.x1 < right - max(3 * em, 0.12 * (right - left))
     return not (short and SENTENCE_END.search(last.text))
 
