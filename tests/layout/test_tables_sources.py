@@ -9,6 +9,7 @@ from PIL import Image
 from jocr.layout.tables_sources import _dark, _long_runs, _long_runs_numpy, image_rules
 
 SET = Path(__file__).resolve().parents[2] / "data/frozen-test/tables-image"
+REAL_SET = Path(__file__).resolve().parents[2] / "data/frozen-real-tables-image"
 
 
 def rows() -> list[dict]:
@@ -20,6 +21,19 @@ def test_set_boxes_lie_inside_their_images():
     assert len(found) == 20 and {r["kind"] for r in found} == {"scan", "photo"}
     for row in found:
         with Image.open(SET / row["image"]) as image:
+            x0, y0, x1, y1 = row["region"]
+            assert 0 <= x0 < x1 <= image.width and 0 <= y0 < y1 <= image.height
+
+
+def test_real_set_matches_its_sources_and_boxes_lie_inside_their_images():
+    manifest = [json.loads(line) for line in (REAL_SET / "manifest.jsonl").read_text().splitlines()]
+    sources = [json.loads(line) for line in (REAL_SET / "sources.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in manifest] == [s["id"] for s in sources]
+    assert {r["kind"] for r in manifest} == {"scan", "photo"}
+    assert {r["style"] for r in manifest} == {"en", "zh"}
+    for row, source in zip(manifest, sources, strict=True):
+        assert row["html"] == source["html"] and row["html"].startswith("<table><tr>"), row["id"]
+        with Image.open(REAL_SET / row["image"]) as image:
             x0, y0, x1, y1 = row["region"]
             assert 0 <= x0 < x1 <= image.width and 0 <= y0 < y1 <= image.height
 
