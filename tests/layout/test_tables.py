@@ -92,6 +92,21 @@ def test_no_table_gives_a_note():
     assert outside.empty
 
 
+def test_rules_through_the_middle_of_text_are_letter_ink():
+    """A blurred photo's word strokes give dark runs as long as a short rule, through the text's middle:
+    they are no cell borders (a rule between rows passes beside the text)."""
+    rows = [["Animal", "Price", "Note"], ["gnu", "92.50", "stuffed"], ["emu", "33.33", "frozen"]]
+    pieces, rules = grid(rows)
+    # a photographed row slants: its pieces sit a little lower from left to right
+    pieces = [Piece(p.text, (p.box[0], p.box[1] + 0.01 * p.box[0], p.box[2], p.box[3] + 0.01 * p.box[0]))
+              for p in pieces]  # fmt: skip
+    clean = read_table(pieces, rules)
+    price = next(p for p in pieces if p.text == "92.50")
+    ink = Rule(price.box[0], price.cy, price.box[2], price.cy)  # between the row's slanted centres
+    blurred = read_table(pieces, rules + [ink])
+    assert blurred.html == clean.html and clean.n_rows == 3 and clean.n_cols == 3
+
+
 def test_ocr_words_split_at_column_gaps():
     words = [Word("Oslo", (0, 0, 30, 10)), Word("12", (120, 0, 135, 10)), Word("kg", (138, 0, 150, 10))]
     line = Line("Oslo 12 kg", (0, 0, 200, 10), words=words)

@@ -65,7 +65,7 @@ def read_table(
         return Table(note="no text in the region")
     line_h = statistics.median(p.height for p in pieces)
     bbox = _union([p.box for p in pieces])
-    rules = _near(rules, bbox, line_h, config)
+    rules = [r for r in _near(rules, bbox, line_h, config) if not _through_text(r, pieces)]
     horizontal = [r for r in rules if r.horizontal]
     vertical = [r for r in rules if not r.horizontal]
     lines = _text_lines(pieces)
@@ -160,6 +160,26 @@ def _near(rules: list[Rule], bbox: Box, line_h: float, config: TableConfig) -> l
             continue
         out.append(r)
     return out
+
+
+def _through_text(rule: Rule, pieces: list[Piece]) -> bool:
+    """Whether `rule` runs through the middle of a piece's text for most of its length: ink of the letters
+    (in a blurred scan or photo, a word's strokes merge into dark runs as long as a short rule), or a
+    strike-through, not a line between cells. A rule between rows or columns passes beside the text; one
+    that an OCR line bridges (a vertical rule across a line read over two cells) is much longer than the
+    piece is tall, so only a small share of it lies inside."""
+    length = max(rule.x1 - rule.x0, rule.y1 - rule.y0)
+    for p in pieces:
+        margin = 0.2 * p.height
+        if rule.horizontal:
+            inside = p.box[1] + margin < rule.y0 < p.box[3] - margin
+            overlap = min(rule.x1, p.box[2]) - max(rule.x0, p.box[0])
+        else:
+            inside = p.box[0] + margin < rule.x0 < p.box[2] - margin
+            overlap = min(rule.y1, p.box[3]) - max(rule.y0, p.box[1])
+        if inside and overlap >= 0.5 * length:
+            return True
+    return False
 
 
 def _positions(values: list[float], tolerance: float) -> list[float]:
