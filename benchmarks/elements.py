@@ -279,8 +279,8 @@ def main() -> None:
     parser.add_argument("--model", help="model directory for --parse (default: the bundled models/)")
     parser.add_argument("--omnidocbench", help="the OmniDocBench demo folder (JSON + images/)")
     parser.add_argument("--json", help="also write the results here")
-    parser.add_argument("--only", choices=("image", "real-image", "omnidoc-pages", "omnidoc-crops"),
-                        help="only this set")  # fmt: skip
+    parser.add_argument("--only", choices=("pdf", "image", "real-image", "omnidoc-pages", "omnidoc-crops"),
+                        help="only this set (pdf: the vector table set, olmOCR table tests)")  # fmt: skip
     parser.add_argument("--ocr-cache", help="RapidOCR lines of the demo's pages (accuracy_sets' _ocr-lines)")
     parser.add_argument("--out", default="/tmp/elements-out", help="where page outputs are written")
     parser.add_argument("--ocr", default="auto", help="the OCR engine of the image-table sets' crops")
@@ -292,6 +292,8 @@ def main() -> None:
         model = load_model(args.model)
     if args.only == "omnidoc-crops":
         results = {}
+    elif args.only == "pdf":
+        results = {"table_set": table_set(model), "olmocr_tables": olmocr_tables(model)}
     elif args.only == "image":
         results = {"image_table_set": image_table_set(args.ocr)}
     elif args.only == "real-image":
