@@ -163,21 +163,18 @@ def _near(rules: list[Rule], bbox: Box, line_h: float, config: TableConfig) -> l
 
 
 def _through_text(rule: Rule, pieces: list[Piece]) -> bool:
-    """Whether `rule` runs through the middle of a piece's text for most of its length: ink of the letters
-    (in a blurred scan or photo, a word's strokes merge into dark runs as long as a short rule), or a
-    strike-through, not a line between cells. A rule between rows or columns passes beside the text; one
-    that an OCR line bridges (a vertical rule across a line read over two cells) is much longer than the
-    piece is tall, so only a small share of it lies inside."""
-    length = max(rule.x1 - rule.x0, rule.y1 - rule.y0)
+    """Whether a horizontal `rule` runs through the middle of a piece's text for most of its length: ink
+    of the letters (in a blurred scan or photo, a word's strokes merge into dark runs as long as a short
+    rule), or a strike-through, not a line between rows, which passes above or below the text. Vertical
+    rules are kept: letter stems are shorter than a rule, and a vertical rule through a piece is a column
+    border that an OCR line bridged (read over two cells)."""
+    if not rule.horizontal:
+        return False
+    length = rule.x1 - rule.x0
     for p in pieces:
         margin = 0.2 * p.height
-        if rule.horizontal:
-            inside = p.box[1] + margin < rule.y0 < p.box[3] - margin
-            overlap = min(rule.x1, p.box[2]) - max(rule.x0, p.box[0])
-        else:
-            inside = p.box[0] + margin < rule.x0 < p.box[2] - margin
-            overlap = min(rule.y1, p.box[3]) - max(rule.y0, p.box[1])
-        if inside and overlap >= 0.5 * length:
+        inside = p.box[1] + margin < rule.y0 < p.box[3] - margin
+        if inside and min(rule.x1, p.box[2]) - max(rule.x0, p.box[0]) >= 0.5 * length:
             return True
     return False
 
