@@ -82,6 +82,28 @@ def test_wrapped_cell_joins_the_row_above():
     assert "Long label goes on" in [c.text for c in table.cells]
 
 
+def test_cell_wrapped_at_the_row_pitch_joins_its_row():
+    """A paragraph cell wrapped at its column's width, its second line as far below as rows are (TeX,
+    HTML): the rest joins the row; a row whose first cell is empty and whose short cells do not reach
+    their column's width stays a row."""
+    rows = [("article", "A document class for articles and"), (None, "reports."),
+            ("book", "Books, with chapters."), ("proc", "Proceedings, one class.")]  # fmt: skip
+    pieces = []
+    for k, (key, text) in enumerate(rows):
+        y = 10 + 20 * k
+        if key:
+            pieces.append(Piece(key, (10, y, 10 + 6 * len(key), y + 10)))
+        pieces.append(Piece(text, (100, y, 100 + 6 * len(text), y + 10)))
+    table = read_table(pieces, [])
+    assert table.n_rows == 3
+    assert "A document class for articles and reports." in [c.text for c in table.cells]
+    formats = [("TeX", "DVI", "tex"), ("pdfTeX", "DVI", "latex"), (None, "PDF", "pdflatex"),
+               ("XeTeX", "PDF", "xelatex")]  # fmt: skip
+    pieces = [Piece(t, (10 + 80 * c, 10 + 20 * r, 10 + 80 * c + 6 * len(t), 20 + 20 * r))
+              for r, row in enumerate(formats) for c, t in enumerate(row) if t]  # fmt: skip
+    assert read_table(pieces, []).n_rows == 4
+
+
 def test_no_table_gives_a_note():
     assert read_table([], []).note == "no text in the region"
     one_line = read_table([Piece("Just one line of prose here", (0, 0, 200, 10))], [])
