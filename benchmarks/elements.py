@@ -15,6 +15,9 @@ Sets and rows:
   150 dpi, scanned or photographed, the box carried through): TEDS and TEDS-S of `reader` over the crop
   (OCR words and rules found in the pixels), by kind, with CPU seconds per crop (this process and its
   children: wall seconds on a shared machine say more about the others' load than about the reader);
+- real image-table set (data/frozen-real-tables-image: 15 tables of Debian documentation PDFs, pages
+  rendered at 150 dpi, scanned or photographed, the box carried through): the same rows, by kind and by
+  language (`en`, `zh`);
 - with --omnidocbench DIR: the demo's tables cut at their ground-truth boxes (images: OCR words and rules
   found in the pixels), TEDS and TEDS-S of `reader`, seconds per crop.
 """
@@ -35,6 +38,7 @@ from jocr.layout.line_rules import lines_tree
 REPO = Path(__file__).resolve().parents[1]
 TABLE_SET = REPO / "data/frozen-test/tables"
 IMAGE_SET = REPO / "data/frozen-test/tables-image"
+REAL_IMAGE_SET = REPO / "data/frozen-real-tables-image"
 OLMOCR = REPO / "tests/data/olmocr-bench-sample"
 _EMPTY = "<table></table>"
 
@@ -121,12 +125,12 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def image_table_set(ocr: str = "auto") -> dict:
-    rows = [json.loads(line) for line in (IMAGE_SET / "manifest.jsonl").read_text().splitlines()]
+def image_table_set(ocr: str = "auto", folder: Path = IMAGE_SET) -> dict:
+    rows = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines()]
     by_kind: dict[str, list[tuple[float, float]]] = {}
     cpu, wall = [], []
     for row in rows:
-        with open_source(str(IMAGE_SET / row["image"]), LoadOptions()) as source:
+        with open_source(str(folder / row["image"]), LoadOptions()) as source:
             source.render(0)
             c0, t0 = cpu_seconds(), time.perf_counter()
             result = read_table_region(source, 0, tuple(row["region"]), ocr=ocr)
@@ -275,10 +279,11 @@ def main() -> None:
     parser.add_argument("--model", help="model directory for --parse (default: the bundled models/)")
     parser.add_argument("--omnidocbench", help="the OmniDocBench demo folder (JSON + images/)")
     parser.add_argument("--json", help="also write the results here")
-    parser.add_argument("--only", choices=("image", "omnidoc-pages", "omnidoc-crops"), help="only this set")
+    parser.add_argument("--only", choices=("pdf", "image", "real-image", "omnidoc-pages", "omnidoc-crops"),
+                        help="only this set (pdf: the vector table set, olmOCR table tests)")  # fmt: skip
     parser.add_argument("--ocr-cache", help="RapidOCR lines of the demo's pages (accuracy_sets' _ocr-lines)")
     parser.add_argument("--out", default="/tmp/elements-out", help="where page outputs are written")
-    parser.add_argument("--ocr", default="auto", help="the OCR engine of the image-table set's crops")
+    parser.add_argument("--ocr", default="auto", help="the OCR engine of the image-table sets' crops")
     args = parser.parse_args()
     model = None
     if args.parse:
@@ -287,14 +292,19 @@ def main() -> None:
         model = load_model(args.model)
     if args.only == "omnidoc-crops":
         results = {}
+    elif args.only == "pdf":
+        results = {"table_set": table_set(model), "olmocr_tables": olmocr_tables(model)}
     elif args.only == "image":
         results = {"image_table_set": image_table_set(args.ocr)}
+    elif args.only == "real-image":
+        results = {"real_image_table_set": image_table_set(args.ocr, REAL_IMAGE_SET)}
     elif args.only == "omnidoc-pages":
         cache = Path(args.ocr_cache) if args.ocr_cache else None
         results = {"omnidoc_pages": omnidoc_pages(Path(args.omnidocbench), cache, Path(args.out))}
     else:
         results = {"table_set": table_set(model), "olmocr_tables": olmocr_tables(model),
-                   "image_table_set": image_table_set(args.ocr)}  # fmt: skip
+                   "image_table_set": image_table_set(args.ocr),
+                   "real_image_table_set": image_table_set(args.ocr, REAL_IMAGE_SET)}  # fmt: skip
     if args.omnidocbench and args.only in (None, "omnidoc-crops"):
         results["omnidoc_crops"] = omnidoc_crops(Path(args.omnidocbench), args.ocr)
     text = json.dumps(results, indent=1)

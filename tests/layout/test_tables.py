@@ -82,6 +82,28 @@ def test_wrapped_cell_joins_the_row_above():
     assert "Long label goes on" in [c.text for c in table.cells]
 
 
+def test_cell_wrapped_at_the_row_pitch_joins_its_row():
+    """A paragraph cell wrapped at its column's width, its second line as far below as rows are (TeX,
+    HTML): the rest joins the row; a row whose first cell is empty and whose short cells do not reach
+    their column's width stays a row."""
+    rows = [("article", "A document class for articles and"), (None, "reports."),
+            ("book", "Books, with chapters."), ("proc", "Proceedings, one class.")]  # fmt: skip
+    pieces = []
+    for k, (key, text) in enumerate(rows):
+        y = 10 + 20 * k
+        if key:
+            pieces.append(Piece(key, (10, y, 10 + 6 * len(key), y + 10)))
+        pieces.append(Piece(text, (100, y, 100 + 6 * len(text), y + 10)))
+    table = read_table(pieces, [])
+    assert table.n_rows == 3
+    assert "A document class for articles and reports." in [c.text for c in table.cells]
+    formats = [("TeX", "DVI", "tex"), ("pdfTeX", "DVI", "latex"), (None, "PDF", "pdflatex"),
+               ("XeTeX", "PDF", "xelatex")]  # fmt: skip
+    pieces = [Piece(t, (10 + 80 * c, 10 + 20 * r, 10 + 80 * c + 6 * len(t), 20 + 20 * r))
+              for r, row in enumerate(formats) for c, t in enumerate(row) if t]  # fmt: skip
+    assert read_table(pieces, []).n_rows == 4
+
+
 def test_no_table_gives_a_note():
     assert read_table([], []).note == "no text in the region"
     one_line = read_table([Piece("Just one line of prose here", (0, 0, 200, 10))], [])
@@ -90,6 +112,21 @@ def test_no_table_gives_a_note():
         [Piece("a", (0, 0, 5, 5)), Piece("b", (50, 0, 55, 5))], [], region=(100, 100, 200, 200)
     )
     assert outside.empty
+
+
+def test_rules_through_the_middle_of_text_are_letter_ink():
+    """A blurred photo's word strokes give dark runs as long as a short rule, through the text's middle:
+    they are no cell borders (a rule between rows passes beside the text)."""
+    rows = [["Animal", "Price", "Note"], ["gnu", "92.50", "stuffed"], ["emu", "33.33", "frozen"]]
+    pieces, rules = grid(rows)
+    # a photographed row slants: its pieces sit a little lower from left to right
+    pieces = [Piece(p.text, (p.box[0], p.box[1] + 0.01 * p.box[0], p.box[2], p.box[3] + 0.01 * p.box[0]))
+              for p in pieces]  # fmt: skip
+    clean = read_table(pieces, rules)
+    price = next(p for p in pieces if p.text == "92.50")
+    ink = Rule(price.box[0], price.cy, price.box[2], price.cy)  # between the row's slanted centres
+    blurred = read_table(pieces, rules + [ink])
+    assert blurred.html == clean.html and clean.n_rows == 3 and clean.n_cols == 3
 
 
 def test_ocr_words_split_at_column_gaps():

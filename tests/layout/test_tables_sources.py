@@ -6,13 +6,27 @@ from pathlib import Path
 
 from PIL import Image
 
-from jocr.layout.tables_sources import _dark, _long_runs, _long_runs_numpy, image_rules
+from jocr.layout.tables_sources import _dark, _long_runs, _long_runs_numpy, image_rules, line_pieces
+from jocr.lines.types import Line, Word
 
 SET = Path(__file__).resolve().parents[2] / "data/frozen-test/tables-image"
+REAL_SET = Path(__file__).resolve().parents[2] / "data/frozen-real-tables-image"
 
 
 def rows() -> list[dict]:
     return [json.loads(line) for line in (SET / "manifest.jsonl").read_text().splitlines()]
+
+
+def test_ocr_pieces_keep_the_recognisers_spacing():
+    """RapidOCR gives boxes for parts of a word ("em" "u") and one per CJK character: a piece's text is
+    the line's own spelling, not its word boxes joined by spaces."""
+    emu = Line("emu", (0, 0, 30, 10), words=[Word("em", (0, 0, 18, 10)), Word("u", (20, 0, 30, 10))])
+    chars = [Word(c, (12 * k, 0, 12 * k + 10, 10)) for k, c in enumerate("中易字库")]
+    chars.append(Word("微软", (200, 0, 222, 10)))
+    zh = Line("中易字库 微软", (0, 0, 222, 10), words=chars)
+    assert [p.text for p in line_pieces([emu, zh])] == ["emu", "中易字库", "微软"]
+    odd = Line("abc", (0, 0, 30, 10), words=[Word("x", (0, 0, 10, 10)), Word("y", (12, 0, 30, 10))])
+    assert [p.text for p in line_pieces([odd])] == ["x y"]  # letters not in the line's text: as before
 
 
 def test_set_boxes_lie_inside_their_images():
@@ -20,6 +34,19 @@ def test_set_boxes_lie_inside_their_images():
     assert len(found) == 20 and {r["kind"] for r in found} == {"scan", "photo"}
     for row in found:
         with Image.open(SET / row["image"]) as image:
+            x0, y0, x1, y1 = row["region"]
+            assert 0 <= x0 < x1 <= image.width and 0 <= y0 < y1 <= image.height
+
+
+def test_real_set_matches_its_sources_and_boxes_lie_inside_their_images():
+    manifest = [json.loads(line) for line in (REAL_SET / "manifest.jsonl").read_text().splitlines()]
+    sources = [json.loads(line) for line in (REAL_SET / "sources.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in manifest] == [s["id"] for s in sources]
+    assert {r["kind"] for r in manifest} == {"scan", "photo"}
+    assert {r["style"] for r in manifest} == {"en", "zh"}
+    for row, source in zip(manifest, sources, strict=True):
+        assert row["html"] == source["html"] and row["html"].startswith("<table><tr>"), row["id"]
+        with Image.open(REAL_SET / row["image"]) as image:
             x0, y0, x1, y1 = row["region"]
             assert 0 <= x0 < x1 <= image.width and 0 <= y0 < y1 <= image.height
 

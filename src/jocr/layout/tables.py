@@ -65,7 +65,7 @@ def read_table(
         return Table(note="no text in the region")
     line_h = statistics.median(p.height for p in pieces)
     bbox = _union([p.box for p in pieces])
-    rules = _near(rules, bbox, line_h, config)
+    rules = [r for r in _near(rules, bbox, line_h, config) if not _through_text(r, pieces)]
     horizontal = [r for r in rules if r.horizontal]
     vertical = [r for r in rules if not r.horizontal]
     lines = _text_lines(pieces)
@@ -162,6 +162,23 @@ def _near(rules: list[Rule], bbox: Box, line_h: float, config: TableConfig) -> l
     return out
 
 
+def _through_text(rule: Rule, pieces: list[Piece]) -> bool:
+    """Whether a horizontal `rule` runs through the middle of a piece's text for most of its length: ink
+    of the letters (in a blurred scan or photo, a word's strokes merge into dark runs as long as a short
+    rule), or a strike-through, not a line between rows, which passes above or below the text. Vertical
+    rules are kept: letter stems are shorter than a rule, and a vertical rule through a piece is a column
+    border that an OCR line bridged (read over two cells)."""
+    if not rule.horizontal:
+        return False
+    length = rule.x1 - rule.x0
+    for p in pieces:
+        margin = 0.2 * p.height
+        inside = p.box[1] + margin < rule.y0 < p.box[3] - margin
+        if inside and min(rule.x1, p.box[2]) - max(rule.x0, p.box[0]) >= 0.5 * length:
+            return True
+    return False
+
+
 def _positions(values: list[float], tolerance: float) -> list[float]:
     """Sorted values, those within `tolerance` of the previous one merged (their mean)."""
     groups: list[list[float]] = []
@@ -206,7 +223,8 @@ def _bands(lines: list[list[Piece]], cuts: list[float], bbox: Box) -> list[list[
 def _wrapped(lines: list[list[Piece]], config: TableConfig) -> list[list[Piece]]:
     """Rows of a table without rules between them: each text line, but a line that fills fewer slots than
     the line above and sits closer to it than the usual row pitch continues the row above (a cell wrapped
-    over lines)."""
+    over lines), and so does a line set at the usual pitch that is the rest of a wrapped cell
+    (`_wrap_rest`)."""
     if len(lines) < 3:
         return [list(line) for line in lines]
     tops = [min(p.box[1] for p in line) for line in lines]
@@ -218,9 +236,27 @@ def _wrapped(lines: list[list[Piece]], config: TableConfig) -> list[list[Piece]]
         tight = step < config.wrap_step * pitch and step < 1.6 * height
         if tight and len(line) < max(len(prev), 2) and len(line) <= len(prev):
             rows[-1].extend(line)
+        elif _wrap_rest(prev, line, lines, height):
+            rows[-1].extend(line)
         else:
             rows.append(list(line))
     return rows
+
+
+def _wrap_rest(prev: list[Piece], line: list[Piece], lines: list[list[Piece]], height: float) -> bool:
+    """Whether `line` is the rest of a cell of `prev` wrapped at the column's width (set at the same pitch
+    as rows, as TeX and HTML set a paragraph cell): one piece, left of it nothing (the row's first cell
+    empty), starting where a later piece of `prev` starts, and that piece reaching the right edge of its
+    column (the widest text starting there): text that ran out of width. A short centred or numeric
+    cell does not reach it, so an empty-first-cell row of such cells stays a row."""
+    if len(line) != 1 or len(prev) < 2:
+        return False
+    rest = line[0]
+    above = next((p for p in prev[1:] if abs(p.box[0] - rest.box[0]) <= 0.5 * height), None)
+    if above is None or rest.box[0] <= prev[0].box[2]:
+        return False
+    column = [p for ln in lines for p in ln if abs(p.box[0] - above.box[0]) <= 0.5 * height]
+    return above.box[2] >= max(p.box[2] for p in column) - 1.0 * height
 
 
 def _splits_rule_column(cut: float, inner_x: list[float], bands, line_h: float) -> bool:

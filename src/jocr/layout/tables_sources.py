@@ -42,25 +42,48 @@ def line_pieces(lines: Sequence) -> list[Piece]:
             out.append(Piece(text, tuple(float(v) for v in line.box), bold))
             continue
         height = max(line.box[3] - line.box[1], 1e-3)
-        group: list = []
+        groups: list[list] = [[]]
         for word in words:
-            if group and word.box[0] - group[-1].box[2] > PIECE_GAP * height:
-                out.append(_joined(group, bold))
-                group = []
-            group.append(word)
-        if group:
-            out.append(_joined(group, bold))
+            if groups[-1] and word.box[0] - groups[-1][-1].box[2] > PIECE_GAP * height:
+                groups.append([])
+            groups[-1].append(word)
+        texts = _group_texts(text, groups)
+        out.extend(_joined(group, bold, t) for group, t in zip(groups, texts, strict=True) if group)
     return out
 
 
-def _joined(words, bold: bool) -> Piece:
+def _group_texts(text: str, groups: list[list]) -> list[str]:
+    """Each word group's text as the line's own text spells it: the recogniser's spacing, not a space
+    between every two word boxes (RapidOCR gives boxes for pieces of a word, "em" "u" for "emu"; CJK text
+    gets a box per character). Groups whose letters cannot be found in order in the line's text fall back
+    to their words joined by spaces."""
+    out, pos = [], 0
+    for group in groups:
+        letters = "".join(w.text for w in group).replace(" ", "")
+        while pos < len(text) and text[pos] == " ":
+            pos += 1
+        start, k = pos, 0
+        while pos < len(text) and k < len(letters):
+            if text[pos] == letters[k]:
+                k += 1
+            elif text[pos] != " ":
+                break
+            pos += 1
+        if k < len(letters):
+            return [" ".join(w.text for w in g) for g in groups]
+        out.append(text[start:pos])
+    return out
+
+
+def _joined(words, bold: bool, text: str | None = None) -> Piece:
     box = (
         min(w.box[0] for w in words),
         min(w.box[1] for w in words),
         max(w.box[2] for w in words),
         max(w.box[3] for w in words),
     )
-    return Piece(" ".join(w.text for w in words), tuple(float(v) for v in box), bold)
+    return Piece(text if text is not None else " ".join(w.text for w in words), tuple(float(v) for v in box),
+                 bold)  # fmt: skip
 
 
 # -- a PDF page ----------------------------------------------------------------------------------------
