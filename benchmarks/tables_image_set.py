@@ -59,6 +59,25 @@ def _photo_corners(points, log, size):
     return out
 
 
+def degraded_table(page, region_pt, kind: str, rng: random.Random):
+    """(image, degradation log, the table's region in the image's pixels): `page` (rendered at DPI) scanned
+    (`degrade`) or photographed (`photograph`) at strength 0.6, and the table's box `region_pt` (PDF
+    points) carried through the same geometry, padded by PAD."""
+    points = _corners(region_pt, DPI / 72)
+    if kind == "scan":
+        image, log = degrade(page, 0.6, rng)
+        points = _scan_corners(points, log, page.size)
+    else:
+        image, log = photograph(page, 0.6, rng)
+        points = _photo_corners(points, log, page.size)
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    region = [
+        max(0, round(min(xs)) - PAD), max(0, round(min(ys)) - PAD),
+        min(image.width, round(max(xs)) + PAD), min(image.height, round(max(ys)) + PAD),
+    ]  # fmt: skip
+    return image, log, region
+
+
 def build(count: int) -> list[dict]:
     rows = [json.loads(line) for line in (SOURCE / "manifest.jsonl").read_text().splitlines()][:count]
     (TARGET / "images").mkdir(parents=True, exist_ok=True)
@@ -68,18 +87,7 @@ def build(count: int) -> list[dict]:
             page = source.render(0)
         kind = "scan" if (n // 4) % 2 == 0 else "photo"  # each style both scanned and photographed
         rng = random.Random(f"tables-image-{row['id']}")
-        points = _corners(row["region"], DPI / 72)
-        if kind == "scan":
-            image, log = degrade(page, 0.6, rng)
-            points = _scan_corners(points, log, page.size)
-        else:
-            image, log = photograph(page, 0.6, rng)
-            points = _photo_corners(points, log, page.size)
-        xs, ys = [p[0] for p in points], [p[1] for p in points]
-        region = [
-            max(0, round(min(xs)) - PAD), max(0, round(min(ys)) - PAD),
-            min(image.width, round(max(xs)) + PAD), min(image.height, round(max(ys)) + PAD),
-        ]  # fmt: skip
+        image, log, region = degraded_table(page, row["region"], kind, rng)
         name = f"images/{row['id']}.jpg"
         image.convert("L").save(TARGET / name, quality=80, optimize=True)
         out.append({"id": row["id"], "image": name, "kind": kind, "style": row["style"], "region": region,

@@ -24,14 +24,12 @@ import sys
 from pathlib import Path
 
 from jocr.documents.pages import LoadOptions, open_source
-from jocr.synth.degrade import degrade, photograph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tables_image_set import PAD, _corners, _photo_corners, _scan_corners  # noqa: E402
+from tables_image_set import DPI, degraded_table  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET = REPO / "data/frozen-real-tables-image"
-DPI = 150
 
 
 def sources() -> list[dict]:
@@ -63,18 +61,7 @@ def build(docs: Path) -> list[dict]:
             page = source.render(row["page"])
         kind = "scan" if n % 2 == 0 else "photo"  # alternating: each package and language gets both
         rng = random.Random(f"tables-real-image-{row['id']}")
-        points = _corners(row["region"], DPI / 72)
-        if kind == "scan":
-            image, log = degrade(page, 0.6, rng)
-            points = _scan_corners(points, log, page.size)
-        else:
-            image, log = photograph(page, 0.6, rng)
-            points = _photo_corners(points, log, page.size)
-        xs, ys = [p[0] for p in points], [p[1] for p in points]
-        region = [
-            max(0, round(min(xs)) - PAD), max(0, round(min(ys)) - PAD),
-            min(image.width, round(max(xs)) + PAD), min(image.height, round(max(ys)) + PAD),
-        ]  # fmt: skip
+        image, log, region = degraded_table(page, row["region"], kind, rng)
         name = f"images/{row['id']}.jpg"
         image.convert("L").save(TARGET / name, quality=80, optimize=True)
         out.append({"id": row["id"], "image": name, "kind": kind, "style": row["lang"], "region": region,
