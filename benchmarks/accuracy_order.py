@@ -1,7 +1,9 @@
 """Reading order of pages read from lines, on real pages with hand-checked Markdown: the frozen reading-order
 set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`data/frozen-real/gt`), or with
-`--set` the second and third frozen reading-order sets (`data/frozen-order2`: newspapers, slides, Chinese
-pages; `data/frozen-order3`: brochure, magazine, newsletter, slides with sidebars, margin notes, Chinese).
+`--set` the later frozen reading-order sets (`data/frozen-order2`: newspapers, slides, Chinese pages;
+`data/frozen-order3`: brochure, magazine, newsletter, slides with sidebars, margin notes, Chinese;
+`data/frozen-order4`, in two parts, `frozen-order4-dev` and `frozen-order4-heldout`: slides with boxes and
+navigation bars, margin notes, title and abstract pages, Chinese manual pages).
 
     python benchmarks/accuracy_order.py ocr   --cache DIR     # RapidOCR's lines of every scan and photo, once
     python benchmarks/accuracy_order.py score --cache DIR     # the table below, from the cached lines
@@ -11,6 +13,7 @@ pages; `data/frozen-order3`: brochure, magazine, newsletter, slides with sidebar
     python benchmarks/accuracy_order.py demo --cache DIR --regions DIR --demo-lines DIR  # OmniDocBench
     python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order2 ...  # the second held-out set
     python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order3 ...  # the third held-out set
+    python benchmarks/accuracy_order.py score --set frozen-order4-dev ...  # the fourth set's traced part
 
 Each page's hand-checked Markdown becomes an OmniDocBench-style ground truth (`gt_page`: its blocks, split on
 blank lines as `jocr.checks.omnidoc_split.split_markdown` splits a prediction, numbered in page order), and
@@ -57,9 +60,14 @@ SETS = {
     "frozen-real": ROOT / "data" / "frozen-real",
     "frozen-order2": ROOT / "data" / "frozen-order2",
     "frozen-order3": ROOT / "data" / "frozen-order3",
+    "frozen-order4-dev": ROOT / "data" / "frozen-order4",
+    "frozen-order4-heldout": ROOT / "data" / "frozen-order4",
 }
-# The sets scored unless --set names others (frozen-order2 and frozen-order3, the second and third held-out
-# order sets, are scored apart).
+# Sets that are one part of a folder: the part's name in the folder's sources.json (`split`). The fourth
+# order set was split before any run: `dev` is traced, `heldout` only scored.
+SPLITS = {"frozen-order4-dev": "dev", "frozen-order4-heldout": "heldout"}
+# The sets scored unless --set names others (frozen-order2 to frozen-order4, the later held-out order sets,
+# are scored apart).
 DEFAULT_SETS = ("frozen-order", "frozen-real")
 VARIANTS = ("pdf", "scan", "photo")
 SYSTEMS = ("plain", "rules", "rules-lines", "regions", "regions-lines")
@@ -69,9 +77,19 @@ def pages(sets: tuple[str, ...] = DEFAULT_SETS) -> list[tuple[str, str, Path]]:
     """(set, page id, hand-checked Markdown) for every page of `sets` with one."""
     out = []
     for name in sets:
+        wanted = split_ids(name)
         for md in sorted((SETS[name] / "gt").glob("*.md")):
-            out.append((name, md.stem, md))
+            if wanted is None or md.stem in wanted:
+                out.append((name, md.stem, md))
     return out
+
+
+def split_ids(name: str) -> set[str] | None:
+    """The page ids of a split set (`SPLITS`), from its folder's sources.json; None for a whole folder."""
+    if name not in SPLITS:
+        return None
+    sources = json.loads((SETS[name] / "sources.json").read_text(encoding="utf-8"))["pages"]
+    return {p["id"] for p in sources if p.get("split") == SPLITS[name]}
 
 
 def gt_page(markdown: str) -> dict:
