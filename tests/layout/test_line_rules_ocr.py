@@ -124,3 +124,31 @@ def test_furniture_bands_follow_the_photographed_sheet():
     tree = lines_tree(lines, 1700, 2200, unit="px", source=RAPIDOCR, paper=(180, 2050))
     md = page_markdown(tree)
     assert "Chapter 2" not in md and md.startswith(WRAPPED[0])
+
+
+def test_a_slide_title_in_the_top_band_is_kept_when_its_ocr_box_is_under_the_snapping_spread():
+    # A photographed slide (846 x 657 px): its title, in the top 8% over a gap, is 54 px tall, the body's
+    # OCR boxes 36-53 px (blur and perspective), the median of all lines 43. Snapped to one size with the
+    # body (54 is within 1.3 times 43), it read as a running header and was dropped; by its own height it
+    # is set larger than the body, a title in the margin.
+    title = ocr_line(92, 42, "Installing TeX Live on Linux", 54, 16)
+    body = [
+        ocr_line(119, 203, "Archives and mirrors", 43, 14),
+        ocr_line(142, 250, "- The installer is at the mirror below", 50, 14),
+        ocr_line(162, 290, "systems/texlive/tlnet/install-tl.tar.gz", 49, 14),
+        ocr_line(142, 330, "- There are many mirrors; see the list", 45, 14),
+        ocr_line(160, 370, "http://ctan.org/mirrors", 41, 14),
+        ocr_line(140, 410, "- A near mirror is the faster one", 53, 14),
+        ocr_line(159, 450, "to download from.", 36, 14),
+    ]
+    footer = [
+        ocr_line(64, 591, "Author and Author (University)", 31, 8),
+        ocr_line(301, 581, "The document preparer", 33, 8),
+        ocr_line(546, 575, "27 September 2011", 26, 8),
+        ocr_line(744, 573, "9/188", 20, 8),
+    ]
+    md = markdown([title] + body + footer, 846, 657)
+    assert md.index("Installing TeX Live on Linux") < md.index("Archives and mirrors")
+    # a running header as tall as the body stays furniture
+    header = ocr_line(92, 42, "Chapter 2: Installing the system", 45, 14)
+    assert "Chapter 2" not in markdown([header] + body + footer, 846, 657)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 
 from jocr.layout.furniture import edge_furniture
 from jocr.layout.geometry import (
@@ -183,11 +184,18 @@ def line_blocks(
     (`jocr.layout.regions.region_units`)."""
     if not items:
         return []
+    own_sizes = {id(ln): ln.size for ln in items}
     items = snapped_ocr_sizes(items)
     size = body_size(items)
     marks = [ln for ln in items if _decoration(ln, size)]
     items = [ln for ln in items if not _decoration(ln, size)]
-    kinds = edge_furniture(items, width, height, paper) if furniture is None else furniture
+    if furniture is None:
+        # The edge bands judge a group by its lines' own sizes: snapping is for the paragraphs, and a slide
+        # title whose OCR box is 1.2 times the body's (a photo's boxes vary) is still a title, not furniture.
+        own = [replace(ln, size=own_sizes[id(ln)]) for ln in items]
+        kinds = edge_furniture(own, width, height, paper)
+    else:
+        kinds = furniture
     body = [ln for ln in items if ln.index not in kinds]
     size = body_size(body or items)
     words = PageWords(ln.text for ln in items)  # how the page spells the words it breaks at a hyphen
