@@ -21,15 +21,24 @@ import statistics
 from dataclasses import dataclass
 
 from jocr.bbox import overlap_area
-from jocr.layout.tables import Box, Piece, Rule, Table, TableConfig, _text_lines, gap_cuts, read_table
-from jocr.layout.tree import union
+from jocr.layout.tables import (
+    Box,
+    Piece,
+    Rule,
+    Table,
+    TableConfig,
+    _text_lines,
+    _through_text,
+    gap_cuts,
+    read_table,
+)
+from jocr.layout.tree import CAPTION_START, union
 
 
 @dataclass
 class DetectConfig:
     """How tables are found in a page's geometry (lengths in median line heights)."""
 
-    rule_ends: float = 2.0  # two rules' ends this close are one table's rules
     max_rule_gap: float = 30.0  # neighbouring rules of one table at most this far apart
     min_rows: int = 3  # an unruled table has at least this many text lines
     max_row_gap: float = 2.5  # consecutive rows of an unruled table at most this far apart
@@ -46,7 +55,7 @@ def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | N
         return []
     line_h = statistics.median(p.height for p in pieces)
     found: list[Table] = []
-    for region in ruled_regions(rules, line_h, config):
+    for region in ruled_regions(rules, line_h, config, pieces):
         table = read_table(pieces, rules, region, TableConfig())
         if _accepted(table):
             table.bbox = region
@@ -67,19 +76,26 @@ def _accepted(table: Table) -> bool:
     return not table.empty and table.n_rows >= 2 and table.n_cols >= 2
 
 
-def ruled_regions(rules: list[Rule], line_h: float, config: DetectConfig) -> list[Box]:
-    """Stacks of horizontal rules sharing their ends (module docstring), as boxes grown by a fifth of a
-    line height (the rules' own thickness)."""
-    across = sorted((r for r in rules if r.horizontal and r.x1 - r.x0 >= 4 * line_h), key=lambda r: r.y0)
-    ends = config.rule_ends * line_h
+def ruled_regions(rules: list[Rule], line_h: float, config: DetectConfig, pieces: list[Piece] = ()) -> list[Box]:
+    """Stacks of horizontal rules (module docstring), as boxes grown by a fifth of a line height (the
+    rules' own thickness). A rule joins the stack above it when it lies under the stack's extent for half
+    its length or more (a partial rule under a spanning head, `\\cline`, joins its table's rules), and
+    nothing between them parts two tables (`_parted`). Rules through the middle of a piece's text are the
+    letters' ink (`tables._through_text`), not rules."""
+    across = sorted(
+        (r for r in rules if r.horizontal and r.x1 - r.x0 >= 4 * line_h and not _through_text(r, pieces)),
+        key=lambda r: r.y0,
+    )
     stacks: list[list[Rule]] = []
     for rule in across:
         for stack in stacks:
             last = stack[-1]
+            x0, x1 = min(r.x0 for r in stack), max(r.x1 for r in stack)
+            shared = min(rule.x1, x1) - max(rule.x0, x0)
             if (
-                abs(rule.x0 - last.x0) <= ends
-                and abs(rule.x1 - last.x1) <= ends
+                shared >= 0.5 * min(rule.x1 - rule.x0, x1 - x0)
                 and 0.3 * line_h < rule.y0 - last.y0 <= config.max_rule_gap * line_h
+                and not _parted((min(x0, rule.x0), last.y0, max(x1, rule.x1), rule.y0), pieces, line_h)
             ):
                 stack.append(rule)
                 break
@@ -93,6 +109,22 @@ def ruled_regions(rules: list[Rule], line_h: float, config: DetectConfig) -> lis
         x0, x1 = min(r.x0 for r in stack), max(r.x1 for r in stack)
         out.append((x0 - pad, stack[0].y0 - pad, x1 + pad, stack[-1].y0 + pad))
     return out
+
+
+def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
+    """Whether the text between two rules (`band`: their common extent, from the upper rule's height to
+    the lower's) parts two tables rather than being a table's rows: a piece reaching more than a line
+    height past the rules' ends (prose of the page, wider than the table), a piece as wide as most of the
+    rules (a line of prose between two tables of the text's width), or a caption ("Table 6. ...")."""
+    x0, y0, x1, y1 = band
+    for p in pieces:
+        if not (y0 < p.cy < y1) or p.box[2] <= x0 or p.box[0] >= x1:
+            continue
+        if p.box[0] < x0 - line_h or p.box[2] > x1 + line_h or p.box[2] - p.box[0] > 0.8 * (x1 - x0):
+            return True
+        if CAPTION_START.match(p.text.strip()):
+            return True
+    return False
 
 
 def aligned_regions(pieces: list[Piece], line_h: float, config: DetectConfig) -> list[Box]:
