@@ -32,9 +32,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 
 def build(docs: Path) -> list[dict]:
-    from tables_image_set import DPI, degraded_table
-
     from jocr.documents.pages import LoadOptions, open_source
+    from tables_image_set import DPI, degraded_table
 
     (TARGET / "images").mkdir(parents=True, exist_ok=True)
     out = []
@@ -87,9 +86,9 @@ def page_lines(image, cache: Path, page_id: str):
 
 
 def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
-    import baselines
     from PIL import Image
 
+    import baselines
     from jocr.checks.table_pages import score_page
     from jocr.layout.render import page_markdown
     from jocr.layout.tables_pages import page_with_tables
@@ -104,12 +103,11 @@ def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
         outputs = {"lines": control, "lines+image-tables": page_with_tables(tree, control, image=image)}
         for name, markdown in outputs.items():
             result = score_page(row["html"], markdown)
-            total = totals.setdefault(name, {"scores": [], "found": 0, "missed": 0, "false": 0, "false_pages": 0})
+            total = totals.setdefault(name, {"scores": [], "found": 0, "missed": 0, "false": 0})
             total["scores"].extend(result.scores)
             total["found"] += result.found
             total["missed"] += result.missed
             total["false"] += result.false
-            total["false_pages"] += bool(result.false and not row["html"])
             if name != "lines":
                 teds = " ".join(f"{s[0]:.3f}" for s in result.scores) or "-"
                 print(f"{row['id']:24s} {row['kind']:5s} found {result.found} missed {result.missed} "

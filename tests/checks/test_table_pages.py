@@ -21,5 +21,5 @@ def test_a_missed_table_scores_zero_and_a_spare_one_is_false():
 
 
 def test_html_tables_finds_each_table():
-    assert html_tables(f"x <table>1</table> y <TABLE>2</TABLE>") == ["<table>1</table>", "<TABLE>2</TABLE>"]
+    assert html_tables("x <table>1</table> y <TABLE>2</TABLE>") == ["<table>1</table>", "<TABLE>2</TABLE>"]
     assert html_tables("") == []

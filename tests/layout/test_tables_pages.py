@@ -109,8 +109,8 @@ def test_a_table_found_on_a_page_image_is_read_again_from_its_crop(monkeypatch):
     def cell_box(r, c):
         return (20 + c * 80, 100 + r * 16, 20 + c * 80 + 6 * len(ROWS[r][c]), 110 + r * 16)
 
-    blocks = [Block(PARAGRAPH, text="Prose.", markdown="Prose.", bbox=(10, 20, 400, 30),
-                    lines=[TreeLine("Prose above the table, a line of it.", (10, 20, 400, 30), "ocr")])]  # fmt: skip
+    prose = TreeLine("Prose above the table, a line of it.", (10, 20, 400, 30), "ocr")
+    blocks = [Block(PARAGRAPH, text="Prose.", markdown="Prose.", bbox=prose.bbox, lines=[prose])]
     for r, row in enumerate(ROWS):
         joined = (cell_box(r, 1)[0], cell_box(r, 1)[1], cell_box(r, 2)[2], cell_box(r, 2)[3])
         lines = [TreeLine(row[0], cell_box(r, 0), "ocr"), TreeLine(f"{row[1]} {row[2]}", joined, "ocr")]

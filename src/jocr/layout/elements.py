@@ -167,8 +167,9 @@ def read_table_region(source, index: int, region: Box | None, ocr: str = "auto",
     return table_result(table, index, region, unit, method, time.perf_counter() - start)
 
 
-def image_region_table(image, box: Box, scale: float = 1.0, ocr: str = "auto", config: TableConfig | None = None,
-                       orient: bool = False, keep: Box | None = None) -> Table | None:  # fmt: skip
+def image_region_table(image, box: Box, scale: float = 1.0, ocr: str = "auto",
+                       config: TableConfig | None = None, orient: bool = False,
+                       keep: Box | None = None) -> Table | None:  # fmt: skip
     """The table in `box` (page units; `scale` pixels of `image` per unit) read from the crop's own OCR
     words and the rules in its pixels, boxes back in page units; None when no OCR engine can read it
     (`ocr` "none" or none installed). `orient`: ask the orientation step (a region drawn on the page as

@@ -76,7 +76,9 @@ def _accepted(table: Table) -> bool:
     return not table.empty and table.n_rows >= 2 and table.n_cols >= 2
 
 
-def ruled_regions(rules: list[Rule], line_h: float, config: DetectConfig, pieces: list[Piece] = ()) -> list[Box]:
+def ruled_regions(
+    rules: list[Rule], line_h: float, config: DetectConfig, pieces: list[Piece] = ()
+) -> list[Box]:
     """Stacks of horizontal rules (module docstring), as boxes grown by a fifth of a line height (the
     rules' own thickness). A rule joins the stack above it when it lies under the stack's extent for half
     its length or more (a partial rule under a spanning head, `\\cline`, joins its table's rules), and
