@@ -122,3 +122,14 @@ def test_a_rule_through_a_line_of_text_is_no_table_rule():
     words = [Piece("a paragraph line whose letters merged", (90, 100, 310, 109))]
     assert len(ruled_regions(rules, 9.0, DetectConfig())) == 1
     assert ruled_regions(rules, 9.0, DetectConfig(), words) == []
+
+
+def test_a_page_head_rule_above_a_table_is_not_its_rule():
+    """A running head's rule, longer than the table's rules, with the table's caption between them: the
+    region starts at the table's top rule."""
+    head = Rule(50, 20, 600, 20)
+    rules = [head, Rule(150, 100, 450, 100), Rule(150, 115, 450, 115), Rule(150, 160, 450, 160)]
+    caption = [Piece("表 1.2: 引擎与格式", (220, 80, 380, 90))]
+    for pieces in ([], caption):
+        (region,) = ruled_regions(rules, 9.0, DetectConfig(), pieces)
+        assert 95 < region[1] < 100 and region[0] > 140 and region[2] < 460

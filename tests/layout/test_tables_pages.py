@@ -142,3 +142,17 @@ def test_a_table_found_on_a_page_image_is_read_again_from_its_crop(monkeypatch):
                              TablePassConfig(crop_ocr="none")) == 1  # fmt: skip
     (line_table,) = [b for b in tree_without.blocks if b.type == TABLE]
     assert "<td>1.5 kg 1990</td>" in line_table.html  # the control: the page's lines alone
+
+
+def test_cjk_text_split_differently_by_two_readings_is_kept():
+    """Two OCR passes split a run of CJK characters differently ("华文字库+苹方" vs "华文 字库 + 苹方"):
+    compared character by character, the reading keeps the block's words."""
+    from jocr.layout.tables import read_table
+
+    cells = [["引擎", "字库"], ["xeCJK", "华文 字库 + 苹方"], ["LuaTeX", "中易 字库"]]
+    pieces = [Piece(t, (20 + c * 120, 50 + r * 14, 20 + c * 120 + 8 * len(t), 59 + r * 14))
+              for r, row in enumerate(cells) for c, t in enumerate(row)]  # fmt: skip
+    table = read_table(pieces, [], None, None)
+    old = "<table><tr><td>引擎</td><td>字库</td></tr><tr><td>xeCJK</td><td>华文字库+苹方</td></tr>"
+    old += "<tr><td>LuaTeX</td><td>中易字库</td></tr></table>"
+    assert better(table, old, TablePassConfig())

@@ -2,9 +2,10 @@
 the page's geometry alone, OCR pieces and ruling lines found in the pixels, for the table reader
 (`jocr.layout.tables.read_table`) to read. Nothing here looks at a model's output.
 
-- Ruled tables: horizontal rules of about the same extent (both ends within `rule_ends` line heights),
-  stacked with no more than `max_rule_gap` line heights between neighbours, two at least: a booktabs
-  table's top, mid and bottom rules, a grid's row rules. The region is the rules' extent.
+- Ruled tables: horizontal rules of about the same extent (both ends within `rule_ends` line heights;
+  shorter rules within a stack's extent join it), stacked with no more than `max_rule_gap` line heights
+  between neighbours and no prose or caption between them, two at least: a booktabs table's top, mid and
+  bottom rules, a grid's row rules. The region is the rules' extent.
 - Unruled tables: a run of at least `min_rows` consecutive text lines, each of two pieces or more, one
   after another at no more than `max_row_gap` line heights, whose pieces leave the same column gaps open
   (an x-interval no piece of the run covers, at least `min_gutter` line heights wide). Lines of one piece
@@ -17,6 +18,7 @@ no table.
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -34,11 +36,14 @@ from jocr.layout.tables import (
 )
 from jocr.layout.tree import CAPTION_START, union
 
+_CJK_CAPTION = re.compile(r"[表图]\s*[0-9]")  # a Chinese caption: "表 1.2", "图 3"
+
 
 @dataclass
 class DetectConfig:
     """How tables are found in a page's geometry (lengths in median line heights)."""
 
+    rule_ends: float = 2.0  # two rules' ends this close are one table's rules
     max_rule_gap: float = 30.0  # neighbouring rules of one table at most this far apart
     min_rows: int = 3  # an unruled table has at least this many text lines
     max_row_gap: float = 2.5  # consecutive rows of an unruled table at most this far apart
@@ -80,22 +85,25 @@ def ruled_regions(
     rules: list[Rule], line_h: float, config: DetectConfig, pieces: list[Piece] = ()
 ) -> list[Box]:
     """Stacks of horizontal rules (module docstring), as boxes grown by a fifth of a line height (the
-    rules' own thickness). A rule joins the stack above it when it lies under the stack's extent for half
-    its length or more (a partial rule under a spanning head, `\\cline`, joins its table's rules), and
-    nothing between them parts two tables (`_parted`). Rules through the middle of a piece's text are the
-    letters' ink (`tables._through_text`), not rules."""
+    rules' own thickness). A rule joins the stack above it when both its ends are within `rule_ends` of a
+    stacked rule's, or, once the stack has two rules, when it lies within their extent (a partial rule
+    under a spanning head, `\\cline`; a page's head rule above a table is no such stack), and nothing
+    between them parts two tables (`_parted`). Overlapping stacks are one region. Rules through the
+    middle of a piece's text are the letters' ink (`tables._through_text`), not rules."""
     across = sorted(
         (r for r in rules if r.horizontal and r.x1 - r.x0 >= 4 * line_h and not _through_text(r, pieces)),
         key=lambda r: r.y0,
     )
+    ends = config.rule_ends * line_h
     stacks: list[list[Rule]] = []
     for rule in across:
         for stack in stacks:
             last = stack[-1]
             x0, x1 = min(r.x0 for r in stack), max(r.x1 for r in stack)
-            shared = min(rule.x1, x1) - max(rule.x0, x0)
+            same = any(abs(rule.x0 - r.x0) <= ends and abs(rule.x1 - r.x1) <= ends for r in stack)
+            partial = len(stack) >= 2 and rule.x0 >= x0 - ends and rule.x1 <= x1 + ends
             if (
-                shared >= 0.5 * min(rule.x1 - rule.x0, x1 - x0)
+                (same or partial)
                 and 0.3 * line_h < rule.y0 - last.y0 <= config.max_rule_gap * line_h
                 and not _parted((min(x0, rule.x0), last.y0, max(x1, rule.x1), rule.y0), pieces, line_h)
             ):
@@ -104,13 +112,15 @@ def ruled_regions(
         else:
             stacks.append([rule])
     pad = 0.2 * line_h
-    out = []
+    out: list[Box] = []
     for stack in stacks:
         if len(stack) < 2:
             continue
         x0, x1 = min(r.x0 for r in stack), max(r.x1 for r in stack)
-        out.append((x0 - pad, stack[0].y0 - pad, x1 + pad, stack[-1].y0 + pad))
-    return out
+        box = (x0 - pad, stack[0].y0 - pad, x1 + pad, stack[-1].y0 + pad)
+        inner = [b for b in out if overlap_area(b, box) > 0]  # partial rules' own stack inside a table
+        out = [b for b in out if b not in inner] + [union([box, *inner])]
+    return sorted(out, key=lambda b: b[1])
 
 
 def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
@@ -124,7 +134,7 @@ def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
             continue
         if p.box[0] < x0 - line_h or p.box[2] > x1 + line_h or p.box[2] - p.box[0] > 0.8 * (x1 - x0):
             return True
-        if CAPTION_START.match(p.text.strip()):
+        if CAPTION_START.match(p.text.strip()) or _CJK_CAPTION.match(p.text.strip()):
             return True
     return False
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tree import TABLE, PageTree
 
-_WORD = re.compile(r"\w+")
+# a word: a run of letters or digits, or one CJK character (no spaces between CJK words, and two OCR
+# passes over the same text split its runs differently)
+_WORD = re.compile(r"[^\W\u3400-\u9fff]+|[\u3400-\u9fff]")
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
 
