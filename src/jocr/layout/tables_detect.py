@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from jocr.bbox import overlap_area
@@ -51,9 +52,13 @@ class DetectConfig:
     min_cell_lines: float = 0.7  # share of a run's lines that have two pieces or more
 
 
-def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | None = None) -> list[Table]:
+def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | None = None,
+                read_again: Callable[[Table], Table] | None = None) -> list[Table]:  # fmt: skip
     """The tables of a page: each region (ruled first, then unruled ones outside them) read by the table
-    reader; the tables it finds, top to bottom, each with its `bbox` the region read."""
+    reader; the tables it finds, top to bottom, each with its `bbox` the region read. `read_again(table)`
+    (the region is `table.bbox`) may read a region again from better geometry (a page image's crop,
+    `tables_pages.crop_table`): every ruled region, which the pieces alone may fail to split into cells
+    (a page's OCR line bridging two cells), and each unruled region whose pieces read as a table."""
     config = config or DetectConfig()
     pieces = [p for p in pieces if p.text.strip()]
     if len(pieces) < 4:
@@ -62,8 +67,9 @@ def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | N
     found: list[Table] = []
     for region in ruled_regions(rules, line_h, config, pieces):
         table = read_table(pieces, rules, region, TableConfig())
+        table.bbox = region
+        table = read_again(table) if read_again is not None else table
         if _accepted(table):
-            table.bbox = region
             found.append(table)
     taken = [t.bbox for t in found]
     for region in aligned_regions(pieces, line_h, config):
@@ -72,7 +78,7 @@ def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | N
         table = read_table(pieces, rules, region, TableConfig())
         if _accepted(table):
             table.bbox = region
-            found.append(table)
+            found.append(read_again(table) if read_again is not None else table)
             taken.append(region)
     return sorted(found, key=lambda t: t.bbox[1])
 

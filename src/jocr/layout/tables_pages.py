@@ -115,11 +115,12 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
         return 0
     config = config or TablePassConfig()
     scale = image.width / tree.width  # pixels per tree unit
-    tables = find_tables(pieces, image_rules(image, scale))
     line_h = sorted(p.height for p in pieces)[len(pieces) // 2]
+    tables = find_tables(
+        pieces, image_rules(image, scale), read_again=lambda t: crop_table(image, scale, t, line_h, config)
+    )
     put = 0
     for table in tables:
-        table = crop_table(image, scale, table, line_h, config)
         inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
         if not inside or any(b.type not in _REPLACEABLE for b in inside):
             continue
@@ -144,10 +145,11 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
 
 
 def crop_table(image, scale: float, table: Table, line_h: float, config: TablePassConfig) -> Table:
-    """`table`, found in the page's OCR lines, read again from the crop of its region
-    (`jocr.layout.elements.image_region_table`): the crop's OCR splits lines into words, so cells that
-    the page's OCR joined into one line come apart, and small text is read at the crop's scale. The page's
-    reading stays when the crop gives no table of two rows and two columns (or no engine reads it)."""
+    """`table`, found in the page's OCR lines (its `bbox` the region), read again from the crop of its
+    region (`jocr.layout.elements.image_region_table`): the crop's OCR splits lines into words, so cells
+    that the page's OCR joined into one line come apart, and small text is read at the crop's scale. The
+    page's reading stays when the crop gives no table of two rows and two columns (or no engine reads
+    it)."""
     from jocr.layout.elements import image_region_table
 
     if config.crop_ocr == "none" or table.bbox is None:
