@@ -156,3 +156,33 @@ def test_cjk_text_split_differently_by_two_readings_is_kept():
     old = "<table><tr><td>引擎</td><td>字库</td></tr><tr><td>xeCJK</td><td>华文字库+苹方</td></tr>"
     old += "<tr><td>LuaTeX</td><td>中易字库</td></tr></table>"
     assert better(table, old, TablePassConfig())
+
+
+def test_a_found_table_replaces_the_fragments_it_covers_together():
+    """The rules over lines made a small table block of two rows out of a long table, whose other rows
+    stayed paragraphs: the table found over all of them is judged against all of them (it was refused
+    for adding too many words to the small block alone)."""
+    from PIL import Image
+
+    from jocr.layout.tables_pages import image_page_tables
+    from jocr.layout.tree import TreeLine
+
+    rows = [[f"name{r}", f"{r}.5 kg", f"{1990 + r}"] for r in range(12)]
+
+    def line(r, c):
+        x0 = 20 + c * 80
+        return TreeLine(rows[r][c], (x0, 100 + r * 16, x0 + 6 * len(rows[r][c]), 110 + r * 16))
+
+    small = [line(r, c) for r in (0, 1) for c in range(3)]
+    html = "".join(f"<tr>{''.join(f'<td>{t}</td>' for t in rows[r])}</tr>" for r in (0, 1))
+    blocks = [Block(TABLE, text="", markdown=f"<table>{html}</table>", html=f"<table>{html}</table>",
+                    bbox=(20, 100, 200, 126), lines=small)]  # fmt: skip
+    for r in range(2, 12):
+        lines = [line(r, c) for c in range(3)]
+        blocks.append(Block(PARAGRAPH, text=" ".join(rows[r]), markdown=" ".join(rows[r]),
+                            bbox=(20, 100 + r * 16, 200, 110 + r * 16), lines=lines))  # fmt: skip
+    tree = PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+    image = Image.new("RGB", (500, 700), "white")
+    assert image_page_tables(tree, image, TablePassConfig(crop_ocr="none")) == 1
+    (table,) = tree.blocks
+    assert table.type == TABLE and "<td>name11</td>" in table.html and "<td>name0</td>" in table.html
