@@ -235,7 +235,8 @@ def omnidoc_pages(folder: Path, ocr_cache: Path | None, out: Path) -> dict:
     through the rules over lines: benchmarks/accuracy_sets.py's `lines`), without (the control) and with
     the image table pass (`tables_pages.page_with_tables` given the image), scored by
     `jocr.checks.omnidoc.evaluate_dir`. `ocr_cache`: a folder of `<crc>-<image name>.json` RapidOCR lines
-    (accuracy_sets' `_ocr-lines`), read instead of OCR'ing a page again."""
+    (accuracy_sets' `_ocr-lines`), read instead of OCR'ing a page again; with it the OCR of the crops the
+    table pass reads again is kept under `out/crop-ocr` and read back."""
     import sys
 
     from PIL import Image
@@ -246,6 +247,13 @@ def omnidoc_pages(folder: Path, ocr_cache: Path | None, out: Path) -> dict:
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     import baselines
+
+    if ocr_cache is not None:  # the table pass's crops read back too (benchmarks/table_pages.py)
+        import table_pages
+
+        crops = out / "crop-ocr"
+        crops.mkdir(parents=True, exist_ok=True)
+        table_pages._cached_crop_ocr(crops)
 
     data = json.loads((folder / "OmniDocBench_demo.json").read_text())
     dirs = {"lines": out / "lines", "lines+image-tables": out / "lines+image-tables"}

@@ -94,3 +94,42 @@ def test_page_with_tables_takes_an_image_page():
     markdown = page_with_tables(_tree(), "unchanged", image=image)
     assert markdown.startswith(PROSE) and "<th>Item</th>" in markdown
     assert page_with_tables(None, "unchanged", image=image) == "unchanged"
+
+
+def test_prose_or_a_caption_between_rules_parts_two_tables():
+    first = [Rule(100, 100, 300, 100), Rule(100, 115, 300, 115), Rule(100, 160, 300, 160)]
+    second = [Rule(100, 250, 300, 250), Rule(100, 265, 300, 265), Rule(100, 310, 300, 310)]
+    prose = [Piece("a line of the page's prose, wider than the tables", (40, 200, 560, 209))]
+    assert len(ruled_regions(first + second, 9.0, DetectConfig(), prose)) == 2
+    caption = [Piece("Table 6. Example of cells", (130, 200, 270, 209))]
+    assert len(ruled_regions(first + second, 9.0, DetectConfig(), caption)) == 2
+    rows = [Piece("Gene", (110, 200, 140, 209)), Piece("1.5 kg", (200, 200, 240, 209))]
+    assert len(ruled_regions(first + second, 9.0, DetectConfig(), rows)) == 1  # rows between: one table
+
+
+def test_a_partial_rule_joins_its_tables_rules():
+    """Two `\\cline` rules under a spanning head made a second region (a second table) inside the first."""
+    full = [Rule(100, 100, 400, 100), Rule(100, 130, 400, 130), Rule(100, 190, 400, 190)]
+    partial = [Rule(250, 115, 400, 115), Rule(250, 160, 400, 160)]
+    (region,) = ruled_regions(sorted(full + partial, key=lambda r: r.y0), 9.0, DetectConfig())
+    assert region[0] < 100 and region[1] < 100 and region[2] > 400 and region[3] > 190
+
+
+def test_a_rule_through_a_line_of_text_is_no_table_rule():
+    """A blurred photo's letters merge into a dark run as long as a rule; with the real rule below it
+    made a ruled region over the paragraph."""
+    rules = [Rule(100, 104, 300, 104), Rule(100, 140, 300, 140)]
+    words = [Piece("a paragraph line whose letters merged", (90, 100, 310, 109))]
+    assert len(ruled_regions(rules, 9.0, DetectConfig())) == 1
+    assert ruled_regions(rules, 9.0, DetectConfig(), words) == []
+
+
+def test_a_page_head_rule_above_a_table_is_not_its_rule():
+    """A running head's rule, longer than the table's rules, with the table's caption between them: the
+    region starts at the table's top rule."""
+    head = Rule(50, 20, 600, 20)
+    rules = [head, Rule(150, 100, 450, 100), Rule(150, 115, 450, 115), Rule(150, 160, 450, 160)]
+    caption = [Piece("表 1.2: 引擎与格式", (220, 80, 380, 90))]
+    for pieces in ([], caption):
+        (region,) = ruled_regions(rules, 9.0, DetectConfig(), pieces)
+        assert 95 < region[1] < 100 and region[0] > 140 and region[2] < 460

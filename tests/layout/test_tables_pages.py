@@ -93,3 +93,96 @@ def test_tables_join_when_columns_line_up_and_not_otherwise():
         )
         == []
     )
+
+
+def test_a_table_found_on_a_page_image_is_read_again_from_its_crop(monkeypatch):
+    """The page's OCR joined the second and third cells of each row into one line (one piece): the
+    table found there has two columns. The crop's own OCR gives each word its box, and the three
+    columns come apart."""
+    from PIL import Image
+
+    from jocr.layout import elements
+    from jocr.layout.tables_pages import image_page_tables
+    from jocr.layout.tree import TreeLine
+    from jocr.lines.types import RAPIDOCR, Line, Word
+
+    def cell_box(r, c):
+        return (20 + c * 80, 100 + r * 16, 20 + c * 80 + 6 * len(ROWS[r][c]), 110 + r * 16)
+
+    prose = TreeLine("Prose above the table, a line of it.", (10, 20, 400, 30), "ocr")
+    blocks = [Block(PARAGRAPH, text="Prose.", markdown="Prose.", bbox=prose.bbox, lines=[prose])]
+    for r, row in enumerate(ROWS):
+        joined = (cell_box(r, 1)[0], cell_box(r, 1)[1], cell_box(r, 2)[2], cell_box(r, 2)[3])
+        lines = [TreeLine(row[0], cell_box(r, 0), "ocr"), TreeLine(f"{row[1]} {row[2]}", joined, "ocr")]
+        blocks.append(Block(PARAGRAPH, text=" ".join(row), markdown=" ".join(row), bbox=lines[0].bbox,
+                            lines=lines))  # fmt: skip
+    tree = PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+    crops = []
+
+    def crop_ocr(crop, ocr, orient=True):
+        crops.append(crop.size)
+        ox, oy = 15, 95  # the region (the rows' extent) less half a line height (5 px)
+
+        def moved(box):
+            return (box[0] - ox, box[1] - oy, box[2] - ox, box[3] - oy)
+
+        out = []
+        for r, row in enumerate(ROWS):
+            words = [Word(text, moved(cell_box(r, c)), 0.9) for c, text in enumerate(row)]
+            box = (words[0].box[0], words[0].box[1], words[-1].box[2], words[0].box[3])
+            out.append(Line(" ".join(row), box, 10.0, 0, 0.9, RAPIDOCR, words))
+        return out
+
+    monkeypatch.setattr(elements, "_ocr_lines", crop_ocr)
+    assert image_page_tables(tree, Image.new("RGB", (500, 700), "white")) == 1
+    (table,) = [b for b in tree.blocks if b.type == TABLE]
+    assert crops and "<td>1990</td>" in table.html and "<td>1.5 kg</td>" in table.html
+    tree_without = PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+    assert image_page_tables(tree_without, Image.new("RGB", (500, 700), "white"),
+                             TablePassConfig(crop_ocr="none")) == 1  # fmt: skip
+    (line_table,) = [b for b in tree_without.blocks if b.type == TABLE]
+    assert "<td>1.5 kg 1990</td>" in line_table.html  # the control: the page's lines alone
+
+
+def test_cjk_text_split_differently_by_two_readings_is_kept():
+    """Two OCR passes split a run of CJK characters differently ("华文字库+苹方" vs "华文 字库 + 苹方"):
+    compared character by character, the reading keeps the block's words."""
+    from jocr.layout.tables import read_table
+
+    cells = [["引擎", "字库"], ["xeCJK", "华文 字库 + 苹方"], ["LuaTeX", "中易 字库"]]
+    pieces = [Piece(t, (20 + c * 120, 50 + r * 14, 20 + c * 120 + 8 * len(t), 59 + r * 14))
+              for r, row in enumerate(cells) for c, t in enumerate(row)]  # fmt: skip
+    table = read_table(pieces, [], None, None)
+    old = "<table><tr><td>引擎</td><td>字库</td></tr><tr><td>xeCJK</td><td>华文字库+苹方</td></tr>"
+    old += "<tr><td>LuaTeX</td><td>中易字库</td></tr></table>"
+    assert better(table, old, TablePassConfig())
+
+
+def test_a_found_table_replaces_the_fragments_it_covers_together():
+    """The rules over lines made a small table block of two rows out of a long table, whose other rows
+    stayed paragraphs: the table found over all of them is judged against all of them (it was refused
+    for adding too many words to the small block alone)."""
+    from PIL import Image
+
+    from jocr.layout.tables_pages import image_page_tables
+    from jocr.layout.tree import TreeLine
+
+    rows = [[f"name{r}", f"{r}.5 kg", f"{1990 + r}"] for r in range(12)]
+
+    def line(r, c):
+        x0 = 20 + c * 80
+        return TreeLine(rows[r][c], (x0, 100 + r * 16, x0 + 6 * len(rows[r][c]), 110 + r * 16))
+
+    small = [line(r, c) for r in (0, 1) for c in range(3)]
+    html = "".join(f"<tr>{''.join(f'<td>{t}</td>' for t in rows[r])}</tr>" for r in (0, 1))
+    blocks = [Block(TABLE, text="", markdown=f"<table>{html}</table>", html=f"<table>{html}</table>",
+                    bbox=(20, 100, 200, 126), lines=small)]  # fmt: skip
+    for r in range(2, 12):
+        lines = [line(r, c) for c in range(3)]
+        blocks.append(Block(PARAGRAPH, text=" ".join(rows[r]), markdown=" ".join(rows[r]),
+                            bbox=(20, 100 + r * 16, 200, 110 + r * 16), lines=lines))  # fmt: skip
+    tree = PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+    image = Image.new("RGB", (500, 700), "white")
+    assert image_page_tables(tree, image, TablePassConfig(crop_ocr="none")) == 1
+    (table,) = tree.blocks
+    assert table.type == TABLE and "<td>name11</td>" in table.html and "<td>name0</td>" in table.html

@@ -142,9 +142,7 @@ def _pdf_size(source, index: int) -> tuple[float, float]:
 def read_table_region(source, index: int, region: Box | None, ocr: str = "auto",
                       config: TableConfig | None = None) -> ElementResult:  # fmt: skip
     """The table in `region` of page `index`: geometry from the text layer and path objects on a PDF page
-    whose layer is usable, else from OCR words and rules found in the pixels (`jocr.layout.tables`)."""
-    from jocr.layout.tables_sources import image_rules, line_pieces
-
+    whose layer is usable, else from OCR words and rules found in the pixels (`image_region_table`)."""
     start = time.perf_counter()
     unit = "pt" if source.kind == "pdf" else "px"
     geometry = pdf_geometry(source, index) if source.kind == "pdf" else None
@@ -156,10 +154,8 @@ def read_table_region(source, index: int, region: Box | None, ocr: str = "auto",
         image = source.render(index)
         scale = page_scale(source, index, image)
         box = region or (0.0, 0.0, image.width / scale, image.height / scale)
-        crop_box = tuple(round(v * scale) for v in box)
-        crop = image.crop(crop_box)
-        lines = _ocr_lines(crop, ocr, orient=region is None)
-        if lines is None:
+        table = image_region_table(image, box, scale, ocr, config, orient=region is None)
+        if table is None:
             note = (
                 "no OCR engine is installed to read a table from pixels"
                 if ocr != "none"
@@ -167,11 +163,28 @@ def read_table_region(source, index: int, region: Box | None, ocr: str = "auto",
             )
             return ElementResult("table", index + 1, note=note, region=region, unit=unit,
                                  seconds=time.perf_counter() - start)  # fmt: skip
-        pieces = [_moved(p, scale, crop_box) for p in line_pieces(lines)]
-        rules = image_rules(crop, scale, (crop_box[0] / scale, crop_box[1] / scale))
-        table = read_table(pieces, rules, None, config)
         method = f"ocr+{table.method}"
     return table_result(table, index, region, unit, method, time.perf_counter() - start)
+
+
+def image_region_table(image, box: Box, scale: float = 1.0, ocr: str = "auto",
+                       config: TableConfig | None = None, orient: bool = False,
+                       keep: Box | None = None) -> Table | None:  # fmt: skip
+    """The table in `box` (page units; `scale` pixels of `image` per unit) read from the crop's own OCR
+    words and the rules in its pixels, boxes back in page units; None when no OCR engine can read it
+    (`ocr` "none" or none installed). `orient`: ask the orientation step (a region drawn on the page as
+    shown is upright). `keep`: only the pieces whose centre lies in it are read (a crop padded around a
+    table takes in part of a line beside it, read as noise)."""
+    from jocr.layout.tables_sources import image_rules, line_pieces
+
+    crop_box = tuple(round(v * scale) for v in box)
+    crop = image.crop(crop_box)
+    lines = _ocr_lines(crop, ocr, orient=orient)
+    if lines is None:
+        return None
+    pieces = [_moved(p, scale, crop_box) for p in line_pieces(lines)]
+    rules = image_rules(crop, scale, (crop_box[0] / scale, crop_box[1] / scale))
+    return read_table(pieces, rules, keep, config)
 
 
 def table_result(table: Table, index: int, region, unit: str, method: str, seconds: float) -> ElementResult:

@@ -2,9 +2,10 @@
 the page's geometry alone, OCR pieces and ruling lines found in the pixels, for the table reader
 (`jocr.layout.tables.read_table`) to read. Nothing here looks at a model's output.
 
-- Ruled tables: horizontal rules of about the same extent (both ends within `rule_ends` line heights),
-  stacked with no more than `max_rule_gap` line heights between neighbours, two at least: a booktabs
-  table's top, mid and bottom rules, a grid's row rules. The region is the rules' extent.
+- Ruled tables: horizontal rules of about the same extent (both ends within `rule_ends` line heights;
+  shorter rules within a stack's extent join it), stacked with no more than `max_rule_gap` line heights
+  between neighbours and no prose or caption between them, two at least: a booktabs table's top, mid and
+  bottom rules, a grid's row rules. The region is the rules' extent.
 - Unruled tables: a run of at least `min_rows` consecutive text lines, each of two pieces or more, one
   after another at no more than `max_row_gap` line heights, whose pieces leave the same column gaps open
   (an x-interval no piece of the run covers, at least `min_gutter` line heights wide). Lines of one piece
@@ -17,12 +18,26 @@ no table.
 
 from __future__ import annotations
 
+import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from jocr.bbox import overlap_area
-from jocr.layout.tables import Box, Piece, Rule, Table, TableConfig, _text_lines, gap_cuts, read_table
-from jocr.layout.tree import union
+from jocr.layout.tables import (
+    Box,
+    Piece,
+    Rule,
+    Table,
+    TableConfig,
+    _text_lines,
+    _through_text,
+    gap_cuts,
+    read_table,
+)
+from jocr.layout.tree import CAPTION_START, union
+
+_CJK_CAPTION = re.compile(r"[表图]\s*[0-9]")  # a Chinese caption: "表 1.2", "图 3"
 
 
 @dataclass
@@ -37,19 +52,24 @@ class DetectConfig:
     min_cell_lines: float = 0.7  # share of a run's lines that have two pieces or more
 
 
-def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | None = None) -> list[Table]:
+def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | None = None,
+                read_again: Callable[[Table], Table] | None = None) -> list[Table]:  # fmt: skip
     """The tables of a page: each region (ruled first, then unruled ones outside them) read by the table
-    reader; the tables it finds, top to bottom, each with its `bbox` the region read."""
+    reader; the tables it finds, top to bottom, each with its `bbox` the region read. `read_again(table)`
+    (the region is `table.bbox`) may read a region again from better geometry (a page image's crop,
+    `tables_pages.crop_table`): every ruled region, which the pieces alone may fail to split into cells
+    (a page's OCR line bridging two cells), and each unruled region whose pieces read as a table."""
     config = config or DetectConfig()
     pieces = [p for p in pieces if p.text.strip()]
     if len(pieces) < 4:
         return []
     line_h = statistics.median(p.height for p in pieces)
     found: list[Table] = []
-    for region in ruled_regions(rules, line_h, config):
+    for region in ruled_regions(rules, line_h, config, pieces):
         table = read_table(pieces, rules, region, TableConfig())
+        table.bbox = region
+        table = read_again(table) if read_again is not None else table
         if _accepted(table):
-            table.bbox = region
             found.append(table)
     taken = [t.bbox for t in found]
     for region in aligned_regions(pieces, line_h, config):
@@ -58,7 +78,7 @@ def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | N
         table = read_table(pieces, rules, region, TableConfig())
         if _accepted(table):
             table.bbox = region
-            found.append(table)
+            found.append(read_again(table) if read_again is not None else table)
             taken.append(region)
     return sorted(found, key=lambda t: t.bbox[1])
 
@@ -67,32 +87,62 @@ def _accepted(table: Table) -> bool:
     return not table.empty and table.n_rows >= 2 and table.n_cols >= 2
 
 
-def ruled_regions(rules: list[Rule], line_h: float, config: DetectConfig) -> list[Box]:
-    """Stacks of horizontal rules sharing their ends (module docstring), as boxes grown by a fifth of a
-    line height (the rules' own thickness)."""
-    across = sorted((r for r in rules if r.horizontal and r.x1 - r.x0 >= 4 * line_h), key=lambda r: r.y0)
+def ruled_regions(
+    rules: list[Rule], line_h: float, config: DetectConfig, pieces: list[Piece] = ()
+) -> list[Box]:
+    """Stacks of horizontal rules (module docstring), as boxes grown by a fifth of a line height (the
+    rules' own thickness). A rule joins the stack above it when both its ends are within `rule_ends` of a
+    stacked rule's, or, once the stack has two rules, when it lies within their extent (a partial rule
+    under a spanning head, `\\cline`; a page's head rule above a table is no such stack), and nothing
+    between them parts two tables (`_parted`). Overlapping stacks are one region. Rules through the
+    middle of a piece's text are the letters' ink (`tables._through_text`), not rules."""
+    across = sorted(
+        (r for r in rules if r.horizontal and r.x1 - r.x0 >= 4 * line_h and not _through_text(r, pieces)),
+        key=lambda r: r.y0,
+    )
     ends = config.rule_ends * line_h
     stacks: list[list[Rule]] = []
     for rule in across:
         for stack in stacks:
             last = stack[-1]
+            x0, x1 = min(r.x0 for r in stack), max(r.x1 for r in stack)
+            same = any(abs(rule.x0 - r.x0) <= ends and abs(rule.x1 - r.x1) <= ends for r in stack)
+            partial = len(stack) >= 2 and rule.x0 >= x0 - ends and rule.x1 <= x1 + ends
             if (
-                abs(rule.x0 - last.x0) <= ends
-                and abs(rule.x1 - last.x1) <= ends
+                (same or partial)
                 and 0.3 * line_h < rule.y0 - last.y0 <= config.max_rule_gap * line_h
+                and not _parted((min(x0, rule.x0), last.y0, max(x1, rule.x1), rule.y0), pieces, line_h)
             ):
                 stack.append(rule)
                 break
         else:
             stacks.append([rule])
     pad = 0.2 * line_h
-    out = []
+    out: list[Box] = []
     for stack in stacks:
         if len(stack) < 2:
             continue
         x0, x1 = min(r.x0 for r in stack), max(r.x1 for r in stack)
-        out.append((x0 - pad, stack[0].y0 - pad, x1 + pad, stack[-1].y0 + pad))
-    return out
+        box = (x0 - pad, stack[0].y0 - pad, x1 + pad, stack[-1].y0 + pad)
+        inner = [b for b in out if overlap_area(b, box) > 0]  # partial rules' own stack inside a table
+        out = [b for b in out if b not in inner] + [union([box, *inner])]
+    return sorted(out, key=lambda b: b[1])
+
+
+def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
+    """Whether the text between two rules (`band`: their common extent, from the upper rule's height to
+    the lower's) parts two tables rather than being a table's rows: a piece reaching more than a line
+    height past the rules' ends (prose of the page, wider than the table), a piece as wide as most of the
+    rules (a line of prose between two tables of the text's width), or a caption ("Table 6. ...")."""
+    x0, y0, x1, y1 = band
+    for p in pieces:
+        if not (y0 < p.cy < y1) or p.box[2] <= x0 or p.box[0] >= x1:
+            continue
+        if p.box[0] < x0 - line_h or p.box[2] > x1 + line_h or p.box[2] - p.box[0] > 0.8 * (x1 - x0):
+            return True
+        if CAPTION_START.match(p.text.strip()) or _CJK_CAPTION.match(p.text.strip()):
+            return True
+    return False
 
 
 def aligned_regions(pieces: list[Piece], line_h: float, config: DetectConfig) -> list[Box]:

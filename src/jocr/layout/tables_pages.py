@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tree import TABLE, PageTree
 
-_WORD = re.compile(r"\w+")
+# a word: a run of letters or digits, or one CJK character (no spaces between CJK words, and two OCR
+# passes over the same text split its runs differently)
+_WORD = re.compile(r"[^\W\u3400-\u9fff]+|[\u3400-\u9fff]")
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
 
@@ -31,6 +33,10 @@ class TablePassConfig:
     max_words_added: float = 4.0  # and adds at most this share more (a region that swallowed prose)
     header_lines: int = 4  # lines above a table block taken in as its header rows, at most
     header_share: float = 0.45  # a piece wider than this share of the table's width is prose, no header
+    # page images: each table found is read again from its crop's own OCR words ("none": from the page's
+    # OCR lines, each line one piece); the crop is the region grown by `crop_pad` line heights
+    crop_ocr: str = "auto"
+    crop_pad: float = 0.5
 
 
 def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
@@ -107,15 +113,19 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
     ]
     if len(pieces) < 4 or not tree.width:
         return 0
+    config = config or TablePassConfig()
     scale = image.width / tree.width  # pixels per tree unit
-    tables = find_tables(pieces, image_rules(image, scale))
+    line_h = sorted(p.height for p in pieces)[len(pieces) // 2]
+    tables = find_tables(
+        pieces, image_rules(image, scale), read_again=lambda t: crop_table(image, scale, t, line_h, config)
+    )
     put = 0
     for table in tables:
         inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
         if not inside or any(b.type not in _REPLACEABLE for b in inside):
             continue
         old = [b for b in inside if b.type == TABLE]
-        if old and not all(better(table, b.html or b.markdown, TablePassConfig()) for b in old):
+        if old and not better(table, _taken(inside), config):
             continue
         lines = [
             TreeLine(ln.text, ln.bbox, ln.source, confidence=ln.confidence) for b in inside for ln in b.lines
@@ -132,6 +142,33 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
     if put:
         tree.numbered()
     return put
+
+
+def crop_table(image, scale: float, table: Table, line_h: float, config: TablePassConfig) -> Table:
+    """`table`, found in the page's OCR lines (its `bbox` the region), read again from the crop of its
+    region (`jocr.layout.elements.image_region_table`): the crop's OCR splits lines into words, so cells
+    that the page's OCR joined into one line come apart, and small text is read at the crop's scale. The
+    page's reading stays when the crop gives no table of two rows and two columns (or no engine reads
+    it)."""
+    from jocr.layout.elements import image_region_table
+
+    if config.crop_ocr == "none" or table.bbox is None:
+        return table
+    pad = config.crop_pad * line_h
+    x0, y0, x1, y1 = table.bbox
+    width, height = image.width / scale, image.height / scale
+    box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad))
+    again = image_region_table(image, box, scale, config.crop_ocr, keep=table.bbox)
+    if again is None or again.empty or again.n_rows < 2 or again.n_cols < 2:
+        return table
+    again.bbox = table.bbox
+    return again
+
+
+def _taken(blocks) -> str:
+    """What a table found over `blocks` replaces, for `better`: their tables' HTML (the rules over lines
+    cut one table into several blocks, or read a part of it) and the other blocks' text."""
+    return "".join(b.html or b.markdown if b.type == TABLE else f" {b.text} " for b in blocks)
 
 
 _REPLACEABLE = frozenset((TABLE, "paragraph", "list_item", "heading", "code"))
