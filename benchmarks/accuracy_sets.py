@@ -64,6 +64,8 @@ SET_NAMES = (
     "real-photo",
     "real2-pdf",
     "real3-pdf",
+    "real3-scan",
+    "real3-photo",
     "omnidocbench-demo",
 )
 

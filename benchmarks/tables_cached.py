@@ -64,8 +64,10 @@ def main() -> None:
         score = (teds(html, row["html"]), teds(html, row["html"], structure_only=True))
         for key in ("all", row.get("kind", ""), row.get("style", "")):
             groups.setdefault(key, []).append(score)
-        print(f"{row['id']:28s} {row.get('kind', ''):6s} {row.get('style', ''):9s} "
-              f"{score[0]:.3f} {score[1]:.3f}")
+        print(
+            f"{row['id']:28s} {row.get('kind', ''):6s} {row.get('style', ''):9s} "
+            f"{score[0]:.3f} {score[1]:.3f}"
+        )
         if args.verbose:
             print("  read  ", html, "\n  wanted", row["html"])
     for key, scores in groups.items():

@@ -64,3 +64,18 @@ def test_mostly_english_and_the_chinese_pages_carry_the_cjk_baseline():
 
 def test_an_unrelated_answer_passes_only_absent_and_baseline_tests():
     assert_an_unrelated_answer_passes_only_absent_and_baseline_tests(ROOT)
+
+
+def test_the_scanned_and_photographed_copies_carry_the_pdf_tests():
+    pdf = {r["id"]: r for r in _records()}
+    for variant in ("scan", "photo"):
+        lines = (ROOT / f"{variant}.jsonl").read_text(encoding="utf-8").splitlines()
+        copies = [json.loads(line) for line in lines if line.strip()]
+        assert len(copies) == len(pdf)
+        for rec in copies:
+            original = pdf[rec["id"].removesuffix(f"_{variant}")]
+            stem = Path(original["pdf"]).stem
+            assert rec["pdf"] == f"{variant}/{stem}.jpg" and (ROOT / "pdfs" / rec["pdf"]).is_file()
+            assert {k: v for k, v in rec.items() if k not in ("pdf", "id")} == {
+                k: v for k, v in original.items() if k not in ("pdf", "id")
+            }

@@ -176,10 +176,14 @@ class AnchorConfig:
 
     `version` is the anchor format the model was trained with (jocr.lines.anchor.ANCHOR_VERSION); 0 means
     trained on images alone, so `--anchor auto` never gives it one. `max_tokens` is the anchor's token budget.
+    `ocr`: trained on OCR anchors too (the profile "vector-ocr", docs/training.md), so `--anchor auto` gives
+    it the anchor of an OCR'd page; a model trained on text-layer anchors alone leaves those pages to the
+    rules over lines (`jocr.lines.anchor.page_anchor`).
     """
 
     version: int = 0
     max_tokens: int = 1024
+    ocr: bool = False
 
     def validate(self) -> None:
         if self.version < 0:

@@ -76,6 +76,21 @@ def test_anchor_on_hands_the_ocr_anchor_to_the_model(engine):
         assert line in prompt
 
 
+def test_a_model_trained_on_ocr_anchors_reads_ocred_pages_under_auto():
+    model, prompts = recording_model(ANCHOR_VERSION)
+    model.model.config.anchor.ocr = True
+    model.scripted.reply = lambda level: "@1\n\n@2 @3"
+    page = parse(png(text_page()), model=model, ocr="tesseract").pages[0]
+    assert len(prompts) == 1 and page.anchor.anchored and not page.anchor.alone
+    assert "text-layer anchors" not in page.anchor.note
+    assert page.markdown.strip() == f"{LINES[0]}\n\n{LINES[1]} {LINES[2]}"
+    # The tree is the answer's, its boxes the OCR lines' it cites, in the image's pixels.
+    assert page.tree.source == "anchored" and page.tree.unit == "px"
+    title, body = page.tree.blocks
+    assert 75 <= title.bbox[0] <= 85 and 75 <= title.bbox[1] <= 95 and title.bbox[3] < 130
+    assert 215 <= body.bbox[1] <= 235 and 280 <= body.bbox[3] <= 310
+
+
 def test_ocr_none_and_models_without_anchors_keep_the_image_path():
     model, prompts = recording_model(ANCHOR_VERSION)
     page = parse(png(text_page()), model=model, ocr="none").pages[0]

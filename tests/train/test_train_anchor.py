@@ -73,7 +73,7 @@ def test_anchored_sft_smoke_run_marks_the_model(tmp_path, tiny_model_cfg, byte_t
     )
     out = train_sft(cfg, log=lambda *a: None)
     config = json.loads((out / "config.json").read_text())
-    assert config["anchor"] == {"version": ANCHOR_VERSION, "max_tokens": 64}
+    assert config["anchor"] == {"version": ANCHOR_VERSION, "max_tokens": 64, "ocr": False}
 
 
 def test_vector_pages_from_several_folders(tiny_model_cfg, byte_tokenizer_path, tmp_path):
@@ -100,3 +100,14 @@ def test_vector_pages_from_several_folders(tiny_model_cfg, byte_tokenizer_path, 
             targets.add(tok.decode([x for x in sample.labels if x != -100]))
     assert "# Only here" in {t.strip() for t in targets}
     assert len(maker._vector_pdfs) == len(list((VECTOR_DIR / "pdfs").glob("*.pdf"))) + 1
+
+
+def test_a_stage_of_ocr_copies_marks_the_model_as_reading_ocr_anchors():
+    from jocr.train.data import DataConfig
+
+    def data(*stages):
+        return DataConfig(stages=[{"samples": 10, "profiles": p} for p in stages], vector_dir="v")
+
+    assert not data({"vector": 1.0}).ocr_anchored
+    assert not data({"vector": 1.0, "vector-ocr": 0.0}).ocr_anchored
+    assert data({"vector": 1.0}, {"vector-ocr": 0.5}).ocr_anchored

@@ -290,6 +290,7 @@ def page_anchoring(settings: PageSettings):
             config.max_tokens,
             ocr=settings.ocr,
             figures=figures,
+            ocr_anchors=config.ocr,
         )
 
     return decide

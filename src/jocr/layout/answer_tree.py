@@ -65,10 +65,12 @@ from jocr.layout.tree import (
     Block,
     PageTree,
     TreeLine,
+    lines_unit,
     union,
 )
 from jocr.lines.hyphens import SOFT_HYPHEN, PageWords, join_soft_hyphens, keeps_hyphen
 from jocr.lines.references import REFERENCES, anchor_entries, referenced_numbers
+from jocr.lines.types import TEXTLAYER
 
 _HEADING = re.compile(r"(#{1,6})\s+(.*)", re.S)
 _LIST = re.compile(r"\s*([-*+•]|[0-9]{1,3}[.)])\s+(.*)", re.S)
@@ -172,13 +174,17 @@ def _typed_block(markdown: str, lines: list[Line]) -> Block:
 # -- anchored pages -----------------------------------------------------------------------------------
 
 
-def page_geometry(anchors: Sequence[str], lines: Sequence | None) -> tuple[list[Line], float, float, str]:
-    """The page's runs as `Line`s indexed by page-wide run number - 1, the page's size and unit: the text
-    layer's lines when given (points), else the anchors' positions scaled to points, extents estimated."""
+def page_geometry(
+    anchors: Sequence[str], lines: Sequence | None, image_width: float = 0
+) -> tuple[list[Line], float, float, str]:
+    """The page's runs as `Line`s indexed by page-wide run number - 1, the page's size and unit: the lines
+    when given (a text layer's in points, or an image's OCR lines in pixels of its `image_width`,
+    `lines_unit`), else the anchors' positions scaled to points, extents estimated."""
     width, height = page_size(anchors)
     total = sum(len(anchor_entries(a)) for a in anchors)
     if lines is not None and len(lines) >= total and width > 0:
-        return source_lines(lines)[:total], width, height, "pt"
+        ocr = any(getattr(line, "source", TEXTLAYER) != TEXTLAYER for line in lines)
+        return source_lines(lines)[:total], width, height, lines_unit(width, image_width, ocr)
     grid, gw, gh = anchor_lines(anchors)
     if width <= 0:
         width, height = gw, gh
@@ -200,12 +206,14 @@ def anchored_tree(
     reasons: Sequence[str | None] = (),
     lines: Sequence | None = None,
     page: int = 1,
+    image_width: float = 0,
 ) -> PageTree:
     """The tree of an anchored page from its windows' answers (`texts`, the first few of `anchors` while a
     page is streamed; `reasons` as `jocr.layout.request.page_text` takes them). A block still being written
-    keeps a trailing soft hyphen (`SOFT_HYPHEN`) for the caller to hold back."""
+    keeps a trailing soft hyphen (`SOFT_HYPHEN`) for the caller to hold back. `image_width`: the page
+    image's, which tells an image's OCR lines (pixels) from points (`page_geometry`)."""
     reasons = list(reasons) or ["stop"] * len(texts)
-    geometry, width, height, unit = page_geometry(anchors, lines)
+    geometry, width, height, unit = page_geometry(anchors, lines, image_width)
     kinds = anchor_furniture(anchors, lines)
     words = PageWords(line.text for line in geometry)  # how the page spells the words it breaks at a hyphen
     offsets, offset = [], 0

@@ -152,11 +152,13 @@ def decide_page(
     max_tokens: int,
     ocr: str = "auto",
     figures: bool = False,
+    ocr_anchors: bool = False,
 ) -> tuple[PageAnchor, PageRead | None]:
     """Page `index` of `source` read once (`read_source_page`: its lines when `mode` reads them, its drawing
     objects when `figures`) and its anchoring decision (`page_anchor_or_note`: `image`, the page as
     rendered, is what OCR reads), an anchored text-layer page's decision carrying the display formulas
-    found on it. The one sequence `jocr parse`, `jocr batch` and the exported models follow."""
+    found on it. `ocr_anchors`: the model reads OCR'd pages' anchors (`jocr.config.AnchorConfig.ocr`). The
+    one sequence `jocr parse`, `jocr batch` and the exported models follow."""
     lines = reads_lines(mode, trained_version)
     read = (
         read_source_page(source, index, ReadWants(lines=lines, figures=figures)) if lines or figures else None
@@ -171,6 +173,7 @@ def decide_page(
         image=image,
         ocr=ocr,
         layer=None if read is None else read.layer,
+        ocr_anchors=ocr_anchors,
     )
     if decision.tree_lines is not None and decision.source == TEXTLAYER and read is not None:
         decision.formulas = page_formulas(read, index)

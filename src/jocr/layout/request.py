@@ -105,7 +105,7 @@ def page_tree(
     boxes, when the model wrote them, in pixels of a `size` page image). `finish_reason` is the page's
     (`page_finish_reason` of `reasons` when not given)."""
     if anchors:
-        tree = anchored_tree(texts, anchors, reasons, lines, page)
+        tree = anchored_tree(texts, anchors, reasons, lines, page, image_width=size[0])
         if formulas:
             tree = with_formulas(tree, list(formulas))
         for block in tree.blocks:

@@ -28,6 +28,13 @@ from jocr.bbox import union as union
 TREE_VERSION = "1.2.0"  # 1.2.0: figures' generated_caption
 SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
 
+
+def lines_unit(lines_width: float, image_width: float, ocr: bool = True) -> str:
+    """The unit of a page's lines: pixels of the page image for OCR lines that span its width (an image's),
+    else PDF points (a text layer; OCR over a rendered PDF page reports its lines in points)."""
+    return "px" if ocr and abs(float(lines_width) - float(image_width)) <= 1 else "pt"
+
+
 TITLE, HEADING, PARAGRAPH, LIST_ITEM, TABLE, FORMULA = (
     "title",
     "heading",

@@ -331,7 +331,7 @@ class PageAnchor:
     # The line source the anchor came from: "textlayer", "rapidocr" or "tesseract" (None: not anchored).
     source: str | None = None
     # The page's text is its line source alone (`line_source_answers`): no model request. OCR'd pages
-    # under "auto" (OCR_PAGES), where the anchored member reads worse than the lines alone.
+    # under "auto" for a model not trained on OCR anchors (`page_anchor`).
     alone: bool = False
     # The lines the page is read with: a page read from its lines `alone` (any line source: the rules over
     # lines group them into its tree, `jocr.layout.line_rules`), or an anchored page's text layer in the
@@ -398,13 +398,6 @@ class PageAnchor:
         return out
 
 
-# How a page whose lines come from OCR is read under --anchor auto: "lines" (its lines alone, every run in
-# order: `line_source_answers`) or "model" (the anchored member with the OCR anchor). "lines": the member,
-# trained on text-layer anchors only, read real scanned pages worse than their lines alone
-# (docs/results/2026-12-03-ocr.md). --anchor on always asks the model.
-OCR_PAGES = "lines"
-
-
 def reads_lines(mode: str, trained_version: int) -> bool:
     """Whether `page_anchor` reads a page's lines at all under anchor `mode` for a model trained with
     anchor format `trained_version`: not under "off", nor under "auto" for a model trained on images
@@ -425,6 +418,7 @@ def page_anchor(
     ocr: str = "auto",
     ocr_config=None,
     layer: PageLines | None = None,
+    ocr_anchors: bool = False,
 ) -> PageAnchor:
     """Decide and build a page's anchor: the one rule the CLI, `jocr.parse`, the server and training share.
 
@@ -434,7 +428,10 @@ def page_anchor(
     The lines come from `jocr.lines.source.page_lines`: the text layer when usable, else OCR over `image`
     (the page as rendered; `ocr` "auto", "rapidocr", "tesseract" or "none", `ocr_config` a
     `jocr.lines.ocr.OCRLinesConfig`); a page without usable lines falls back to the image alone, with the
-    verdict and note. Under "auto", an OCR'd page is read from its lines `alone` when OCR_PAGES says so.
+    verdict and note. Under "auto", an OCR'd page is read from its lines `alone` unless the model was
+    trained on OCR anchors (`ocr_anchors`, `jocr.config.AnchorConfig.ocr`): a model trained on text-layer
+    anchors only read real scanned pages worse than their lines alone (docs/results/2026-12-03-ocr.md).
+    "on" always asks the model.
     The anchor is `build_windows`' windows of `max_tokens` each. `layer`: the page's text layer when it
     was read already (the one pass over a PDF page, `jocr.pipeline.page_read`); None reads it from
     `source`."""
@@ -457,11 +454,11 @@ def page_anchor(
         return PageAnchor(verdict=lines.verdict, note="the page holds no text runs", source=lines.source)
     windows = build_windows(lines, tokenizer, max_tokens, max_windows=max_windows)
     ocred = lines.source != TEXTLAYER
-    alone = ocred and mode == "auto" and OCR_PAGES == "lines"
+    alone = ocred and mode == "auto" and not ocr_anchors
     notes = [lines.note] if ocred and lines.note else []
     if not trained_version and not alone:
         notes.append("the model was not trained with anchors")
-    elif ocred and not alone:
+    elif ocred and not alone and not ocr_anchors:
         notes.append(f"the model was trained on text-layer anchors, not {lines.source}'s")
     kept = sum(w.lines for w in windows)
     if kept < len(lines.lines) and len(windows) == max_windows:
@@ -473,9 +470,9 @@ def page_anchor(
         note="; ".join(notes),
         source=lines.source,
         alone=alone,
-        # OCR lines are kept only for a page read from them alone: an anchored page's tree takes its boxes
-        # from a text layer, never from OCR (whose boxes the model was not trained on).
-        page_lines=lines if alone or not ocred else None,
+        # An anchored page's tree takes its boxes from its lines: a text layer's, or OCR's where the model
+        # was trained on OCR anchors (never OCR boxes it was not trained on).
+        page_lines=lines if alone or not ocred or ocr_anchors else None,
     )
 
 
@@ -513,6 +510,7 @@ def page_anchor_or_note(
     ocr: str = "auto",
     ocr_config=None,
     layer: PageLines | None = None,
+    ocr_anchors: bool = False,
 ) -> PageAnchor:
     """`page_anchor`, where a line source that cannot be read, for whatever reason, sends the page down the
     image-only path with a note: it never fails the page."""
@@ -528,6 +526,7 @@ def page_anchor_or_note(
             ocr=ocr,
             ocr_config=ocr_config,
             layer=layer,
+            ocr_anchors=ocr_anchors,
         )
     except Exception as exc:
         return PageAnchor(note=f"text layer not used ({one_line(exc)})")

@@ -185,6 +185,7 @@ class _Pages:
             self.anchor_config.max_tokens,
             ocr=self.ocr,
             figures=self.figures.mode != "none",
+            ocr_anchors=self.anchor_config.ocr,
         )
         return decision
 
@@ -324,8 +325,9 @@ def write_from_lines(page: PageResult, builder: PageRequestBuilder, image=None) 
         from jocr.layout.line_rules import tree_of_lines
         from jocr.layout.regions import RegionsConfig, detect_regions
         from jocr.layout.render import page_markdown
+        from jocr.layout.tree import lines_unit
 
-        unit = "px" if abs(float(lines.width) - page.width) <= 1 else "pt"
+        unit = lines_unit(lines.width, page.width)
         found = None if image is None else detect_regions(image, RegionsConfig(), (lines.width, lines.height))
         if found is not None and found.cpu_s:
             page.timings["regions_cpu_s"] = found.cpu_s

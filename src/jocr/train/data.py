@@ -100,6 +100,12 @@ class DataConfig:
             {"vector", "vector-ocr", "docqa", "charts", "caption"} & set(s.profiles) for s in self.stages
         )
 
+    @property
+    def ocr_anchored(self) -> bool:
+        """Whether a stage draws OCR-anchored pages ("vector-ocr"): the model then reads OCR'd pages'
+        anchors under `--anchor auto` (`jocr.config.AnchorConfig.ocr`)."""
+        return any(s.profiles.get("vector-ocr", 0) > 0 for s in self.stages)
+
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
         if isinstance(self.filters, dict):

@@ -201,7 +201,9 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         from jocr.config import AnchorConfig
         from jocr.lines.anchor import ANCHOR_VERSION
 
-        model.config.anchor = AnchorConfig(version=ANCHOR_VERSION, max_tokens=cfg.data.anchor_max_tokens)
+        model.config.anchor = AnchorConfig(
+            version=ANCHOR_VERSION, max_tokens=cfg.data.anchor_max_tokens, ocr=cfg.data.ocr_anchored
+        )
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     heads = VisionHeads(model, cfg.data, state, cfg.init or cfg.init_vision)
