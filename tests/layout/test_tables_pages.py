@@ -186,3 +186,31 @@ def test_a_found_table_replaces_the_fragments_it_covers_together():
     assert image_page_tables(tree, image, TablePassConfig(crop_ocr="none")) == 1
     (table,) = tree.blocks
     assert table.type == TABLE and "<td>name11</td>" in table.html and "<td>name0</td>" in table.html
+
+
+def test_a_table_of_contents_on_a_page_image_is_not_put_in_as_a_table():
+    """Entries and their page numbers line up as two columns, which the detector finds as a table; a
+    table of contents (`line_rules.is_contents`: titles, page numbers that never go down) stays the
+    blocks the rules made of it. The same rows with numbers that are not page numbers go in as a table."""
+    from PIL import Image
+
+    from jocr.layout.tables_pages import image_page_tables
+    from jocr.layout.tree import TreeLine
+
+    def page(rows):
+        blocks = []
+        for r, (title, number) in enumerate(rows):
+            lines = [TreeLine(title, (20, 100 + r * 16, 20 + 6 * len(title), 110 + r * 16)),
+                     TreeLine(number, (400, 100 + r * 16, 400 + 6 * len(number), 110 + r * 16))]  # fmt: skip
+            blocks.append(Block(PARAGRAPH, text=f"{title} {number}", markdown=f"{title} {number}",
+                                bbox=(20, 100 + r * 16, 420, 110 + r * 16), lines=lines))  # fmt: skip
+        return PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+
+    titles = ["1 Introduction and preliminaries", "1.1 The R environment", "1.2 Related software",
+              "1.3 R and statistics", "2 Simple manipulations", "2.1 Vectors and assignment"]  # fmt: skip
+    image = Image.new("RGB", (500, 700), "white")
+    contents = page(list(zip(titles, ["2", "2", "2", "3", "7", "7"])))
+    assert image_page_tables(contents, image, TablePassConfig(crop_ocr="none")) == 0
+    assert all(b.type == PARAGRAPH for b in contents.blocks)
+    amounts = page(list(zip(titles, ["12.5", "3.75", "0.25", "120.5", "7.0", "1.5"])))
+    assert image_page_tables(amounts, image, TablePassConfig(crop_ocr="none")) == 1

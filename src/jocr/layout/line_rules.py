@@ -459,7 +459,7 @@ def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
     else a table."""
     cells = [[join_text([ln.text for ln in c]) for c in row.cells(em)] for row in rows]
     cells = [[c for c in row if not _LEADERS.fullmatch(" " + c)] or row for row in cells]
-    if _contents(cells):
+    if is_contents(cells):
         left = min(r.x0 for r in rows)
         out = []
         for row, row_cells in zip(rows, cells, strict=True):
@@ -512,7 +512,7 @@ def _prose_columns(members: list[list[list[Line]]]) -> list[Block]:
     return out
 
 
-def _contents(cells: list[list[str]]) -> bool:
+def is_contents(cells: list[list[str]]) -> bool:
     """Whether rows of cells are a table of contents: most rows are a title (after a section number at
     most) and a page number, and the page numbers never go down."""
     numbers = []

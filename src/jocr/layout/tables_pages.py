@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jocr.layout.line_rules import is_contents
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tree import TABLE, PageTree
 
@@ -121,6 +122,8 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
     )
     put = 0
     for table in tables:
+        if is_contents(_row_texts(table)):  # a table of contents stays the list the rules made of it
+            continue
         inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
         if not inside or any(b.type not in _REPLACEABLE for b in inside):
             continue
@@ -142,6 +145,14 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
     if put:
         tree.numbered()
     return put
+
+
+def _row_texts(table: Table) -> list[list[str]]:
+    """Each row's non-empty cell texts, left to right."""
+    rows: dict[int, list] = {}
+    for cell in table.cells:
+        rows.setdefault(cell.row, []).append(cell)
+    return [[c.text for c in sorted(r, key=lambda c: c.col) if c.text.strip()] for _, r in sorted(rows.items())]
 
 
 def crop_table(image, scale: float, table: Table, line_h: float, config: TablePassConfig) -> Table:
