@@ -152,7 +152,8 @@ def _row_texts(table: Table) -> list[list[str]]:
     rows: dict[int, list] = {}
     for cell in table.cells:
         rows.setdefault(cell.row, []).append(cell)
-    return [[c.text for c in sorted(r, key=lambda c: c.col) if c.text.strip()] for _, r in sorted(rows.items())]
+    ordered = [sorted(rows[r], key=lambda c: c.col) for r in sorted(rows)]
+    return [[c.text for c in row if c.text.strip()] for row in ordered]
 
 
 def crop_table(image, scale: float, table: Table, line_h: float, config: TablePassConfig) -> Table:
