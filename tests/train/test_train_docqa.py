@@ -66,4 +66,4 @@ def test_docqa_sft_smoke_run(tmp_path, tiny_model_cfg, byte_tokenizer_path):
     )
     out = train_sft(cfg, log=lambda *a: None)
     config = json.loads((out / "config.json").read_text())
-    assert config["anchor"] == {"version": ANCHOR_VERSION, "max_tokens": 64}
+    assert config["anchor"] == {"version": ANCHOR_VERSION, "max_tokens": 64, "ocr": False}
