@@ -29,6 +29,10 @@ from jocr.types import PageViews
 TRAIN_SEED_BASE = 100_000_000
 
 
+# The profile name of formula crops (`jocr.synth.formula_crops`): one formula under the formula prompt.
+FORMULA_CROP = "formula-crop"
+
+
 @dataclass
 class Stage:
     """One curriculum stage: `samples` page indices drawn from `profiles` (name -> weight)."""
@@ -188,6 +192,7 @@ class SampleMaker:
         self.builder = PageRequestBuilder(tokenizer, vision, cfg.prompt or None)
         self.dedup = DuplicateFilter() if cfg.dedup else None
         self.stats = FilterStats()
+        self.formula_builder = None  # the formula prompt's builder, made at the first formula crop
 
     def make(self, index: int) -> Sample | None:
         from jocr.synth import generate_page
@@ -197,6 +202,8 @@ class SampleMaker:
             return self._make_vector(index, seed, ocr=profile == "vector-ocr")
         if profile in ("docqa", "charts", "caption"):
             return self._make_docqa(index, seed, profile)
+        if profile == FORMULA_CROP:
+            return self._make_formula_crop(index, seed, degrade)
         page = generate_page(seed, profile, degrade)
         text = page.markdown.strip()
         if not self._accept(text):
@@ -211,6 +218,22 @@ class SampleMaker:
         if self.cfg.vision_glyph_weight > 0:
             sample.glyph_fine, sample.glyph_grid = self._glyph_targets(page, degrade)
         return sample
+
+    def _make_formula_crop(self, index: int, seed: int, degrade: bool) -> Sample | None:
+        """A formula crop (`jocr.synth.formula_crops`) under the formula prompt, as `jocr parse --task
+        formula` asks it, its LaTeX the target."""
+        from jocr.layout.request import PageRequestBuilder
+        from jocr.synth.formula_crops import formula_crop
+
+        image, text = formula_crop(seed, degrade)
+        if not self._accept(text):
+            return None
+        if self.formula_builder is None:
+            self.formula_builder = PageRequestBuilder(self.tokenizer, self.vision, "formula")
+        page_input = self.formula_builder.page(image)
+        ids, labels = encode_example(page_input.prompt_ids, self.tokenizer, text)
+        self.stats.kept += 1
+        return Sample(index=index, input_ids=ids, labels=labels, views=page_input.views, profile=FORMULA_CROP)
 
     def _accept(self, text: str) -> bool:
         """The target filters (empty, too long, degenerate), counted in `stats`."""
