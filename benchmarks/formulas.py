@@ -5,6 +5,13 @@ the olmOCR-Bench math tests.
     PYTHONPATH=src .venv/bin/python benchmarks/formulas.py write --out data/frozen-test/formulas
     # score the reader on it: normalised exact match, KaTeX render match, edit distance, seconds per crop
     PYTHONPATH=src .venv/bin/python benchmarks/formulas.py score --set data/frozen-test/formulas
+    # the same formulas as images (each PDF rendered at --dpi, --degrade: scan-degraded), read from pixels
+    # by each model (`jocr parse --task formula`), side by side in one run
+    PYTHONPATH=src .venv/bin/python benchmarks/formulas.py images --set data/frozen-test/formulas \
+        --model models --model runs/sft-formula/snapshots/step_001500 --dpi 150 [--degrade]
+    # testmath.pdf's display formulas cut from the rendered pages at the boxes the text layer gives, read
+    # from pixels (the boxes are the layer's; the reading uses none of its glyphs)
+    PYTHONPATH=src .venv/bin/python benchmarks/formulas.py real-images --model models --dpi 200
     # olmOCR-Bench layout: each PDF's first page read from its text layer alone, with and without formulas
     PYTHONPATH=src .venv/bin/python benchmarks/formulas.py pages --bench ../shared/data/olmocr-bench-sample \
         --out /tmp/formula-pages   # then: jocr score for each system directory written
@@ -99,17 +106,19 @@ def write_set(out: Path, n: int, seed: int) -> None:
     print(f"wrote {len(rows)} formulas to {out}")
 
 
+def _manifest(path: Path) -> list[dict]:
+    """The frozen set's rows (id, pdf, latex, fontset)."""
+    text = (path / "manifest.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line]
+
+
 def score_set(path: Path, render: bool, show: bool) -> dict:
     import pypdfium2 as pdfium
 
     from jocr.checks.formula import score_formula
     from jocr.layout.formulas import read_formula_region
 
-    rows = [
-        json.loads(line)
-        for line in (path / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
-        if line
-    ]
+    rows = _manifest(path)
     results = []
     per_fontset: dict[str, list[bool]] = {}
     for row in rows:
@@ -139,6 +148,123 @@ def score_set(path: Path, render: bool, show: bool) -> dict:
         "exact_by_fontset": {k: round(sum(v) / len(v), 4) for k, v in per_fontset.items()},
     }
     return summary
+
+
+def _read_images(images: list, model_dirs: list[str]) -> dict[str, list[tuple[str, float]]]:
+    """Each model's (markdown, seconds) for each image under the formula task, one model loaded at a time."""
+    import jocr
+    from jocr.pipeline import load_model
+
+    out: dict[str, list[tuple[str, float]]] = {}
+    for model_dir in model_dirs:
+        loaded = load_model(model_dir)
+        jocr.parse(images[0], task="formula", model=loaded)  # warm-up
+        rows = []
+        for image in images:
+            start = time.perf_counter()
+            doc = jocr.parse(image, task="formula", model=loaded)
+            rows.append((doc.markdown, time.perf_counter() - start))
+        out[model_dir] = rows
+    return out
+
+
+def _summary(refs: list[str], rows: list[tuple[str, float]], render: bool, groups: list[str]) -> dict:
+    """Exact match, render match, edit distance and seconds over all formulas and per group."""
+    from jocr.checks.formula import score_formula
+
+    scores = [score_formula(ref, text, render=render) for ref, (text, _) in zip(refs, rows, strict=True)]
+    by_group: dict[str, list[bool]] = {}
+    for group, score in zip(groups, scores, strict=True):
+        by_group.setdefault(group, []).append(score.exact)
+    return {
+        "formulas": len(scores),
+        "exact": round(sum(s.exact for s in scores) / len(scores), 4),
+        "rendered": round(sum(s.rendered for s in scores) / len(scores), 4) if render else None,
+        "edit": round(statistics.mean(s.edit for s in scores), 4),
+        "exact_by_group": {k: f"{sum(v)}/{len(v)}" for k, v in sorted(by_group.items())},
+        "seconds_median": round(statistics.median(r[1] for r in rows), 3),
+    }
+
+
+def score_images(
+    path: Path, model_dirs: list[str], dpi: float, degrade: bool, render: bool, show: bool
+) -> dict:
+    """The frozen set's formulas as images, read from pixels by each model. Groups: the fixed harder list
+    (no template writes them) against the template formulas, and each fontset."""
+    import pypdfium2 as pdfium
+
+    rows = _manifest(path)
+    images = []
+    for row in rows:
+        doc = pdfium.PdfDocument(str(path / row["pdf"]))
+        try:
+            image = doc[0].render(scale=dpi / 72).to_pil().convert("RGB")
+        finally:
+            doc.close()
+        if degrade:
+            from jocr.synth.degrade import degrade as apply_degrade
+
+            image, _ = apply_degrade(image, 0.5, random.Random(f"formula-image/{row['id']}"))
+        images.append(image)
+    refs = [row["latex"] for row in rows]
+    groups = [("harder" if row["latex"] in HARDER else "template") for row in rows]
+    fonts = [row["fontset"] for row in rows]
+    out = {}
+    for model_dir, read in _read_images(images, model_dirs).items():
+        summary = _summary(refs, read, render, groups)
+        summary["exact_by_fontset"] = _summary(refs, read, False, fonts)["exact_by_group"]
+        out[model_dir] = summary
+        if show:
+            for ref, (text, _) in zip(refs, read, strict=True):
+                print(f"{model_dir}: {ref!r}\n    got {text.strip()!r}")
+    return out
+
+
+def score_real_images(
+    truth: Path, pdf: str, model_dirs: list[str], dpi: float, render: bool, show: bool
+) -> dict:
+    """testmath.pdf's display formulas read from pixels: each formula the text layer finds on a reference's
+    page is cut from the page rendered at `dpi` at its box (with a margin of 3 points) and read by each
+    model; each reference is matched to the nearest reading on its page, as `score_real` does."""
+    import pypdfium2 as pdfium
+
+    from jocr.checks.formula import edit_distance, score_formula
+    from jocr.layout.formulas import page_formulas
+    from jocr.lines.textlayer import read_page
+
+    rows = [json.loads(line) for line in truth.read_text(encoding="utf-8").splitlines() if line]
+    crops, crop_pages = [], []
+    doc = pdfium.PdfDocument(pdf)
+    try:
+        for page_index in sorted({r["page"] for r in rows}):
+            page = doc[page_index]
+            image = page.render(scale=dpi / 72).to_pil().convert("RGB")
+            for found in page_formulas(page, read_page(page)):
+                if found.box is None:
+                    continue
+                x0, y0, x1, y1 = found.box
+                box = [round(v * dpi / 72) for v in (x0 - 3, y0 - 3, x1 + 3, y1 + 3)]
+                crops.append(image.crop(tuple(box)))
+                crop_pages.append(page_index)
+    finally:
+        doc.close()
+    out = {}
+    for model_dir, read in _read_images(crops, model_dirs).items():
+        scores = []
+        for row in rows:
+            candidates = [text for (text, _), p in zip(read, crop_pages, strict=True) if p == row["page"]]
+            best = min(candidates, key=lambda c: edit_distance(row["latex"], c), default="")
+            scores.append(score_formula(row["latex"], best, render=render))
+            if show:
+                print(f"{model_dir} p{row['page']}: {row['latex']!r}\n    got {best.strip()!r}")
+        out[model_dir] = {
+            "formulas": len(scores),
+            "crops": len(crops),
+            "exact": round(sum(s.exact for s in scores) / len(scores), 4),
+            "rendered": round(sum(s.rendered for s in scores) / len(scores), 4) if render else None,
+            "edit": round(statistics.mean(s.edit for s in scores), 4),
+        }
+    return out
 
 
 REAL_PDF = "/usr/share/doc/texlive-doc/latex/amsmath/testmath.pdf"  # Debian texlive-latex-base-doc, LPPL 1.3c
@@ -256,6 +382,17 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--truth", type=Path, default=Path("data/frozen-test/formulas/real-testmath.jsonl"))
     r.add_argument("--pdf", default=REAL_PDF)
     r.add_argument("--show", action="store_true")
+    i = sub.add_parser("images")
+    i.add_argument("--set", type=Path, default=Path("data/frozen-test/formulas"))
+    ri = sub.add_parser("real-images")
+    ri.add_argument("--truth", type=Path, default=Path("data/frozen-test/formulas/real-testmath.jsonl"))
+    ri.add_argument("--pdf", default=REAL_PDF)
+    for q in (i, ri):
+        q.add_argument("--model", action="append", required=True, help="a model directory (repeatable)")
+        q.add_argument("--dpi", type=float, default=150.0)
+        q.add_argument("--render", action="store_true", help="also the KaTeX render match (slow)")
+        q.add_argument("--show", action="store_true", help="print every reading")
+    i.add_argument("--degrade", action="store_true", help="scan-degrade each image (seeded by formula id)")
     p = sub.add_parser("pages")
     p.add_argument("--bench", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
@@ -273,6 +410,17 @@ def main(argv: list[str] | None = None) -> int:
         if not Path(args.pdf).is_file():
             raise SystemExit(f"{args.pdf} is not installed (Debian package texlive-latex-base-doc)")
         print(json.dumps(score_real(args.truth, args.pdf, args.show), indent=2))
+    elif args.command == "images":
+        print(
+            json.dumps(
+                score_images(args.set, args.model, args.dpi, args.degrade, args.render, args.show), indent=2
+            )
+        )
+    elif args.command == "real-images":
+        if not Path(args.pdf).is_file():
+            raise SystemExit(f"{args.pdf} is not installed (Debian package texlive-latex-base-doc)")
+        result = score_real_images(args.truth, args.pdf, args.model, args.dpi, args.render, args.show)
+        print(json.dumps(result, indent=2))
     elif args.command == "score":
         print(json.dumps(score_set(args.set, not args.no_render, args.show), indent=2))
     else:
