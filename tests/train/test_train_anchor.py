@@ -111,4 +111,3 @@ def test_a_stage_of_ocr_copies_marks_the_model_as_reading_ocr_anchors():
     assert not data({"vector": 1.0}).ocr_anchored
     assert not data({"vector": 1.0, "vector-ocr": 0.0}).ocr_anchored
     assert data({"vector": 1.0}, {"vector-ocr": 0.5}).ocr_anchored
-
