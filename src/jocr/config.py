@@ -193,11 +193,24 @@ class AnchorConfig:
 
 
 @dataclass
+class ElementsConfig:
+    """Element tasks a model was trained on beyond page reading (docs/elements.md).
+
+    `formula`: trained on formula crops under the formula prompt (the profile "formula-crop",
+    docs/training.md), so the page pipeline has it read the formula regions of pages read from pixels
+    (`jocr.pipeline.formulas`); a model without it leaves those regions as their OCR text.
+    """
+
+    formula: bool = False
+
+
+@dataclass
 class OCRConfig:
     vision: VisionConfig = field(default_factory=VisionConfig)
     decoder: DecoderConfig = field(default_factory=DecoderConfig)
     mtp: MTPConfig = field(default_factory=MTPConfig)
     anchor: AnchorConfig = field(default_factory=AnchorConfig)
+    elements: ElementsConfig = field(default_factory=ElementsConfig)
     bos_token_id: int = 0
     eos_token_id: int = 1
     pad_token_id: int = 2
@@ -213,6 +226,8 @@ class OCRConfig:
             self.mtp = from_known_keys(MTPConfig, self.mtp)
         if isinstance(self.anchor, dict):
             self.anchor = from_known_keys(AnchorConfig, self.anchor)
+        if isinstance(self.elements, dict):
+            self.elements = from_known_keys(ElementsConfig, self.elements)
 
     def validate(self) -> OCRConfig:
         self.vision.validate()

@@ -278,3 +278,17 @@ def test_the_detector_gives_cleaned_regions_in_page_units():
         x0, y0, x1, y1 = region.box
         assert 0 <= x0 < x1 <= 310 and 0 <= y0 < y1 <= 440 and all(map(math.isfinite, region.box))
         assert region.label in regions_mod.CDLA_CLASSES and region.score >= 0.5
+
+
+def test_an_equation_region_is_one_formula_block_over_the_region_s_box():
+    lines, found = two_short_columns()
+    lines += [ocr_line("x = a + b", 300, 900), ocr_line("2c", 330, 940)]  # OCR's reading of a fraction
+    found.append(Region((280, 880, 520, 990), "equation", 0.9))
+    tree = lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=found)
+    (formula,) = [b for b in tree.blocks if b.type == "formula"]
+    assert formula.text == "x = a + b 2c" and formula.latex is None  # not read yet: the OCR text stays
+    assert formula.bbox == (280, 880, 520, 990)  # the region's box, wider than its lines
+    assert "x = a + b 2c" in page_markdown(tree)
+    low = [Region((280, 880, 520, 990), "equation", 0.6)]  # not sure enough: the rules decide
+    tree = lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=found[:-1] + low)
+    assert not [b for b in tree.blocks if b.type == "formula"]

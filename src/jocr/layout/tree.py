@@ -131,6 +131,9 @@ class Block:
     # only when asked); never part of the Markdown, since the page does not print it
     generated_caption: str | None = None
     figure: Any = field(default=None, repr=False, compare=False)  # figures: the cut image (not serialised)
+    # formulas of a page read from pixels: the box's pixels until the formula reader reads them
+    # (`jocr.pipeline.formulas`; not serialised)
+    crop: Any = field(default=None, repr=False, compare=False)
 
     @property
     def furniture(self) -> bool:

@@ -115,36 +115,42 @@ class LoadedModel:
     def engine(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
         """The engine for a speculative setting: "auto" (adaptive k with the FastMTP head when the checkpoint
         has one; with the reference lookup for a model that reads anchors), 0 (plain greedy decoding) or
-        k >= 1 draft tokens per step. Greedy either way: speculation never changes the output."""
+        k >= 1 draft tokens per step. Greedy either way: speculation never changes the output. One engine
+        per setting, kept: its scheduler and the callers that decode between pages share it."""
+        key = (normalise_spec(spec), batch_size)
+        if key not in self._engines:
+            self._engines[key] = self.new_engine(*key)
+        return self._engines[key]
+
+    def new_engine(self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE):
+        """An engine of its own (its own cache), not kept: for a pass that may decode while the stream's
+        scheduler decodes on `engine(...)` in another thread (`jocr.pipeline.formulas`)."""
         from jocr.engine import Engine, EngineConfig
         from jocr.engine.reference_lookup import ReferenceLookup
 
         spec = normalise_spec(spec)
-        key = (spec, batch_size)
-        if key not in self._engines:
-            # A model that reads anchors answers in run references, which the reference lookup drafts alone,
-            # up to REFERENCE_MAX_DRAFTS a step: its FastMTP head, if any, is not run (measured on anchored
-            # pages, its drafts were rarely accepted and its catch-up over each long prompt cost more than
-            # they saved: docs/engine.md).
-            references = self.reads_anchors and ReferenceLookup.from_tokenizer(self.tokenizer) is not None
-            if spec == 0 or (spec == "auto" and not self.has_mtp and not references):
-                drafts = dict(drafter="none", num_draft_tokens=0)
-            elif references:
-                drafts = dict(drafter="refs", num_draft_tokens=spec)
-                drafts["max_draft_tokens"] = REFERENCE_MAX_DRAFTS
-            elif not self.has_mtp:
-                raise ValueError(f"--spec {spec} needs a FastMTP head, which this model lacks (use --spec 0)")
-            else:
-                drafts = dict(drafter="mtp", num_draft_tokens=spec)
-            config = EngineConfig(
-                max_batch_size=batch_size,
-                eos_token_id=self.tokenizer.eos_id,
-                pad_token_id=self.tokenizer.pad_id,
-                **drafts,
-            )
-            # The engine exempts the tokenizer's `<td>`/`</td>` from the repetition guard itself.
-            self._engines[key] = Engine(self.model, config, tokenizer=self.tokenizer)
-        return self._engines[key]
+        # A model that reads anchors answers in run references, which the reference lookup drafts alone,
+        # up to REFERENCE_MAX_DRAFTS a step: its FastMTP head, if any, is not run (measured on anchored
+        # pages, its drafts were rarely accepted and its catch-up over each long prompt cost more than
+        # they saved: docs/engine.md).
+        references = self.reads_anchors and ReferenceLookup.from_tokenizer(self.tokenizer) is not None
+        if spec == 0 or (spec == "auto" and not self.has_mtp and not references):
+            drafts = dict(drafter="none", num_draft_tokens=0)
+        elif references:
+            drafts = dict(drafter="refs", num_draft_tokens=spec)
+            drafts["max_draft_tokens"] = REFERENCE_MAX_DRAFTS
+        elif not self.has_mtp:
+            raise ValueError(f"--spec {spec} needs a FastMTP head, which this model lacks (use --spec 0)")
+        else:
+            drafts = dict(drafter="mtp", num_draft_tokens=spec)
+        config = EngineConfig(
+            max_batch_size=batch_size,
+            eos_token_id=self.tokenizer.eos_id,
+            pad_token_id=self.tokenizer.pad_id,
+            **drafts,
+        )
+        # The engine exempts the tokenizer's `<td>`/`</td>` from the repetition guard itself.
+        return Engine(self.model, config, tokenizer=self.tokenizer)
 
     def runner(
         self, spec: str | int = "auto", batch_size: int = DEFAULT_BATCH_SIZE, max_queue: int | None = None

@@ -27,6 +27,7 @@ from jocr.layout.request import (
 )
 from jocr.lines.anchor import PageAnchor, line_source_answers, normalise_anchor_mode
 from jocr.lines.ocr import normalise_ocr_mode
+from jocr.pipeline.formulas import cut_formula_crops
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
 
@@ -269,6 +270,7 @@ def finish_page(
     page.markdown = tables_markdown(page.tree, page.markdown, read, image)
     if page.markdown != before:
         page.timings["tables_s"] = time.perf_counter() - t0
+    cut_formula_crops(page.tree, image)  # read with the document's other formulas (`read_formulas`)
     if figures.mode == "none" or image is None:
         return
     from jocr.layout.figures import name_figures, place_figures

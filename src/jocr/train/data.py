@@ -110,6 +110,12 @@ class DataConfig:
         anchors under `--anchor auto` (`jocr.config.AnchorConfig.ocr`)."""
         return any(s.profiles.get("vector-ocr", 0) > 0 for s in self.stages)
 
+    @property
+    def formula_crops(self) -> bool:
+        """Whether a stage draws formula crops (`FORMULA_CROP`): the model's config then says it reads
+        formulas (`jocr.config.ElementsConfig.formula`)."""
+        return any(s.profiles.get(FORMULA_CROP, 0) > 0 for s in self.stages)
+
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
         if isinstance(self.filters, dict):

@@ -204,6 +204,8 @@ def train_sft(cfg: TrainConfig, log=print) -> Path:
         model.config.anchor = AnchorConfig(
             version=ANCHOR_VERSION, max_tokens=cfg.data.anchor_max_tokens, ocr=cfg.data.ocr_anchored
         )
+    if cfg.data.formula_crops:  # the page pipeline then has it read formula regions of pixel pages
+        model.config.elements.formula = True
     model.train()
     n_params = sum(p.numel() for p in model.parameters())
     heads = VisionHeads(model, cfg.data, state, cfg.init or cfg.init_vision)

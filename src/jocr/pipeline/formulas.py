@@ -1,0 +1,130 @@
+"""Formulas of pages read from pixels, read by the formula reader (docs/elements.md, "Formulas in page
+images").
+
+A page read from its OCR lines gets a formula block where the layout detector finds an equation region
+(`jocr.layout.regions.CLASS_KINDS`): its box and the OCR text, which is not the formula. When the page is
+finished, `cut_formula_crops` cuts each such block's box out of the page image (the image is dropped
+afterwards); once the document's pages are read, `read_formulas` reads all its crops in one batch with the
+model's formula prompt (`PROMPTS["formula"]`, as `jocr parse --task formula` asks an image) and puts the
+LaTeX in the blocks and the pages' Markdown. Only a model trained on formula crops does this
+(`jocr.config.ElementsConfig.formula`); with any other, the blocks keep their OCR text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from jocr.layout.tree import FORMULA, Block, PageTree
+
+# A formula's answer: at most this many tokens (the training crops' LaTeX is at most 110 characters; a
+# reading that runs on is cut here, never looped: the engine's repetition guard applies as well).
+FORMULA_TOKENS = 160
+# Pixels of margin around the block's box when cut out (the training crops have 2-24).
+CROP_MARGIN = 6
+_DISPLAY = re.compile(r"^\s*\$\$\s*(.*?)\s*\$\$\s*$", re.S)
+
+
+def reads_formulas(loaded) -> bool:
+    """Whether the model (a `LoadedModel`) was trained on formula crops."""
+    return bool(loaded is not None and loaded.model.config.elements.formula)
+
+
+def unread_formulas(tree: PageTree | None) -> list[Block]:
+    """The formula blocks of a page read from pixels (its tree in pixels) that hold no LaTeX yet."""
+    if tree is None or tree.unit != "px":
+        return []
+    return [b for b in tree.blocks if b.type == FORMULA and b.latex is None and b.bbox is not None]
+
+
+def cut_formula_crops(tree: PageTree | None, image) -> int:
+    """Cuts each unread formula block's box (with `CROP_MARGIN`) out of `image` (the page as read, the
+    tree's pixels) into the block's `crop`. Returns how many were cut."""
+    blocks = unread_formulas(tree)
+    if image is None:
+        return 0
+    width, height = image.size
+    for block in blocks:
+        x0, y0, x1, y1 = block.bbox
+        box = (
+            max(0, int(x0) - CROP_MARGIN),
+            max(0, int(y0) - CROP_MARGIN),
+            min(width, int(x1 + 0.999) + CROP_MARGIN),
+            min(height, int(y1 + 0.999) + CROP_MARGIN),
+        )
+        if box[2] - box[0] >= 4 and box[3] - box[1] >= 4:
+            block.crop = image.crop(box)
+    return len(blocks)
+
+
+def formula_latex(text: str) -> str:
+    """The LaTeX of the reader's answer (`$$\\n...\\n$$`); "" for an answer that is not one formula."""
+    found = _DISPLAY.match(text)
+    latex = found.group(1).strip() if found else ""
+    return "" if "$$" in latex else latex
+
+
+def read_crops(loaded, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[str]:
+    """The LaTeX of each crop (a PIL image) read by the model under the formula prompt, decoded together;
+    "" for a crop the model cannot take or reads as no formula."""
+    from jocr.engine import GenerationRequest
+    from jocr.layout.request import PageRequestBuilder
+
+    builder = PageRequestBuilder(loaded.tokenizer, loaded.vision, "formula")
+    engine = loaded.new_engine(0)  # its own: the stream's scheduler may be decoding other pages
+    slots, requests = [], []
+    for k, crop in enumerate(crops):
+        try:
+            page = builder.page(crop)
+        except Exception:  # a degenerate crop: this one stays unread, the others are read
+            continue
+        request = GenerationRequest(page.prompt_ids, [page.views], max_tokens=max_tokens)
+        try:
+            engine.check(request)
+        except ValueError:
+            continue
+        slots.append(k)
+        requests.append(request)
+    out = [""] * len(crops)
+    for k, result in zip(slots, engine.generate(requests) if requests else []):
+        if result.finish_reason == "stop":
+            out[k] = formula_latex(loaded.tokenizer.decode(result.token_ids))
+    return out
+
+
+def read_formulas(doc, loaded, max_tokens: int = FORMULA_TOKENS) -> int:
+    """Reads the cut formula crops of `doc`'s pages (a parsed `Document`) with `loaded`'s image model when
+    it reads formulas, sets each block's LaTeX and Markdown and the pages' Markdown; the crops are dropped
+    either way. Returns how many formulas were read."""
+    from jocr.layout.render import block_markdown, page_markdown
+
+    pages, blocks = [], []
+    for page in doc.pages:
+        found = [b for b in unread_formulas(page.tree) if b.crop is not None]
+        if found:
+            pages.append(page)
+            blocks += found
+    if not blocks:
+        return 0
+    latex = read_crops(loaded, [b.crop for b in blocks], max_tokens) if reads_formulas(loaded) else []
+    done = 0
+    for block, text in zip(blocks, latex or [""] * len(blocks)):
+        block.crop = None
+        if not text:
+            continue
+        page = next(p for p in pages if any(b is block for b in p.tree.blocks))
+        old = block.markdown
+        block.latex = text
+        block.markdown = block_markdown(block)
+        page.markdown = _replace_block(page.markdown, old, block.markdown) or page_markdown(page.tree)
+        done += 1
+    return done
+
+
+def _replace_block(markdown: str, old: str, new: str) -> str | None:
+    """`markdown` with the block whose Markdown is `old` (a block of its own, between blank lines) written
+    as `new`; None where no such block is found (the caller renders the tree again)."""
+    padded = f"\n\n{markdown}\n\n"
+    piece = f"\n\n{old.strip()}\n\n"
+    if not old.strip() or piece not in padded:
+        return None
+    return padded.replace(piece, f"\n\n{new.strip()}\n\n", 1).strip("\n")

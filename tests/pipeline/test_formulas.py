@@ -1,0 +1,85 @@
+"""Formulas of pages read from pixels (`jocr.pipeline.formulas`): an equation region's block is cut out of
+the page image and read by a model trained on formula crops, its LaTeX put in the block and the page's
+Markdown; a model without the training leaves the OCR text; the model config carries the flag."""
+
+from __future__ import annotations
+
+from PIL import Image
+
+from jocr.config import ElementsConfig, OCRConfig
+from jocr.layout.render import block_markdown, page_markdown
+from jocr.layout.tree import FORMULA, PARAGRAPH, Block, PageTree
+from jocr.pipeline import formulas as formulas_mod
+from jocr.pipeline import load_model
+from jocr.pipeline.formulas import cut_formula_crops, formula_latex, read_crops, read_formulas, reads_formulas
+from jocr.pipeline.results import Document, PageResult
+
+
+def _page(unit: str = "px") -> PageResult:
+    blocks = [
+        Block(type=PARAGRAPH, text="The energy is", bbox=(10, 10, 200, 30)),
+        Block(type=FORMULA, text="E mc 2", bbox=(60, 40, 160, 80)),
+        Block(type=PARAGRAPH, text="as shown.", bbox=(10, 90, 200, 110)),
+    ]
+    for b in blocks:
+        b.markdown = block_markdown(b)
+    tree = PageTree(page=1, width=300, height=200, unit=unit, blocks=blocks)
+    page = PageResult(page=1, markdown=page_markdown(tree))
+    page.tree = tree
+    return page
+
+
+def test_formula_answers_are_unwrapped_and_anything_else_is_no_formula():
+    assert formula_latex("$$\nE=mc^{2}\n$$") == "E=mc^{2}"
+    assert formula_latex("  $$ x_{1} $$ ") == "x_{1}"
+    assert formula_latex("E=mc^{2}") == ""
+    assert formula_latex("$$\nx\n$$\n$$\ny\n$$") == ""  # two formulas for one region
+    assert formula_latex("") == ""
+
+
+def test_a_formula_block_is_cut_from_the_page_image_with_a_margin():
+    page = _page()
+    image = Image.new("RGB", (300, 200), "white")
+    assert cut_formula_crops(page.tree, image) == 1
+    (formula,) = [b for b in page.tree.blocks if b.type == FORMULA]
+    assert formula.crop.size == (100 + 2 * formulas_mod.CROP_MARGIN, 40 + 2 * formulas_mod.CROP_MARGIN)
+    pdf_page = _page(unit="pt")  # a PDF page's formulas come from its glyphs, not from pixels
+    assert cut_formula_crops(pdf_page.tree, image) == 0
+
+
+def test_read_formulas_puts_the_latex_in_the_block_and_the_markdown(monkeypatch):
+    page = _page()
+    cut_formula_crops(page.tree, Image.new("RGB", (300, 200), "white"))
+    monkeypatch.setattr(formulas_mod, "reads_formulas", lambda loaded: True)
+    monkeypatch.setattr(formulas_mod, "read_crops", lambda loaded, crops, max_tokens: ["E=mc^{2}"] * len(crops))
+    doc = Document(source="page.png", pages=[page])
+    assert read_formulas(doc, loaded=None) == 1
+    (formula,) = [b for b in page.tree.blocks if b.type == FORMULA]
+    assert formula.latex == "E=mc^{2}" and formula.crop is None
+    assert page.markdown == "The energy is\n\n$$\nE=mc^{2}\n$$\n\nas shown."
+    assert read_formulas(doc, loaded=None) == 0  # read once
+
+
+def test_a_model_not_trained_on_formulas_leaves_the_ocr_text(model_dir):
+    loaded = load_model(model_dir)
+    assert not reads_formulas(loaded)
+    page = _page()
+    cut_formula_crops(page.tree, Image.new("RGB", (300, 200), "white"))
+    before = page.markdown
+    assert read_formulas(Document(source="page.png", pages=[page]), loaded) == 0
+    assert page.markdown == before and all(b.crop is None for b in page.tree.blocks)
+
+
+def test_crops_are_read_by_the_model_one_answer_each(model_dir):
+    loaded = load_model(model_dir)
+    crops = [Image.new("RGB", (120, 40), "white"), Image.new("RGB", (80, 30), "white")]
+    out = read_crops(loaded, crops, max_tokens=8)
+    assert len(out) == 2 and all(isinstance(x, str) for x in out)  # a random model: no formula, no error
+
+
+def test_the_elements_flag_goes_through_config_json(tmp_path):
+    config = OCRConfig()
+    assert config.elements == ElementsConfig(formula=False)
+    config.elements.formula = True
+    config.save(tmp_path)
+    assert OCRConfig.load(tmp_path).elements.formula
