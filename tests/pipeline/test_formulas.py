@@ -51,7 +51,8 @@ def test_read_formulas_puts_the_latex_in_the_block_and_the_markdown(monkeypatch)
     page = _page()
     cut_formula_crops(page.tree, Image.new("RGB", (300, 200), "white"))
     monkeypatch.setattr(formulas_mod, "reads_formulas", lambda loaded: True)
-    monkeypatch.setattr(formulas_mod, "read_crops", lambda loaded, crops, max_tokens: ["E=mc^{2}"] * len(crops))
+    read = lambda loaded, crops, max_tokens: ["E=mc^{2}"] * len(crops)  # noqa: E731
+    monkeypatch.setattr(formulas_mod, "read_crops", read)
     doc = Document(source="page.png", pages=[page])
     assert read_formulas(doc, loaded=None) == 1
     (formula,) = [b for b in page.tree.blocks if b.type == FORMULA]
