@@ -91,6 +91,10 @@ def _model_element(source, index: int, region, task: str, unit: str, model, max_
     if region is not None:
         scale = page_scale(source, index, image)
         image = image.crop(tuple(round(v * scale) for v in region))
+    if task == "formula":  # read folded, as the formula reader was trained (jocr.documents.fold)
+        from jocr.documents.fold import fold_wide
+
+        image = fold_wide(image)
     (doc,) = list(iter_documents([image], model, prompt=MODEL_PROMPTS[task], max_tokens=max_tokens,
                                  anchor="off", ocr="none", skip_blank=False))  # fmt: skip
     markdown = doc.pages[0].markdown if doc.pages else ""

@@ -64,8 +64,10 @@ def formula_latex(text: str) -> str:
 
 
 def read_crops(loaded, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[str]:
-    """The LaTeX of each crop (a PIL image) read by the model under the formula prompt, decoded together;
+    """The LaTeX of each crop (a PIL image) read by the model under the formula prompt, folded as in training
+    (`jocr.documents.fold`), decoded together;
     "" for a crop the model cannot take or reads as no formula."""
+    from jocr.documents.fold import fold_wide
     from jocr.engine import GenerationRequest
     from jocr.layout.request import PageRequestBuilder
 
@@ -74,7 +76,7 @@ def read_crops(loaded, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[st
     slots, requests = [], []
     for k, crop in enumerate(crops):
         try:
-            page = builder.page(crop)
+            page = builder.page(fold_wide(crop.convert("RGB")))  # as the reader was trained
         except Exception:  # a degenerate crop: this one stays unread, the others are read
             continue
         request = GenerationRequest(page.prompt_ids, [page.views], max_tokens=max_tokens)

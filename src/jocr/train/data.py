@@ -226,12 +226,14 @@ class SampleMaker:
         return sample
 
     def _make_formula_crop(self, index: int, seed: int, degrade: bool) -> Sample | None:
-        """A formula crop (`jocr.synth.formula_crops`) under the formula prompt, as `jocr parse --task
-        formula` asks it, its LaTeX the target."""
+        """A formula crop (`jocr.synth.formula_crops`), folded and under the formula prompt as `jocr parse
+        --task formula` reads one (`jocr.documents.fold`), its LaTeX the target."""
+        from jocr.documents.fold import fold_wide
         from jocr.layout.request import PageRequestBuilder
         from jocr.synth.formula_crops import formula_crop
 
         image, text = formula_crop(seed, degrade)
+        image = fold_wide(image)  # as the formula task reads a crop
         if not self._accept(text):
             return None
         if self.formula_builder is None:
