@@ -378,3 +378,39 @@ def test_the_engine_reads_every_window_and_a_refused_window_fails_only_its_page(
     out = reader([dict(r) for r in rows])
     assert out[0]["status"] == "failed" and out[0]["error"].endswith("page 1: prompt too long")
     assert out[1]["status"] == "ok"
+
+
+def test_a_page_read_from_its_lines_is_grouped_by_the_detectors_regions_as_in_parse(tmp_path, monkeypatch):
+    # `jocr batch` reads an OCR'd page from its lines with the layout detector's regions, as `jocr parse`
+    # does: here a stand-in detector calls the middle line an equation, which both write as one formula block.
+    from PIL import ImageDraw, ImageFont
+
+    import jocr
+    from jocr.layout import regions as regions_mod
+    from jocr.synth.fonts import font_path
+
+    image = Image.new("RGB", (900, 500), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(font_path("sans", "regular"), 30)
+    for y, text in (
+        (60, "The first line of the page"),
+        (200, "x equals a plus b"),
+        (340, "The last line here"),
+    ):
+        draw.text((80, y), text, fill="black", font=font)
+    image.save(tmp_path / "page.png")
+    seen = []
+
+    def detector(image, config, page_size=None):
+        seen.append(page_size)
+        return regions_mod.Detection([regions_mod.Region((60, 180, 700, 260), "equation", 0.95)])
+
+    monkeypatch.setattr(regions_mod, "detect_regions", detector)
+    settings = PageSettings(model=_anchored_model(tmp_path, 1024))
+    (row,) = render_pages(expand_documents([{"doc_id": str(tmp_path / "page.png")}], settings), settings)
+    batch = json.loads(row["result"])
+    doc = jocr.parse(tmp_path / "page.png", model=settings.model)
+    assert len(seen) == 2  # both asked the detector
+    kinds = [b["type"] for b in batch["tree"]["blocks"]]
+    assert "formula" in kinds
+    assert batch["markdown"] == doc.pages[0].markdown

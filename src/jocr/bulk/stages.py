@@ -232,7 +232,7 @@ def render_pages(rows: list[dict], settings: PageSettings):
                 row["page_read"] = json.dumps(read.state(), ensure_ascii=False)
             if decision is not None and decision.alone:  # an OCR'd page read from its lines alone: no request
                 result.anchor = decision
-                write_from_lines(result, PageRequestBuilder(None, None))
+                write_from_lines(result, PageRequestBuilder(None, None), image)  # regions too, as parse
                 finish_page(result, read, image, figures, row.get("name") or "page")
                 result.timings.update(render_s=t1 - t0, anchor_s=time.perf_counter() - t1)
                 yield dict(
