@@ -292,3 +292,21 @@ def test_an_equation_region_is_one_formula_block_over_the_region_s_box():
     low = [Region((280, 880, 520, 990), "equation", 0.6)]  # not sure enough: the rules decide
     tree = lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=found[:-1] + low)
     assert not [b for b in tree.blocks if b.type == "formula"]
+
+
+def test_an_equation_region_over_a_table_stays_the_table():
+    # a detector called a table of delimiters an equation: its rows of cells are a table, not one formula
+    lines, found = two_short_columns()
+    rows = [
+        ("Delimiter", "left", "bigl"),
+        ("size", "right", "bigr"),
+        ("Result", "(b)", "[b]"),
+        ("Other", "x y", "z w"),
+    ]
+    for k, row in enumerate(rows):
+        for x, cell in zip((150, 420, 690), row):
+            lines.append(ocr_line(cell, x, 500 + 45 * k))
+    found.append(Region((130, 480, 800, 700), "equation", 0.95))
+    tree = lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=found)
+    kinds = [b.type for b in tree.blocks]
+    assert "table" in kinds and "formula" not in kinds

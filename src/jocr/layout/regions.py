@@ -30,7 +30,7 @@ from jocr.bbox import DROP, clamp, overlap_area
 from jocr.layout.geometry import Line, text_width
 from jocr.layout.line_columns import PROSE_COLUMNS, page_skew, reading_columns, reading_order
 from jocr.layout.render import block_markdown
-from jocr.layout.tree import CAPTION, FOOTER, FORMULA, HEADER, HEADING, BBox, Block, union
+from jocr.layout.tree import CAPTION, FOOTER, FORMULA, HEADER, HEADING, TABLE, BBox, Block, union
 
 RAPID_LAYOUT = "rapid-layout"
 AUTO = "auto"  # rapid-layout when it is installed, else none
@@ -327,12 +327,15 @@ def region_units(
 def region_blocks(region: Region | None, blocks: list[Block], size: float) -> list[Block]:
     """A unit's blocks as the rules formed them, or, for a region whose class gives a kind (`CLASS_KINDS`),
     one block of that kind holding them all (a title's lines are one heading; a caption one caption; a
-    running header or footer one furniture block). A header or footer region whose lines are set larger
-    than `FURNITURE_SIZE` body sizes (`size`) is a masthead, not furniture: its blocks stay as the rules
-    made them."""
+    running header or footer one furniture block; an equation one formula). A header or footer region whose
+    lines are set larger than `FURNITURE_SIZE` body sizes (`size`) is a masthead, not furniture, and an
+    equation region whose lines the rules read as a table is a table: their blocks stay as the rules made
+    them."""
     kind = None if region is None else region.kind
     if kind is None or not blocks:
         return blocks
+    if kind == FORMULA and any(block.type == TABLE for block in blocks):
+        return blocks  # rows of cells: a table of formulas or symbols, not one formula
     if kind in (HEADER, FOOTER):
         sizes = sorted(ln.size for block in blocks for ln in block.lines if ln.size)
         if sizes and sizes[len(sizes) // 2] > FURNITURE_SIZE * size:
