@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
+from jocr.cjk import WORDS
+
 ANLS_THRESHOLD = 0.5
 _MONTHS = {
     name: i + 1
@@ -50,7 +52,7 @@ _ISO_DATE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})$")
 _ZH_DATE = re.compile(r"^(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日$")
 _DAY_MONTH_YEAR = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+(\d{4})$")
 _MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$")
-_CAPTION_TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W_\u3400-\u9fff]+")
+_CAPTION_TOKEN = WORDS
 
 
 def normalise_answer(text: str) -> str:

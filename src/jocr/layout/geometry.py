@@ -13,13 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from jocr.bbox import BoxEdges
+from jocr.cjk import CJK_PUNCT, FULLWIDTH, HAN, HAN_COMPAT, HANGUL, KANA
 from jocr.layout.tree import BBox, TreeLine, union
 from jocr.lines.hyphens import SOFT_HYPHEN, PageWords, keeps_hyphen
 
 BOLD = 520  # a weight at least this is bold (TeX's bold extended fonts report 545, regular ones 345-400)
 # CJK characters and their punctuation (ideographic comma and full stop, corner brackets, full-width forms):
 # lines of Chinese meet without a space where they wrap, punctuation included.
-_WIDE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_WIDE = re.compile(f"[{CJK_PUNCT}{KANA}{HAN}{HANGUL}{HAN_COMPAT}{FULLWIDTH}]")
 # A list item's line: a bullet, or a number, letter or roman numeral with its stop, then the item's text
 # (group 2). Read by the rules' row kinds (`jocr.layout.line_rules`) and by the column cuts
 # (`jocr.layout.line_columns`: lists side by side).

@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jocr.cjk import WORDS
 from jocr.layout.line_rules import is_contents
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tree import TABLE, PageTree
 
 # a word: a run of letters or digits, or one CJK character (no spaces between CJK words, and two OCR
 # passes over the same text split its runs differently)
-_WORD = re.compile(r"[^\W\u3400-\u9fff]+|[\u3400-\u9fff]")
+_WORD = WORDS  # a Latin word or one Han character
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
 

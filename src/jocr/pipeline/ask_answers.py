@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jocr.checks.qa import normalise_answer
+from jocr.cjk import CJK_PUNCT, FULLWIDTH, HAN, HAN_COMPAT
 from jocr.lines.references import REFERENCES, anchor_runs, referenced_numbers, resolve_references
 
 FUZZY_SPAN = 90.0  # rapidfuzz partial_ratio (0-100) from which an answer counts as a span of a line
@@ -60,12 +61,13 @@ _CONJUNCTIONS = frozenset(["and", "or", "和", "与", "及", "或"])
 _STOP_CJK = frozenset("的是了吗呢哪谁什么多少几个些这那在从给被为了之其所以上中里有请问")
 _TITLE_WORDS = frozenset(["title", "subtitle", "heading", "headline"])
 _TITLE_CJK = ("标题", "题目", "书名", "篇名")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{HAN}{HAN_COMPAT}]")
 # Tokens of a run: one CJK character, a word (letters, digits and what joins them: `10.0.2.2`,
 # `2022-11-10`, `hvoss@tug.org`, `Dr.`, `$1,234.50`), or one other character (punctuation, quotes, brackets).
 _TOKEN = re.compile(
-    r"[\u3400-\u9fff\uf900-\ufaff]"
-    r"|(?:[^\s\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef,;!?()\[\]\"“”‘’]|(?<=[0-9]),(?=[0-9]))+"
+    f"[{HAN}{HAN_COMPAT}]"
+    f"|(?:[^\\s{HAN}{HAN_COMPAT}{CJK_PUNCT}{FULLWIDTH}"
+    r",;!?()\[\]\"“”‘’]|(?<=[0-9]),(?=[0-9]))+"
     r"|[^\s]"
 )
 _CLAUSE_END = frozenset(',;!?，。；！？、"“”‘’「」『』《》')
@@ -112,7 +114,7 @@ class _Words:
 
 
 def _word(token: str) -> str:
-    return re.sub(r"[^a-z0-9\u3400-\u9fff\uf900-\ufaff]", "", token.lower())
+    return re.sub(f"[^a-z0-9{HAN}{HAN_COMPAT}]", "", token.lower())
 
 
 def _stem(word: str) -> str:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from jocr.cjk import HAN
 from jocr.lines.anchor import Anchor, page_runs, run_window
 
 FOCUS_RUNS = 12  # runs in a focused window
 FOCUS_BEFORE = 1  # runs shown before the best-matching one
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
-_CJK = re.compile(r"[\u3400-\u9fff]+")
+_CJK = re.compile(f"[{HAN}]+")
 _STOP = frozenset(
     "the and for are was were what which who whom whose when where why how does did this that these those "
     "with from into about under over than then there their its his her they them you your can could may "
