@@ -40,7 +40,8 @@ speed by those on a loaded machine. Outputs go to
 of running it again, so systems can be run one at a time and the tables printed at the end. With
 `--answer-cache DIR` the model's answers are kept in DIR and reused by later runs
 (benchmarks/answer_cache.py): a change after the model is scored on the very answers the run before it was
-scored on.
+scored on. With `--ocr-cache DIR` RapidOCR's readings of the OCR'd pages that `jocr parse` reads are kept in
+DIR (benchmarks/ocr_cache.py), so two code versions read the same images once.
 """
 
 from __future__ import annotations
