@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frozen-real", default=str(REPO / "data/frozen-real"))
     ap.add_argument("--frozen-real2", default=str(REPO / "data/frozen-real2"))
     ap.add_argument("--frozen-real3", default=str(REPO / "data/frozen-real3"))
+    ap.add_argument("--frozen-real4", default=str(REPO / "data/frozen-real4"))
     ap.add_argument("--frozen", default="cpu-small", help="frozen synthetic test set (jocr.synth)")
     ap.add_argument("--pages", type=int, default=200)
     ap.add_argument(
@@ -157,10 +158,21 @@ def main(argv: list[str] | None = None) -> int:
         help="with --suite: keep the model's answers in DIR and answer requests seen before from it "
         "(benchmarks/answer_cache.py): page assembly changes scored on the same answers",
     )
+    ap.add_argument(
+        "--ocr-cache",
+        metavar="DIR",
+        help="with --suite: keep RapidOCR's readings of `jocr parse`'s OCR'd pages in DIR and reuse them "
+        "(benchmarks/ocr_cache.py): the same images read once for two code versions",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.suite:
         import accuracy_sets
+
+        if args.ocr_cache:
+            from ocr_cache import use_ocr_cache
+
+            use_ocr_cache(Path(args.ocr_cache))
 
         models = [m.split("=", 1)[-1] for m in args.model]
         if len(models) > 1:

@@ -12,7 +12,9 @@ Sets (each scored as its benchmark scores it):
 - `real2-pdf`: the second frozen set of born-digital pages (`--frozen-real2`, default data/frozen-real2),
   half of them Chinese, scored the same way;
 - `real3-pdf`: the third frozen set of born-digital pages (`--frozen-real3`, default data/frozen-real3),
-  mostly English, scored the same way;
+  mostly English, scored the same way (`real3-scan`, `real3-photo`: its held-out OCR'd copies);
+- `real4-pdf`, `real4-scan`, `real4-photo`: the fourth frozen set (`--frozen-real4`, default
+  data/frozen-real4), mostly English, the development set for OCR'd pages; scored the same way;
 - `omnidocbench-demo` (`--omnidocbench`, default ../shared/data/omnidocbench-demo, which has the images
   that tests/data leaves out): its 18 page images,
   scored like `jocr score --omnidocbench` (text edit, reading-order edit, table TEDS, display-formula edit;
@@ -38,7 +40,8 @@ speed by those on a loaded machine. Outputs go to
 of running it again, so systems can be run one at a time and the tables printed at the end. With
 `--answer-cache DIR` the model's answers are kept in DIR and reused by later runs
 (benchmarks/answer_cache.py): a change after the model is scored on the very answers the run before it was
-scored on.
+scored on. With `--ocr-cache DIR` RapidOCR's readings of the OCR'd pages that `jocr parse` reads are kept in
+DIR (benchmarks/ocr_cache.py), so two code versions read the same images once.
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ SET_NAMES = (
     "real3-pdf",
     "real3-scan",
     "real3-photo",
+    "real4-pdf",
+    "real4-scan",
+    "real4-photo",
     "omnidocbench-demo",
 )
 
@@ -317,7 +323,8 @@ def score_set(bset: BenchSet, out_dir: Path) -> dict:
 
 def build_sets(args) -> list[BenchSet]:
     sets = [olmocr_set(Path(args.olmocr_sample))] + frozen_real_sets(Path(args.frozen_real))
-    for prefix, root in (("real2", args.frozen_real2), ("real3", args.frozen_real3)):
+    later = (("real2", args.frozen_real2), ("real3", args.frozen_real3), ("real4", args.frozen_real4))
+    for prefix, root in later:
         if (Path(root) / "sources.json").is_file():
             sets += frozen_real_sets(Path(root), prefix=prefix)
     if (Path(args.omnidocbench) / "images").is_dir():

@@ -22,6 +22,7 @@ def _args(sets: str, tmp_path: Path) -> SimpleNamespace:
         frozen_real=str(REPO / "data/frozen-real"),
         frozen_real2=str(REPO / "data/frozen-real2"),
         frozen_real3=str(REPO / "data/frozen-real3"),
+        frozen_real4=str(REPO / "data/frozen-real4"),
         omnidocbench=str(tmp_path / "no-omnidocbench"),
     )
 
@@ -38,4 +39,11 @@ def test_sets_are_taken_together_and_an_unknown_name_is_refused(tmp_path):
     names = [s.name for s in build_sets(_args("real2-pdf,real3-pdf", tmp_path))]
     assert names == ["real2-pdf", "real3-pdf"]
     with pytest.raises(SystemExit, match="real3-pdf"):
-        build_sets(_args("real4-pdf", tmp_path))
+        build_sets(_args("real9-pdf", tmp_path))
+
+
+def test_the_fourth_frozen_set_is_taken_by_name_with_its_photographs(tmp_path):
+    (bset,) = build_sets(_args("real4-photo", tmp_path))
+    assert bset.name == "real4-photo" and bset.tests == REPO / "data/frozen-real4/photo.jsonl"
+    assert len(bset.pages) == 14 and all(p.path.is_file() and p.path.suffix == ".jpg" for p in bset.pages)
+    assert sorted(p.lang for p in bset.pages).count("zh") == 3

@@ -136,6 +136,19 @@ def test_a_title_region_is_one_heading_and_a_header_region_furniture():
     assert [b.type for b in tree.blocks][0] == "header"  # furniture first, as the rules place it
 
 
+def test_a_numbered_title_region_keeps_its_number():
+    """"1. Introduction" alone on its row reads as a list item whose marker the rules keep apart; a title
+    region over it makes one heading, which keeps the number the page shows."""
+    lines = [ocr_line(f"body line {k} of the running text here", 100, 200 + 40 * k) for k in range(4)]
+    lines.append(ocr_line("1. Introduction", 100, 380))
+    lines += [ocr_line(f"more of the running text, line {k}", 100, 430 + 40 * k) for k in range(4)]
+    found = [Region((95, 375, 260, 415), "title", 0.9)]
+    tree = lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=found)
+    (heading,) = [b for b in tree.blocks if b.type == "heading"]
+    assert heading.text == "1. Introduction"
+    assert "1. Introduction" in page_markdown(tree)
+
+
 def test_a_large_header_region_is_a_masthead_not_furniture():
     lines = [ocr_line("The Masthead", 100, 20, char=30, height=80)]
     lines += [ocr_line(f"body line {k} of the running text here", 100, 200 + 40 * k) for k in range(6)]

@@ -340,7 +340,10 @@ def region_blocks(region: Region | None, blocks: list[Block], size: float) -> li
         sizes = sorted(ln.size for block in blocks for ln in block.lines if ln.size)
         if sizes and sizes[len(sizes) // 2] > FURNITURE_SIZE * size:
             return blocks
-    text = " ".join(block.text for block in blocks if block.text)
+    # a list item's marker is kept apart from its text; merged into one block, it is the page's text again
+    # ("1. Introduction" under a title region is that heading, number and all)
+    parts = [f"{block.marker} {block.text}" if block.marker else block.text for block in blocks if block.text]
+    text = " ".join(parts)
     boxes = [block.bbox for block in blocks if block.bbox is not None]
     if kind == FORMULA:
         boxes.append(region.box)

@@ -1,0 +1,74 @@
+"""The fourth frozen real-page set (data/frozen-real4) is well formed: every test names an existing page,
+every page has tests, a source and a licence, no page comes from a document another frozen set takes pages
+from (their sources.json files and READMEs), the Chinese pages (and only they) carry the CJK baseline
+test, the tests can fail, and the scanned and photographed copies carry the PDF's tests."""
+
+import json
+from pathlib import Path
+
+from frozen_set_checks import (
+    assert_an_unrelated_answer_passes_only_absent_and_baseline_tests,
+    assert_every_test_names_an_existing_page,
+    records,
+    sources,
+)
+
+ROOT = Path(__file__).resolve().parents[1] / "data" / "frozen-real4"
+
+
+def test_every_test_names_an_existing_page():
+    assert_every_test_names_an_existing_page(ROOT)
+
+
+def test_every_page_has_tests_a_source_and_a_licence():
+    pages = sources(ROOT)
+    assert 12 <= len(pages) == len({s["id"] for s in pages}) <= 16
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tested = {Path(r["pdf"]).stem for r in records(ROOT)}
+    assert tested == {s["id"] for s in pages}
+    for src in pages:
+        assert src["package"] and src["licence"] and src["file"].startswith("/usr/share/doc/"), src["id"]
+        assert src["package"] in readme and f"`{src['id']}`" in readme
+    per_page = [sum(Path(r["pdf"]).stem == s["id"] for r in records(ROOT)) for s in pages]
+    assert min(per_page) >= 8
+
+
+def test_no_document_is_shared_with_another_frozen_set():
+    files = {s["file"] for s in sources(ROOT)}
+    others = [p for p in ROOT.parent.glob("frozen-*/**/sources.json") if ROOT not in p.parents]
+    assert len(others) >= 8
+    for path in others:
+        pages = json.loads(path.read_text())
+        pages = pages["pages"] if isinstance(pages, dict) else pages
+        assert files.isdisjoint({s.get("file") for s in pages}), path
+    for readme in ROOT.parent.glob("frozen-*/README.md"):
+        if readme.parent != ROOT:
+            text = readme.read_text(encoding="utf-8")
+            assert not [f for f in files if f in text or Path(f).name in text], readme
+
+
+def test_mostly_english_and_the_chinese_pages_carry_the_cjk_baseline():
+    pages = sources(ROOT)
+    zh = {s["id"] for s in pages if s["lang"] == "zh"}
+    assert 3 <= len(zh) <= 4 and {s["lang"] for s in pages} == {"en", "zh"}
+    baselines = {Path(r["pdf"]).stem for r in records(ROOT) if r["type"] == "baseline"}
+    assert baselines == zh
+
+
+def test_an_unrelated_answer_passes_only_absent_and_baseline_tests():
+    assert_an_unrelated_answer_passes_only_absent_and_baseline_tests(ROOT)
+
+
+def test_the_scanned_and_photographed_copies_carry_the_pdf_tests():
+    pdf = {r["id"]: r for r in records(ROOT)}
+    for variant in ("scan", "photo"):
+        lines = (ROOT / f"{variant}.jsonl").read_text(encoding="utf-8").splitlines()
+        copies = [json.loads(line) for line in lines if line.strip()]
+        assert len(copies) == len(pdf)
+        for rec in copies:
+            original = pdf[rec["id"].removesuffix(f"_{variant}")]
+            stem = Path(original["pdf"]).stem
+            assert rec["pdf"] == f"{variant}/{stem}.jpg" and (ROOT / "pdfs" / rec["pdf"]).is_file()
+            assert {k: v for k, v in rec.items() if k not in ("pdf", "id")} == {
+                k: v for k, v in original.items() if k not in ("pdf", "id")
+            }
