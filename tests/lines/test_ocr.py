@@ -174,6 +174,25 @@ def test_an_unsure_half_turn_is_not_taken(monkeypatch):
     assert taken == {"unsure": 0, "sure": 180}
 
 
+def test_profiles_alone_do_not_turn_a_page_that_an_unsure_osd_reads_upright(monkeypatch):
+    """A photographed sheet on a dark table: the table down its sides makes the profiles say sideways; OSD,
+    unsure, says upright; the page is not turned. OSD sure of a quarter turn, or agreeing, still turns it."""
+    from jocr.lines.ocr_tesseract import Orientation
+
+    image, _ = text_crop()
+    monkeypatch.setattr(ocr, "profile_turn", lambda grey: 90)
+
+    def turn_with(osd_turn, confidence):
+        monkeypatch.setattr(
+            ocr, "orientation", lambda grey, timeout: Orientation(osd_turn, confidence, "Latin")
+        )
+        return read_image(image, OCRLinesConfig(engine="tesseract", deskew=False)).stats.get("turn", 0)
+
+    assert turn_with(0, 0.9) == 0  # disagree, unsure: upright
+    assert turn_with(270, 0.9) == 270  # agree on sideways: OSD's direction
+    assert turn_with(0, 5.0) == 0 and turn_with(90, 5.0) == 90  # sure: OSD
+
+
 def test_paper_rows_find_a_photographed_sheet_and_no_sheet_in_a_scan():
     photo = Image.new("L", (1000, 1400), 70)  # a dark table
     ImageDraw.Draw(photo).rectangle((80, 150, 920, 1299), fill=225)  # the sheet on it

@@ -9,7 +9,8 @@ Steps, all bounded:
 3. Set the page upright: projection profiles tell a page lying on its side (rows of text give a sharper
    profile across than along them); Tesseract's OSD, when Tesseract is installed, gives the quarter turn
    (taken when its confidence reaches `min_osd_confidence` or it agrees with the profiles on sideways or
-   not); without Tesseract an upside-down page rests on RapidOCR's per-line direction classifier (with
+   not; an unsure OSD that disagrees with them leaves the page upright); without Tesseract an upside-down
+   page rests on RapidOCR's per-line direction classifier (with
    it that classifier is off: it turns some long upright lines over). Then the
    skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
    least `min_skew_degrees`.
@@ -343,10 +344,12 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
             osd = orientation(grey, config.timeout_s)
             # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not; the
             # profiles cannot tell upright from upside down, so a half turn needs OSD to be sure (an
-            # unsure 180 turned a handwritten note over).
+            # unsure 180 turned a handwritten note over). Where they disagree and OSD is unsure the page
+            # stays upright: the profiles call a photographed sheet sideways when the dark table around it
+            # runs down its sides (10 of 14 upright development photographs).
             agrees = sideways == (osd.turn in (90, 270)) and osd.turn != 180 if osd is not None else False
-            if osd is not None and (osd.confidence >= config.min_osd_confidence or agrees):
-                turn = osd.turn
+            sure = osd is not None and osd.confidence >= config.min_osd_confidence
+            turn = osd.turn if sure or agrees else 0
         if turn:
             forward = _quarter_turn(turn, *grey.size) @ forward
             grey = grey.transpose(_TRANSPOSE[turn])
