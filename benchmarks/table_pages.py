@@ -7,12 +7,14 @@ missed and false, as the OmniDocBench page score matches them).
 
     PYTHONPATH=src python benchmarks/table_pages.py --cache DIR [-v]          # score
     PYTHONPATH=src python benchmarks/table_pages.py --build --docs DIR         # write the table-free pages
+    PYTHONPATH=src python benchmarks/table_pages.py --cache DIR --folder data/frozen-real-prose-pages
 
 `--cache DIR`: the pages' RapidOCR lines (`<id>.json`) and the OCR lines of the crops the table pass reads
 (`crop-<hash>.pkl`, keyed by the crop's pixels) are kept there and read back, so two versions of the rules
 are compared on the same OCR. `--build` renders and degrades the pages without tables that `pages.jsonl`
 names by package file (the table pages are the real image-table set's images, `--docs` as for
-benchmarks/tables_real_image_set.py) and writes `manifest.jsonl`.
+benchmarks/tables_real_image_set.py) and writes `manifest.jsonl`; `--folder` names another page set
+(data/frozen-real-prose-pages: pages without tables, where only false tables count).
 """
 
 from __future__ import annotations
@@ -31,13 +33,13 @@ TARGET = REPO / "data/frozen-real-table-pages"
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 
-def build(docs: Path) -> list[dict]:
+def build(docs: Path, target: Path = TARGET) -> list[dict]:
     from jocr.documents.pages import LoadOptions, open_source
     from tables_image_set import DPI, degraded_table
 
-    (TARGET / "images").mkdir(parents=True, exist_ok=True)
+    (target / "images").mkdir(parents=True, exist_ok=True)
     out = []
-    for line in (TARGET / "pages.jsonl").read_text().splitlines():
+    for line in (target / "pages.jsonl").read_text().splitlines():
         row = json.loads(line)
         if "file" in row:
             path = docs / "usr/share/doc" / row["file"]
@@ -48,10 +50,10 @@ def build(docs: Path) -> list[dict]:
             rng = random.Random(f"table-pages-{row['id']}")
             image, _, _ = degraded_table(page, (0, 0, 1, 1), row["kind"], rng)
             row["image"] = f"images/{row['id']}.jpg"
-            image.convert("L").save(TARGET / row["image"], quality=80, optimize=True)
+            image.convert("L").save(target / row["image"], quality=80, optimize=True)
             row["source"] = f"{row['package']}:{row['file']}#{row['page'] + 1}"
         out.append({k: row[k] for k in ("id", "image", "kind", "lang", "source", "tables", "html")})
-    (TARGET / "manifest.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out))
+    (target / "manifest.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out))
     return out
 
 
@@ -122,11 +124,11 @@ def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
     out = {"pages": len(rows), "tables": sum(len(r["html"]) for r in rows)}
     for name, total in totals.items():
         scores = total.pop("scores")
-        out[name] = {
+        teds = {  # a set without tables (pages of prose) counts false tables only
             "teds": round(statistics.mean(s[0] for s in scores), 4),
             "teds_s": round(statistics.mean(s[1] for s in scores), 4),
-            **total,
-        }
+        } if scores else {}
+        out[name] = {**teds, **total}
     return out
 
 
@@ -141,7 +143,7 @@ def main() -> None:
     if args.build:
         if not args.docs:
             raise SystemExit("--build needs --docs DIR")
-        print(f"{len(build(Path(args.docs)))} pages in {TARGET}")
+        print(f"{len(build(Path(args.docs), Path(args.folder)))} pages in {args.folder}")
         return
     if not args.cache:
         raise SystemExit("--cache DIR is needed (OCR lines are kept there)")

@@ -87,6 +87,36 @@ def test_rows_of_prose_cells_are_columns_not_a_table():
     assert "<table>" in markdown(rows)
 
 
+def test_two_rows_of_prose_cells_are_columns_too():
+    page = []
+    for k in range(2):
+        y = 300 + 45 * k
+        page.append(ocr_line(100, y, f"left column sentence number {k} goes on", 30, 14))
+        page.append(ocr_line(100 + 14 * 38 + 40, y, f"right column sentence number {k} goes on", 30, 14))
+    md = markdown(page)
+    assert "<table>" not in md
+    assert md.index("left column sentence number 1") < md.index("right column sentence number 0")
+
+
+def test_numbered_lines_and_code_beside_line_numbers_are_no_table():
+    items = ["Install the package first", "Run the tests of the package", "Read the results in the log"]
+    # a manuscript's line numbers in the margin, then numbered items
+    page = [ocr_line(60, 300 + 45 * k, str(57 + k), 30, 14) for k in range(3)]
+    page += [ocr_line(200, 300 + 45 * k, f"{k + 1}. {t}", 30, 14) for k, t in enumerate(items)]
+    md = markdown(page)
+    assert "<table>" not in md and "1. Install the package first" in md
+    # a listing with its line numbers
+    code = ["\\bool_if:NTF \\l_tmpa_bool", "{ \\int_set:Nn \\l_tmpa_int { 1 } }", "}"]
+    page = [ocr_line(60, 300 + 45 * k, str(247 + k), 30, 14) for k in range(3)]
+    page += [ocr_line(200, 300 + 45 * k, t, 30, 14) for k, t in enumerate(code)]
+    md = markdown(page)
+    assert "<table>" not in md and "int_set:Nn" in md
+    # numbers beside numbers stay a table
+    page = [ocr_line(60, 300 + 45 * k, str(1 + k), 30, 14) for k in range(3)]
+    page += [ocr_line(400, 300 + 45 * k, f"{12 + k}.5", 30, 14) for k in range(3)]
+    assert "<table>" in markdown(page)
+
+
 def test_tree_of_lines_from_plain_data_is_the_tree_of_the_lines():
     from jocr.layout.line_rules import tree_of_lines
     from jocr.lines.types import OK, PageLines

@@ -40,6 +40,7 @@ from jocr.layout.geometry import (
 )
 from jocr.layout.line_columns import reading_order
 from jocr.layout.regions import Region, region_blocks, region_units
+from jocr.layout.table_cells import PROSE, not_a_table
 from jocr.layout.tree import (
     CAPTION,
     CAPTION_START,
@@ -271,6 +272,7 @@ def _column_blocks(
     current: list[Row] = []
     kind = PARAGRAPH
     index = 0
+    as_text = 0  # rows before this index were read as rows of cells that are text (`_table_or_contents`)
     while index < len(rows):
         row = rows[index]
         em = max(row.size, 1.0)
@@ -280,13 +282,16 @@ def _column_blocks(
             row_kind = PARAGRAPH
         cells = row.cells(em)
         run = _cell_rows(rows, index, em, size) if len(cells) >= 2 and row_kind != HEADING else 0
-        if run:
+        table = _table_or_contents(rows[index : index + run], em) if run and index >= as_text else None
+        if table:
             if current:
                 blocks.append(_text_block(kind, current, words))
                 current = []
-            blocks.extend(_table_or_contents(rows[index : index + run], em))
+            blocks.extend(table)
             index += run
             continue
+        if run:
+            as_text = index + run
         if current and _continues(current, kind, row, row_kind, pitch, right, left):
             current.append(row)
         else:
@@ -454,9 +459,10 @@ def _cell_rows(rows: list[Row], start: int, em: float, size: float) -> int:
     return end - start if end - start >= 2 else 0
 
 
-def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
+def _table_or_contents(rows: list[Row], em: float) -> list[Block] | None:
     """Rows of cells: a table of contents (most rows end in a page number after a title) as list items,
-    else a table."""
+    columns of prose as paragraphs (`_prose_columns`), None where the cells are text read row by row
+    (numbered lines, code: `jocr.layout.table_cells.not_a_table`), else a table."""
     cells = [[join_text([ln.text for ln in c]) for c in row.cells(em)] for row in rows]
     cells = [[c for c in row if not _LEADERS.fullmatch(" " + c)] or row for row in cells]
     if is_contents(cells):
@@ -481,8 +487,11 @@ def _table_or_contents(rows: list[Row], em: float) -> list[Block]:
             members[at].append(cell)
         grid.append(slots)
     filled = [len(c) for slots in grid for c in slots if c]
-    if len(rows) >= PROSE_TABLE_ROWS and statistics.median(filled) >= PROSE_CELL_CHARS:
+    why = not_a_table(grid)
+    if (len(rows) >= PROSE_TABLE_ROWS and statistics.median(filled) >= PROSE_CELL_CHARS) or why == PROSE:
         return _prose_columns(members)
+    if why:
+        return None
     body = ["<tr>" + "".join(f"<td>{_escape(s)}</td>" for s in slots) + "</tr>" for slots in grid]
     html = "<table>" + "".join(body) + "</table>"
     lines = [ln for row in rows for ln in row.lines]

@@ -113,21 +113,14 @@ def read_table(
 
 
 def _not_a_table(table: Table) -> str:
-    """Why the cells read are no table ("" when they are one): fewer than two rows of two filled cells
-    (a paragraph), or cells mostly prose (`prose_tables.PROSE_WIDTH` columns wide: lines of text)."""
-    from jocr.layout.geometry import text_width
-    from jocr.layout.prose_tables import PROSE_WIDTH
+    """Why the cells read are no table ("" when they are one): `jocr.layout.table_cells.not_a_table` over
+    each row's cells left to right (a paragraph, lines of prose, numbered lines, code)."""
+    from jocr.layout.table_cells import not_a_table
 
-    filled: dict[int, int] = {}
+    rows: dict[int, list] = {}
     for cell in table.cells:
-        if cell.text:
-            filled[cell.row] = filled.get(cell.row, 0) + 1
-    if sum(1 for n in filled.values() if n >= 2) < 2:
-        return "its text is one column"
-    texts = [c.text for c in table.cells if c.text]
-    if sum(text_width(t) >= PROSE_WIDTH for t in texts) > 0.5 * len(texts):
-        return "its cells are lines of prose"
-    return ""
+        rows.setdefault(cell.row, []).append(cell)
+    return not_a_table([[c.text for c in sorted(rows[r], key=lambda c: c.col)] for r in sorted(rows)])
 
 
 # -- geometry ------------------------------------------------------------------------------------------
