@@ -139,7 +139,7 @@ def test_a_title_region_is_one_heading_and_a_header_region_furniture():
 
 
 def test_a_numbered_title_region_keeps_its_number():
-    """"1. Introduction" alone on its row reads as a list item whose marker the rules keep apart; a title
+    """ "1. Introduction" alone on its row reads as a list item whose marker the rules keep apart; a title
     region over it makes one heading, which keeps the number the page shows."""
     lines = [ocr_line(f"body line {k} of the running text here", 100, 200 + 40 * k) for k in range(4)]
     lines.append(ocr_line("1. Introduction", 100, 380))
