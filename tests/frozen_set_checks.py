@@ -32,3 +32,20 @@ def assert_an_unrelated_answer_passes_only_absent_and_baseline_tests(root: Path)
     for test in load_tests(root / "pdf.jsonl"):
         passed, _, _ = test.run("Nothing of the page.")
         assert passed == (test.type in ("absent", "baseline")), test.id
+
+
+def assert_the_copies_carry_the_pdf_tests(root: Path) -> None:
+    """The scanned and photographed copies (`scan.jsonl`, `photo.jsonl`) hold each PDF test, pointed at the
+    copy's image, and nothing else changed."""
+    pdf = {r["id"]: r for r in records(root)}
+    for variant in ("scan", "photo"):
+        lines = (root / f"{variant}.jsonl").read_text(encoding="utf-8").splitlines()
+        copies = [json.loads(line) for line in lines if line.strip()]
+        assert len(copies) == len(pdf)
+        for rec in copies:
+            original = pdf[rec["id"].removesuffix(f"_{variant}")]
+            stem = Path(original["pdf"]).stem
+            assert rec["pdf"] == f"{variant}/{stem}.jpg" and (root / "pdfs" / rec["pdf"]).is_file()
+            assert {k: v for k, v in rec.items() if k not in ("pdf", "id")} == {
+                k: v for k, v in original.items() if k not in ("pdf", "id")
+            }
