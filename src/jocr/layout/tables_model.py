@@ -73,23 +73,25 @@ class Table:
 
     @property
     def text(self) -> str:
-        rows: dict[int, list[str]] = {}
-        for cell in self.cells:
-            rows.setdefault(cell.row, []).append(cell.text)
-        return "\n".join(" | ".join(rows[r]) for r in sorted(rows))
+        return "\n".join(" | ".join(c.text for c in cells) for cells in self.by_row().values())
+
+    def by_row(self) -> dict[int, list[Cell]]:
+        """Each row's cells left to right, rows top to bottom (rows without a cell of their own left out)."""
+        rows: dict[int, list[Cell]] = {}
+        for cell in sorted(self.cells, key=lambda c: (c.row, c.col)):
+            rows.setdefault(cell.row, []).append(cell)
+        return rows
 
 
 def table_html(table: Table) -> str:
     """`<table>` with `<tr>`s, `<th>` for header cells, rowspan/colspan where above 1; "" for no table."""
     if table.empty:
         return ""
-    rows: dict[int, list[Cell]] = {}
-    for cell in table.cells:
-        rows.setdefault(cell.row, []).append(cell)
+    rows = table.by_row()
     out = ["<table>"]
     for r in range(table.n_rows):
         out.append("<tr>")
-        for cell in sorted(rows.get(r, []), key=lambda c: c.col):
+        for cell in rows.get(r, []):
             tag = "th" if cell.header else "td"
             spans = (f' rowspan="{cell.rowspan}"' if cell.rowspan > 1 else "") + (
                 f' colspan="{cell.colspan}"' if cell.colspan > 1 else ""

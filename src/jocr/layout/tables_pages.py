@@ -150,11 +150,7 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
 
 def _row_texts(table: Table) -> list[list[str]]:
     """Each row's non-empty cell texts, left to right."""
-    rows: dict[int, list] = {}
-    for cell in table.cells:
-        rows.setdefault(cell.row, []).append(cell)
-    ordered = [sorted(rows[r], key=lambda c: c.col) for r in sorted(rows)]
-    return [[c.text for c in row if c.text.strip()] for row in ordered]
+    return [[c.text for c in row if c.text.strip()] for row in table.by_row().values()]
 
 
 def crop_table(image, scale: float, table: Table, line_h: float, config: TablePassConfig) -> Table:
