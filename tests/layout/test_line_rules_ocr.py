@@ -69,13 +69,19 @@ def test_chinese_lines_join_without_spaces():
     assert markdown(page) == "这是第一行文字，内容还没有结束这是第二行文字。"
 
 
-def test_rows_of_prose_cells_are_columns_not_a_table():
-    # Two columns whose gutter lines run over (no gutter to cut at): rows of two long cells each.
+def _prose_columns(rows: int) -> list:
+    """Two columns of prose lines side by side, `rows` lines each: rows of two long cells."""
     page = []
-    for k in range(8):
+    for k in range(rows):
         y = 300 + 45 * k
         page.append(ocr_line(100, y, f"left column sentence number {k} goes on", 30, 14))
         page.append(ocr_line(100 + 14 * 38 + 40, y, f"right column sentence number {k} goes on", 30, 14))
+    return page
+
+
+def test_rows_of_prose_cells_are_columns_not_a_table():
+    # Two columns whose gutter lines run over (no gutter to cut at): rows of two long cells each.
+    page = _prose_columns(8)
     page.append(
         ocr_line(100, 300 + 45 * 8, "a line that runs over the gutter from left to the right side", 30, 20)
     )
@@ -88,12 +94,7 @@ def test_rows_of_prose_cells_are_columns_not_a_table():
 
 
 def test_two_rows_of_prose_cells_are_columns_too():
-    page = []
-    for k in range(2):
-        y = 300 + 45 * k
-        page.append(ocr_line(100, y, f"left column sentence number {k} goes on", 30, 14))
-        page.append(ocr_line(100 + 14 * 38 + 40, y, f"right column sentence number {k} goes on", 30, 14))
-    md = markdown(page)
+    md = markdown(_prose_columns(2))
     assert "<table>" not in md
     assert md.index("left column sentence number 1") < md.index("right column sentence number 0")
 
