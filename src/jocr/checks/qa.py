@@ -52,7 +52,6 @@ _ISO_DATE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})$")
 _ZH_DATE = re.compile(r"^(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日$")
 _DAY_MONTH_YEAR = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+(\d{4})$")
 _MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$")
-_CAPTION_TOKEN = WORDS
 
 
 def normalise_answer(text: str) -> str:
@@ -176,7 +175,7 @@ def field_scores(
 def caption_tokens(text: str) -> list[str]:
     """A caption's tokens for `caption_similarity`: words (letters and digits, lower-cased, NFKC-folded) and
     single CJK characters, in order, as ROUGE scores Chinese by characters."""
-    return _CAPTION_TOKEN.findall(normalise_answer(text))
+    return WORDS.findall(normalise_answer(text))
 
 
 def caption_similarity(prediction: str, reference: str) -> float:

@@ -215,12 +215,10 @@ def tables_markdown(tree, markdown: str, read: PageRead | None, image=None) -> s
 def _without_blocks(markdown: str, gone: list, tree) -> str:
     """`markdown` without the Markdown of the blocks `gone` from `tree` (each as a block of its own,
     between blank lines), or the tree's Markdown again where one is not found so."""
-    from jocr.layout.render import page_markdown
+    from jocr.layout.render import page_markdown, replace_block
 
-    out = f"\n\n{markdown}\n\n"
     for block in gone:
-        piece = f"\n\n{block.markdown}\n\n"
-        if piece not in out:
+        markdown = replace_block(markdown, block.markdown, "")
+        if markdown is None:
             return page_markdown(tree)
-        out = out.replace(piece, "\n\n", 1)
-    return out[2:-2] if gone else markdown
+    return markdown

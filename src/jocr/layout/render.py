@@ -64,6 +64,17 @@ def page_markdown(tree: PageTree) -> str:
     return "".join(out)
 
 
+def replace_block(markdown: str, old: str, new: str) -> str | None:
+    """`markdown` (a page's, blocks between blank lines) with the block whose Markdown is `old` written as
+    `new` ("" leaves it out); None where `old` is not a block of its own there (the caller renders the tree
+    again)."""
+    padded = f"\n\n{markdown}\n\n"
+    piece = f"\n\n{old}\n\n"
+    if not old or piece not in padded:
+        return None
+    return padded.replace(piece, f"\n\n{new}\n\n" if new else "\n\n", 1)[2:-2]
+
+
 def page_html(tree: PageTree) -> str:
     """The page's body as an HTML fragment (one `<section>`), list items grouped into lists; a block's
     text is escaped, a table's HTML kept as the model or the rules wrote it."""

@@ -117,10 +117,7 @@ def _not_a_table(table: Table) -> str:
     each row's cells left to right (a paragraph, lines of prose, numbered lines, code)."""
     from jocr.layout.table_cells import not_a_table
 
-    rows: dict[int, list] = {}
-    for cell in table.cells:
-        rows.setdefault(cell.row, []).append(cell)
-    return not_a_table([[c.text for c in sorted(rows[r], key=lambda c: c.col)] for r in sorted(rows)])
+    return not_a_table([[c.text for c in cells] for cells in table.by_row().values()])
 
 
 # -- geometry ------------------------------------------------------------------------------------------

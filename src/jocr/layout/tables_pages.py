@@ -19,9 +19,6 @@ from jocr.layout.line_rules import is_contents
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tree import TABLE, PageTree
 
-# a word: a run of letters or digits, or one CJK character (no spaces between CJK words, and two OCR
-# passes over the same text split its runs differently)
-_WORD = WORDS  # a Latin word or one Han character
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
 
@@ -274,7 +271,9 @@ def _header_top(pieces: list[Piece], box, height: float, config: TablePassConfig
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    """A run of letters or digits, or one CJK character, is a word (no spaces between CJK words, and two
+    OCR passes over the same text split its runs differently)."""
+    return WORDS.findall(text.lower())
 
 
 def _shape(html: str) -> list[int]:

@@ -97,36 +97,21 @@ def read_formulas(doc, loaded, max_tokens: int = FORMULA_TOKENS) -> int:
     """Reads the cut formula crops of `doc`'s pages (a parsed `Document`) with `loaded`'s image model when
     it reads formulas, sets each block's LaTeX and Markdown and the pages' Markdown; the crops are dropped
     either way. Returns how many formulas were read."""
-    from jocr.layout.render import block_markdown, page_markdown
+    from jocr.layout.render import block_markdown, page_markdown, replace_block
 
-    pages, blocks = [], []
-    for page in doc.pages:
-        found = [b for b in unread_formulas(page.tree) if b.crop is not None]
-        if found:
-            pages.append(page)
-            blocks += found
-    if not blocks:
+    found = [(page, b) for page in doc.pages for b in unread_formulas(page.tree) if b.crop is not None]
+    if not found:
         return 0
-    latex = read_crops(loaded, [b.crop for b in blocks], max_tokens) if reads_formulas(loaded) else []
+    crops = [b.crop for _, b in found]
+    latex = read_crops(loaded, crops, max_tokens) if reads_formulas(loaded) else [""] * len(found)
     done = 0
-    for block, text in zip(blocks, latex or [""] * len(blocks)):
+    for (page, block), text in zip(found, latex, strict=True):
         block.crop = None
         if not text:
             continue
-        page = next(p for p in pages if any(b is block for b in p.tree.blocks))
         old = block.markdown
         block.latex = text
         block.markdown = block_markdown(block)
-        page.markdown = _replace_block(page.markdown, old, block.markdown) or page_markdown(page.tree)
+        page.markdown = replace_block(page.markdown, old, block.markdown) or page_markdown(page.tree)
         done += 1
     return done
-
-
-def _replace_block(markdown: str, old: str, new: str) -> str | None:
-    """`markdown` with the block whose Markdown is `old` (a block of its own, between blank lines) written
-    as `new`; None where no such block is found (the caller renders the tree again)."""
-    padded = f"\n\n{markdown}\n\n"
-    piece = f"\n\n{old.strip()}\n\n"
-    if not old.strip() or piece not in padded:
-        return None
-    return padded.replace(piece, f"\n\n{new.strip()}\n\n", 1).strip("\n")

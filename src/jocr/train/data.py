@@ -104,17 +104,21 @@ class DataConfig:
             {"vector", "vector-ocr", "docqa", "charts", "caption"} & set(s.profiles) for s in self.stages
         )
 
+    def draws(self, profile: str) -> bool:
+        """Whether any stage draws samples of `profile` (a weight above 0)."""
+        return any(s.profiles.get(profile, 0) > 0 for s in self.stages)
+
     @property
     def ocr_anchored(self) -> bool:
         """Whether a stage draws OCR-anchored pages ("vector-ocr"): the model then reads OCR'd pages'
         anchors under `--anchor auto` (`jocr.config.AnchorConfig.ocr`)."""
-        return any(s.profiles.get("vector-ocr", 0) > 0 for s in self.stages)
+        return self.draws("vector-ocr")
 
     @property
     def formula_crops(self) -> bool:
         """Whether a stage draws formula crops (`FORMULA_CROP`): the model's config then says it reads
         formulas (`jocr.config.ElementsConfig.formula`)."""
-        return any(s.profiles.get(FORMULA_CROP, 0) > 0 for s in self.stages)
+        return self.draws(FORMULA_CROP)
 
     def __post_init__(self) -> None:
         self.stages = [s if isinstance(s, Stage) else Stage(**s) for s in self.stages]
@@ -233,12 +237,11 @@ class SampleMaker:
         from jocr.synth.formula_crops import formula_crop
 
         image, text = formula_crop(seed, degrade)
-        image = fold_wide(image)  # as the formula task reads a crop
         if not self._accept(text):
             return None
         if self.formula_builder is None:
             self.formula_builder = PageRequestBuilder(self.tokenizer, self.vision, "formula")
-        page_input = self.formula_builder.page(image)
+        page_input = self.formula_builder.page(fold_wide(image))  # folded, as the formula task reads a crop
         ids, labels = encode_example(page_input.prompt_ids, self.tokenizer, text)
         self.stats.kept += 1
         return Sample(index=index, input_ids=ids, labels=labels, views=page_input.views, profile=FORMULA_CROP)
