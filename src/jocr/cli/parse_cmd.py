@@ -231,7 +231,6 @@ def run(args) -> int:
     from jocr.layout.figures import save_page_figures
     from jocr.pipeline import ModelNotFoundError, iter_documents, load_model
     from jocr.pipeline.caption import check_captions_mode, generate_captions, is_caption_prompt
-    from jocr.pipeline.formulas import read_formulas
 
     if getattr(args, "task", "page") == "page" and is_caption_prompt(args.prompt):
         args.task = "caption"  # the caption prompt is the caption task (jocr.pipeline.caption)
@@ -405,7 +404,6 @@ def run(args) -> int:
                 failed_docs += 1
                 bar.write(printable(f"jocr parse: {doc.error}"), file=sys.stderr)
                 continue
-            read_formulas(doc, model)  # formula regions of pixel pages (a model trained on formula crops)
             if captions == "generate":
                 generate_captions(doc, model, anchor=args.anchor, ocr=args.ocr)
             failure = write_outputs(doc, stem)
