@@ -141,7 +141,7 @@ def test_text_lines_in_both_the_tree_and_the_layer_count_once():
 
 
 def test_a_models_grounding_box_is_cut_as_its_figure_block():
-    from jocr.layout.answer_tree import markdown_tree
+    from jocr.layout.grounding_tree import markdown_tree
 
     raw = (
         "<|ref|>text<|/ref|><|det|>[[100,50,900,90]]<|/det|>\nA line.\n\n"

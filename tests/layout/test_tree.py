@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 from page_fixtures import SECOND, WRAPPED, Text, page_layer, paragraph
 
-from jocr.layout.answer_tree import anchored_tree, markdown_tree
+from jocr.layout.answer_tree import anchored_tree
+from jocr.layout.grounding_tree import markdown_tree
 from jocr.layout.line_rules import lines_tree
 from jocr.layout.render import page_html, page_markdown
 from jocr.layout.tree import BLOCK_TYPES, SCHEMA_PATH, TREE_VERSION, Block, PageTree, tree_schema
