@@ -51,6 +51,16 @@ BLOCK_TYPES = (
 )  # fmt: skip
 FURNITURE_TYPES = frozenset((HEADER, FOOTER, PAGE_NUMBER))
 
+# Where a tree line came from (the schema's enum): the PDF's text layer, an OCR engine (whichever one read
+# it: RapidOCR, Tesseract), a position read back from an anchor, or a model's grounding box.
+LINE_SOURCES = ("textlayer", "ocr", "anchor", "model")
+
+
+def line_source(source: str) -> str:
+    """A line source as the tree names it: an OCR engine's name ("rapidocr", "tesseract") is "ocr"."""
+    return source if source in LINE_SOURCES else "ocr"
+
+
 # Where a page's blocks came from.
 FROM_ANCHORED = "anchored"  # an anchored model's answer, its run references resolved against the text layer
 FROM_LINES = "lines"  # the line source alone (text layer or OCR lines), grouped by rules
