@@ -95,8 +95,13 @@ def test_an_ocr_pages_tree_validates_with_its_lines_marked_ocr():
     lines = [
         Line("An Improved Environment", (100, 50, 500, 90), size=40, confidence=0.9, source=RAPIDOCR),
         *(
-            Line(f"body line {k} of the page", (100, 120 + 30 * k, 500, 142 + 30 * k), size=22,
-                 confidence=0.95, source=TESSERACT)  # fmt: skip
+            Line(
+                f"body line {k} of the page",
+                (100, 120 + 30 * k, 500, 142 + 30 * k),
+                size=22,
+                confidence=0.95,
+                source=TESSERACT,
+            )
             for k in range(6)
         ),
     ]
