@@ -11,10 +11,9 @@ one-line note on the tree (`PageTree.notes`).
 
 from __future__ import annotations
 
-import re
-
 from jocr.layout.answer_tree import block_type, markdown_blocks, plain_text, typed_block
 from jocr.layout.postprocess import (
+    GROUNDING_TAG,
     checked_box,
     clean_markdown,
     close_open_tables,
@@ -45,7 +44,6 @@ from jocr.layout.tree import (
     union,
 )
 
-_GROUNDED = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.S)
 _LABELS = {
     "title": TITLE, "sub_title": HEADING, "subtitle": HEADING, "section_header": HEADING, "heading": HEADING,
     "text": PARAGRAPH, "paragraph": PARAGRAPH, "list": LIST_ITEM, "list_item": LIST_ITEM,
@@ -87,7 +85,7 @@ def markdown_tree(
 ) -> PageTree:
     """The tree of an unanchored page from the model's raw answer (grounding tags and all), in pixels of a
     `width` x `height` page image."""
-    matches = list(_GROUNDED.finditer(raw))
+    matches = list(GROUNDING_TAG.finditer(raw))
     if not matches:
         text = clean_markdown(close_open_tables(raw) if finish_reason == "length" else raw)
         blocks = [typed_block(piece, []) for piece in markdown_blocks(text)]

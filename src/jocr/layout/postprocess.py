@@ -17,7 +17,8 @@ from jocr.types import GRID_MAX
 # DeepSeek-OCR joins pages with this marker (run_dpsk_ocr_pdf.py).
 PAGE_SPLIT = "<--- Page Split --->"
 
-_GROUNDING = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.DOTALL)
+# One grounded block's tags: its label and its boxes' payload.
+GROUNDING_TAG = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.DOTALL)
 _LONE_DET = re.compile(r"<\|det\|>(.*?)<\|/det\|>", re.DOTALL)
 _REF_TAGS = re.compile(r"<\|/?ref\|>")
 _STRAY_TAGS = re.compile(r"<\|/?(?:det|ref|grounding)\|>")
@@ -107,7 +108,7 @@ def extract_grounding(text: str, width: int, height: int) -> tuple[str, list[Box
         add(" ".join(match.group(1).split()), match.group(2))
         return ""
 
-    text = _GROUNDING.sub(take, unfinished_tag(text)[0])
+    text = GROUNDING_TAG.sub(take, unfinished_tag(text)[0])
 
     def take_lone(match: re.Match) -> str:
         add("", match.group(1))
