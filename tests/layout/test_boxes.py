@@ -74,11 +74,6 @@ def test_anchored_trees_have_their_boxes_inside_the_page_around_their_runs(path)
 MATH = ("math_2503_04086.pdf", "mathfuncs.pdf", "mathfuncs_colswitch.pdf", "openstax_caculus_pg_273.pdf")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="jocr.layout.formulas.with_formulas boxes a formula block by its glyphs' ink, not the union with "
-    "the text-layer runs it takes in (63 runs on these 4 pages stick out by a few points)",
-)
 @pytest.mark.parametrize("name", MATH)
 def test_formula_blocks_cover_the_runs_they_take_in(name):
     """`jocr parse`'s trees carry the page's display formulas (`page_formulas`): each formula block must
