@@ -203,3 +203,42 @@ def test_paper_rows_find_a_photographed_sheet_and_no_sheet_in_a_scan():
     for y in range(100, 1300, 40):
         ImageDraw.Draw(scan).rectangle((100, y, 900, y + 12), fill=30)
     assert ocr.paper_rows(scan) is None
+
+
+def _photo_on_a_table() -> Image.Image:
+    """A sheet (light, darker to the right as under uneven light) on a dark table, with lines of text."""
+    photo = Image.new("L", (1000, 1400), 70)
+    sheet = np.tile(np.linspace(235, 175, 840).astype(np.uint8), (1150, 1))
+    photo.paste(Image.fromarray(sheet), (80, 150))
+    draw = ImageDraw.Draw(photo)
+    for y in range(300, 1200, 50):
+        draw.rectangle((150, y, 850, y + 4), fill=25)  # a line of text, 5 px strokes
+    return photo
+
+
+def test_even_light_whitens_the_table_and_the_shade_and_keeps_the_text():
+    evened = np.asarray(ocr.even_light(_photo_on_a_table()), dtype=np.float32)
+    assert evened.shape == (1400, 1000)
+    assert evened[:100].mean() > 200 and evened[1320:].mean() > 200  # the table above and below the sheet
+    assert evened[600:640, 700:900].mean() > 200  # the shaded side of the sheet, between two text lines
+    assert evened[302, 200:800].mean() < 100  # the text stays dark
+
+
+def test_osd_reads_the_page_with_its_light_evened(monkeypatch):
+    """Tesseract's OSD binarises the whole image at one threshold; the dark table around a photographed
+    sheet misled it into turning upright Chinese pages over (a 180 at confidence 12). It reads the evened
+    copy: a light background edge to edge."""
+    from jocr.lines.ocr_tesseract import Orientation
+
+    seen = []
+
+    def fake_osd(grey, timeout):
+        seen.append(np.asarray(grey, dtype=np.float32))
+        return Orientation(0, 9.0, "Han")
+
+    monkeypatch.setattr(ocr, "orientation", fake_osd)
+    monkeypatch.setattr(ocr, "binary", lambda: "tesseract")
+    monkeypatch.setattr(ocr, "tesseract_read", lambda grey, languages, timeout, min_conf: [])
+    read_image(_photo_on_a_table(), OCRLinesConfig(engine="tesseract", deskew=False))
+    (osd_input,) = seen
+    assert osd_input[:100].mean() > 200 and osd_input[:, :60].mean() > 200
