@@ -226,6 +226,18 @@ def checked_pages_and_spec(args):
         raise CliError(f"--spec: {exc}") from None
 
 
+def unread_note(page) -> str | None:
+    """Why an OCR engine could not read a page (a blank or noisy image, one too large, narrow or long, an
+    engine past its time limit): the page's note when OCR was tried and gave no lines, so that a page
+    written empty or down the image-only path says why on stderr, not only in --format json."""
+    from jocr.lines.types import RAPIDOCR, TESSERACT
+
+    anchor = page.anchor
+    if anchor is None or anchor.anchored or not anchor.note or anchor.source not in (RAPIDOCR, TESSERACT):
+        return None
+    return anchor.note
+
+
 def run(args) -> int:
     from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
     from jocr.layout.figures import save_page_figures
@@ -412,6 +424,10 @@ def run(args) -> int:
                 bar.write(printable(f"jocr parse: {doc.source}: {failure}"), file=sys.stderr)
                 continue
             good = [p for p in doc.pages if p.error is None]
+            for page in good:
+                note = unread_note(page)
+                if note:
+                    bar.write(printable(f"jocr parse: {doc.source} p{page.page}: {note}"), file=sys.stderr)
             done_pages += len(good)
             out_tokens += sum(p.num_tokens for p in good)
             if doc.error:
