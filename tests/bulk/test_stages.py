@@ -453,3 +453,29 @@ def test_batch_reads_the_formula_regions_of_a_pixel_page_as_parse_does(tmp_path,
     assert len(crops) == 2 and all(c.size[1] < 120 for c in crops)  # the region's crop, once each
     assert row["status"] == "ok" and "$$\nx=a+b\n$$" in batch["markdown"]
     assert batch["markdown"] == doc.pages[0].markdown
+
+
+def test_a_turned_page_is_read_upright_in_batch_as_in_parse(tmp_path):
+    # OCR turns a page lying on its side upright; both paths then read the page in that frame (its size
+    # too), so the lines come out in reading order and the two write the same Markdown.
+    from PIL import ImageDraw, ImageFont
+
+    import jocr
+    from jocr.synth.fonts import font_path
+
+    image = Image.new("RGB", (900, 500), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(font_path("serif", "regular"), 30)
+    lines = ("A page that lies on its side", "is read in the order of its lines", "from top to bottom.")
+    for y, text in zip((60, 200, 340), lines):
+        draw.text((80, y), text, fill="black", font=font)
+    image.rotate(90, expand=True).save(tmp_path / "page.png")
+    settings = PageSettings(model=_anchored_model(tmp_path, 1024), ocr="tesseract")
+    (row,) = render_pages(expand_documents([{"doc_id": str(tmp_path / "page.png")}], settings), settings)
+    batch = json.loads(row["result"])
+    doc = jocr.parse(tmp_path / "page.png", model=settings.model, ocr="tesseract")
+    assert (batch["width"], batch["height"]) == (doc.pages[0].width, doc.pages[0].height) == (900, 500)
+    assert batch["markdown"] == doc.pages[0].markdown
+    assert [batch["markdown"].find(t.split()[-1]) >= 0 for t in lines] == [True] * 3
+    starts = [batch["markdown"].find(t.split()[0] + " " + t.split()[1]) for t in lines]
+    assert starts == sorted(starts) and starts[0] >= 0

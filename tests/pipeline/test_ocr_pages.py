@@ -123,11 +123,6 @@ def test_bad_ocr_mode_is_a_one_line_error():
         parse(png(text_page()), model=model, ocr="abbyy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (docs/results/2026-12-06-every-page-audit.md): the page is turned upright for OCR, but "
-    "the rules over lines order the lines by their boxes mapped back into the turned image's frame",
-)
 @pytest.mark.parametrize("turn", [90, 180, 270])
 def test_a_turned_page_reads_in_its_upright_order(turn):
     model, prompts = recording_model(ANCHOR_VERSION)

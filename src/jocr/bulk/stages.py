@@ -243,6 +243,9 @@ def render_pages(rows: list[dict], settings: PageSettings):
             if anchoring is not None:
                 decision, read = anchoring(sources[row["doc_id"]], row["page"] - 1, image)
             if decision is not None:
+                image = decision.upright(image)  # a page OCR read turned: upright from here on
+                result.width, result.height = image.size
+                row.update(width=image.size[0], height=image.size[1])
                 row["anchor"] = json.dumps(decision.state(), ensure_ascii=False)
             if read is not None:
                 row["page_read"] = json.dumps(read.state(), ensure_ascii=False)

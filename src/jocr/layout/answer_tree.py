@@ -577,4 +577,3 @@ def _continues(previous: Block, block: Block, geometry: list[Line], hanging: boo
     if not hanging and b.x0 > a.x0 + 0.5 * size:
         return False
     return not ends_paragraph(a, geometry)
-

@@ -142,6 +142,17 @@ def _rotation(degrees: float, width: int, height: int) -> tuple[np.ndarray, tupl
     return from_centre @ rotate @ to_centre, (new_w, new_h)
 
 
+def upright_size(turn: int, size: tuple):
+    """(width, height) of a page of `size` once turned by `turn` degrees (clockwise quarters)."""
+    return (size[1], size[0]) if turn in (90, 270) else tuple(size)
+
+
+def upright_image(image: Image.Image, turn: int) -> Image.Image:
+    """`image` turned clockwise by `turn` degrees (0, 90, 180, 270): a page OCR found turned (its lines'
+    `stats["turn"]`) in the frame its lines are in."""
+    return image.transpose(_TRANSPOSE[turn]) if turn in _TRANSPOSE else image
+
+
 def _map_box(box, inverse: np.ndarray, bound: tuple[float, float]) -> tuple[float, float, float, float]:
     x0, y0, x1, y1 = box
     corners = np.array([[x0, x1, x1, x0], [y0, y0, y1, y1], [1, 1, 1, 1]], dtype=np.float64)
@@ -281,7 +292,9 @@ def read_image(
     page_size: tuple[float, float] | None = None,
 ) -> PageLines:
     """The lines of a page image by OCR. Boxes are in the page's units: `page_size` (width, height), e.g.
-    the PDF page in points the image was rendered from; the image's own pixels when None. Never raises."""
+    the PDF page in points the image was rendered from; the image's own pixels when None. A page found
+    turned (`stats["turn"]`, a note) has its lines and size in its upright frame: the image turned by
+    `upright_image`. Never raises."""
     config = config or OCRLinesConfig()
     start = time.perf_counter()
     width, height = image.size
@@ -305,6 +318,9 @@ def read_image(
         return empty_lines(ERROR, f"{engine} failed ({first[:200]})", page_w, page_h, engine)
     if lines is None:
         return empty_lines(NONE, "the image is blank", page_w, page_h, engine)
+    if stats.get("turn"):  # the lines are in the page's upright frame (`upright_image`)
+        width, height = upright_size(stats["turn"], (width, height))
+        page_w, page_h = upright_size(stats["turn"], (page_w, page_h))
     sx, sy = page_w / width, page_h / height
     if (sx, sy) != (1.0, 1.0):
         lines = [_scaled(line, sx, sy) for line in lines]
@@ -389,8 +405,13 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
     else:
         lines = rapid_read(grey, config.rapid_max_side, config.min_confidence, use_cls=not settled)
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
+    # back to the original pixels, and for a turned page on to the page turned upright (`upright_image`):
+    # its lines are read, ordered and drawn in the frame a reader sees them in
     inverse = np.linalg.inv(forward)
     bound = (float(width), float(height))
+    if stats.get("turn"):
+        inverse = _quarter_turn(stats["turn"], width, height) @ inverse
+        bound = upright_size(stats["turn"], bound)
     out = []
     for line in lines:
         words = None

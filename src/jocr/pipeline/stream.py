@@ -145,6 +145,8 @@ class _Pages:
             return False
         t2 = time.perf_counter()
         result.anchor = self.anchor(job, image)
+        image = result.anchor.upright(image)  # a page OCR read turned: upright from here on
+        result.width, result.height = image.size
         t3 = time.perf_counter()
         if result.anchor.verdict is not None or result.anchor.source is not None:  # lines were read
             result.timings["anchor_s"] = t3 - t2
