@@ -479,3 +479,16 @@ def test_a_turned_page_is_read_upright_in_batch_as_in_parse(tmp_path):
     assert [batch["markdown"].find(t.split()[-1]) >= 0 for t in lines] == [True] * 3
     starts = [batch["markdown"].find(t.split()[0] + " " + t.split()[1]) for t in lines]
     assert starts == sorted(starts) and starts[0] >= 0
+
+
+def test_an_anchored_page_is_not_retried_its_unread_runs_are_its_fallback():
+    # As `jocr parse` reads it: an anchored page that ran out of room keeps its greedy reading (and the
+    # runs it did not reach); only a page read from its image alone is sampled again.
+    from jocr.lines.anchor import PageAnchor
+
+    reader = _Scripted({1: ["length", "stop"], 2: ["length", "stop"]})
+    anchored = dict(_row(1), anchor=json.dumps(PageAnchor(anchored=True).state()))
+    out = {r["page"]: r for r in reader([anchored, _row(2)])}
+    assert reader.calls == [(0, 0.0, [1, 2]), (1, 0.2, [2])]
+    assert (out[1]["status"], out[1]["attempts"], out[1]["finish_reason"]) == ("ok", 1, "length")
+    assert (out[2]["status"], out[2]["attempts"]) == ("retried", 2)

@@ -10,7 +10,8 @@ Pages are opened with `jocr.documents.pages.open_source`, made into requests and
 
 Retry policy (olmOCR's pipeline retries a page whose reading did not finish at rising temperatures, then
 falls back): a page fails an attempt when generation raised, hit max tokens ("length"), was stopped by the
-repetition guard ("repetition") or ran past the page timeout. The first attempt is greedy (what `jocr
+repetition guard ("repetition") or ran past the page timeout. An anchored page is never retried (its
+unread runs are the fallback: it reads as `jocr parse` reads it). The first attempt is greedy (what `jocr
 parse` reads); each retry samples at the next of `retry_temperatures` with a seed fixed by (document,
 page, attempt), so re-runs reproduce it. The first attempt that finishes ("stop") is kept (status
 "retried"); when none does, the greedy reading is kept (status "fallback"), never worse than `jocr parse`.
@@ -341,6 +342,13 @@ class PageJob:
     attempts: list[Attempt] = field(default_factory=list)
 
 
+def retries(anchor: PageAnchor) -> bool:
+    """Whether a page whose reading did not finish is read again, sampled: never an anchored page, whose
+    unread runs are its fallback (`jocr.layout.request.page_text`), so it reads as `jocr parse` reads it;
+    a page read from its image alone, yes."""
+    return not anchor.anchored
+
+
 def retry_seed(doc_id: str, page: int, attempt: int) -> int:
     digest = hashlib.sha256(f"{doc_id}\0{page}\0{attempt}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
@@ -428,7 +436,7 @@ class PageReader:
                 break
             for job, outcome in zip(pending, self.generate(pending, temperature, attempt)):
                 job.attempts.append(outcome)
-            pending = [job for job in pending if not job.attempts[-1].finished]
+            pending = [job for job in pending if not job.attempts[-1].finished and retries(job.anchor)]
 
     def reads_formulas(self) -> bool:
         """Whether pages keep their formula crops for `read_formulas` (a backend that reads them)."""
