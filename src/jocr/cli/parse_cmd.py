@@ -158,14 +158,15 @@ def add_anchor_argument(parser) -> None:
     )
 
 
-def add_ocr_argument(parser) -> None:
+def add_ocr_argument(parser, default: str = "auto", help: str | None = None) -> None:
     """--ocr (jocr.lines.source.page_lines): the OCR line source of images and PDF pages without a usable
     text layer."""
     parser.add_argument(
         "--ocr",
         choices=("auto", "rapidocr", "tesseract", "none"),
-        default="auto",
-        help="read images and PDF pages without a usable text layer with OCR: auto (the installed default "
+        default=default,
+        help=help
+        or "read images and PDF pages without a usable text layer with OCR: auto (the installed default "
         "engine; default), rapidocr, tesseract, none",
     )
 
