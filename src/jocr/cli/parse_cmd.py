@@ -378,6 +378,8 @@ def run(args) -> int:
                     image = source.render(page.page - 1)
                 except DocumentError:
                     continue
+                if page.anchor is not None:  # a page OCR read turned: its tree is in the upright frame
+                    image = page.anchor.upright(image)
                 target = out_dir / f"{stem}_p{page.page}_layout.png"
                 tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
                 try:
