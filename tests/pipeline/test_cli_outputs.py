@@ -133,7 +133,7 @@ def test_draw_writes_each_page_with_its_blocks(tmp_path, model_dir, parse_cli):
 
 
 def test_draw_shows_a_turned_page_upright_as_its_tree_is(tmp_path, model_dir, parse_cli):
-    # OCR reads a page lying on its side upright and its tree's boxes are in that frame: the drawn page is too.
+    # OCR reads a page lying on its side upright, its tree's boxes in that frame: the drawn page is too.
     from PIL import Image, ImageDraw
 
     from jocr.synth.fonts import get_font
