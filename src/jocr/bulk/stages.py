@@ -36,7 +36,7 @@ from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_re
 from jocr.layout.tree import PageTree
 from jocr.lines.anchor import PageAnchor
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
-from jocr.pipeline.formulas import reads_formulas_at
+from jocr.pipeline.formulas import read_formulas, reads_formulas, reads_formulas_at
 from jocr.pipeline.stream import continued_tables, finish_page, write_from_lines
 
 RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
@@ -408,23 +408,22 @@ class PageReader:
             jobs.append(job)
         self._attempts(jobs)
         done.extend((job, self._finish(job)) for job in jobs)
-        self.read_formulas([job.result for job, _ in done])
+        read_formulas([job.result for job, _ in done], self.formula_model())
         out.extend(dict(job.row, **fields, **_finished(job.result)) for job, fields in done)
         return out
 
-    def read_formulas(self, pages: list[PageResult]) -> None:
-        """Reads the pages' cut formula crops (`jocr.pipeline.formulas`); a backend that cannot drops them."""
-        from jocr.pipeline.formulas import read_formulas
-
-        read_formulas(pages, None)
+    def formula_model(self):
+        """The loaded model that reads the pages' formula crops (`jocr.pipeline.formulas`), or None for a
+        backend that cannot: the crops are then never cut."""
+        return None
 
     def _from_lines(self, job: PageJob) -> dict:
         """A page read from its lines alone, sent here for its formulas (`from_lines`)."""
         row, result = job.row, job.result
         image, job.image = job.image, None
         read = PageRead.from_state(json.loads(row["page_read"])) if row.get("page_read") else None
-        figures = self.settings.figures_config()
-        from_lines(result, read, image, figures, row.get("name") or "page", self.reads_formulas())
+        figures, formulas = self.settings.figures_config(), reads_formulas(self.formula_model())
+        from_lines(result, read, image, figures, row.get("name") or "page", formulas)
         result.timings.update(render_s=row["render_seconds"] or 0.0, anchor_s=row["anchor_seconds"] or 0.0)
         return {"status": "ok", "finish_reason": "stop"}
 
@@ -437,10 +436,6 @@ class PageReader:
             for job, outcome in zip(pending, self.generate(pending, temperature, attempt)):
                 job.attempts.append(outcome)
             pending = [job for job in pending if not job.attempts[-1].finished and retries(job.anchor)]
-
-    def reads_formulas(self) -> bool:
-        """Whether pages keep their formula crops for `read_formulas` (a backend that reads them)."""
-        return False
 
     def _finish(self, job: PageJob) -> dict:
         """The page's tree and Markdown from its chosen attempt, then `finish_page`; its row fields (its
@@ -470,7 +465,7 @@ class PageReader:
                 texts, job.anchor.texts, chosen.reasons, lines, size, result.page, finish, formulas
             )
             read = PageRead.from_state(json.loads(row["page_read"])) if row.get("page_read") else None
-            figures, formulas = self.settings.figures_config(), self.reads_formulas()
+            figures, formulas = self.settings.figures_config(), reads_formulas(self.formula_model())
             finish_page(result, read, image, figures, row.get("name") or "page", formulas)  # as parse
             result.raw = join_windows(texts)  # as the model wrote it, references and all
             result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
@@ -502,15 +497,8 @@ class JocrPageReader(PageReader):
         self.runner = self.model.runner(self.settings.spec, self.settings.batch_size)
         return PageRequestBuilder(self.model.tokenizer, self.model.vision, self.settings.prompt)
 
-    def reads_formulas(self) -> bool:
-        from jocr.pipeline.formulas import reads_formulas
-
-        return reads_formulas(self.model)
-
-    def read_formulas(self, pages: list[PageResult]) -> None:
-        from jocr.pipeline.formulas import read_formulas
-
-        read_formulas(pages, self.model)
+    def formula_model(self):
+        return self.model
 
     def generate(self, jobs: list[PageJob], temperature: float, attempt: int) -> list[Attempt]:
         from jocr.engine.requests import GenerationRequest
