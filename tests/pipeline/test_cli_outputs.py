@@ -149,3 +149,46 @@ def test_draw_shows_a_turned_page_upright_as_its_tree_is(tmp_path, model_dir, pa
     assert code == 0, err
     with Image.open(out / "turned_p1_layout.png") as image:
         assert image.size == (900, 700)
+
+
+def test_draw_uses_the_page_as_read_not_a_second_render(tmp_path, model_dir, parse_cli, monkeypatch):
+    # --draw is handed each page's image by the pipeline (`on_page_image`): the PDF is opened and each of
+    # its pages rendered once, as without --draw.
+    from jocr.documents import pages
+
+    renders: list[int] = []
+    opened: list[str] = []
+    render, open_source = pages.PdfSource.render, pages.open_source
+
+    def counting_render(self, index):
+        renders.append(index)
+        return render(self, index)
+
+    def counting_open(item, *args, **kwargs):
+        opened.append(str(item))
+        return open_source(item, *args, **kwargs)
+
+    monkeypatch.setattr(pages.PdfSource, "render", counting_render)
+    monkeypatch.setattr(pages, "open_source", counting_open)
+    (tmp_path / "a.pdf").write_bytes(text_pdf(["pdf page", "second page"]))
+    out = tmp_path / "out"
+    code, err = parse_cli([str(tmp_path / "a.pdf"), "-o", str(out), "--model", str(model_dir), "--draw"])
+    assert code == 0, err
+    assert sorted(renders) == [0, 1]
+    assert len(opened) <= 1  # opened by the pipeline (or through another name), never again for drawing
+    assert (out / "a_p2_layout.png").is_file()
+
+
+def test_a_drawn_page_that_cannot_be_written_fails_its_document_alone(tmp_path, model_dir, parse_cli):
+    """A folder in the way of `two_p1_layout.png`: that input fails with one line (no temporary file left),
+    the other input is written in full."""
+    for name in ("one.pdf", "two.pdf"):
+        (tmp_path / name).write_bytes(text_pdf([name]))
+    out = tmp_path / "out"
+    (out / "two_p1_layout.png").mkdir(parents=True)
+    inputs = [str(tmp_path / n) for n in ("one.pdf", "two.pdf")]
+    code, err = parse_cli([*inputs, "-o", str(out), "--model", str(model_dir), "--draw"])
+    assert code == 1
+    assert "two.pdf: cannot write" in err and "Traceback" not in err
+    assert (out / "one.md").is_file() and (out / "one_p1_layout.png").is_file()
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []

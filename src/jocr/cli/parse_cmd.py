@@ -308,9 +308,20 @@ def run(args) -> int:
     # Opened inputs in input order (each paired with its stem) and their finished pages, so an interrupted
     # run still writes what it has read (`write_partial`).
     opened: list = []
+    stems: dict[int, str] = {}  # id(document) -> its output stem
     finished: dict[int, list] = {}
+    # --draw: each page drawn from the image it was read from, as it finishes (`jocr.cli.drawn_pages`).
+    drawn = None
+    if args.draw:
+        from jocr.cli.drawn_pages import DrawnPages
+
+        drawn = DrawnPages(out_dir)
+
+    def on_page_image(doc, page, image) -> None:
+        drawn.add(stems[id(doc)], page, image)
 
     def on_open(doc) -> None:
+        stems[id(doc)] = todo[len(opened)][1]
         opened.append(doc)
         bar.total += len(doc.pages)
         bar.refresh()
@@ -354,40 +365,11 @@ def run(args) -> int:
                 )
             elif args.format == "html":
                 write_atomic(out_dir / f"{stem}.html", doc.html)
-            if args.draw:
-                draw_pages(doc, stem)
+            if drawn is not None:
+                drawn.wait(stem)
         except OSError as exc:
             return f"cannot write {exc.filename or out_dir / stem}: {exc.strerror or exc}"
         return None
-
-    def draw_pages(doc, stem: str) -> None:
-        """`<stem>_p<N>_layout.png` for each page with a tree (the page rendered again, as it was read)."""
-        from jocr.documents.pages import DocumentError, open_source
-        from jocr.layout.draw import draw_tree, save_drawn
-
-        pages = [p for p in doc.pages if p.tree is not None and p.error is None]
-        if not pages:
-            return
-        try:
-            source = open_source(doc.source, options, name=doc.source)
-        except DocumentError:
-            return
-        with source:
-            for page in pages:
-                try:
-                    image = source.render(page.page - 1)
-                except DocumentError:
-                    continue
-                if page.anchor is not None:  # a page OCR read turned: its tree is in the upright frame
-                    image = page.anchor.upright(image)
-                target = out_dir / f"{stem}_p{page.page}_layout.png"
-                tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-                try:
-                    save_drawn(draw_tree(image, page.tree), tmp)
-                    os.replace(tmp, target)
-                finally:
-                    if tmp.exists():
-                        tmp.unlink()
 
     started = time.perf_counter()
     done_docs = failed_docs = done_pages = out_tokens = 0
@@ -407,6 +389,7 @@ def run(args) -> int:
         anchor=args.anchor,
         ocr=args.ocr,
         figures=args.figures,
+        on_page_image=on_page_image if drawn is not None else None,
     )
     written: set[int] = set()
     try:
@@ -446,6 +429,8 @@ def run(args) -> int:
         raise
     finally:
         bar.close()
+        if drawn is not None:
+            drawn.close()
     elapsed = time.perf_counter() - started
     rate = done_pages / elapsed if elapsed > 0 else 0.0
     summary = (

@@ -79,7 +79,7 @@ class _Pages:
 
     def __init__(
         self, inputs, names, model: LoadedModel, pages, max_tokens, builder, options, skip_blank, anchor, ocr,
-        figures="none",
+        figures="none", on_page_image=None,
     ):  # fmt: skip
         self.inputs, self.names, self.model = inputs, names, model
         self.pages, self.max_tokens, self.builder = pages, max_tokens, builder
@@ -88,6 +88,7 @@ class _Pages:
         self.ocr = normalise_ocr_mode(ocr)
         self.figures = FiguresConfig(mode=normalise_figures_mode(figures))
         self.formulas = reads_formulas(model)  # formula regions of pixel pages are cut out and read
+        self.on_page_image = on_page_image
         self.open_docs: list[_OpenDoc] = []  # in input order; finished ones leave from the front
 
     def open(self, item: Any, name: str) -> _OpenDoc:
@@ -216,12 +217,19 @@ class _Pages:
         return True
 
     def finish(self, job: _Job) -> None:
-        """The steps after a page's tree: its tables and figures (`finish_page`)."""
+        """The steps after a page's tree: its tables and figures (`finish_page`); then `on_page_image` is
+        handed the page with the image it was read from (its boxes are final: what a document's end still
+        does, its formulas' LaTeX and tables joined across pages, changes text, not boxes)."""
         image, job.image = job.image, None
         source = job.entry.doc.source
         stem = "page" if source.startswith("<") else Path(source).stem
         finish_page(job.page, job.read, image, self.figures, stem, self.formulas)
         job.read = None
+        if self.on_page_image is not None and image is not None:
+            try:
+                self.on_page_image(job.entry.doc, job.page, image)
+            except Exception as exc:  # what the caller does with the image never fails the page
+                job.page.figure_notes.append(f"page image not used ({one_line(exc)})")
 
     def write(self, page: PageResult, results: list, lines: list | None = None, formulas: list = ()) -> None:
         """The page's Markdown from its requests' results (the windows' outputs joined by blank lines)."""
@@ -378,7 +386,9 @@ class DocumentRun:
     "none": the OCR line source for images and PDF pages without a usable text layer
     (`jocr.lines.source.page_lines`); under anchor "auto" an OCR'd page is read from its lines alone.
     figures: "none" (default), "files" or "inline": each page's figures placed in its tree and cut out of
-    its image (`PageResult.figures`; docs/layout.md, "Figures").
+    its image (`PageResult.figures`; docs/layout.md, "Figures"). on_page_image: called with each page that
+    was rendered, once its tree and figures are done, and the page image it was read from (upright), e.g. to
+    draw its blocks without rendering it again (`jocr parse --draw`); the image is the run's, not to be kept.
     """
 
     def __init__(
@@ -400,6 +410,7 @@ class DocumentRun:
         anchor: str = "auto",
         ocr: str = "auto",
         figures: str = "none",
+        on_page_image: Callable[[Document, PageResult, Any], None] | None = None,
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, not {batch_size}")
@@ -420,6 +431,7 @@ class DocumentRun:
             anchor,
             ocr,
             figures,
+            on_page_image,
         )
         self.max_tokens = max_tokens
         self.deliver = deliver
@@ -509,8 +521,8 @@ class DocumentRun:
 def iter_documents(inputs: Iterable[Any], model: LoadedModel, **options: Any) -> Iterator[Document]:
     """Parse inputs in order, yielding each Document as soon as its last page is done; `options` are
     `DocumentRun`'s (pages, max_tokens, spec, batch_size, prompt, options, names, on_page, skip_blank,
-    on_open, runner, anchor, ocr, figures). Stopping early (closing the generator) cancels the run's
-    requests in flight.
+    on_open, runner, anchor, ocr, figures, on_page_image). Stopping early (closing the generator) cancels the
+    run's requests in flight.
     """
     finished: queue.SimpleQueue = queue.SimpleQueue()  # items from the decode thread's done callbacks
     run = DocumentRun(inputs, model, finished.put, **options)
