@@ -494,3 +494,27 @@ def test_jocr_serve_ocr_reads_a_scan_asked_a_question(tiny_model, tokenizer):
             assert response.status_code == 200 and "yellow kites" not in tokenizer.decode(backend.prompts[1])
         finally:
             service.close()
+
+
+def test_a_turned_scan_is_asked_upright_in_its_lines_frame(tiny_model, tokenizer):
+    """`jocr serve --ocr`: a scan lying on its side is asked as `jocr ask` asks it: its OCR lines in reading
+    order in the anchor, and the image the model sees turned upright (their frame), not as it came."""
+    url = data_url(png_bytes(text_image().rotate(90, expand=True)), "image/png")  # 400 x 900 as sent
+    service, backend = scripted_service(tiny_model, tokenizer, "Seventy", ocr="tesseract")
+    seen: list[tuple[int, int]] = []
+    prepare = backend.prepare
+
+    def recording_prepare(image):
+        seen.append(image.size)
+        return prepare(image)
+
+    backend.prepare = recording_prepare
+    client = TestClient(create_app(service.config, service))
+    try:
+        response = client.post("/v1/chat/completions", json=chat(url, "What flew over the hills?"))
+        assert response.status_code == 200, response.text
+        prompt = tokenizer.decode(backend.prompts[0])
+        assert prompt.index("INV-2031") < prompt.index("yellow kites"), prompt[-200:]
+        assert seen == [(900, 400)]
+    finally:
+        service.close()

@@ -381,7 +381,7 @@ async def ask_pages(
         image = await doc.render(index)
         if await service.run_blocking(is_blank_page, image):
             return PageAnswer(page=index + 1, error=f"page {index + 1} is blank: nothing to ask")
-        anchors, lines = await doc.question_anchors(index, image)
+        anchors, lines, image = await doc.question_anchors(index, image)
         ticket.add_slots(len(anchors) - 1)  # one engine request per window, as a chat page's
         asking = Asking(None, question)
         submitted = await service.submit([image], question, params, anchors, asking)

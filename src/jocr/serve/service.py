@@ -165,16 +165,17 @@ class OpenDocument:
 
         return await service.run_blocking(decide)
 
-    async def question_anchors(self, index: int, image: Image.Image) -> tuple[list[str], Any]:
-        """The page's anchor texts and usable lines for a question (`EngineBackend.question_anchor`: as
-        `jocr ask` reads a page, under the server's anchor and OCR settings)."""
+    async def question_anchors(self, index: int, image: Image.Image) -> tuple[list[str], Any, Image.Image]:
+        """The page's anchor texts, usable lines and image for a question (`EngineBackend.question_anchor`:
+        as `jocr ask` reads a page, under the server's anchor and OCR settings): a page OCR found turned is
+        asked upright, in its lines' frame (`PageAnchor.upright`), as `jocr ask` asks it."""
         service = self._service
 
-        def decide() -> tuple[list[str], Any]:
+        def decide() -> tuple[list[str], Any, Image.Image]:
             mode = service.config.anchor
             ocr = service.config.ocr
             decision, lines = service.generator.question_anchor(self.source, index, mode, image, ocr)
-            return decision.texts, lines
+            return decision.texts, lines, decision.upright(image)
 
         return await service.run_blocking(decide)
 
@@ -314,7 +315,7 @@ class OCRService:
             blank = await self.run_blocking(is_blank_page, image)
             if blank or not with_anchor:
                 return ChatImage(image, blank=blank)
-            anchors, _lines = await doc.question_anchors(0, image)
+            anchors, _lines, image = await doc.question_anchors(0, image)
             return ChatImage(image, anchors)
         except DocumentError as exc:
             raise ApiError(400, str(exc), code="bad_document") from None
