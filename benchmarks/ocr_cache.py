@@ -56,11 +56,12 @@ def cached_read(read, folder: Path):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
 
-    def wrapped(image, max_side, min_word_confidence, use_cls):
+    def wrapped(image, max_side, min_word_confidence, use_cls, timeout_s=None):
+        # the time limit is not in the key: a reading that ends within it is the same reading
         path = folder / f"{call_key(image, max_side, min_word_confidence, use_cls)}.json"
         if path.is_file():
             return [_line(r) for r in json.loads(path.read_text(encoding="utf-8"))]
-        lines = read(image, max_side, min_word_confidence, use_cls)
+        lines = read(image, max_side, min_word_confidence, use_cls, timeout_s)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps([_line_record(ln) for ln in lines], ensure_ascii=False), encoding="utf-8")
         tmp.replace(path)

@@ -15,7 +15,7 @@ from ocr_cache import cached_read  # noqa: E402
 def test_a_reading_seen_before_comes_from_the_cache(tmp_path):
     calls = []
 
-    def engine(image, max_side, min_conf, use_cls):
+    def engine(image, max_side, min_conf, use_cls, timeout_s=None):
         calls.append(image.getpixel((0, 0)))
         words = [Word("Hello", (1.0, 2.0, 30.0, 12.0), 0.9)]
         return [Line(f"Hello {len(calls)}", (1.0, 2.0, 60.5, 12.0), 10.0, 0, 0.95, "rapidocr", words)]

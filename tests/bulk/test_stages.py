@@ -182,7 +182,7 @@ def test_the_job_key_is_the_model_contents_version_engine_and_page_options(tmp_p
         dict(max_tokens=7),
         dict(pages="1"),
         dict(longest_side=512),
-        dict(retries=0),
+        dict(retries=1),
         dict(device="cuda:1"),
     ]
     keys = {PageSettings(model=str(here), **c).fingerprint() for c in changed}
@@ -492,3 +492,22 @@ def test_an_anchored_page_is_not_retried_its_unread_runs_are_its_fallback():
     assert reader.calls == [(0, 0.0, [1, 2]), (1, 0.2, [2])]
     assert (out[1]["status"], out[1]["attempts"], out[1]["finish_reason"]) == ("ok", 1, "length")
     assert (out[2]["status"], out[2]["attempts"]) == ("retried", 2)
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+def test_an_image_only_page_that_runs_out_reads_the_same_in_parse_and_batch(tmp_path, model_dir, retries):
+    # One retry policy (`jocr.pipeline.retry`): at the default (no retries) both keep the greedy reading
+    # that ended `length`; asked for a retry, both sample it again with the same temperature and seed.
+    import jocr
+    from jocr.bulk.stages import JocrPageReader
+
+    Image.effect_noise((300, 400), 60).convert("RGB").save(tmp_path / "photo.png")  # not blank
+    options = dict(model=str(model_dir), max_tokens=6, ocr="none", spec=0)  # read from its image alone
+    settings = PageSettings(**options, **({"retries": retries} if retries else {}))
+    rows = list(render_pages(expand_documents([{"doc_id": str(tmp_path / "photo.png")}], settings), settings))
+    (row,) = JocrPageReader(settings)(rows)
+    doc = jocr.parse(str(tmp_path / "photo.png"), **options, **({"retries": retries} if retries else {}))
+    batch, page = json.loads(row["result"]), doc.pages[0]
+    assert page.anchor is not None and not page.anchor.anchored
+    assert (row["attempts"], row["finish_reason"], page.finish_reason) == (1 + retries, "length", "length")
+    assert batch["markdown"] == page.markdown and batch["tokens"] == page.num_tokens

@@ -128,11 +128,16 @@ def test_bad_images_get_a_note_and_no_lines(engine, image, verdict, note):
     assert note in lines.note and "\n" not in lines.note
 
 
-def test_engine_time_limit_is_a_note():
+@pytest.mark.parametrize("engine", ocr.ENGINES)
+def test_engine_time_limit_is_a_note(engine):
+    """One limit (`timeout_s`) for both engines, one verdict and note; the engine then reads the next page
+    as if nothing had happened."""
     image, _ = text_crop()
-    lines = read_image(image, OCRLinesConfig(engine="tesseract", timeout_s=0.001, orient=False))
+    lines = read_image(image, OCRLinesConfig(engine=engine, timeout_s=0.001, orient=False))
     assert (lines.verdict, lines.lines) == (TOO_LARGE, [])
-    assert "ran past" in lines.note
+    assert lines.note == f"{engine} ran past 0.001 s"
+    after = read_image(image, OCRLinesConfig(engine=engine, orient=False))
+    assert after.verdict == OK and [ln.text for ln in after.lines] == LINES
 
 
 def test_modes():

@@ -132,6 +132,7 @@ def test_skip_existing(tmp_path, model_dir, parse_cli):
         (["--pages", "3-1"], "--pages: bad page range"),
         (["--spec", "fast"], "--spec: spec must be 'auto'"),
         (["--batch-size", "0"], "--batch-size must be >= 1"),
+        (["--retries", "4"], "--retries must be 0 to 3"),
         (["--model", "/nonexistent/model"], "no model directory at /nonexistent/model"),
     ],
 )

@@ -8,13 +8,8 @@ Pages are opened with `jocr.documents.pages.open_source`, made into requests and
 `jocr.layout.request.PageRequestBuilder`, and assembled with `jocr.pipeline.Document`: the same code as
 `jocr parse`, so a page reads the same either way.
 
-Retry policy (olmOCR's pipeline retries a page whose reading did not finish at rising temperatures, then
-falls back): a page fails an attempt when generation raised, hit max tokens ("length"), was stopped by the
-repetition guard ("repetition") or ran past the page timeout. An anchored page is never retried (its
-unread runs are the fallback: it reads as `jocr parse` reads it). The first attempt is greedy (what `jocr
-parse` reads); each retry samples at the next of `retry_temperatures` with a seed fixed by (document,
-page, attempt), so re-runs reproduce it. The first attempt that finishes ("stop") is kept (status
-"retried"); when none does, the greedy reading is kept (status "fallback"), never worse than `jocr parse`.
+Retry policy: `jocr parse`'s (`jocr.pipeline.retry`): greedy, once, unless `retries` asks for sampled
+re-readings of a page read from its image alone; `PageReader` applies it to a batch of pages at a time.
 """
 
 from __future__ import annotations
@@ -32,15 +27,13 @@ from jocr.layout.figures import Figure, FiguresConfig, normalise_figures_mode
 from jocr.layout.formulas import formula_region
 from jocr.layout.page_read import PageRead, decide_page
 from jocr.layout.postprocess import Box
-from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_reason, page_text, page_tree
+from jocr.layout.request import PageRequestBuilder, join_windows, page_text, page_tree
 from jocr.layout.tree import PageTree
 from jocr.lines.anchor import PageAnchor
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
 from jocr.pipeline.formulas import read_formulas, reads_formulas, reads_formulas_at
+from jocr.pipeline.retry import Attempt, RetryConfig, choose, retry_seed
 from jocr.pipeline.stream import continued_tables, finish_page, write_from_lines
-
-RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
-RETRY_ON = ("length", "repetition", "timeout")
 
 
 @dataclass
@@ -58,8 +51,8 @@ class PageSettings:
     longest_side: int | None = None
     password: str | None = None
     skip_blank: bool = True
-    retries: int = 2
-    retry_temperatures: tuple[float, ...] = RETRY_TEMPERATURES
+    retries: int = RetryConfig.retries  # sampled re-readings of an unfinished image-only page (as parse)
+    retry_temperatures: tuple[float, ...] = RetryConfig.temperatures
     page_timeout: float | None = None  # seconds of generation per attempt; None: no limit
     max_doc_pages: int | None = None  # documents with more pages fail at once (a "huge document")
     threads: int = 0  # torch threads per actor; 0 leaves torch's default
@@ -67,6 +60,9 @@ class PageSettings:
     ocr: str = "auto"  # the OCR line source of images and pages without a usable layer (jocr.lines.source)
     figures: str = "none"  # "files": figures cut out of pages beside each document's Markdown; "none"
     vllm_kwargs: dict = field(default_factory=dict)
+
+    def retry_config(self) -> RetryConfig:
+        return RetryConfig(self.retries, tuple(self.retry_temperatures))
 
     def figures_config(self) -> FiguresConfig:
         return FiguresConfig(mode=normalise_figures_mode(self.figures))
@@ -311,24 +307,6 @@ def page_anchoring(settings: PageSettings):
 
 
 @dataclass
-class Attempt:
-    token_ids: list[list[int]] | None  # one list per request of the page (one per anchor window)
-    reasons: list[str | None] | None  # each request's finish reason (None with an error)
-    error: str | None
-    seconds: float
-    temperature: float
-
-    @property
-    def finish_reason(self) -> str | None:
-        """The page's finish reason over its requests (`page_finish_reason`)."""
-        return page_finish_reason(self.reasons) if self.reasons else None
-
-    @property
-    def finished(self) -> bool:
-        return self.error is None and self.finish_reason not in RETRY_ON
-
-
-@dataclass
 class PageJob:
     """One page: one request, or one per window of its anchor (`anchor.request_anchors`), all on the same
     image."""
@@ -340,18 +318,6 @@ class PageJob:
     image: object = None  # the PIL page (vLLM preprocesses it itself)
     anchor: PageAnchor = field(default_factory=PageAnchor)
     attempts: list[Attempt] = field(default_factory=list)
-
-
-def retries(anchor: PageAnchor) -> bool:
-    """Whether a page whose reading did not finish is read again, sampled: never an anchored page, whose
-    unread runs are its fallback (`jocr.layout.request.page_text`), so it reads as `jocr parse` reads it;
-    a page read from its image alone, yes."""
-    return not anchor.anchored
-
-
-def retry_seed(doc_id: str, page: int, attempt: int) -> int:
-    digest = hashlib.sha256(f"{doc_id}\0{page}\0{attempt}".encode()).digest()
-    return int.from_bytes(digest[:4], "little")
 
 
 class PageReader:
@@ -428,14 +394,15 @@ class PageReader:
         return {"status": "ok", "finish_reason": "stop"}
 
     def _attempts(self, jobs: list[PageJob]) -> None:
-        temperatures = (0.0,) + tuple(self.settings.retry_temperatures[: self.settings.retries])
-        pending = jobs
-        for attempt, temperature in enumerate(temperatures):
-            if not pending:
-                break
+        """Each page's attempts under the retry policy (`jocr.pipeline.retry`), pages batched together."""
+        policy = self.settings.retry_config()
+        pending, attempt = jobs, 0
+        while pending:
+            temperature = policy.temperature(attempt)
             for job, outcome in zip(pending, self.generate(pending, temperature, attempt)):
                 job.attempts.append(outcome)
-            pending = [job for job in pending if not job.attempts[-1].finished and retries(job.anchor)]
+            pending = [job for job in pending if policy.again(job.attempts, job.anchor.anchored)]
+            attempt += 1
 
     def _finish(self, job: PageJob) -> dict:
         """The page's tree and Markdown from its chosen attempt, then `finish_page`; its row fields (its
@@ -443,18 +410,11 @@ class PageReader:
         row, result = job.row, job.result
         image = job.image
         job.views = job.image = None
-        greedy = job.attempts[0]
-        finished = [a for a in job.attempts if a.finished]
-        if finished:
-            chosen, status = finished[0], ("ok" if finished[0] is greedy else "retried")
-        elif greedy.error is None:
-            chosen, status = greedy, ("fallback" if len(job.attempts) > 1 else "ok")
-        else:
-            chosen, status = None, "failed"
+        chosen, status = choose(job.attempts)
         if chosen is None:
             result.error = job.attempts[-1].error
         else:
-            texts = [self.builder.text(ids) for ids in chosen.token_ids]
+            texts = [self.builder.text(ids) for ids in chosen.outputs]
             finish = "length" if chosen.finish_reason == "timeout" else chosen.finish_reason
             size = (result.width, result.height)
             lines, formulas = job.anchor.tree_lines, [formula_region(f) for f in job.anchor.formulas]
@@ -468,7 +428,7 @@ class PageReader:
             figures, formulas = self.settings.figures_config(), reads_formulas(self.formula_model())
             finish_page(result, read, image, figures, row.get("name") or "page", formulas)  # as parse
             result.raw = join_windows(texts)  # as the model wrote it, references and all
-            result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
+            result.num_tokens = sum(len(ids) for ids in chosen.outputs)
             result.finish_reason = chosen.finish_reason
             result.timings["generate_s"] = chosen.seconds
         return {

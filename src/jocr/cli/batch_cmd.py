@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from jocr.cli import CliError
-from jocr.cli.parse_cmd import add_anchor_argument, add_ocr_argument
+from jocr.cli.parse_cmd import add_anchor_argument, add_ocr_argument, add_retries_argument, checked_retries
 
 
 def add_arguments(parser) -> None:
@@ -42,6 +42,7 @@ def add_arguments(parser) -> None:
     )
     add_anchor_argument(parser)
     add_ocr_argument(parser)
+    add_retries_argument(parser)
     parser.add_argument(
         "--figures",
         choices=("none", "files"),
@@ -52,7 +53,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dpi", type=float, default=144.0, help="PDF render resolution (default: 144)")
     parser.add_argument("--longest-side", type=int, help="render PDF pages to this many pixels")
     parser.add_argument("--password", help="password for encrypted PDFs")
-    parser.add_argument("--retries", type=int, default=2, help="retries of an unfinished page (default: 2)")
     parser.add_argument("--page-timeout", type=float, help="seconds of generation per page attempt")
     parser.add_argument("--max-doc-pages", type=int, help="documents with more pages fail at once")
     parser.add_argument("--no-page-marker", action="store_true", help="join pages with a blank line only")
@@ -72,7 +72,6 @@ def run(args) -> int:
         (args.limit is not None and args.limit < 1, "--limit must be >= 1"),
         (args.dpi <= 0, "--dpi must be > 0"),
         (args.longest_side is not None and args.longest_side < 16, "--longest-side must be >= 16"),
-        (args.retries < 0 or args.retries > 3, "--retries must be 0 to 3"),
         (args.page_timeout is not None and args.page_timeout <= 0, "--page-timeout must be > 0"),
         (
             min(args.cpus_per_actor, args.gpus_per_actor, args.render_cpus) < 0,
@@ -83,6 +82,7 @@ def run(args) -> int:
         if bad:
             raise CliError(message)
     spec = checked_pages_and_spec(args)
+    retries = checked_retries(args)
 
     import json
 
@@ -107,7 +107,7 @@ def run(args) -> int:
         longest_side=args.longest_side,
         password=args.password,
         skip_blank=not args.keep_blank_pages,
-        retries=args.retries,
+        retries=retries,
         page_timeout=args.page_timeout,
         max_doc_pages=args.max_doc_pages,
         threads=args.threads,

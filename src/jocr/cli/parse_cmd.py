@@ -51,6 +51,7 @@ def add_arguments(parser) -> None:
     )
     add_anchor_argument(parser)
     add_ocr_argument(parser)
+    add_retries_argument(parser)
     add_element_arguments(parser)
     parser.add_argument(
         "--draw",
@@ -171,6 +172,27 @@ def add_ocr_argument(parser, default: str = "auto", help: str | None = None) -> 
     )
 
 
+def add_retries_argument(parser) -> None:
+    """--retries, shared by `jocr parse` and `jocr batch`: one retry policy (`jocr.pipeline.retry`)."""
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        help="sampled re-readings (0 to 3) of a page read from its image alone that ran out of tokens or "
+        "into a loop (default: 0: each page read greedily, once)",
+    )
+
+
+def checked_retries(args) -> int:
+    """--retries checked against the retry policy's range (one-line error)."""
+    from jocr.pipeline.retry import RetryConfig
+
+    try:
+        return RetryConfig(args.retries).retries
+    except ValueError as exc:
+        raise CliError(f"--{exc}") from None
+
+
 def add_format_arguments(parser) -> None:
     """--dtype / --quantize, shared by `jocr parse` and `jocr serve` (jocr.model.formats)."""
     parser.add_argument(
@@ -258,6 +280,7 @@ def run(args) -> int:
         raise CliError("--dpi must be > 0")
     if args.longest_side is not None and args.longest_side < 16:
         raise CliError("--longest-side must be >= 16")
+    retries = checked_retries(args)
     try:
         captions = check_captions_mode(args.captions, args.figures)
     except ValueError as exc:
@@ -390,6 +413,7 @@ def run(args) -> int:
         ocr=args.ocr,
         figures=args.figures,
         on_page_image=on_page_image if drawn is not None else None,
+        retries=retries,
     )
     written: set[int] = set()
     try:

@@ -15,8 +15,10 @@ Steps, all bounded:
    evened (`even_light`: no dark table or shadow around the sheet). Then the
    skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
    least `min_skew_degrees`.
-4. Read with the engine (Tesseract: a subprocess under `timeout_s`; RapidOCR: in-process, its work
-   bounded by the image size), drop words and lines under `min_confidence`.
+4. Read with the engine under `timeout_s` (Tesseract: a subprocess, killed past it; RapidOCR: in process,
+   its running onnxruntime session stopped past it, `jocr.lines.ocr_rapid`), drop words and lines under
+   `min_confidence`. An engine past the limit gives no lines, verdict "too_large" and the note "<engine>
+   ran past N s", like a page refused in step 1.
 5. Map every box back to the original image's frame (the inverse of steps 2-3) and scale it to the page's
    units (`page_size`: points for a PDF page). A photographed sheet with background around it has its top
    and bottom in `stats["paper"]` (`paper_rows`), for the furniture bands (`jocr.layout.furniture`).
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter
 
+from jocr.lines.ocr_rapid import RapidTimeout
 from jocr.lines.ocr_rapid import available as rapid_available
 from jocr.lines.ocr_rapid import read as rapid_read
 from jocr.lines.ocr_tesseract import TesseractError, binary, installed_languages, orientation
@@ -71,7 +74,7 @@ class OCRLinesConfig:
     max_input_pixels: int = 150_000_000  # refused beyond
     max_aspect: float = 12.0  # refused beyond (a 30,000 x 1,000 strip reads as nothing at page scale)
     min_side: int = 16  # refused below
-    timeout_s: float = 120.0  # Tesseract's subprocess, per call
+    timeout_s: float = 120.0  # each engine call (Tesseract's OSD and read, RapidOCR's read), wall clock
     rapid_max_side: int = 2000  # RapidOCR scales the longest side to at most this
     orient: bool = True
     min_osd_confidence: float = 2.0
@@ -310,7 +313,7 @@ def read_image(
         return empty_lines(TOO_LARGE, refusal, page_w, page_h, engine)
     try:
         lines, stats = _read(image, engine, config)
-    except TesseractError as exc:
+    except (TesseractError, RapidTimeout) as exc:
         verdict = TOO_LARGE if "ran past" in str(exc) else ERROR
         return empty_lines(verdict, str(exc), page_w, page_h, engine)
     except Exception as exc:  # an engine's own failure on a strange image fails this page's OCR only
@@ -403,7 +406,7 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         stats["languages"] = languages
         lines = tesseract_read(grey, languages, config.timeout_s, config.min_confidence)
     else:
-        lines = rapid_read(grey, config.rapid_max_side, config.min_confidence, use_cls=not settled)
+        lines = rapid_read(grey, config.rapid_max_side, config.min_confidence, not settled, config.timeout_s)
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
     # back to the original pixels, and for a turned page on to the page turned upright (`upright_image`):
     # its lines are read, ordered and drawn in the frame a reader sees them in

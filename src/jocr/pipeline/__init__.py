@@ -74,6 +74,7 @@ def parse(
     region: str | Sequence[float] | None = None,
     figures: str = "none",
     captions: str = "none",
+    retries: int = 0,
 ) -> Document | list[Document]:
     """Parse a path, URL, bytes or PIL image (-> Document) or a list of them (-> list of Documents).
 
@@ -102,6 +103,8 @@ def parse(
     captions: "none" (default) or "generate": each figure without a printed caption gets the model's caption
     as `generated_caption` in its tree block and `page.figures` (`jocr.pipeline.caption.generate_captions`;
     needs figures "files" or "inline"); the Markdown stays as the page prints it.
+    retries: sampled re-readings of a page read from its image alone whose reading did not finish (0 to 3;
+    default 0, greedy once), the retry policy `jocr batch` shares (`jocr.pipeline.retry`).
     """
     from jocr.pipeline.caption import check_captions_mode, generate_captions, is_caption_prompt
 
@@ -133,6 +136,7 @@ def parse(
             anchor=anchor,
             ocr=ocr,
             figures=figures,
+            retries=retries,
         )
     )
     if raise_errors:

@@ -30,6 +30,7 @@ from jocr.lines.ocr import normalise_ocr_mode
 from jocr.pipeline.formulas import cut_formula_crops, read_formulas, reads_formulas
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
+from jocr.pipeline.retry import Attempt, RetryConfig, choose, retry_seed
 
 
 @dataclass
@@ -57,6 +58,9 @@ class _Job:
     inputs: list[PageInput] = field(default_factory=list)  # one per request
     results: list[Any] = field(default_factory=list)  # per request: its GenerationResult once finished
     remaining: int = 0  # requests not finished yet
+    error: str | None = None  # the current attempt's failure
+    seconds: float = 0.0  # the current attempt's generation, its slowest request
+    attempts: list[Attempt] = field(default_factory=list)  # its readings so far (`jocr.pipeline.retry`)
     read: PageRead | None = None  # the one pass over a PDF page (its tables and figures come from it)
     image: Any = None  # the page as rendered, kept until its figures are cut (`figures` not "none")
 
@@ -195,26 +199,40 @@ class _Pages:
         return decision
 
     def complete(self, job: _Job, part: int, result, error: BaseException | None, latency: float) -> bool:
-        """Records request `part` of the page; True once the page is finished (all its requests)."""
-        page = job.page
+        """Records request `part` of the page's current attempt; True once all its requests are in."""
         job.remaining -= 1
-        if error is not None:  # a failed decode step fails its pages, not the run
-            page.error = f"{job.entry.doc.source}: page {page.page}: generation failed ({one_line(error)})"
+        if error is not None and job.error is None:  # a failed decode step fails its pages, not the run
+            job.error = f"{job.entry.doc.source}: page {job.page.page}: generation failed ({one_line(error)})"
         job.results[part] = result
-        page.timings["generate_s"] = max(page.timings.get("generate_s", 0.0), latency)
-        if job.remaining > 0:
-            return False
+        job.seconds = max(job.seconds, latency)
+        return job.remaining == 0
+
+    def attempt(self, job: _Job, temperature: float) -> list[Attempt]:
+        """Closes the page's current attempt (all its requests in) and readies the next; its attempts."""
+        ok = job.error is None
+        outputs, reasons = (job.results, [r.finish_reason for r in job.results]) if ok else (None, None)
+        job.attempts.append(Attempt(outputs, reasons, job.error, job.seconds, temperature))
+        job.results, job.remaining = [None] * len(job.inputs), len(job.inputs)
+        job.error, job.seconds = None, 0.0
+        return job.attempts
+
+    def conclude(self, job: _Job) -> None:
+        """The page from the attempt the retry policy keeps (`choose`): its Markdown, tree and elements."""
+        page = job.page
+        chosen, _ = choose(job.attempts)
         job.inputs = []
-        if page.error is None:
+        if chosen is None:
+            page.error = job.attempts[-1].error
+        else:
+            page.timings["generate_s"] = chosen.seconds
             anchor = page.anchor or PageAnchor()
             try:
-                self.write(page, job.results, anchor.tree_lines, anchor.formulas)
+                self.write(page, chosen.outputs, anchor.tree_lines, anchor.formulas)
                 self.finish(job)
             except Exception as exc:  # a page whose output cannot be put together fails alone, not the run
                 page.error = f"{job.entry.doc.source}: page {page.page}: output not built ({one_line(exc)})"
         job.image = job.read = None
-        job.results = []
-        return True
+        job.results, job.attempts = [], []
 
     def finish(self, job: _Job) -> None:
         """The steps after a page's tree: its tables and figures (`finish_page`); then `on_page_image` is
@@ -388,7 +406,9 @@ class DocumentRun:
     figures: "none" (default), "files" or "inline": each page's figures placed in its tree and cut out of
     its image (`PageResult.figures`; docs/layout.md, "Figures"). on_page_image: called with each page that
     was rendered, once its tree and figures are done, and the page image it was read from (upright), e.g. to
-    draw its blocks without rendering it again (`jocr parse --draw`); the image is the run's, not to be kept.
+    draw its blocks without rendering it again (`jocr parse --draw`); the image is the run's, not to be
+    changed. retries: sampled re-readings of a page read from its image alone that did not finish
+    (`jocr.pipeline.retry`, the policy `jocr batch` shares; default 0: greedy, once).
     """
 
     def __init__(
@@ -411,6 +431,7 @@ class DocumentRun:
         ocr: str = "auto",
         figures: str = "none",
         on_page_image: Callable[[Document, PageResult, Any], None] | None = None,
+        retries: int = 0,
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, not {batch_size}")
@@ -433,6 +454,7 @@ class DocumentRun:
             figures,
             on_page_image,
         )
+        self.retry = RetryConfig(retries)
         self.max_tokens = max_tokens
         self.deliver = deliver
         self.on_page = on_page
@@ -461,8 +483,15 @@ class DocumentRun:
         for job, part, result, error, latency in finished:
             if self.handles.pop((id(job), part), None) is None:
                 continue  # a window's request cancelled when another window of its page was refused
-            if self.pages.complete(job, part, result, error, latency):
-                self._finish(job)
+            if not self.pages.complete(job, part, result, error, latency):
+                continue
+            attempts = self.pages.attempt(job, self.retry.temperature(len(job.attempts)))
+            anchored = job.page.anchor is not None and job.page.anchor.anchored
+            if not self.closed and self.retry.again(attempts, anchored):
+                self._submit(job, len(attempts))
+                continue
+            self.pages.conclude(job)
+            self._finish(job)
         taken = 0
         while self.wants_pages and (limit is None or taken < limit):
             job = next(self._jobs, None)
@@ -476,14 +505,21 @@ class DocumentRun:
             self._submit(job)
         return list(self.pages.ready())
 
-    def _submit(self, job: _Job) -> None:
-        """Hands the page's requests (one per anchor window) to the runner."""
+    def _submit(self, job: _Job, attempt: int = 0) -> None:
+        """Hands the page's requests (one per anchor window) to the runner, for its attempt `attempt`
+        (0: greedy; a retry samples with the policy's temperature and seed)."""
         from jocr.engine.requests import GenerationRequest
 
         submitted = time.perf_counter()
+        temperature = self.retry.temperature(attempt)
+        seed = retry_seed(job.entry.doc.source, job.page.page, attempt) if temperature else None
         for part, page_input in enumerate(job.inputs):
             request = GenerationRequest(
-                prompt_ids=page_input.prompt_ids, images=[page_input.views], max_tokens=self.max_tokens
+                prompt_ids=page_input.prompt_ids,
+                images=[page_input.views],
+                max_tokens=self.max_tokens,
+                temperature=temperature,
+                seed=seed,
             )
 
             def done(result, error, job=job, part=part) -> None:
