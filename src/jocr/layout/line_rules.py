@@ -25,6 +25,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 
+from jocr.layout.contents import LEADERS as _LEADERS
+from jocr.layout.contents import TOC_PAGE as _TOC_PAGE
+from jocr.layout.contents import contents_split
 from jocr.layout.furniture import edge_furniture
 from jocr.layout.geometry import (
     LIST_BULLET,
@@ -71,8 +74,6 @@ _TYPOGRAPHIC_BULLET = re.compile(r"[•◦▪‣∙●○■□▸►➢✓]\s")
 _SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
 _CAPTION = CAPTION_START
 FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
-_LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
-_TOC_PAGE = re.compile(r"[0-9]{1,4}|[ivxlc]{1,6}")
 SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")  # a line that ends a sentence
 
 
@@ -205,7 +206,12 @@ def line_blocks(
     bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(top, key=lambda ln: (ln.y0, ln.x0))]
     body_blocks: list[Block] = []
-    if regions:
+    contents = contents_split(body, size)  # a contents page: its entries one list (`jocr.layout.contents`)
+    if contents is not None:
+        above, entries, below = contents
+        body_blocks = _ordered_blocks(above, size, height, words) + entries
+        body_blocks += _ordered_blocks(below, size, height, words)
+    elif regions:
         for region, column in region_units(body, list(regions), size):
             body_blocks += region_blocks(region, _column_blocks(column, size, height, words), size)
     else:
@@ -219,6 +225,13 @@ def line_blocks(
             Block(type=FIGURE, text=line.text, markdown="", bbox=line.box, lines=[line.tree_line()])
         )
     return blocks
+
+
+def _ordered_blocks(lines: list[Line], size: float, height: float, words: PageWords) -> list[Block]:
+    """Blocks of lines in reading order (`line_columns.reading_order`), column by column."""
+    if not lines:
+        return []
+    return [b for column in reading_order(lines, size) for b in _column_blocks(column, size, height, words)]
 
 
 # An OCR line's size is its box's height, which varies with the glyphs it holds (ascenders, descenders,
