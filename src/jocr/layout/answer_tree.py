@@ -28,6 +28,7 @@ from jocr.layout.anchor_check import (
     skipped_runs,
     typed_in,
 )
+from jocr.layout.contents import with_contents
 from jocr.layout.furniture import BOTTOM_BAND, TOP_BAND_SIZED, anchor_furniture, anchor_lines, page_size
 from jocr.layout.geometry import BOLD, Line, body_size, joined_without_space, source_lines
 from jocr.layout.line_rules import (
@@ -251,6 +252,9 @@ def anchored_tree(
         # headings the fonts make paragraphs may go on the paragraph before them (a window's first run,
         # which the answer took for a title): joined once more
         blocks = _joined_paragraphs(_retyped(blocks, geometry), geometry, apart, words)
+        # a table of contents as the rules write it: one list, a number and its title one item, where
+        # answers wrote leaders and headings and split numbers from titles (`jocr.layout.contents`)
+        blocks = with_contents(blocks, geometry, kinds)
     top, bottom = [], []
     for index, kind in sorted(kinds.items()):
         line = geometry[index]

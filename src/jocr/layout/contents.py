@@ -83,14 +83,52 @@ class Entry:
         return " ".join(part for part in (self.number, self.title, self.page) if part)
 
 
+# A page whose contents hold at least this share of its body lines is a contents page (read from its lines
+# alone); below it, a page with contents and other text (a title page, the first section).
+CONTENTS_PAGE_SHARE = 0.6
+
+
 def is_contents_page(lines: Sequence, width: float, height: float) -> bool:
     """Whether a page's lines (any line type: `geometry.source_lines`) are a contents page, its edge
-    furniture (running heads, page numbers) left out: what a page's reading decides on before any model
-    is asked (`jocr.layout.page_read.decide_page`)."""
+    furniture (running heads, page numbers) left out: contents (`contents_split`) that hold
+    `CONTENTS_PAGE_SHARE` of its body lines at least. What a page's reading decides on before any model is
+    asked (`jocr.layout.page_read.decide_page`)."""
     items = [ln for ln in source_lines(lines) if ln.text.strip()]
     kinds = edge_furniture(items, width, height)
     body = [ln for ln in items if ln.index not in kinds]
-    return contents_split(body, body_size(body or items)) is not None
+    found = contents_split(body, body_size(body or items))
+    if found is None:
+        return False
+    held = sum(len(block.lines) for block in found[1])
+    return held >= CONTENTS_PAGE_SHARE * len(body)
+
+
+def with_contents(blocks: list[Block], lines: list[Line], furniture: dict[int, str]) -> list[Block]:
+    """An answer's blocks (a model's, their lines the runs they name) with the page's contents, where its
+    lines hold contents (`contents_split` over `lines` but `furniture`), written as the rules write them:
+    the blocks that are mostly contents runs make way for the contents list, put where the first of them
+    stood; their other runs come back as paragraphs of their own. Blocks without runs stay, and so does an
+    answer none of whose blocks holds the contents runs (typed out, not named)."""
+    body = [ln for ln in lines if ln.index not in furniture and ln.text.strip()]
+    found = contents_split(body, body_size(body or lines)) if body else None
+    if found is None:
+        return blocks
+    listed = found[1]
+    runs = {ln.run for block in listed for ln in block.lines if ln.run is not None}
+    by_run = {ln.index + 1: ln for ln in lines}
+    out: list[Block] = []
+    placed = False
+    for block in blocks:
+        own = [ln.run for ln in block.lines if ln.run is not None]
+        inside = [run for run in own if run in runs]
+        if not own or len(inside) * 2 < len(own):
+            out.append(block)
+            continue
+        if not placed:
+            out += listed
+            placed = True
+        out += [_paragraph([by_run[run]]) for run in own if run not in runs and run in by_run]
+    return out if placed else blocks
 
 
 def contents_split(lines: list[Line], size: float) -> tuple[list[Line], list[Block], list[Line]] | None:
