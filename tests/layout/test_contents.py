@@ -237,3 +237,43 @@ def test_other_real_pages_are_not_contents(name):
     with pdfium.PdfDocument(str(REPO / f"data/frozen-real/pdfs/pdf/{name}.pdf")) as doc:
         layer = read_page(doc[0])
     assert not is_contents_page(layer.lines, layer.width, layer.height)
+
+
+def real_layer(path: str):
+    import pypdfium2 as pdfium
+
+    from jocr.lines.textlayer import read_page
+
+    with pdfium.PdfDocument(str(REPO / path)) as doc:
+        return read_page(doc[0])
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        (
+            "data/frozen-real/pdfs/pdf/eduzh-p02.pdf",
+            "- 2 关于 Debian Edu 和 Skolelinux 1\n  - 2.1 部分历史及为何使用两个名称 1\n- 3 结构 2\n"
+            "  - 3.1 网络 2\n    - 3.1.1 缺省网络设置 2\n",
+        ),
+        (
+            "data/frozen-real5/pdfs/pdf/zhlineskip-p001.pdf",
+            "- 第 1 节 简介 1\n  - 1.1 宏包依赖 1\n  - 1.2 中西有别 2\n- 第 2 节 功能介绍 3\n",
+        ),
+    ],
+)
+def test_chinese_contents_pages_are_lists(path, expected):
+    layer = real_layer(path)
+    assert expected in page_markdown(lines_tree(layer.lines, layer.width, layer.height))
+
+
+def test_a_page_with_contents_and_a_first_section_is_no_contents_page_but_its_contents_are_a_list():
+    # physics-p1: a title, the contents, then section 1's text: the model reads the page (its prose),
+    # and its answer's contents give way to the list
+    layer = real_layer("data/frozen-real/pdfs/pdf/physics-p1.pdf")
+    assert not is_contents_page(layer.lines, layer.width, layer.height)
+    anchor = "\n".join(anchor_lines(layer))
+    answer = "\n\n".join(f"@{n}" for n in range(1, len(layer.lines) + 1))
+    md = page_text([answer], [anchor], ["stop"], lines=layer.lines)
+    assert "- 1 Before you start 1\n\n  - 1.1 The purpose of this package 1" in md
+    assert "The goal of this package is to make typesetting equations" in md

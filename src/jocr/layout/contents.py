@@ -39,9 +39,10 @@ _NUMBER = re.compile(
     r"(?P<number>[0-9]{1,2}(?:\.[0-9]{1,2}){0,4}\.?|[A-Z](?:\.[0-9]{1,2}){1,4}\.?"
     r"|(?:Chapter|Part|Appendix|Section)\s+[0-9A-Z]{1,4}[.:]?)\s+(?P<title>\S.*)"
 )
-_CJK_NUMBER = re.compile(r"(?P<number>第[0-9一二三四五六七八九十百零]{1,4}[章节節部篇])\s*(?P<title>\S.*)")
+_CJK_SECTION = r"第\s?[0-9一二三四五六七八九十百零]{1,4}\s?[章节節部篇]"  # "第二章", "第 1 节"
+_CJK_NUMBER = re.compile(rf"(?P<number>{_CJK_SECTION})\s*(?P<title>\S.*)")
 _NUMBER_ONLY = re.compile(
-    r"[0-9]{1,2}(?:\.[0-9]{1,2}){0,4}\.?|[A-Z](?:\.[0-9]{1,2}){1,4}\.?|第[0-9一二三四五六七八九十百零]{1,4}[章节節部篇]"
+    rf"[0-9]{{1,2}}(?:\.[0-9]{{1,2}}){{0,4}}\.?|[A-Z](?:\.[0-9]{{1,2}}){{1,4}}\.?|{_CJK_SECTION}"
 )
 _ABBREVIATIONS = {"etc", "al", "vs", "e.g", "i.e", "cf", "ibid", "approx"}
 _LETTER = re.compile(r"[^\W\d_]")
@@ -300,12 +301,13 @@ def _joined_continuations(span: list[Entry], size: float) -> list[Entry]:
 
 
 def _set_levels(span: list[Entry], size: float) -> None:
-    """Levels: a section number's depth ("2" 1, "2.1" 2; "第二章" 1, "第二节" 2); an unnumbered entry that of
-    the numbered entry whose indentation is nearest its own, or, on a page without numbers, the rank of
-    its indentation (lines within an em one level)."""
+    """Levels: a section number's depth ("2" 1, "2.1" 2; "第二章" 1, "第二节" 2 below chapters); an
+    unnumbered entry that of the numbered entry whose indentation is nearest its own, or, on a page
+    without numbers, the rank of its indentation (lines within an em one level)."""
     numbered = [e for e in span if e.number]
+    chapters = any(e.number.startswith("第") and e.number[-1] in "章部篇" for e in numbered)
     for entry in numbered:
-        entry.level = _depth(entry.number)
+        entry.level = _depth(entry.number, chapters)
     for entry in span:
         if entry.number:
             continue
@@ -318,9 +320,10 @@ def _set_levels(span: list[Entry], size: float) -> None:
             entry.level = _indent_rank(entry, span, size)
 
 
-def _depth(number: str) -> int:
+def _depth(number: str, chapters: bool) -> int:
+    """A section number's depth; "第三节" (a section) is 2 under chapters ("第二章"), else the top level."""
     if number.startswith("第"):
-        return 1 if number[-1] in "章部篇" else 2
+        return 1 if number[-1] in "章部篇" or not chapters else 2
     if " " in number:  # "Chapter 3", "Part II"
         return 1
     return min(6, number.rstrip(".").count(".") + 1)
