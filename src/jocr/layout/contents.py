@@ -243,11 +243,13 @@ def _paired(entries: list[Entry], numbers: list[Line], size: float) -> list[Line
     ]
     best: dict[tuple[int, int], tuple[float, tuple[int, int] | None]] = {}
     for i in range(len(numbers)):
+        before = [(pi, pk) for pi in range(max(0, i - LOOK_BACK), i) for pk in cands[pi] if (pi, pk) in best]
         for k in cands[i]:
             dy = (numbers[i].cy - _cy(entries[k].row)) / pitch
             cost, back = SKIP * i + NEAR * abs(dy), None
-            for (pi, pk), (pcost, _) in best.items():
-                if pi < i and pk < k:
+            for pi, pk in before:
+                pcost = best[(pi, pk)][0]
+                if pk < k:
                     pdy = (numbers[pi].cy - _cy(entries[pk].row)) / pitch
                     step = pcost + SKIP * (i - pi - 1) + NEAR * abs(dy) + abs(dy - pdy)
                     if step < cost:
@@ -271,6 +273,7 @@ def _cy(row: Row) -> float:
     return (row.y0 + row.y1) / 2
 
 
+LOOK_BACK = 4  # a number links to the pairings of the few numbers above it (a page of figures stays fast)
 SKIP = 1.0  # the cost of leaving a page number line unpaired, in line pitches
 NEAR = 0.3  # the weight of a number's distance from its row, against the change of offset (weight 1)
 
