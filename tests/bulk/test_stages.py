@@ -492,3 +492,16 @@ def test_an_anchored_page_is_not_retried_its_unread_runs_are_its_fallback():
     assert reader.calls == [(0, 0.0, [1, 2]), (1, 0.2, [2])]
     assert (out[1]["status"], out[1]["attempts"], out[1]["finish_reason"]) == ("ok", 1, "length")
     assert (out[2]["status"], out[2]["attempts"]) == ("retried", 2)
+
+
+def test_a_contents_page_is_written_from_its_lines_in_batch_as_in_parse(tmp_path):
+    # docs/layout.md "Contents pages": the render stage finishes a text-layer contents page from its lines
+    # (no row goes to the reader), its entries one nested list
+    from pathlib import Path
+
+    pdf = Path(__file__).resolve().parents[2] / "data/frozen-real/pdfs/pdf/rintro-p003.pdf"
+    settings = PageSettings(model=_anchored_model(tmp_path, 1024))
+    (row,) = render_pages(expand_documents([{"doc_id": str(pdf)}], settings), settings)
+    assert row["status"] == "ok" and row["image"] is None
+    markdown = json.loads(row["result"])["markdown"]
+    assert "- 1 Introduction and preliminaries 2\n  - 1.1 The R environment 2\n" in markdown
