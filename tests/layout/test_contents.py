@@ -97,9 +97,11 @@ def ocr(x: float, y: float, text: str, height: float = 30, char: float = 15) -> 
     return Line(text, (x, y, x + char * len(text), y + height), height, 0, 0.95, RAPIDOCR)
 
 
-def test_numbers_of_a_skewed_photo_pair_with_their_own_rows():
-    # the right-hand column lies 14-20 px lower than the rows it belongs to (a row pitch is 30 px): each
-    # number goes to its own row, not the one below it; an entry whose number OCR lost keeps its title
+@pytest.mark.parametrize("shift", [14, -48])
+def test_numbers_of_a_skewed_photo_pair_with_their_own_rows(shift):
+    # the right-hand column lies 14-20 px lower than the rows it belongs to (a row pitch is 30 px), or,
+    # on a sheet turned the other way further, 1.6 pitches higher (physics-p1's photo): each number goes
+    # to its own row, not a neighbour's; an entry whose number OCR lost keeps its title
     titles = ["Vectors and assignment", "Vector arithmetic", "Logical vectors", "Missing values",
               "Character vectors", "Index vectors", "Other types of objects"]  # fmt: skip
     pages = ["8", "9", None, "11", "11", "12", "13"]
@@ -108,7 +110,7 @@ def test_numbers_of_a_skewed_photo_pair_with_their_own_rows():
         y = 250 + 30 * k
         lines += [ocr(280, y, f"2.{k + 1}", 26), ocr(330, y - 4, title, 40)]
         if pg:
-            lines.append(ocr(1000, y + 14 + k, pg, 26))
+            lines.append(ocr(1000, y + shift + k, pg, 26))
     md = page_markdown(lines_tree(lines, 1400, 1800, unit="px", source=RAPIDOCR))
     assert md.splitlines() == [
         "- 2 Simple manipulations 8",

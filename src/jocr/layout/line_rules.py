@@ -205,18 +205,13 @@ def line_blocks(
     top = [ln for ln in items if ln.index in kinds and ln.y0 < height / 2]
     bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(top, key=lambda ln: (ln.y0, ln.x0))]
-    body_blocks: list[Block] = []
     contents = contents_split(body, size)  # a contents page: its entries one list (`jocr.layout.contents`)
     if contents is not None:
         above, entries, below = contents
-        body_blocks = _ordered_blocks(above, size, height, words) + entries
-        body_blocks += _ordered_blocks(below, size, height, words)
-    elif regions:
-        for region, column in region_units(body, list(regions), size):
-            body_blocks += region_blocks(region, _column_blocks(column, size, height, words), size)
+        body_blocks = _ordered_blocks(above, size, height, words, regions) + entries
+        body_blocks += _ordered_blocks(below, size, height, words, regions)
     else:
-        for column in reading_order(body, size):
-            body_blocks += _column_blocks(column, size, height, words)
+        body_blocks = _ordered_blocks(body, size, height, words, regions)
     set_heading_levels(body_blocks, size)
     blocks += body_blocks
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(bottom, key=lambda ln: (ln.y0, ln.x0))]
@@ -227,11 +222,21 @@ def line_blocks(
     return blocks
 
 
-def _ordered_blocks(lines: list[Line], size: float, height: float, words: PageWords) -> list[Block]:
-    """Blocks of lines in reading order (`line_columns.reading_order`), column by column."""
+def _ordered_blocks(
+    lines: list[Line], size: float, height: float, words: PageWords, regions: Sequence[Region] | None
+) -> list[Block]:
+    """Blocks of body lines in reading order: grouped and ordered by a layout detector's `regions`
+    (`regions.region_units`), else column by column (`line_columns.reading_order`)."""
+    blocks: list[Block] = []
     if not lines:
-        return []
-    return [b for column in reading_order(lines, size) for b in _column_blocks(column, size, height, words)]
+        return blocks
+    if regions:
+        for region, column in region_units(lines, list(regions), size):
+            blocks += region_blocks(region, _column_blocks(column, size, height, words), size)
+        return blocks
+    for column in reading_order(lines, size):
+        blocks += _column_blocks(column, size, height, words)
+    return blocks
 
 
 # An OCR line's size is its box's height, which varies with the glyphs it holds (ascenders, descenders,
