@@ -106,13 +106,14 @@ def test_numbers_of_a_skewed_photo_pair_with_their_own_rows(shift):
               "Character vectors", "Index vectors", "Other types of objects"]  # fmt: skip
     pages = ["8", "9", None, "11", "11", "12", "13"]
     lines = [ocr(240, 200, "2 Simple manipulations .. 8", 40)]
+    lines.append(ocr(240, 140, "Contents", 40))  # a heading above: no number slips up onto it
     for k, (title, pg) in enumerate(zip(titles, pages, strict=True)):
         y = 250 + 30 * k
         lines += [ocr(280, y, f"2.{k + 1}", 26), ocr(330, y - 4, title, 40)]
         if pg:
             lines.append(ocr(1000, y + shift + k, pg, 26))
     md = page_markdown(lines_tree(lines, 1400, 1800, unit="px", source=RAPIDOCR))
-    assert md.splitlines() == [
+    assert md.splitlines()[md.splitlines().index("- 2 Simple manipulations 8") :] == [
         "- 2 Simple manipulations 8",
         "  - 2.1 Vectors and assignment 8",
         "  - 2.2 Vector arithmetic 9",
@@ -219,6 +220,15 @@ def test_the_r_intro_contents_page_photo_is_a_list():
     # it lost, stands above the first entry with one and reads as a heading
     assert_contents_list(md, lost_numbers=12)
     assert "  - 2.4 Logical vectors 10\n  - 2.5 Missing values 11\n  - 2.6 Character vectors 11" in md
+
+
+def test_a_chinese_contents_page_photo_is_a_list_its_numbers_on_their_rows():
+    # the page's "Contents" heading stands above the first entry: no page number slips up onto it
+    data = json.loads((REPO / "tests/data/ocr-lines/eduzh-p02-photo.json").read_text(encoding="utf-8"))
+    md = page_markdown(tree_of_lines(data, "px"))
+    assert "- 1 Debian Edu 12 别名 Bookworm 的手册 1\n- 2 关于 Debian Edu 和 Skolelinux 1\n" in md
+    assert "  - 2.1 部分历史及为何使用两个名称 1\n- 3 结构 2\n  - 3.1 网络 2\n" in md
+    assert "- Contents" not in md
 
 
 def test_an_anchored_answer_on_a_contents_page_gives_way_to_the_list():

@@ -239,7 +239,11 @@ def _paired(entries: list[Entry], numbers: list[Line], size: float) -> list[Line
     pitch = max(pitch, 1.0)
     if len(numbers) > 3 * len(open_rows) + 10:  # a page of figures: no contents, left as they are
         return numbers
-    shift = _offset(numbers, sorted(_cy(entries[k].row) for k in open_rows), pitch)
+    # the offset is measured against the numbered rows (or with leaders) where most rows are: a heading
+    # above the entries ("Contents") would let every number slip one row up
+    marked = [k for k in open_rows if entries[k].number or entries[k].leaders]
+    basis = marked if 2 * len(marked) >= len(open_rows) else open_rows
+    shift = _offset(numbers, sorted(_cy(entries[k].row) for k in basis), pitch)
     # candidate rows of each number: within a pitch of it, once the page's offset is taken off
     cands = [
         [k for k in open_rows if abs(numbers[i].cy - shift - _cy(entries[k].row)) <= pitch]
