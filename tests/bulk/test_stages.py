@@ -511,3 +511,16 @@ def test_an_image_only_page_that_runs_out_reads_the_same_in_parse_and_batch(tmp_
     assert page.anchor is not None and not page.anchor.anchored
     assert (row["attempts"], row["finish_reason"], page.finish_reason) == (1 + retries, "length", "length")
     assert batch["markdown"] == page.markdown and batch["tokens"] == page.num_tokens
+
+
+def test_a_contents_page_is_written_from_its_lines_in_batch_as_in_parse(tmp_path):
+    # docs/layout.md "Contents pages": the render stage finishes a text-layer contents page from its lines
+    # (no row goes to the reader), its entries one nested list
+    from pathlib import Path
+
+    pdf = Path(__file__).resolve().parents[2] / "data/frozen-real/pdfs/pdf/rintro-p003.pdf"
+    settings = PageSettings(model=_anchored_model(tmp_path, 1024))
+    (row,) = render_pages(expand_documents([{"doc_id": str(pdf)}], settings), settings)
+    assert row["status"] == "ok" and row["image"] is None
+    markdown = json.loads(row["result"])["markdown"]
+    assert "- 1 Introduction and preliminaries 2\n  - 1.1 The R environment 2\n" in markdown

@@ -1,7 +1,15 @@
 """An anchored answer checked against its anchor: which runs it skipped and where they go back, and whether
 it typed a run's text out instead of naming it."""
 
-from jocr.layout.anchor_check import compact, made_up, names_a_run, skipped_runs, typed_in
+from jocr.layout.anchor_check import (
+    compact,
+    foreign_text,
+    made_up,
+    names_a_run,
+    skipped_runs,
+    typed_in,
+    without_foreign,
+)
 
 
 def test_runs_skipped_between_named_runs_go_back_after_the_run_before_them():
@@ -56,3 +64,27 @@ def test_an_answer_names_a_run_only_with_a_number_its_window_has():
     assert names_a_run("# @2 and me@163.com", {1: "a", 2: "b"})
     assert not names_a_run("@7 @8", {1: "a", 2: "b"})
     assert not names_a_run("同比增长", {1: "a"})
+
+
+ENGLISH = "The committee met on three occasions. Revenue rose by 12% to 1,204 units."
+
+
+def test_what_an_answer_types_that_the_runs_never_give_is_found():
+    # another script, primes, U+FFFD, HTML bold in Markdown: typed by the answer, on no run
+    assert foreign_text("@1 同比 @2", ENGLISH) == ["同", "比"]
+    assert foreign_text("## @1 b\u2032\u2033", ENGLISH) == ["\u2032", "\u2033"]
+    assert foreign_text("@1 \ufffd@2", ENGLISH) == ["\ufffd"]
+    assert foreign_text("<b>@1</b>", ENGLISH) == ["<b>", "</b>"]
+    # Latin letters typed into a page whose runs hold none
+    assert foreign_text("@1 abc", "委员会开会三次") == ["a", "b", "c"]
+    # a table's HTML, Markdown syntax, ASCII on a Latin page and what the runs hold are the page's own
+    assert foreign_text("<table><tr><td>@1</td><td>x</td></tr></table>", ENGLISH) == []
+    assert foreign_text("## 1. **@1** | $x$ - @2", ENGLISH) == []
+    page = "<b>b\u2032翻 b\u2032\u2032b\u2032译b\u2032':</b>"  # what OCR read on eduzh-p07's scan
+    assert foreign_text(f"@1 {page}", page) == []
+
+
+def test_foreign_pieces_come_out_and_the_runs_text_stays():
+    found = foreign_text("<b>@1 同</b> @2", ENGLISH)
+    assert without_foreign("<b>The committee 同</b> met", found) == "The committee met"
+    assert without_foreign("The committee", []) == "The committee"

@@ -4,6 +4,8 @@ text layer's boxes and sizes replace the anchors' positions when given."""
 
 from __future__ import annotations
 
+import re
+
 from page_fixtures import SECOND, WRAPPED, Text, page_layer, paragraph
 
 from jocr.layout.answer_tree import anchored_tree, typed_block
@@ -155,6 +157,19 @@ def test_a_broken_answer_gives_way_to_its_windows_runs():
     # garbage up to the token limit, naming no run: the window's runs stand for it
     tree = page_tree(["同比增长\ufffd\ufffd同比增长"], [anchor], ["length"], lines=layer.lines)
     assert [b.text for b in tree.blocks] == [" ".join(WRAPPED), " ".join(SECOND)]
+
+
+def test_characters_the_runs_never_give_are_taken_out_of_the_answer():
+    layer = page_layer(paragraph(72, 100, WRAPPED + SECOND))
+    anchor = "\n".join(anchor_lines(layer))
+    # bold tags, a prime, CJK and U+FFFD typed around the references of an English page, beside words
+    # of the page (so the block is no made-up block, `made_up`)
+    answer = "<b>@1</b> @2 @3\n\n@4 committee 同\u2032 @5 met\ufffd @6"
+    tree = page_tree([answer], [anchor], ["stop"], lines=layer.lines)
+    assert tree.blocks[0].text.startswith(" ".join(WRAPPED))
+    assert not re.search("[<>同\u2032\ufffd]", page_text([answer], [anchor], ["stop"], lines=layer.lines))
+    # streamed (not yet checked), the answer stands as written
+    assert "同\u2032" in page_text([answer], [anchor], [None], lines=layer.lines)
 
 
 def test_a_block_the_answer_made_up_is_left_out():

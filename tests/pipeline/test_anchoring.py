@@ -192,3 +192,17 @@ def test_a_window_the_engine_refuses_fails_its_page_and_the_run_goes_on():
     finally:
         runner_type.submit = submit
     assert refused.pages[0].error.endswith("page 1: prompt too long") and after.ok
+
+
+def test_a_contents_page_is_read_from_its_lines_without_a_request():
+    # docs/layout.md "Contents pages": under auto, a text-layer page that is a table of contents goes to the
+    # rules over its lines (one nested list), not to the model; under "on" the model still reads it
+    from pathlib import Path
+
+    pdf = str(Path(__file__).resolve().parents[2] / "data/frozen-real/pdfs/pdf/rintro-p003.pdf")
+    model, prompts = recording_model(ANCHOR_VERSION)
+    page = parse(pdf, model=model).pages[0]
+    assert prompts == [] and page.anchor.alone and "table of contents" in page.anchor.note
+    assert "  - 1.1 The R environment 2\n" in page.markdown and "##" not in page.markdown
+    parse(pdf, model=model, anchor="on")
+    assert prompts  # one request per anchor window

@@ -300,6 +300,7 @@ def page_anchoring(settings: PageSettings):
             config.max_tokens,
             ocr=settings.ocr,
             figures=figures,
+            contents_alone=True,
             ocr_anchors=config.ocr,
         )
 

@@ -88,3 +88,37 @@ def made_up(block: str, anchor_text: str) -> bool:
     total = sum(len(w) for w in words)
     missing = sum(len(w) for w in words if w not in anchor_text)
     return total > 0 and missing > MADE_UP_SHARE * total
+
+
+# HTML an answer writes on purpose: a table's (and line breaks in its cells). Any other tag it types that
+# its runs do not hold (`<b>` in Markdown) is foreign to the page.
+_TABLE_TAG = re.compile(r"</?(?:table|thead|tbody|tr|td|th|br)\b[^<>]*>", re.IGNORECASE)
+_TAG = re.compile(r"</?[A-Za-z][^<>]{0,40}>")
+
+
+def foreign_text(block: str, runs_text: str) -> list[str]:
+    """What a block of an answer types itself (outside its run references) that its window's runs
+    (`runs_text`, their text) never give: HTML tags other than a table's, characters outside ASCII (a
+    script the page is not written in, primes, U+FFFD), and ASCII letters on a page whose runs hold none
+    (Latin typed into a Chinese page). Each piece once, tags first; taking them out of the block's
+    resolved text leaves every character the runs give."""
+    typed = REFERENCES.sub(" ", block)
+    out: list[str] = []
+    for tag in _TAG.findall(typed):
+        if not _TABLE_TAG.fullmatch(tag) and tag not in runs_text and tag not in out:
+            out.append(tag)
+        typed = typed.replace(tag, " ")
+    latin = any(ch.isascii() and ch.isalpha() for ch in runs_text)
+    for ch in typed:
+        if ch in runs_text or ch in out or ch.isspace():
+            continue
+        if not ch.isascii() or (ch.isalpha() and not latin):
+            out.append(ch)
+    return out
+
+
+def without_foreign(text: str, foreign: Sequence[str]) -> str:
+    """`text` without the pieces `foreign_text` found (white space they leave doubled made single)."""
+    for piece in foreign:
+        text = text.replace(piece, "")
+    return re.sub(r"[ \t]{2,}", " ", text) if foreign else text

@@ -22,12 +22,15 @@ from collections.abc import Sequence
 from jocr.layout.anchor_check import (
     ENDED_EARLY,
     compact,
+    foreign_text,
     made_up,
     names_a_run,
     referenced,
     skipped_runs,
     typed_in,
+    without_foreign,
 )
+from jocr.layout.contents import with_contents
 from jocr.layout.furniture import BOTTOM_BAND, TOP_BAND_SIZED, anchor_furniture, anchor_lines, page_size
 from jocr.layout.geometry import BOLD, Line, body_size, joined_without_space, source_lines
 from jocr.layout.line_rules import (
@@ -251,6 +254,9 @@ def anchored_tree(
         # headings the fonts make paragraphs may go on the paragraph before them (a window's first run,
         # which the answer took for a title): joined once more
         blocks = _joined_paragraphs(_retyped(blocks, geometry), geometry, apart, words)
+        # a table of contents as the rules write it: one list, a number and its title one item, where
+        # answers wrote leaders and headings and split numbers from titles (`jocr.layout.contents`)
+        blocks = with_contents(blocks, geometry, kinds)
     top, bottom = [], []
     for index, kind in sorted(kinds.items()):
         line = geometry[index]
@@ -277,11 +283,13 @@ def _window_blocks(
     """A window's answer as blocks, its references resolved (each run once, furniture left out, words
     broken at a line's end joined as `join_soft_hyphens_inside` does over the page's `words`), and the
     highest run number it names. With `checked`, blocks the answer made up (`anchor_check.made_up`) are
-    left out: the runs they name come back as skipped runs."""
+    left out: the runs they name come back as skipped runs; and what a block types that the window's runs
+    never give (`anchor_check.foreign_text`: another script, primes, U+FFFD, `<b>`) is taken out."""
     written: set[int] = set()
     last = 0
     window: list[Block] = []
-    anchor_text = compact("".join(runs.values())) if checked else ""
+    runs_text = "".join(runs.values())
+    anchor_text = compact(runs_text) if checked else ""
     pieces = markdown_blocks(text)
     if checked:  # a paragraph the answer ran over several of the page's is cut where the layer breaks
         pieces = [part for piece in pieces for part in _paragraph_parts(piece, runs, start, geometry)]
@@ -300,6 +308,8 @@ def _window_blocks(
             return "".join(out)
 
         resolved = REFERENCES.sub(resolve, piece)
+        if checked and block_type(piece)[0] != FORMULA:  # characters the runs never give are taken out
+            resolved = without_foreign(resolved, foreign_text(piece, runs_text))
         numbers = [n for n in referenced_numbers(piece) if n in runs]
         last = max([last, *numbers])
         if not _SYNTAX.sub("", plain_text(resolved)):

@@ -25,6 +25,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 
+from jocr.layout.contents import LEADERS as _LEADERS
+from jocr.layout.contents import TOC_PAGE as _TOC_PAGE
+from jocr.layout.contents import contents_split
 from jocr.layout.furniture import edge_furniture
 from jocr.layout.geometry import (
     LIST_BULLET,
@@ -71,8 +74,6 @@ _TYPOGRAPHIC_BULLET = re.compile(r"[•◦▪‣∙●○■□▸►➢✓]\s")
 _SECTION_NUMBER = re.compile(r"([0-9]{1,2}(?:\.[0-9]{1,2}){0,4}|[A-Z](?:\.[0-9]{1,2}){1,4})\.?\s+\S")
 _CAPTION = CAPTION_START
 FOOTNOTE_START = re.compile(r"(?:[0-9]{1,3}|[*†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)(?:\s|[.)]|\S)")
-_LEADERS = re.compile(r"\s*(?:[.·…_]\s*){3,}\s*$")
-_TOC_PAGE = re.compile(r"[0-9]{1,4}|[ivxlc]{1,6}")
 SENTENCE_END = re.compile(r"[.!?:;。！？][\"'”’)\]]*$")  # a line that ends a sentence
 
 
@@ -204,13 +205,13 @@ def line_blocks(
     top = [ln for ln in items if ln.index in kinds and ln.y0 < height / 2]
     bottom = [ln for ln in items if ln.index in kinds and ln.y0 >= height / 2]
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(top, key=lambda ln: (ln.y0, ln.x0))]
-    body_blocks: list[Block] = []
-    if regions:
-        for region, column in region_units(body, list(regions), size):
-            body_blocks += region_blocks(region, _column_blocks(column, size, height, words), size)
+    contents = contents_split(body, size)  # a contents page: its entries one list (`jocr.layout.contents`)
+    if contents is not None:
+        above, entries, below = contents
+        body_blocks = _ordered_blocks(above, size, height, words, regions) + entries
+        body_blocks += _ordered_blocks(below, size, height, words, regions)
     else:
-        for column in reading_order(body, size):
-            body_blocks += _column_blocks(column, size, height, words)
+        body_blocks = _ordered_blocks(body, size, height, words, regions)
     set_heading_levels(body_blocks, size)
     blocks += body_blocks
     blocks += [_furniture_block(ln, kinds[ln.index]) for ln in sorted(bottom, key=lambda ln: (ln.y0, ln.x0))]
@@ -218,6 +219,23 @@ def line_blocks(
         blocks.append(
             Block(type=FIGURE, text=line.text, markdown="", bbox=line.box, lines=[line.tree_line()])
         )
+    return blocks
+
+
+def _ordered_blocks(
+    lines: list[Line], size: float, height: float, words: PageWords, regions: Sequence[Region] | None
+) -> list[Block]:
+    """Blocks of body lines in reading order: grouped and ordered by a layout detector's `regions`
+    (`regions.region_units`), else column by column (`line_columns.reading_order`)."""
+    blocks: list[Block] = []
+    if not lines:
+        return blocks
+    if regions:
+        for region, column in region_units(lines, list(regions), size):
+            blocks += region_blocks(region, _column_blocks(column, size, height, words), size)
+        return blocks
+    for column in reading_order(lines, size):
+        blocks += _column_blocks(column, size, height, words)
     return blocks
 
 

@@ -25,7 +25,7 @@ from jocr.layout.figure_regions import Region
 from jocr.layout.formula_glyphs import Glyph, Rule
 from jocr.layout.tables import Piece
 from jocr.layout.tables import Rule as TableRule
-from jocr.lines.anchor import PageAnchor, page_anchor_or_note, reads_lines
+from jocr.lines.anchor import PageAnchor, normalise_anchor_mode, page_anchor_or_note, reads_lines
 from jocr.lines.textlayer import empty_layer
 from jocr.lines.types import ERROR, TEXTLAYER, PageLines
 
@@ -153,12 +153,15 @@ def decide_page(
     ocr: str = "auto",
     figures: bool = False,
     ocr_anchors: bool = False,
+    contents_alone: bool = False,
 ) -> tuple[PageAnchor, PageRead | None]:
     """Page `index` of `source` read once (`read_source_page`: its lines when `mode` reads them, its drawing
     objects when `figures`) and its anchoring decision (`page_anchor_or_note`: `image`, the page as
     rendered, is what OCR reads), an anchored text-layer page's decision carrying the display formulas
-    found on it. `ocr_anchors`: the model reads OCR'd pages' anchors (`jocr.config.AnchorConfig.ocr`). The
-    one sequence `jocr parse`, `jocr batch` and the exported models follow."""
+    found on it. `ocr_anchors`: the model reads OCR'd pages' anchors (`jocr.config.AnchorConfig.ocr`).
+    `contents_alone`: a text-layer page that is a table of contents is read from its lines alone under
+    anchor "auto" (`contents_page`), for callers that write such pages (`PageAnchor.alone`). The one
+    sequence `jocr parse`, `jocr batch` and the exported models follow."""
     lines = reads_lines(mode, trained_version)
     read = (
         read_source_page(source, index, ReadWants(lines=lines, figures=figures)) if lines or figures else None
@@ -175,9 +178,25 @@ def decide_page(
         layer=None if read is None else read.layer,
         ocr_anchors=ocr_anchors,
     )
+    if contents_alone and normalise_anchor_mode(mode) == "auto":
+        contents_page(decision)
     if decision.tree_lines is not None and decision.source == TEXTLAYER and read is not None:
         decision.formulas = page_formulas(read, index)
     return decision, read
+
+
+def contents_page(decision: PageAnchor) -> None:
+    """An anchored text-layer page whose lines are a table of contents (`jocr.layout.contents`) is read
+    from its lines alone (`PageAnchor.alone`): the rules write its entries as one nested list, where the
+    model wrote dot leaders, split numbers from their titles and ran out of tokens on such pages."""
+    from jocr.layout.contents import is_contents_page
+
+    lines = decision.page_lines
+    if not decision.anchored or decision.alone or decision.source != TEXTLAYER or lines is None:
+        return
+    if is_contents_page(lines.lines, lines.width, lines.height):
+        decision.alone = True
+        decision.note = "; ".join(n for n in (decision.note, "a table of contents, read from its lines") if n)
 
 
 def page_formulas(read: PageRead, index: int) -> list:

@@ -194,6 +194,7 @@ class _Pages:
             self.anchor_config.max_tokens,
             ocr=self.ocr,
             figures=self.figures.mode != "none",
+            contents_alone=True,
             ocr_anchors=self.anchor_config.ocr,
         )
         return decision
