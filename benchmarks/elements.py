@@ -264,7 +264,8 @@ def omnidoc_pages(folder: Path, ocr_cache: Path | None, out: Path) -> dict:
         name = page["page_info"]["image_path"]
         image = Image.open(folder / "images" / name).convert("RGB")
         cached = sorted(ocr_cache.glob(f"*-{name}.json")) if ocr_cache else []
-        lines = [(t, tuple(b)) for t, b in json.loads(cached[0].read_text())["lines"]] if cached else None
+        rows = json.loads(cached[0].read_text())["lines"] if cached else None
+        lines = None if rows is None else [(ln[0], tuple(ln[1]), *ln[2:]) for ln in rows]
         tree = baselines.ocr_tree(image, lines)
         stem = Path(name).stem
         control = page_markdown(tree) if tree is not None else ""

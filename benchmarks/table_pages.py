@@ -81,8 +81,8 @@ def page_lines(image, cache: Path, page_id: str):
 
     path = cache / f"{page_id}.json"
     if path.exists():
-        return [(t, tuple(b)) for t, b in json.loads(path.read_text())]
-    lines = baselines.rapidocr_lines(image)
+        return [(line[0], tuple(line[1]), *line[2:]) for line in json.loads(path.read_text())]
+    lines = baselines.rapidocr_lines(image, words=True)
     path.write_text(json.dumps(lines, ensure_ascii=False))
     return lines
 
