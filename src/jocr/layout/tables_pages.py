@@ -12,11 +12,12 @@ of pieces between them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jocr.cjk import WORDS
 from jocr.layout.line_rules import is_contents
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
+from jocr.layout.tables_sources import PAGE_SPLIT, SplitConfig
 from jocr.layout.tree import TABLE, PageTree
 
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
@@ -36,6 +37,8 @@ class TablePassConfig:
     # OCR lines, each line one piece); the crop is the region grown by `crop_pad` line heights
     crop_ocr: str = "auto"
     crop_pad: float = 0.5
+    # how a page's OCR lines with word boxes are split into pieces (only at gaps lined up with other rows)
+    page_split: SplitConfig = field(default_factory=lambda: PAGE_SPLIT)
 
 
 def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
@@ -67,20 +70,23 @@ def has_tables(tree: PageTree | None) -> bool:
     return tree is not None and any(b.type == TABLE and b.bbox is not None for b in tree.blocks)
 
 
-def page_with_tables(tree: PageTree | None, markdown: str, pieces=None, rules=None, image=None) -> str:
+def page_with_tables(
+    tree: PageTree | None, markdown: str, pieces=None, rules=None, image=None, lines=None
+) -> str:
     """A finished page's Markdown after its table pass (the tree is changed in place). For a tree in points
     over a PDF page's text layer, given the page's `pieces` and `rules` (its one read): `improve_tables`,
     and each table read again replaces its old HTML in `markdown`, or, where an old table's text is not
     found there, the Markdown is rendered again from the tree. For a tree in pixels of a page `image` (the
-    page as its tree's lines were read from it): the tables found in the image (`image_page_tables`), the
-    Markdown rendered again when any was. The one table pass of `jocr parse`, `jocr batch` and the
-    exported models' `infer` (through `jocr.layout.page_read.tables_markdown`)."""
+    page as its tree's lines were read from it): the tables found in the image (`image_page_tables`; the
+    page's OCR `lines`, where given, lend their word boxes), the Markdown rendered again when any was.
+    The one table pass of `jocr parse`, `jocr batch` and the exported models' `infer` (through
+    `jocr.layout.page_read.tables_markdown`)."""
     from jocr.layout.render import page_markdown
 
     if tree is None:
         return markdown
     if tree.unit != "pt":
-        if image is None or not image_page_tables(tree, image):
+        if image is None or not image_page_tables(tree, image, lines=lines):
             return markdown
         return page_markdown(tree)
     if pieces is None or not has_tables(tree):
@@ -93,26 +99,23 @@ def page_with_tables(tree: PageTree | None, markdown: str, pieces=None, rules=No
     return out
 
 
-def image_page_tables(tree: PageTree, image, config=None) -> int:
+def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     """Tables found in a page image (`jocr.layout.tables_detect.find_tables` over the tree's OCR lines as
     pieces and the rules in the image's pixels) put into the tree in place: the blocks inside a table's
     region give way to one table block where the first of them stood. A table block already there is read
-    again only when the found table is `better`. Returns the number of tables put in. Never raises for
-    what the page holds (a page the detector cannot read keeps its tree)."""
+    again only when the found table is `better`. `lines`: the source lines the tree was built from
+    (`jocr.lines.types.Line`, same unit), whose word boxes split a line that bridges a table's columns
+    (`tree_pieces`). Returns the number of tables put in. Never raises for what the page holds (a page the
+    detector cannot read keeps its tree)."""
     from jocr.layout.tables_detect import find_tables
     from jocr.layout.tables_sources import image_rules
     from jocr.layout.tree import Block, TreeLine
 
+    config = config or TablePassConfig()
     body = [b for b in tree.blocks if not b.furniture and b.type not in ("figure", "formula")]
-    pieces = [
-        Piece(line.text, tuple(float(v) for v in line.bbox))
-        for block in body
-        for line in block.lines
-        if line.bbox is not None and line.text.strip()
-    ]
+    pieces = tree_pieces(body, lines, config)
     if len(pieces) < 4 or not tree.width:
         return 0
-    config = config or TablePassConfig()
     scale = image.width / tree.width  # pixels per tree unit
     line_h = sorted(p.height for p in pieces)[len(pieces) // 2]
     tables = find_tables(
@@ -143,6 +146,45 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
     if put:
         tree.numbered()
     return put
+
+
+def tree_pieces(blocks, lines=None, config: TablePassConfig | None = None) -> list[Piece]:
+    """The table reader's pieces of `blocks`' lines: each line one piece, or, where the source `lines`
+    give its word boxes, split at the gaps where the run after it lines up with runs of the rows around
+    it (`jocr.layout.tables_sources.line_pieces` with `config.page_split`)."""
+    from types import SimpleNamespace
+
+    from jocr.layout.tables_sources import line_pieces
+
+    config = config or TablePassConfig()
+    found = _words_by_box(lines or ())
+    own = [
+        SimpleNamespace(text=line.text, box=tuple(float(v) for v in line.bbox), words=found(line.bbox))
+        for block in blocks
+        for line in block.lines
+        if line.bbox is not None and line.text.strip()
+    ]
+    return line_pieces(own, config.page_split)
+
+
+def _words_by_box(lines):
+    """A look-up from a tree line's box to the word boxes of the source line with that box (the tree keeps
+    each line's box, rounded to 0.01 in its JSON form); None where no source line has it."""
+    index: dict[tuple[int, int], list] = {}
+    for line in lines:
+        if getattr(line, "words", None):
+            index.setdefault((round(line.box[0]), round(line.box[1])), []).append(line)
+
+    def found(box):
+        key = (round(box[0]), round(box[1]))
+        for dx in (0, -1, 1):
+            for dy in (0, -1, 1):
+                for line in index.get((key[0] + dx, key[1] + dy), ()):
+                    if max(abs(a - b) for a, b in zip(line.box, box, strict=True)) <= 0.5:
+                        return line.words
+        return None
+
+    return found
 
 
 def _row_texts(table: Table) -> list[list[str]]:
