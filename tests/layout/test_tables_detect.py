@@ -48,6 +48,19 @@ def test_unruled_table_from_aligned_columns_between_paragraphs():
     assert "<td>20.25 kg</td>" in table.html
 
 
+def test_an_unruled_table_with_a_narrow_column_gap_is_found():
+    """A two-column list of manuals (names, then titles) whose column gap is 0.8 of an OCR line's height
+    (OCR boxes are taller than the letters: about an em) is a table."""
+    names = ["'R-FAQ'", "'R-intro'", "'R-data'", "'R-admin'", "'R-exts'"]
+    pieces = []
+    for r, name in enumerate(names):
+        y = 100 + 45 * r
+        pieces.append(Piece(name, (185, y, 185 + 11 * len(name), y + 26)))
+        pieces.append(Piece(f"The manual {r}", (309, y, 480, y + 26)))
+    (table,) = find_tables(pieces, [])
+    assert (table.n_rows, table.n_cols) == (5, 2) and "<td>'R-admin'</td>" in table.html
+
+
 def test_two_columns_of_prose_are_no_table():
     left = [
         Piece("words of a sentence running on and on " * 2, (10, 20 + 14 * k, 290, 29 + 14 * k))

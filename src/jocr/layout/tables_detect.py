@@ -48,7 +48,7 @@ class DetectConfig:
     max_rule_gap: float = 30.0  # neighbouring rules of one table at most this far apart
     min_rows: int = 3  # an unruled table has at least this many text lines
     max_row_gap: float = 2.5  # consecutive rows of an unruled table at most this far apart
-    min_gutter: float = 1.0  # a column gap at least this wide
+    min_gutter: float = 0.7  # a column gap at least this wide (an OCR box is about 1.3 em high: 0.9 em)
     min_cell_lines: float = 0.7  # share of a run's lines that have two pieces or more
 
 
