@@ -162,3 +162,22 @@ def test_frozen_table_set_scores_as_measured():
         assert result.method.startswith("textlayer+")
         scores.append(teds(result.markdown, row["html"]))
     assert min(scores) >= 0.85 and sum(scores) / len(scores) >= 0.95
+
+
+def test_a_rule_between_equal_groups_of_rows_marks_no_header():
+    """Rows above a table's first inner rule are its header (booktabs' midrule) when they are one row or
+    fewer than the rows below; a rule parting a list into two groups of three rows marks none."""
+    names = ["article", "report", "book", "proc", "slides", "minimal"]
+    pieces = []
+    for r, name in enumerate(names):
+        y = 110 + 20 * r + (10 if r >= 3 else 0)
+        pieces += [Piece(name, (105, y, 160, y + 9)), Piece(f"what {name} is for", (200, y, 330, y + 9))]
+    rules = [Rule(100, 100, 340, 100), Rule(100, 173, 340, 173), Rule(100, 240, 340, 240)]
+    table = read_table(pieces, rules)
+    assert table.n_rows == 6 and "<th>" not in table.html
+    ys = (110, 130, 160, 180, 200, 220)  # two rows above the midrule (at 150), four below
+    pieces = [Piece(p.text, (p.box[0], ys[k // 2], p.box[2], ys[k // 2] + 9)) for k, p in enumerate(pieces)]
+    midrule = [Rule(100, 100, 340, 100), Rule(100, 150, 340, 150), Rule(100, 240, 340, 240)]
+    header = read_table(pieces, midrule)
+    assert "<th>article</th>" in header.html and "<th>report</th>" in header.html
+    assert "<th>book</th>" not in header.html

@@ -120,6 +120,22 @@ def test_prose_or_a_caption_between_rules_parts_two_tables():
     assert len(ruled_regions(first + second, 9.0, DetectConfig(), rows)) == 1  # rows between: one table
 
 
+def test_a_wide_cell_beside_its_row_label_does_not_part_the_rules():
+    """A table whose second column holds sentences (a list of document classes) has cells nearly as wide
+    as its rules; with the row's label beside it such a piece is a cell, not a line of prose between two
+    tables, and the top, middle and bottom rules stay one region. The same piece alone on its line
+    parts them."""
+    rules = [Rule(100, 100, 500, 100), Rule(100, 160, 500, 160), Rule(100, 220, 500, 220)]
+    rows = []
+    for k, y in enumerate((110, 130, 170, 190)):
+        rows.append(Piece(f"name{k}", (105, y, 150, y + 9)))
+        rows.append(Piece("a sentence describing it, running nearly the rules' width", (160, y, 495, y + 9)))
+    (region,) = ruled_regions(rules, 9.0, DetectConfig(), rows)
+    assert region[1] < 100 and region[3] > 220
+    alone = [p for p in rows if not p.text.startswith("name")]
+    assert len(ruled_regions(rules, 9.0, DetectConfig(), alone)) == 0
+
+
 def test_a_partial_rule_joins_its_tables_rules():
     """Two `\\cline` rules under a spanning head made a second region (a second table) inside the first."""
     full = [Rule(100, 100, 400, 100), Rule(100, 130, 400, 130), Rule(100, 190, 400, 190)]
