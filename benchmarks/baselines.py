@@ -1,8 +1,9 @@
 """OCR engines the benchmarks compare jocr with, and the line source read alone: one place for each.
 
 - `tesseract_text(image, langs)`: the Tesseract CLI (one thread, `OMP_THREAD_LIMIT=1`) on a page image.
-- `rapidocr_lines(image)`: RapidOCR's lines with their boxes (pixels), in the engine's order (top to bottom);
-  `rapidocr_text` joins them one a line. Either RapidOCR package works: `rapidocr` (3.x, models shipped in
+- `rapidocr_lines(image, words=False)`: RapidOCR's lines with their boxes (pixels), in the engine's order
+  (top to bottom), with `words` each line's word boxes too (rapidocr 3.x); `rapidocr_text` joins them one a
+  line. Either RapidOCR package works: `rapidocr` (3.x, models shipped in
   the wheel) or the older `rapidocr_onnxruntime`.
 - `line_source_text(source, index, image, ...)`: the page's line source with the page assembly rules and no
   model: a PDF page's text layer where it is usable, its runs cut into the anchor's windows and put

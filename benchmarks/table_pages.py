@@ -9,7 +9,8 @@ missed and false, as the OmniDocBench page score matches them).
     PYTHONPATH=src python benchmarks/table_pages.py --build --docs DIR         # write the table-free pages
     PYTHONPATH=src python benchmarks/table_pages.py --cache DIR --folder data/frozen-real-prose-pages
 
-`--cache DIR`: the pages' RapidOCR lines (`<id>.json`) and the OCR lines of the crops the table pass reads
+`--cache DIR`: the pages' RapidOCR lines with their word boxes (`<id>.json`; the pass is given them, as
+`jocr parse` gives it the page's OCR lines) and the OCR lines of the crops the table pass reads
 (`crop-<hash>.pkl`, keyed by the crop's pixels) are kept there and read back, so two versions of the rules
 are compared on the same OCR. `--build` renders and degrades the pages without tables that `pages.jsonl`
 names by package file (the table pages are the real image-table set's images, `--docs` as for
