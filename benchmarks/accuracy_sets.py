@@ -15,6 +15,8 @@ Sets (each scored as its benchmark scores it):
   mostly English, scored the same way (`real3-scan`, `real3-photo`: its held-out OCR'd copies);
 - `real4-pdf`, `real4-scan`, `real4-photo`: the fourth frozen set (`--frozen-real4`, default
   data/frozen-real4), mostly English, the development set for OCR'd pages; scored the same way;
+- `real5-pdf`, `real5-scan`, `real5-photo`: the fifth frozen set (`--frozen-real5`, default
+  data/frozen-real5), Chinese pages, the development set for Chinese OCR'd pages; scored the same way;
 - `omnidocbench-demo` (`--omnidocbench`, default ../shared/data/omnidocbench-demo, which has the images
   that tests/data leaves out): its 18 page images,
   scored like `jocr score --omnidocbench` (text edit, reading-order edit, table TEDS, display-formula edit;
@@ -72,6 +74,9 @@ SET_NAMES = (
     "real4-pdf",
     "real4-scan",
     "real4-photo",
+    "real5-pdf",
+    "real5-scan",
+    "real5-photo",
     "omnidocbench-demo",
 )
 
@@ -323,7 +328,12 @@ def score_set(bset: BenchSet, out_dir: Path) -> dict:
 
 def build_sets(args) -> list[BenchSet]:
     sets = [olmocr_set(Path(args.olmocr_sample))] + frozen_real_sets(Path(args.frozen_real))
-    later = (("real2", args.frozen_real2), ("real3", args.frozen_real3), ("real4", args.frozen_real4))
+    later = (
+        ("real2", args.frozen_real2),
+        ("real3", args.frozen_real3),
+        ("real4", args.frozen_real4),
+        ("real5", args.frozen_real5),
+    )
     for prefix, root in later:
         if (Path(root) / "sources.json").is_file():
             sets += frozen_real_sets(Path(root), prefix=prefix)

@@ -295,16 +295,24 @@ def scores(docs: list[dict], answers: list[list[str]], fields: list[dict | None]
     if len(set(kinds) - {None}) > 1:  # per document kind (chart, table, invoice...) where a set mixes them
         for kind in sorted(set(kinds) - {None}):
             out[f"doc:{kind}"] = summary([r for r, k in zip(rows, kinds) if k == kind])
-    pairs = [(p, doc["fields"]) for p, doc in zip(fields, docs) if p is not None]
-    if pairs:
-        f = field_scores([p for p, _ in pairs], [t for _, t in pairs])
-        out["fields"] = {
-            "documents": len(pairs),
-            "precision": round(f.precision, 4),
-            "recall": round(f.recall, 4),
-            "f1": round(f.f1, 4),
-        }
+    extracted = [(p, doc) for p, doc in zip(fields, docs) if p is not None]
+    if extracted:
+        out["fields"] = fields_summary(extracted)
+        langs = sorted({doc.get("lang") for _, doc in extracted} - {None})
+        for lang in langs if len(langs) > 1 else ():  # the goal is per language too
+            out[f"fields:{lang}"] = fields_summary([e for e in extracted if e[1].get("lang") == lang])
     return out
+
+
+def fields_summary(extracted: list[tuple[dict, dict]]) -> dict:
+    """Field precision / recall / F1 over (predicted fields, document) pairs."""
+    f = field_scores([p for p, _ in extracted], [doc["fields"] for _, doc in extracted])
+    return {
+        "documents": len(extracted),
+        "precision": round(f.precision, 4),
+        "recall": round(f.recall, 4),
+        "f1": round(f.f1, 4),
+    }
 
 
 def main() -> int:

@@ -137,10 +137,14 @@ def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
     out = {"pages": len(rows), "tables": sum(len(r["html"]) for r in rows)}
     for name, total in totals.items():
         scores = total.pop("scores")
-        teds = {  # a set without tables (pages of prose) counts false tables only
-            "teds": round(statistics.mean(s[0] for s in scores), 4),
-            "teds_s": round(statistics.mean(s[1] for s in scores), 4),
-        } if scores else {}
+        teds = (
+            {  # a set without tables (pages of prose) counts false tables only
+                "teds": round(statistics.mean(s[0] for s in scores), 4),
+                "teds_s": round(statistics.mean(s[1] for s in scores), 4),
+            }
+            if scores
+            else {}
+        )
         out[name] = {**teds, **total}
     return out
 

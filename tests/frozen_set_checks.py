@@ -49,3 +49,31 @@ def assert_the_copies_carry_the_pdf_tests(root: Path) -> None:
             assert {k: v for k, v in rec.items() if k not in ("pdf", "id")} == {
                 k: v for k, v in original.items() if k not in ("pdf", "id")
             }
+
+
+def assert_every_page_has_tests_a_source_and_a_licence(root: Path, pages: range) -> None:
+    """`len(pages)` in `pages`, ids unique, every page tested (at least 8 tests) and from a Debian package's
+    documentation, its package and id named in the set's README."""
+    found = sources(root)
+    assert len(found) in pages and len(found) == len({s["id"] for s in found})
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    tested = {Path(r["pdf"]).stem for r in records(root)}
+    assert tested == {s["id"] for s in found}
+    for src in found:
+        assert src["package"] and src["licence"] and src["file"].startswith("/usr/share/doc/"), src["id"]
+        assert src["package"] in readme and f"`{src['id']}`" in readme
+    per_page = [sum(Path(r["pdf"]).stem == s["id"] for r in records(root)) for s in found]
+    assert min(per_page) >= 8
+
+
+def assert_no_source_file_shared_with_another_set(root: Path, other_sets: int) -> set[str]:
+    """No page of another frozen set (at least `other_sets` of them) comes from a file this set cuts;
+    returns this set's files, for the README checks each set words its own way."""
+    files = {s["file"] for s in sources(root)}
+    others = [p for p in root.parent.glob("frozen-*/**/sources.json") if root not in p.parents]
+    assert len(others) >= other_sets
+    for path in others:
+        pages = json.loads(path.read_text())
+        pages = pages["pages"] if isinstance(pages, dict) else pages
+        assert files.isdisjoint({s.get("file") for s in pages}), path
+    return files

@@ -23,6 +23,7 @@ def _args(sets: str, tmp_path: Path) -> SimpleNamespace:
         frozen_real2=str(REPO / "data/frozen-real2"),
         frozen_real3=str(REPO / "data/frozen-real3"),
         frozen_real4=str(REPO / "data/frozen-real4"),
+        frozen_real5=str(REPO / "data/frozen-real5"),
         omnidocbench=str(tmp_path / "no-omnidocbench"),
     )
 
@@ -33,6 +34,13 @@ def test_the_third_frozen_set_is_taken_by_name(tmp_path):
     assert len(bset.pages) == 15 and all(p.path.is_file() for p in bset.pages)
     assert sorted(p.lang for p in bset.pages).count("zh") == 4
     assert {p.rel for p in bset.pages if p.lang == "zh"} >= {"pdf/ctexfaq-p010.pdf", "pdf/tlmgr-p008.pdf"}
+
+
+def test_the_fifth_frozen_set_is_chinese_in_three_variants(tmp_path):
+    scan, photo = build_sets(_args("real5-photo,real5-scan", tmp_path))
+    assert photo.tests == REPO / "data/frozen-real5/photo.jsonl" and scan.name == "real5-scan"
+    assert len(photo.pages) == 11 and {p.lang for p in photo.pages} == {"zh"}
+    assert all(p.path.suffix == ".jpg" and p.path.is_file() for p in photo.pages + scan.pages)
 
 
 def test_sets_are_taken_together_and_an_unknown_name_is_refused(tmp_path):

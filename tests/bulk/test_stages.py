@@ -380,12 +380,11 @@ def test_the_engine_reads_every_window_and_a_refused_window_fails_only_its_page(
     assert out[1]["status"] == "ok"
 
 
-def test_a_page_read_from_its_lines_is_grouped_by_the_detectors_regions_as_in_parse(tmp_path, monkeypatch):
-    # `jocr batch` reads an OCR'd page from its lines with the layout detector's regions, as `jocr parse`
-    # does: here a stand-in detector calls the middle line an equation, which both write as one formula block.
+def _equation_page(tmp_path, monkeypatch) -> list:
+    """A page image of three lines whose middle one a stand-in layout detector calls an equation; returns
+    the list the detector records each call's page size in."""
     from PIL import ImageDraw, ImageFont
 
-    import jocr
     from jocr.layout import regions as regions_mod
     from jocr.synth.fonts import font_path
 
@@ -406,6 +405,15 @@ def test_a_page_read_from_its_lines_is_grouped_by_the_detectors_regions_as_in_pa
         return regions_mod.Detection([regions_mod.Region((60, 180, 700, 260), "equation", 0.95)])
 
     monkeypatch.setattr(regions_mod, "detect_regions", detector)
+    return seen
+
+
+def test_a_page_read_from_its_lines_is_grouped_by_the_detectors_regions_as_in_parse(tmp_path, monkeypatch):
+    # `jocr batch` reads an OCR'd page from its lines with the layout detector's regions, as `jocr parse`
+    # does: here a stand-in detector calls the middle line an equation, which both write as one formula block.
+    import jocr
+
+    seen = _equation_page(tmp_path, monkeypatch)
     settings = PageSettings(model=_anchored_model(tmp_path, 1024))
     (row,) = render_pages(expand_documents([{"doc_id": str(tmp_path / "page.png")}], settings), settings)
     batch = json.loads(row["result"])
@@ -414,3 +422,73 @@ def test_a_page_read_from_its_lines_is_grouped_by_the_detectors_regions_as_in_pa
     kinds = [b["type"] for b in batch["tree"]["blocks"]]
     assert "formula" in kinds
     assert batch["markdown"] == doc.pages[0].markdown
+
+
+def test_batch_reads_the_formula_regions_of_a_pixel_page_as_parse_does(tmp_path, monkeypatch):
+    # A model trained on formula crops reads an equation region's crop in `jocr parse` and in `jocr batch`
+    # alike (the page read from its lines alone goes to the reader for it); the reading here is a stand-in.
+    import jocr
+    from jocr.bulk.stages import JocrPageReader
+    from jocr.config import OCRConfig
+    from jocr.pipeline import formulas as formulas_mod
+
+    _equation_page(tmp_path, monkeypatch)
+    model = _anchored_model(tmp_path, 1024)
+    config = OCRConfig.load(model)
+    config.elements.formula = True
+    config.save(model)
+    crops = []
+
+    def read(loaded, images, max_tokens):
+        crops.extend(images)
+        return ["x=a+b"] * len(images)
+
+    monkeypatch.setattr(formulas_mod, "read_crops", read)
+    settings = PageSettings(model=model)
+    rows = list(render_pages(expand_documents([{"doc_id": str(tmp_path / "page.png")}], settings), settings))
+    assert rows[0]["status"] is None and rows[0]["image"]  # not finished without the model
+    (row,) = JocrPageReader(settings)(rows)
+    batch = json.loads(row["result"])
+    doc = jocr.parse(tmp_path / "page.png", model=model)
+    assert len(crops) == 2 and all(c.size[1] < 120 for c in crops)  # the region's crop, once each
+    assert row["status"] == "ok" and "$$\nx=a+b\n$$" in batch["markdown"]
+    assert batch["markdown"] == doc.pages[0].markdown
+
+
+def test_a_turned_page_is_read_upright_in_batch_as_in_parse(tmp_path):
+    # OCR turns a page lying on its side upright; both paths then read the page in that frame (its size
+    # too), so the lines come out in reading order and the two write the same Markdown.
+    from PIL import ImageDraw, ImageFont
+
+    import jocr
+    from jocr.synth.fonts import font_path
+
+    image = Image.new("RGB", (900, 500), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(font_path("serif", "regular"), 30)
+    lines = ("A page that lies on its side", "is read in the order of its lines", "from top to bottom.")
+    for y, text in zip((60, 200, 340), lines):
+        draw.text((80, y), text, fill="black", font=font)
+    image.rotate(90, expand=True).save(tmp_path / "page.png")
+    settings = PageSettings(model=_anchored_model(tmp_path, 1024), ocr="tesseract")
+    (row,) = render_pages(expand_documents([{"doc_id": str(tmp_path / "page.png")}], settings), settings)
+    batch = json.loads(row["result"])
+    doc = jocr.parse(tmp_path / "page.png", model=settings.model, ocr="tesseract")
+    assert (batch["width"], batch["height"]) == (doc.pages[0].width, doc.pages[0].height) == (900, 500)
+    assert batch["markdown"] == doc.pages[0].markdown
+    assert [batch["markdown"].find(t.split()[-1]) >= 0 for t in lines] == [True] * 3
+    starts = [batch["markdown"].find(t.split()[0] + " " + t.split()[1]) for t in lines]
+    assert starts == sorted(starts) and starts[0] >= 0
+
+
+def test_an_anchored_page_is_not_retried_its_unread_runs_are_its_fallback():
+    # As `jocr parse` reads it: an anchored page that ran out of room keeps its greedy reading (and the
+    # runs it did not reach); only a page read from its image alone is sampled again.
+    from jocr.lines.anchor import PageAnchor
+
+    reader = _Scripted({1: ["length", "stop"], 2: ["length", "stop"]})
+    anchored = dict(_row(1), anchor=json.dumps(PageAnchor(anchored=True).state()))
+    out = {r["page"]: r for r in reader([anchored, _row(2)])}
+    assert reader.calls == [(0, 0.0, [1, 2]), (1, 0.2, [2])]
+    assert (out[1]["status"], out[1]["attempts"], out[1]["finish_reason"]) == ("ok", 1, "length")
+    assert (out[2]["status"], out[2]["attempts"]) == ("retried", 2)

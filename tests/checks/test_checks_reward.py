@@ -11,9 +11,13 @@ import pytest
 
 from jocr.checks.reward import (
     RewardConfig,
+    answer_reward,
+    answer_rewards,
     caption_reward,
     caption_rewards,
     compute_score,
+    fields_reward,
+    fields_rewards,
     page_reward,
     reward,
     reward_terms,
@@ -114,3 +118,26 @@ def test_caption_reward_is_rouge_l_and_zero_for_a_loop():
     assert compute_score("jocr-captions", ref, json.dumps({"caption": ref})) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="caption"):
         caption_rewards([ref])
+
+
+def test_answer_and_fields_rewards_are_anls_and_field_f1_and_zero_for_a_loop():
+    assert answer_reward("$288.62", ["$288.62"]) == pytest.approx(1.0)
+    assert answer_reward("$288.6", ["$288.62"]) == pytest.approx(1 - 1 / 7)  # ANLS, above its threshold
+    assert answer_reward("Orion Tools", ["R-2023-37366"]) == 0.0
+    truth = {"invoice_number": "INV-2031", "total": "$1,234.50", "due_date": None}
+    assert fields_reward('{"invoice_number": "INV-2031", "total": 1234.5}', truth) == pytest.approx(1.0)
+    half = fields_reward('{"invoice_number": "INV-2031", "total": 99, "due_date": null}', truth)
+    assert half == pytest.approx(0.5)  # precision 1/2, recall 1/2
+    looping = '{"invoice_number": "INV-2031", "note": "' + "ab " * 300 + '"}'  # F1 0.5 without the loop
+    assert fields_reward(looping, truth) == 0.0
+    assert fields_reward("not json", truth) == fields_reward("[1, 2]", truth) == 0.0
+    assert fields_reward("{}", {"a": None}) == pytest.approx(1.0)  # nothing to find, nothing given
+    columns = {"answers": [["A"], ["B"]], "fields": [truth, truth]}
+    assert answer_rewards(["A", [{"role": "assistant", "content": "x"}]], **columns) == [1.0, 0.0]
+    assert fields_rewards(["{}", '{"invoice_number": "INV-2031"}'], **columns)[0] == 0.0
+    assert compute_score("jocr-ask", "A", {"answers": ["A"]}) == pytest.approx(1.0)
+    assert (
+        compute_score("jocr-ask", '{"total": 1234.5}', json.dumps({"fields": {"total": "$1,234.50"}})) == 1.0
+    )
+    with pytest.raises(ValueError, match="answers"):
+        answer_rewards(["A"], answers=[])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from page_fixtures import SECOND, WRAPPED, Text, page_layer, paragraph
 
-from jocr.layout.answer_tree import _typed_block, anchored_tree
+from jocr.layout.answer_tree import anchored_tree, typed_block
 from jocr.layout.render import block_markdown, page_markdown
 from jocr.layout.request import page_text, page_tree
 from jocr.lines.anchor import anchor_lines
@@ -234,7 +234,7 @@ def test_a_table_the_model_ran_on_over_prose_lines_gives_them_back():
 
 
 def test_a_numbered_item_over_several_lines_prints_its_number_once():
-    block = _typed_block("155. Find the derivative of\nthe function below.", [])
+    block = typed_block("155. Find the derivative of\nthe function below.", [])
     assert (block.type, block.marker) == ("list_item", "155.")
     assert block.text == "Find the derivative of\nthe function below."
     assert block_markdown(block) == "155. Find the derivative of\nthe function below."

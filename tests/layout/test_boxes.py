@@ -1,7 +1,8 @@
 """Block boxes that can be drawn and trusted (`jocr.layout.draw.box_problems`): every block of a real page's
-tree built from its line source alone (the text layer, or OCR lines for a scan) has a box inside the page
-that covers each of its lines, on every page of the olmOCR-Bench sample and of the frozen vector set
-(`jocr synth --frozen vector`). `benchmarks/boxes.py` counts the same over the default parse."""
+tree built from its line source alone (the text layer, or OCR lines for a scan), or from an anchored answer
+over its text layer, has a box inside the page that covers each of its lines (runs), on every page of the
+olmOCR-Bench sample and of the frozen vector set (`jocr synth --frozen vector`). `benchmarks/boxes.py`
+counts the same over the default parse."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import pytest
 
 from jocr.documents.pages import LoadOptions, open_source
 from jocr.layout.draw import box_problems
+from jocr.layout.formulas import page_formulas
 from jocr.layout.line_rules import lines_tree
-from jocr.layout.request import layer_tree
+from jocr.layout.request import layer_tree, page_tree
 from jocr.layout.tree import FROM_ANCHORED, FROM_MARKDOWN, Block, PageTree, TreeLine
+from jocr.lines.anchor import anchor_lines
 from jocr.lines.ocr import resolve_engine
 from jocr.lines.source import page_lines
 from jocr.lines.textlayer import read_page
@@ -44,6 +47,43 @@ def test_text_layer_trees_have_their_boxes_inside_the_page_around_their_lines(pa
         assert tree.blocks, f"page {index + 1}: no blocks"
         assert box_problems(tree) == [], f"page {index + 1}"
         assert all(b.bbox is not None and b.lines for b in tree.blocks)
+
+
+@pytest.mark.parametrize("path", [p for p in PDFS if p.name not in SCANS], ids=lambda p: p.name)
+def test_anchored_trees_have_their_boxes_inside_the_page_around_their_runs(path):
+    """An anchored answer that groups each page's runs as the rules over lines do (headings marked), put
+    together with the text layer's lines as `jocr parse` does it (types from the fonts, paragraphs joined,
+    skipped runs put back): every block's box is inside the page and covers its runs."""
+    with pdfium.PdfDocument(str(path)) as doc:
+        layers = [read_page(doc[i]) for i in range(len(doc))]
+    usable = [(i, layer) for i, layer in enumerate(layers) if layer.usable]
+    assert usable
+    for index, layer in usable:
+        parts = []
+        for block in layer_tree(layer, index + 1).blocks:
+            refs = " ".join(f"@{line.run}" for line in block.lines if line.run)
+            if refs:
+                parts.append(("# " if block.type in ("title", "heading") else "") + refs)
+        anchor = "\n".join(anchor_lines(layer))
+        tree = page_tree(["\n\n".join(parts)], [anchor], ["stop"], lines=layer.lines, page=index + 1)
+        assert tree.source == FROM_ANCHORED and tree.blocks, f"page {index + 1}"
+        assert all(line.run for b in tree.blocks for line in b.lines)
+        assert box_problems(tree) == [], f"page {index + 1}"
+
+
+MATH = ("math_2503_04086.pdf", "mathfuncs.pdf", "mathfuncs_colswitch.pdf", "openstax_caculus_pg_273.pdf")
+
+
+@pytest.mark.parametrize("name", MATH)
+def test_formula_blocks_cover_the_runs_they_take_in(name):
+    """`jocr parse`'s trees carry the page's display formulas (`page_formulas`): each formula block must
+    still cover its lines."""
+    path = ROOT / "tests" / "data" / "olmocr-bench-sample" / "pdfs" / name
+    with pdfium.PdfDocument(str(path)) as doc:
+        layer = read_page(doc[0])
+        tree = layer_tree(layer, 1, formulas=page_formulas(doc[0], layer))
+    assert any(b.type == "formula" for b in tree.blocks)
+    assert box_problems(tree) == []
 
 
 @pytest.mark.slow

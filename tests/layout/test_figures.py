@@ -141,7 +141,7 @@ def test_text_lines_in_both_the_tree_and_the_layer_count_once():
 
 
 def test_a_models_grounding_box_is_cut_as_its_figure_block():
-    from jocr.layout.answer_tree import markdown_tree
+    from jocr.layout.grounding_tree import markdown_tree
 
     raw = (
         "<|ref|>text<|/ref|><|det|>[[100,50,900,90]]<|/det|>\nA line.\n\n"
@@ -262,3 +262,21 @@ def test_a_figure_of_no_pixels_and_a_page_without_size_never_raise():
     tiny_image = Image.new("RGB", (1, 1), "black")
     placed = place_figures(tree, tiny_image, [Region((0, 0, 300, 300), FROM_IMAGE)])
     assert all(f.image.size[0] >= 1 for f in placed.figures)
+
+
+def test_a_models_figure_box_of_1e9_pixels_is_clamped_and_one_of_none_dropped_with_notes():
+    from jocr.layout.grounding_tree import markdown_tree
+
+    raw = (
+        "<|ref|>image<|/ref|><|det|>[[0, 0, 1e9, 1e9]]<|/det|>\n\n"
+        "<|ref|>image<|/ref|><|det|>[[5, 5, 5, 5]]<|/det|>"
+    )
+    tree = markdown_tree(raw, 1000, 1400)
+    placed = place_figures(tree, Image.new("RGB", (1000, 1400), "white"), None)
+    (figure,) = placed.figures
+    assert figure.origin == "model" and figure.image.size == (1000, 1400)  # the page, no larger
+    assert tree.notes == [
+        "grounding box 1 (image): outside the page, clamped",
+        "grounding box 2 (image): of no area, dropped",
+        "grounding box 2 (image): a figure without a box, left out",
+    ]

@@ -13,6 +13,8 @@ import pytest
 
 import jocr
 from jocr.cli import main
+from jocr.layout.render import page_markdown
+from jocr.layout.tree import PageTree
 
 PDF = Path(__file__).resolve().parents[2] / "data" / "frozen-real" / "pdfs" / "pdf" / "rintro-p007.pdf"
 CHROMIUM = "/usr/bin/chromium"
@@ -36,6 +38,9 @@ def test_json_file_is_the_documents_dict(parsed, tmp_path, capsys):
     assert written["pages"][0]["tree"]["blocks"], "the page has a tree"
     assert set(written["pages"][0]["timings"]) == set(parsed["pages"][0]["timings"])
     assert _untimed(written) == _untimed(parsed)
+    # one place: each page's Markdown is its tree's, read back from the file
+    for page in written["pages"]:
+        assert page["markdown"] == page_markdown(PageTree.from_dict(page["tree"]))
     assert (tmp_path / f"{PDF.stem}.md").read_text(encoding="utf-8") == parsed["markdown"] + "\n"
 
 

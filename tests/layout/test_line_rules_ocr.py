@@ -127,7 +127,7 @@ def test_tree_of_lines_from_plain_data_is_the_tree_of_the_lines():
     tree = tree_of_lines(data, "px", page=3)
     assert tree.unit == "px" and tree.page == 3
     assert page_markdown(tree) == markdown(lines)
-    assert all(ln.source == RAPIDOCR for b in tree.blocks for ln in b.lines)
+    assert all(ln.source == "ocr" for b in tree.blocks for ln in b.lines)  # the tree names no engine
 
 
 def test_a_running_header_with_its_page_number_goes_however_tall_its_ocr_boxes():

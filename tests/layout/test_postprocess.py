@@ -5,6 +5,7 @@ import lxml.html
 from jocr.layout.postprocess import (
     PAGE_SPLIT,
     Box,
+    checked_box,
     clean_markdown,
     close_open_tables,
     extract_grounding,
@@ -12,6 +13,7 @@ from jocr.layout.postprocess import (
     join_pages,
     parse_boxes,
     postprocess_page,
+    unfinished_tag,
 )
 
 GROUNDED = (
@@ -76,3 +78,30 @@ def test_join_pages():
     assert join_pages(["a", "b"]) == f"a\n\n{PAGE_SPLIT}\n\nb"
     assert join_pages(["a"]) == "a"
     assert join_pages(["a", "b"], marker=None) == "a\n\nb"
+
+
+def test_checked_box_clamps_orders_and_drops_boxes_of_no_area():
+    assert checked_box([1, 2, 3, 4], 999, 999) == ((1, 2, 3, 4), "")
+    assert checked_box([-5, 0, 1e9, 999], 999, 999) == ((0, 0, 999, 999), "outside the page, clamped")
+    assert checked_box([500, 600, 100, 200], 999, 999) == (
+        (100, 200, 500, 600),
+        "inverted, corners put in order",
+    )
+    assert checked_box([5, 5, 5, 9], 999, 999) == (None, "of no area, dropped")
+    assert checked_box([2000, 0, 3000, 10], 999, 999) == (None, "of no area, dropped")  # off the page
+
+
+def test_numbers_with_exponents_are_read_and_an_unfinished_tag_is_cut_off():
+    assert parse_boxes("[[1e2, 0, 2.5E+2, 1e9]]") == [(100.0, 0.0, 250.0, 1e9)]
+    assert unfinished_tag("a <|ref|>x<|/ref|><|det|>[[1, 2, 3, 4]]<|/det|> b") == (
+        "a <|ref|>x<|/ref|><|det|>[[1, 2, 3, 4]]<|/det|> b",
+        "",
+    )
+    assert unfinished_tag("a\n<|ref|>text<|/ref|><|det|>[[1, 2") == (
+        "a\n",
+        "<|ref|>text<|/ref|><|det|>[[1, 2",
+    )
+    text, boxes = extract_grounding(
+        "a\n<|ref|>t<|/ref|><|det|>[[1,2,3,4]]<|/det|>b\n<|ref|>t<|/ref|><|det|>[[5", 999, 999
+    )
+    assert text.split() == ["a", "b"] and boxes == [Box("t", 1, 2, 3, 4)]

@@ -9,10 +9,12 @@ import jsonschema
 import pytest
 from page_fixtures import SECOND, WRAPPED, Text, page_layer, paragraph
 
-from jocr.layout.answer_tree import anchored_tree, markdown_tree
+from jocr.layout.answer_tree import anchored_tree
+from jocr.layout.grounding_tree import markdown_tree
 from jocr.layout.line_rules import lines_tree
 from jocr.layout.render import page_html, page_markdown
 from jocr.layout.tree import BLOCK_TYPES, SCHEMA_PATH, TREE_VERSION, Block, PageTree, tree_schema
+from jocr.lines.types import RAPIDOCR, TESSERACT, Line
 
 ANCHOR = "\n".join(
     [
@@ -87,3 +89,23 @@ def test_a_tree_reads_back_from_its_json(index):
     assert PageTree.from_dict(data).to_dict() == data
     with pytest.raises(ValueError, match="version 2.0.0"):
         PageTree.from_dict({**data, "version": "2.0.0"})
+
+
+def test_an_ocr_pages_tree_validates_with_its_lines_marked_ocr():
+    lines = [
+        Line("An Improved Environment", (100, 50, 500, 90), size=40, confidence=0.9, source=RAPIDOCR),
+        *(
+            Line(
+                f"body line {k} of the page",
+                (100, 120 + 30 * k, 500, 142 + 30 * k),
+                size=22,
+                confidence=0.95,
+                source=TESSERACT,
+            )
+            for k in range(6)
+        ),
+    ]
+    data = lines_tree(lines, 600, 800).to_dict()
+    jsonschema.validate(data, tree_schema())
+    assert {line["source"] for b in data["blocks"] for line in b["lines"]} == {"ocr"}
+    assert all(line["confidence"] > 0 for b in data["blocks"] for line in b["lines"])

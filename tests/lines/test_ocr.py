@@ -68,17 +68,19 @@ def test_reads_words_with_boxes(engine):
 
 
 @pytest.mark.parametrize("engine", ocr.ENGINES)
-def test_turned_page_is_read_upright_boxes_in_its_own_frame(engine):
+def test_turned_page_is_read_upright_boxes_in_its_upright_frame(engine):
     image, truth = text_crop()
     turned = image.transpose(Image.Transpose.ROTATE_90)  # lying on its left side (counter-clockwise)
     lines = read_image(turned, OCRLinesConfig(engine=engine))
     assert lines.verdict == OK
     assert lines.stats.get("turn") == 90
     assert [ln.text for ln in lines.lines] == LINES
+    # the lines are in the page's upright frame: the turned image turned back (`upright_image`)
+    assert (lines.width, lines.height) == image.size
+    assert ocr.upright_image(turned, 90).tobytes() == image.tobytes()
     found = words_of(lines)
-    w = image.size[0]
-    for word, (x0, y0, x1, y1) in truth.items():  # (x, y) -> (y, w - x) under ROTATE_90
-        assert close(found[word], (y0, w - x1, y1, w - x0), 8, along=1), word
+    for word, box in truth.items():
+        assert close(found[word], box, 8), (word, found[word], box)
 
 
 @pytest.mark.parametrize("engine", ocr.ENGINES)
@@ -203,3 +205,42 @@ def test_paper_rows_find_a_photographed_sheet_and_no_sheet_in_a_scan():
     for y in range(100, 1300, 40):
         ImageDraw.Draw(scan).rectangle((100, y, 900, y + 12), fill=30)
     assert ocr.paper_rows(scan) is None
+
+
+def _photo_on_a_table() -> Image.Image:
+    """A sheet (light, darker to the right as under uneven light) on a dark table, with lines of text."""
+    photo = Image.new("L", (1000, 1400), 70)
+    sheet = np.tile(np.linspace(235, 175, 840).astype(np.uint8), (1150, 1))
+    photo.paste(Image.fromarray(sheet), (80, 150))
+    draw = ImageDraw.Draw(photo)
+    for y in range(300, 1200, 50):
+        draw.rectangle((150, y, 850, y + 4), fill=25)  # a line of text, 5 px strokes
+    return photo
+
+
+def test_even_light_whitens_the_table_and_the_shade_and_keeps_the_text():
+    evened = np.asarray(ocr.even_light(_photo_on_a_table()), dtype=np.float32)
+    assert evened.shape == (1400, 1000)
+    assert evened[:100].mean() > 200 and evened[1320:].mean() > 200  # the table above and below the sheet
+    assert evened[600:640, 700:900].mean() > 200  # the shaded side of the sheet, between two text lines
+    assert evened[302, 200:800].mean() < 100  # the text stays dark
+
+
+def test_osd_reads_the_page_with_its_light_evened(monkeypatch):
+    """Tesseract's OSD binarises the whole image at one threshold; the dark table around a photographed
+    sheet misled it into turning upright Chinese pages over (a 180 at confidence 12). It reads the evened
+    copy: a light background edge to edge."""
+    from jocr.lines.ocr_tesseract import Orientation
+
+    seen = []
+
+    def fake_osd(grey, timeout):
+        seen.append(np.asarray(grey, dtype=np.float32))
+        return Orientation(0, 9.0, "Han")
+
+    monkeypatch.setattr(ocr, "orientation", fake_osd)
+    monkeypatch.setattr(ocr, "binary", lambda: "tesseract")
+    monkeypatch.setattr(ocr, "tesseract_read", lambda grey, languages, timeout, min_conf: [])
+    read_image(_photo_on_a_table(), OCRLinesConfig(engine="tesseract", deskew=False))
+    (osd_input,) = seen
+    assert osd_input[:100].mean() > 200 and osd_input[:, :60].mean() > 200

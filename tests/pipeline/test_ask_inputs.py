@@ -121,3 +121,31 @@ def test_pydantic_schemas_read_as_fields():
     for options in ([{"type": "number"}, {"type": "string"}], [{"type": "number"}], "x"):
         with pytest.raises(AskError, match="not supported"):
             parse_schema({"type": "object", "properties": {"a": {"anyOf": options}}})
+
+
+def test_python_api_bad_input_is_one_line_and_asks_nothing(bundle_dir):  # noqa: F811
+    """The issue's bad input through `jocr.ask` / `jocr.extract`: an AskError of one line before any request
+    reaches the engine; a page with no text (blank) is an answer with its error, not an exception."""
+    from pdf_fixtures import text_pdf
+
+    loaded, engine = scripted(bundle_dir, "anything")
+    pdf = text_pdf(["Total: $5.00"])
+    recursive = {
+        "$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}}},
+        "$ref": "#",
+    }
+    cases = [
+        (lambda: ask(pdf, "q" * 100_000, model=loaded), "the question is 100,000 bytes; at most 4,096"),
+        (lambda: ask(pdf, "", model=loaded), "the question is empty"),
+        (lambda: extract(pdf, [f"f{i}" for i in range(10_000)], model=loaded), "10,000 fields; at most 200"),
+        (lambda: extract(pdf, recursive, model=loaded), "$ref is not supported"),
+        (lambda: extract(pdf, ["total", 7], model=loaded), "non-empty strings, not 7"),
+    ]
+    for call, message in cases:
+        with pytest.raises(AskError) as info:
+            call()
+        assert message in str(info.value) and "\n" not in str(info.value)
+    assert engine.prompts == []
+    blank = png(Image.new("RGB", (600, 800), "white"))
+    assert "is blank: nothing to ask" in ask(blank, QUESTION, model=loaded).error
+    assert ask(pdf, QUESTION, model=loaded).error is None and len(engine.prompts) == 1  # others unaffected

@@ -199,7 +199,7 @@ def test_figures_without_a_printed_caption_get_a_generated_one_in_the_tree_only(
     assert [b.generated_caption for b in blocks] == ["Generated caption 1.", "Generated caption 2."]
     data = page.to_dict()
     jsonschema.validate(data["tree"], tree_schema())
-    assert data["tree"]["version"] == "1.2.0"
+    assert data["tree"]["version"] == "1.3.0"
     assert [f["generated_caption"] for f in data["figures"]] == [
         "Generated caption 1.",
         "Generated caption 2.",

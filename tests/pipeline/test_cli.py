@@ -197,3 +197,27 @@ def test_serve_log_level_configures_jocr_loggers(capsys):
     err = capsys.readouterr().err
     assert "Chromium started: test" in err
     assert "not shown" not in err
+
+
+def test_a_page_ocr_cannot_read_gets_its_note_on_stderr(tmp_path, parse_cli):
+    """An image OCR refuses (a strip beyond 12:1) is read down the image-only path, and `jocr parse` says
+    why on stderr (the note was in --format json only); a page OCR reads gets no note."""
+    from fake_engine import save_model
+    from test_ocr_pages import text_page
+
+    from jocr.lines.anchor import ANCHOR_VERSION
+
+    model = save_model(tmp_path / "anchored", seed=0, anchor_version=ANCHOR_VERSION)
+    src = tmp_path / "in"
+    src.mkdir()
+    text_page().save(src / "page.png")
+    strip = Image.new("RGB", (100, 1400), "white")
+    strip.paste(text_page().crop((70, 60, 170, 120)), (0, 0))
+    strip.save(src / "strip.png")
+    out = str(tmp_path / "out")
+    code, err = parse_cli([str(src), "--model", str(model), "--ocr", "tesseract", "-o", out])
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if "input(s) parsed" not in line]
+    assert len(notes) == 1, err
+    assert f"{src / 'strip.png'} p1: " in notes[0] and "aspect beyond 12:1" in notes[0]
+    assert "Traceback" not in err

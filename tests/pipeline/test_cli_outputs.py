@@ -130,3 +130,22 @@ def test_draw_writes_each_page_with_its_blocks(tmp_path, model_dir, parse_cli):
     assert sorted(p.name for p in out.iterdir()) == ["a.md", "a_p1_layout.png", "a_p2_layout.png"]
     with Image.open(out / "a_p1_layout.png") as image:
         assert image.size == (1224, 1584)  # the page as rendered at 144 dpi
+
+
+def test_draw_shows_a_turned_page_upright_as_its_tree_is(tmp_path, model_dir, parse_cli):
+    # OCR reads a page lying on its side upright, its tree's boxes in that frame: the drawn page is too.
+    from PIL import Image, ImageDraw
+
+    from jocr.synth.fonts import get_font
+
+    page = Image.new("RGB", (900, 700), "white")
+    pen = ImageDraw.Draw(page)
+    for text, y in (("A page lying on its side", 80), ("is drawn the way it is read.", 220)):
+        pen.text((80, y), text, fill="black", font=get_font("sans", "regular", 30))
+    page.rotate(90, expand=True).save(tmp_path / "turned.png")
+    out = tmp_path / "out"
+    args = ["--model", str(model_dir), "--draw", "--anchor", "on", "--ocr", "tesseract", "--max-tokens", "8"]
+    code, err = parse_cli([str(tmp_path / "turned.png"), "-o", str(out), *args])
+    assert code == 0, err
+    with Image.open(out / "turned_p1_layout.png") as image:
+        assert image.size == (900, 700)

@@ -104,3 +104,13 @@ def test_loading_the_models_to_parse_imports_no_compiler_stack(monkeypatch):
     out = subprocess.run([sys.executable, "-c", PARSE_START], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[-2] == "[]"
+
+
+def test_the_bundled_models_are_under_50_mb_with_every_member():
+    """The size goal of the bundle (docs/asking.md, "The asking member"): models/ with its image model, its
+    anchored member and its int8 asking member, every file counted, under 50 MB (10^6 bytes)."""
+    models = REPO / "models"
+    for member in ("", ANCHORED_MEMBER, ASK_MEMBER):
+        assert (models / member / "model.safetensors").stat().st_size > 1_000_000, member  # not a pointer
+    total = sum(path.stat().st_size for path in models.rglob("*") if path.is_file())
+    assert total < 50_000_000, total

@@ -121,3 +121,11 @@ def test_bad_ocr_mode_is_a_one_line_error():
     model, _ = recording_model(ANCHOR_VERSION)
     with pytest.raises(ValueError, match="ocr must be one of"):
         parse(png(text_page()), model=model, ocr="abbyy")
+
+
+@pytest.mark.parametrize("turn", [90, 180, 270])
+def test_a_turned_page_reads_in_its_upright_order(turn):
+    model, prompts = recording_model(ANCHOR_VERSION)
+    page = parse(png(text_page().rotate(turn, expand=True)), model=model, ocr="tesseract").pages[0]
+    assert f"turned {turn}" in page.anchor.note or f"turned {360 - turn}" in page.anchor.note
+    assert page.markdown.strip() == f"{LINES[0]}\n\n{LINES[1]} {LINES[2]}"

@@ -84,6 +84,30 @@ def test_grounding_boxes_and_truncation_close_tables():
     assert doc.pages[0].markdown.endswith("</table>")
 
 
+def test_a_grounding_answer_with_bad_boxes_cut_off_mid_box_reads_with_notes():
+    import jsonschema
+
+    from jocr.layout.tree import tree_schema
+
+    reply = lambda level: (  # noqa: E731
+        "<|ref|>text<|/ref|><|det|>[[-5, 100, 500, 1e9]]<|/det|>\nEdge.\n\n"
+        "<|ref|>image<|/ref|><|det|>[[600, 600, 200, 200]]<|/det|>\n\n"
+        "<|ref|>text<|/ref|><|det|>[[10, 50, 9"
+    )
+    doc = parse(image_bytes("PNG"), model=scripted_model(reply), figures="files", ocr="none")
+    page = doc.pages[0]  # a 120 x 80 image
+    assert page.markdown == "Edge.\n\n![](page_p1_fig1.png)"
+    assert page.tree.notes == [
+        "the answer ends inside a grounding tag, dropped: '<|ref|>text<|/ref|><|det|>[[10, 50, 9'",
+        "grounding box 1 (text): outside the page, clamped",
+        "grounding box 2 (image): inverted, corners put in order",
+    ]
+    assert [b.bbox for b in page.tree.blocks] == [(0, 8, 60, 80), (24, 16, 72, 48)]
+    (figure,) = page.figures
+    assert figure.image.size == (48, 32)
+    jsonschema.validate(page.to_dict()["tree"], tree_schema())
+
+
 def test_rendering_is_lazy(monkeypatch):
     """Pages are rendered only as decode slots free up: never more than the batch plus its waiting room
     (batch_size + batch_size // 2) ahead of the finished ones."""

@@ -37,6 +37,18 @@ def test_formula_answers_are_unwrapped_and_anything_else_is_no_formula():
     assert formula_latex("") == ""
 
 
+def test_a_page_keeps_formula_crops_only_for_a_model_that_reads_them():
+    from jocr.layout.figures import FiguresConfig
+    from jocr.pipeline.stream import finish_page
+
+    image = Image.new("RGB", (300, 200), "white")
+    page = _page()
+    finish_page(page, None, image, FiguresConfig())
+    assert all(b.crop is None for b in page.tree.blocks)  # no work for a model that cannot read them
+    finish_page(page, None, image, FiguresConfig(), formulas=True)
+    assert [b.type for b in page.tree.blocks if b.crop is not None] == [FORMULA]
+
+
 def test_a_formula_block_is_cut_from_the_page_image_with_a_margin():
     page = _page()
     image = Image.new("RGB", (300, 200), "white")
@@ -54,11 +66,11 @@ def test_read_formulas_puts_the_latex_in_the_block_and_the_markdown(monkeypatch)
     read = lambda loaded, crops, max_tokens: ["E=mc^{2}"] * len(crops)  # noqa: E731
     monkeypatch.setattr(formulas_mod, "read_crops", read)
     doc = Document(source="page.png", pages=[page])
-    assert read_formulas(doc, loaded=None) == 1
+    assert read_formulas(doc.pages, loaded=None) == 1
     (formula,) = [b for b in page.tree.blocks if b.type == FORMULA]
     assert formula.latex == "E=mc^{2}" and formula.crop is None
     assert page.markdown == "The energy is\n\n$$\nE=mc^{2}\n$$\n\nas shown."
-    assert read_formulas(doc, loaded=None) == 0  # read once
+    assert read_formulas(doc.pages, loaded=None) == 0  # read once
 
 
 def test_a_model_not_trained_on_formulas_leaves_the_ocr_text(model_dir):
@@ -67,7 +79,7 @@ def test_a_model_not_trained_on_formulas_leaves_the_ocr_text(model_dir):
     page = _page()
     cut_formula_crops(page.tree, Image.new("RGB", (300, 200), "white"))
     before = page.markdown
-    assert read_formulas(Document(source="page.png", pages=[page]), loaded) == 0
+    assert read_formulas([page], loaded) == 0
     assert page.markdown == before and all(b.crop is None for b in page.tree.blocks)
 
 

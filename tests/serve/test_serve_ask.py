@@ -453,3 +453,44 @@ def test_the_caption_prompt_takes_the_caption_path(tiny_model, tokenizer, pdf_ur
     backend.submit(anchored, [], SamplingParams(20, answer=True, caption=True))
     assert seen[0].first_banned_ids == caption_shape(tokenizer).first_banned_ids
     assert seen[0].stop_strings == ("\n",) and seen[0].max_tokens == 20
+
+
+def text_image() -> Image.Image:
+    """A scanned page's picture: two lines of 30 px DejaVu Sans, no text layer."""
+    from PIL import ImageDraw
+
+    from jocr.synth.fonts import get_font
+
+    image = Image.new("RGB", (900, 400), "white")
+    draw = ImageDraw.Draw(image)
+    font = get_font("sans", "regular", 30)
+    for text, y in (("Invoice number INV-2031", 80), ("Seventy bright yellow kites", 200)):
+        draw.text((80, y), text, fill="black", font=font)
+    return image
+
+
+def test_jocr_serve_ocr_reads_a_scan_asked_a_question(tiny_model, tokenizer):
+    """`jocr serve --ocr` (ServeConfig.ocr) gives a question on an image the scan's OCR lines as its anchor,
+    as `jocr ask --ocr` does; by default (none) the image is asked alone. A page read, not asked, is never
+    OCR'd."""
+    import argparse
+
+    from jocr.cli import serve_cmd
+
+    parser = argparse.ArgumentParser()
+    serve_cmd.add_arguments(parser)
+    assert serve_cmd.build_config(parser.parse_args([])).ocr == "none"
+    assert serve_cmd.build_config(parser.parse_args(["--ocr", "tesseract"])).ocr == "tesseract"
+    url = data_url(png_bytes(text_image()), "image/png")
+    for ocr, anchored in (("none", False), ("tesseract", True)):
+        service, backend = scripted_service(tiny_model, tokenizer, "Seventy", ocr=ocr)
+        client = TestClient(create_app(service.config, service))
+        try:
+            response = client.post("/v1/chat/completions", json=chat(url, "What flew over the hills?"))
+            assert response.status_code == 200, response.text
+            prompt = tokenizer.decode(backend.prompts[0])
+            assert ("yellow kites" in prompt) is anchored, (ocr, prompt[-200:])
+            response = client.post("/v1/chat/completions", json=chat(url, "ocr"))  # reading: no OCR anchor
+            assert response.status_code == 200 and "yellow kites" not in tokenizer.decode(backend.prompts[1])
+        finally:
+            service.close()

@@ -141,3 +141,19 @@ def test_no_copies_writes_the_same_documents_without_their_scans_and_photos(tmp_
         assert texts[0] == texts[1] and texts[0].strip()
     assert main(["synth", str(tmp_path / "x"), "--no-copies", "--pages", "1"]) == 2
     assert "--no-copies is for the docqa" in capsys.readouterr().err
+
+
+def test_the_benchmark_scores_field_f1_per_language():
+    """benchmarks/qa.py reports field F1 for each language of a mixed set beside the overall figure (the
+    goal is per language): true fields for the English documents, none for the Chinese ones."""
+    import sys
+
+    sys.path.insert(0, str(FROZEN.parents[2] / "benchmarks"))
+    import qa
+
+    docs = qa.load_set(FROZEN, "pdf")
+    fields = [dict(doc["fields"]) if doc["lang"] == "en" else {} for doc in docs]
+    result = qa.scores(docs, [[""] * len(doc["questions"]) for doc in docs], fields)
+    assert result["fields:en"]["f1"] == 1.0 and result["fields:zh"]["recall"] == 0.0
+    assert 0.0 < result["fields"]["f1"] < 1.0
+    assert result["fields:en"]["documents"] + result["fields:zh"]["documents"] == len(docs)

@@ -10,7 +10,8 @@ Pages are opened with `jocr.documents.pages.open_source`, made into requests and
 
 Retry policy (olmOCR's pipeline retries a page whose reading did not finish at rising temperatures, then
 falls back): a page fails an attempt when generation raised, hit max tokens ("length"), was stopped by the
-repetition guard ("repetition") or ran past the page timeout. The first attempt is greedy (what `jocr
+repetition guard ("repetition") or ran past the page timeout. An anchored page is never retried (its
+unread runs are the fallback: it reads as `jocr parse` reads it). The first attempt is greedy (what `jocr
 parse` reads); each retry samples at the next of `retry_temperatures` with a seed fixed by (document,
 page, attempt), so re-runs reproduce it. The first attempt that finishes ("stop") is kept (status
 "retried"); when none does, the greedy reading is kept (status "fallback"), never worse than `jocr parse`.
@@ -35,6 +36,7 @@ from jocr.layout.request import PageRequestBuilder, join_windows, page_finish_re
 from jocr.layout.tree import PageTree
 from jocr.lines.anchor import PageAnchor
 from jocr.pipeline import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, Document, PageResult
+from jocr.pipeline.formulas import read_formulas, reads_formulas, reads_formulas_at
 from jocr.pipeline.stream import continued_tables, finish_page, write_from_lines
 
 RETRY_TEMPERATURES = (0.2, 0.5, 0.8)
@@ -134,6 +136,7 @@ def _page_row(doc_id: str, page: int, **values) -> dict:
         "error": None,
         "result": None,
         "render_seconds": None,
+        "anchor_seconds": None,  # its anchoring decision (line source read), for a page the reader ends
         "anchor": None,
         "name": None,  # the document's output name (its Markdown's stem), which its figure files take
         "page_read": None,  # what the page's tables and figures take from its PDF page (`PageRead.state`)
@@ -185,6 +188,19 @@ def _result_json(result: PageResult) -> str:
     return json.dumps(result.to_dict(), ensure_ascii=False)
 
 
+def _finished(result: PageResult, **values) -> dict:
+    """A finished page's row fields: `values` and its result (JSON) and figures (PNG bytes)."""
+    return dict(values, result=_result_json(result), figure_png=[f.png for f in result.figures] or None)
+
+
+def from_lines(result: PageResult, read: PageRead | None, image, figures: FiguresConfig, stem: str,
+               formulas: bool = False) -> None:  # fmt: skip
+    """A page read from its lines alone (`result.anchor.alone`): its tree and Markdown by the rules over
+    lines with the detector's regions, as `jocr parse` reads it, then `finish_page`."""
+    write_from_lines(result, PageRequestBuilder(None, None), image)
+    finish_page(result, read, image, figures, stem, formulas)
+
+
 def render_pages(rows: list[dict], settings: PageSettings):
     """Page rows -> the same rows with `image` (RGB bytes), `width`, `height`; blank pages and pages that
     fail to render come out finished (status "blank" / "failed", `result` set). An anchored page's decision
@@ -194,6 +210,7 @@ def render_pages(rows: list[dict], settings: PageSettings):
     options = settings.load_options()
     anchoring = page_anchoring(settings)
     figures = settings.figures_config()
+    formulas = reads_formulas_at(settings.model_dir())
     sources: dict[str, object] = {}
     try:
         for row in rows:
@@ -227,23 +244,20 @@ def render_pages(rows: list[dict], settings: PageSettings):
             if anchoring is not None:
                 decision, read = anchoring(sources[row["doc_id"]], row["page"] - 1, image)
             if decision is not None:
+                image = decision.upright(image)  # a page OCR read turned: upright from here on
+                result.width, result.height = image.size
+                row.update(width=image.size[0], height=image.size[1])
                 row["anchor"] = json.dumps(decision.state(), ensure_ascii=False)
             if read is not None:
                 row["page_read"] = json.dumps(read.state(), ensure_ascii=False)
-            if decision is not None and decision.alone:  # an OCR'd page read from its lines alone: no request
+            if decision is not None and decision.alone and not formulas:  # read from its lines alone
                 result.anchor = decision
-                write_from_lines(result, PageRequestBuilder(None, None), image)  # regions too, as parse
-                finish_page(result, read, image, figures, row.get("name") or "page")
+                from_lines(result, read, image, figures, row.get("name") or "page")
                 result.timings.update(render_s=t1 - t0, anchor_s=time.perf_counter() - t1)
-                yield dict(
-                    row,
-                    status="ok",
-                    finish_reason="stop",
-                    result=_result_json(result),
-                    figure_png=[f.png for f in result.figures] or None,
-                )
+                yield dict(row, **_finished(result, status="ok"))
                 continue
-            row["image"] = image.tobytes()  # RGB, as every PageSource renders
+            # a page for the model; one read from its lines alone goes too when the model reads its formulas
+            row.update(image=image.tobytes(), anchor_seconds=time.perf_counter() - t1)  # RGB, as rendered
             yield row
     finally:
         for source in sources.values():
@@ -328,6 +342,13 @@ class PageJob:
     attempts: list[Attempt] = field(default_factory=list)
 
 
+def retries(anchor: PageAnchor) -> bool:
+    """Whether a page whose reading did not finish is read again, sampled: never an anchored page, whose
+    unread runs are its fallback (`jocr.layout.request.page_text`), so it reads as `jocr parse` reads it;
+    a page read from its image alone, yes."""
+    return not anchor.anchored
+
+
 def retry_seed(doc_id: str, page: int, attempt: int) -> int:
     digest = hashlib.sha256(f"{doc_id}\0{page}\0{attempt}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
@@ -359,6 +380,7 @@ class PageReader:
 
         out: list[dict] = []
         jobs: list[PageJob] = []
+        done: list[tuple[PageJob, dict]] = []  # pages read from their lines alone, and their row fields
         for row in rows:
             image_bytes = row.pop("image", None)
             if row["status"] is not None or image_bytes is None:
@@ -370,6 +392,9 @@ class PageReader:
             t0 = time.perf_counter()
             try:
                 job.image = Image.frombytes("RGB", (row["width"], row["height"]), image_bytes)
+                if job.anchor.alone:  # no request: its formulas are what this reader reads
+                    done.append((job, self._from_lines(job)))
+                    continue
                 self.prepare(job)
             except Exception as exc:  # e.g. a degenerate page size: this page fails, the batch goes on
                 result.error = (
@@ -382,8 +407,25 @@ class PageReader:
             )
             jobs.append(job)
         self._attempts(jobs)
-        out.extend(self._finish(job) for job in jobs)
+        done.extend((job, self._finish(job)) for job in jobs)
+        read_formulas([job.result for job, _ in done], self.formula_model())
+        out.extend(dict(job.row, **fields, **_finished(job.result)) for job, fields in done)
         return out
+
+    def formula_model(self):
+        """The loaded model that reads the pages' formula crops (`jocr.pipeline.formulas`), or None for a
+        backend that cannot: the crops are then never cut."""
+        return None
+
+    def _from_lines(self, job: PageJob) -> dict:
+        """A page read from its lines alone, sent here for its formulas (`from_lines`)."""
+        row, result = job.row, job.result
+        image, job.image = job.image, None
+        read = PageRead.from_state(json.loads(row["page_read"])) if row.get("page_read") else None
+        figures, formulas = self.settings.figures_config(), reads_formulas(self.formula_model())
+        from_lines(result, read, image, figures, row.get("name") or "page", formulas)
+        result.timings.update(render_s=row["render_seconds"] or 0.0, anchor_s=row["anchor_seconds"] or 0.0)
+        return {"status": "ok", "finish_reason": "stop"}
 
     def _attempts(self, jobs: list[PageJob]) -> None:
         temperatures = (0.0,) + tuple(self.settings.retry_temperatures[: self.settings.retries])
@@ -393,9 +435,11 @@ class PageReader:
                 break
             for job, outcome in zip(pending, self.generate(pending, temperature, attempt)):
                 job.attempts.append(outcome)
-            pending = [job for job in pending if not job.attempts[-1].finished]
+            pending = [job for job in pending if not job.attempts[-1].finished and retries(job.anchor)]
 
     def _finish(self, job: PageJob) -> dict:
+        """The page's tree and Markdown from its chosen attempt, then `finish_page`; its row fields (its
+        result is serialised once its formulas are read)."""
         row, result = job.row, job.result
         image = job.image
         job.views = job.image = None
@@ -421,24 +465,21 @@ class PageReader:
                 texts, job.anchor.texts, chosen.reasons, lines, size, result.page, finish, formulas
             )
             read = PageRead.from_state(json.loads(row["page_read"])) if row.get("page_read") else None
-            figures = self.settings.figures_config()
-            finish_page(result, read, image, figures, row.get("name") or "page")  # tables, figures: as parse
+            figures, formulas = self.settings.figures_config(), reads_formulas(self.formula_model())
+            finish_page(result, read, image, figures, row.get("name") or "page", formulas)  # as parse
             result.raw = join_windows(texts)  # as the model wrote it, references and all
             result.num_tokens = sum(len(ids) for ids in chosen.token_ids)
             result.finish_reason = chosen.finish_reason
             result.timings["generate_s"] = chosen.seconds
-        return dict(
-            row,
-            figure_png=[f.png for f in result.figures] or None,
-            status=status,
-            error=result.error,
-            finish_reason=result.finish_reason,
-            tokens=result.num_tokens,
-            attempts=len(job.attempts),
-            temperature=None if chosen is None else chosen.temperature,
-            seconds=sum(a.seconds for a in job.attempts),
-            result=_result_json(result),
-        )
+        return {
+            "status": status,
+            "error": result.error,
+            "finish_reason": result.finish_reason,
+            "tokens": result.num_tokens,
+            "attempts": len(job.attempts),
+            "temperature": None if chosen is None else chosen.temperature,
+            "seconds": sum(a.seconds for a in job.attempts),
+        }
 
 
 class JocrPageReader(PageReader):
@@ -455,6 +496,9 @@ class JocrPageReader(PageReader):
         self.model = load_model(self.settings.model, device=self.settings.device)
         self.runner = self.model.runner(self.settings.spec, self.settings.batch_size)
         return PageRequestBuilder(self.model.tokenizer, self.model.vision, self.settings.prompt)
+
+    def formula_model(self):
+        return self.model
 
     def generate(self, jobs: list[PageJob], temperature: float, attempt: int) -> list[Attempt]:
         from jocr.engine.requests import GenerationRequest

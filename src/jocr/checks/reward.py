@@ -19,6 +19,12 @@ Captions (the `caption` task on a figure's crop) have their own reward, `caption
 `caption_rewards` (TRL form, a `caption` column): `jocr.checks.qa.caption_similarity` (ROUGE-L F1) against
 the reference caption, times the repetition term, so a looping caption scores 0 whatever words it shares.
 `compute_score` takes a ground truth `{"caption": ...}` the same way.
+
+Asking has two: `answer_reward` (one question: `jocr.checks.qa.anls_one` of the answer text, run references
+already resolved, against the accepted answers) and `fields_reward` (one extraction: the field F1 of the
+answer's JSON object against the true fields, `jocr.checks.qa.field_scores`; an answer that is not a JSON
+object scores 0), each times the repetition term; `answer_rewards` / `fields_rewards` in the TRL form
+(`answers` / `fields` columns), and `compute_score` with `{"answers": [...]}` or `{"fields": {...}}`.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from jocr.checks.omnidoc import assign, normalize_formula
-from jocr.checks.qa import caption_similarity
+from jocr.checks.qa import anls_one, caption_similarity, field_scores
 from jocr.checks.repetition import RepetitionConfig, repetition_score
 from jocr.checks.teds import TedsConfig, table_tree, teds_trees
 from jocr.checks.text import normalize_text
@@ -236,11 +242,49 @@ def caption_rewards(completions: Sequence[Any], **kwargs: Any) -> list[float]:
     return [caption_reward(_completion_text(c), str(r)) for c, r in zip(completions, captions)]
 
 
+def answer_reward(prediction: str, answers: Sequence[str], config: RewardConfig = RewardConfig()) -> float:
+    """One answer's reward in [0, 1]: its ANLS against the accepted `answers`, zeroed by a degenerate loop."""
+    return anls_one(prediction, list(answers)) * repetition_score(prediction, config.repetition)
+
+
+def fields_reward(prediction: str, fields: dict, config: RewardConfig = RewardConfig()) -> float:
+    """One extraction's reward in [0, 1]: the field F1 of the answer's JSON object against `fields` (name ->
+    true value, None where the page has none), zeroed by a degenerate loop; 0 for an answer that is not a
+    JSON object. Nothing to find and nothing given scores 1."""
+    try:
+        values = json.loads(prediction)
+    except (json.JSONDecodeError, RecursionError):
+        return 0.0
+    if not isinstance(values, dict):
+        return 0.0
+    return field_scores([values], [fields]).f1 * repetition_score(prediction, config.repetition)
+
+
+def _column(kwargs: dict, name: str, n: int, function: str) -> list:
+    column = kwargs.get(name)
+    if column is None or len(column) != n:
+        raise ValueError(f"{function} needs a `{name}` column with one entry per completion")
+    return list(column)
+
+
+def answer_rewards(completions: Sequence[Any], **kwargs: Any) -> list[float]:
+    """TRL reward function for questions: each completion's accepted answers come as the `answers` column."""
+    answers = _column(kwargs, "answers", len(completions), "answer_rewards")
+    return [answer_reward(_completion_text(c), a) for c, a in zip(completions, answers)]
+
+
+def fields_rewards(completions: Sequence[Any], **kwargs: Any) -> list[float]:
+    """TRL reward function for extraction: each completion's true fields come as the `fields` column."""
+    fields = _column(kwargs, "fields", len(completions), "fields_rewards")
+    return [fields_reward(_completion_text(c), f) for c, f in zip(completions, fields)]
+
+
 def compute_score(
     data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None
 ) -> float:
     """verl reward: `ground_truth` is the reference Markdown, or a dict (or JSON object) with `reference`
-    and/or `tests` (a list of test objects or a JSONL string), or with `caption` (`caption_reward`)."""
+    and/or `tests` (a list of test objects or a JSONL string), or with `caption` (`caption_reward`),
+    `answers` (`answer_reward`) or `fields` (`fields_reward`)."""
     reference, tests = None, None
     if isinstance(ground_truth, str):
         stripped = ground_truth.strip()
@@ -251,6 +295,10 @@ def compute_score(
                 pass
     if isinstance(ground_truth, dict) and "caption" in ground_truth:
         return caption_reward(solution_str, str(ground_truth["caption"]))
+    if isinstance(ground_truth, dict) and "answers" in ground_truth:
+        return answer_reward(solution_str, ground_truth["answers"])
+    if isinstance(ground_truth, dict) and "fields" in ground_truth:
+        return fields_reward(solution_str, ground_truth["fields"])
     if isinstance(ground_truth, dict):
         reference, tests = ground_truth.get("reference"), ground_truth.get("tests")
     else:

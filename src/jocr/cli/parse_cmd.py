@@ -158,14 +158,15 @@ def add_anchor_argument(parser) -> None:
     )
 
 
-def add_ocr_argument(parser) -> None:
+def add_ocr_argument(parser, default: str = "auto", help: str | None = None) -> None:
     """--ocr (jocr.lines.source.page_lines): the OCR line source of images and PDF pages without a usable
     text layer."""
     parser.add_argument(
         "--ocr",
         choices=("auto", "rapidocr", "tesseract", "none"),
-        default="auto",
-        help="read images and PDF pages without a usable text layer with OCR: auto (the installed default "
+        default=default,
+        help=help
+        or "read images and PDF pages without a usable text layer with OCR: auto (the installed default "
         "engine; default), rapidocr, tesseract, none",
     )
 
@@ -226,12 +227,23 @@ def checked_pages_and_spec(args):
         raise CliError(f"--spec: {exc}") from None
 
 
+def unread_note(page) -> str | None:
+    """Why an OCR engine could not read a page (a blank or noisy image, one too large, narrow or long, an
+    engine past its time limit): the page's note when OCR was tried and gave no lines, so that a page
+    written empty or down the image-only path says why on stderr, not only in --format json."""
+    from jocr.lines.types import RAPIDOCR, TESSERACT
+
+    anchor = page.anchor
+    if anchor is None or anchor.anchored or not anchor.note or anchor.source not in (RAPIDOCR, TESSERACT):
+        return None
+    return anchor.note
+
+
 def run(args) -> int:
     from jocr.documents.pages import DocumentError, LoadOptions, expand_inputs
     from jocr.layout.figures import save_page_figures
     from jocr.pipeline import ModelNotFoundError, iter_documents, load_model
     from jocr.pipeline.caption import check_captions_mode, generate_captions, is_caption_prompt
-    from jocr.pipeline.formulas import read_formulas
 
     if getattr(args, "task", "page") == "page" and is_caption_prompt(args.prompt):
         args.task = "caption"  # the caption prompt is the caption task (jocr.pipeline.caption)
@@ -366,6 +378,8 @@ def run(args) -> int:
                     image = source.render(page.page - 1)
                 except DocumentError:
                     continue
+                if page.anchor is not None:  # a page OCR read turned: its tree is in the upright frame
+                    image = page.anchor.upright(image)
                 target = out_dir / f"{stem}_p{page.page}_layout.png"
                 tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
                 try:
@@ -405,7 +419,6 @@ def run(args) -> int:
                 failed_docs += 1
                 bar.write(printable(f"jocr parse: {doc.error}"), file=sys.stderr)
                 continue
-            read_formulas(doc, model)  # formula regions of pixel pages (a model trained on formula crops)
             if captions == "generate":
                 generate_captions(doc, model, anchor=args.anchor, ocr=args.ocr)
             failure = write_outputs(doc, stem)
@@ -414,6 +427,10 @@ def run(args) -> int:
                 bar.write(printable(f"jocr parse: {doc.source}: {failure}"), file=sys.stderr)
                 continue
             good = [p for p in doc.pages if p.error is None]
+            for page in good:
+                note = unread_note(page)
+                if note:
+                    bar.write(printable(f"jocr parse: {doc.source} p{page.page}: {note}"), file=sys.stderr)
             done_pages += len(good)
             out_tokens += sum(p.num_tokens for p in good)
             if doc.error:

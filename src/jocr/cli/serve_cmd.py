@@ -8,7 +8,7 @@ import logging
 import os
 
 from jocr.cli import CliError
-from jocr.cli.parse_cmd import add_anchor_argument, add_format_arguments
+from jocr.cli.parse_cmd import add_anchor_argument, add_format_arguments, add_ocr_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,6 +72,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     add_format_arguments(parser)
     add_anchor_argument(parser)
+    add_ocr_argument(
+        parser,
+        default="none",
+        help="OCR line source of a page asked a question without a usable text layer, as jocr ask --ocr: "
+        "none (default: a scan is asked with its image alone), auto, rapidocr, tesseract",
+    )
     parser.add_argument(
         "--max-tiles",
         type=int,
@@ -157,6 +163,7 @@ def build_config(args: argparse.Namespace):
             max_pdf_bytes=int(args.max_body_mb * 1024 * 1024),
         ),
         anchor=args.anchor,
+        ocr=args.ocr,
     )
 
 

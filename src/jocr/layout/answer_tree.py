@@ -7,9 +7,10 @@
   estimated. Furniture runs (`jocr.layout.furniture`) become furniture blocks whether or not the answer
   names them; a window that ran out of room is followed by the runs it never reached; paragraphs the
   model split at every line of a wrapped paragraph are joined back (`_continues`), and a word broken
-  across lines joins its next part only where that part goes on the same paragraph;
-- unanchored pages (`markdown_tree`): one block per grounding box when the answer has them (the box
-  converted to the page's pixels, its label giving the type), else one block per Markdown block.
+  across lines joins its next part only where that part goes on the same paragraph.
+
+Unanchored pages (grounding boxes or plain Markdown) get theirs from `jocr.layout.grounding_tree`, which
+types blocks with `block_type` / `typed_block` here.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from jocr.layout.line_rules import (
     set_heading_levels,
 )
 from jocr.layout.paragraph_breaks import ends_paragraph, line_size, paragraph_parts
-from jocr.layout.postprocess import clean_markdown, close_open_tables, grid_to_pixels, parse_boxes
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
 from jocr.layout.table_rows import LIST_MARKER, grid_html, table_segments
@@ -49,22 +49,17 @@ from jocr.layout.tree import (
     CAPTION_START,
     CODE,
     FIGURE,
-    FOOTER,
     FOOTNOTE,
     FORMULA,
     FROM_ANCHORED,
-    FROM_GROUNDING,
-    FROM_MARKDOWN,
     HEADER,
     HEADING,
     LIST_ITEM,
-    PAGE_NUMBER,
     PARAGRAPH,
     TABLE,
     TITLE,
     Block,
     PageTree,
-    TreeLine,
     lines_unit,
     union,
 )
@@ -130,12 +125,12 @@ def block_type(markdown: str) -> tuple[str, int | None]:
         return FIGURE, None
     if _LIST.match(text):
         return LIST_ITEM, None
-    if _CAPTION.match(_plain(text)):
+    if _CAPTION.match(plain_text(text)):
         return CAPTION, None
     return PARAGRAPH, None
 
 
-def _plain(markdown: str) -> str:
+def plain_text(markdown: str) -> str:
     """A block's text without its Markdown syntax."""
     text = markdown.strip()
     heading = _HEADING.fullmatch(text)
@@ -156,9 +151,9 @@ def _plain(markdown: str) -> str:
     return text.strip()
 
 
-def _typed_block(markdown: str, lines: list[Line]) -> Block:
+def typed_block(markdown: str, lines: list[Line]) -> Block:
     kind, level = block_type(markdown)
-    block = Block(type=kind, markdown=markdown.strip("\n"), text=_plain(markdown), level=level)
+    block = Block(type=kind, markdown=markdown.strip("\n"), text=plain_text(markdown), level=level)
     if kind == LIST_ITEM:
         match = _LIST.match(markdown)
         block.marker = match.group(1) if match else "-"
@@ -307,12 +302,12 @@ def _window_blocks(
         resolved = REFERENCES.sub(resolve, piece)
         numbers = [n for n in referenced_numbers(piece) if n in runs]
         last = max([last, *numbers])
-        if not _SYNTAX.sub("", _plain(resolved)):
+        if not _SYNTAX.sub("", plain_text(resolved)):
             continue  # nothing but syntax left: all its runs are furniture (the "# " of a running head)
         if not own and _REFERENCE_DEBRIS.fullmatch(resolved):
             continue  # references that name no run: no text, and no box to draw
         block_lines = [geometry[start + n - 1] for n in own]
-        block = _typed_block(join_soft_hyphens_inside(resolved, words), block_lines)
+        block = typed_block(join_soft_hyphens_inside(resolved, words), block_lines)
         if checked and block.type != FORMULA and made_up(piece, anchor_text):
             continue
         window.append(block)
@@ -337,11 +332,11 @@ def _tables_by_rows(window: list[Block], geometry: list[Line]) -> list[Block]:
         for is_table, rows in segments:
             if is_table:
                 own = sorted((ln for row in rows for ln in row), key=lambda ln: ln.index)
-                out.append(_typed_block(grid_html(rows, size), own))
+                out.append(typed_block(grid_html(rows, size), own))
                 continue
             for row in rows:
                 if len(row) > 1 and LIST_MARKER.fullmatch(row[0].text.strip()):
-                    out.append(_typed_block(" ".join(ln.text for ln in row), row))
+                    out.append(typed_block(" ".join(ln.text for ln in row), row))
                 else:
                     out += [_run_block(ln) for ln in row]
     return out
@@ -582,61 +577,3 @@ def _continues(previous: Block, block: Block, geometry: list[Line], hanging: boo
     if not hanging and b.x0 > a.x0 + 0.5 * size:
         return False
     return not ends_paragraph(a, geometry)
-
-
-# -- unanchored pages ---------------------------------------------------------------------------------
-
-_GROUNDED = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.S)
-_LABELS = {
-    "title": TITLE, "sub_title": HEADING, "subtitle": HEADING, "section_header": HEADING, "heading": HEADING,
-    "text": PARAGRAPH, "paragraph": PARAGRAPH, "list": LIST_ITEM, "list_item": LIST_ITEM,
-    "table": TABLE, "equation": FORMULA, "formula": FORMULA, "interline_equation": FORMULA,
-    "image": FIGURE, "figure": FIGURE, "picture": FIGURE, "chart": FIGURE,
-    "image_caption": CAPTION, "table_caption": CAPTION, "figure_caption": CAPTION, "caption": CAPTION,
-    "code": CODE, "footnote": FOOTNOTE, "table_footnote": FOOTNOTE, "page_footnote": FOOTNOTE,
-    "header": HEADER, "page_header": HEADER, "footer": FOOTER, "page_footer": FOOTER,
-    "page_number": PAGE_NUMBER,
-}  # fmt: skip
-
-
-def markdown_tree(
-    raw: str, width: int, height: int, finish_reason: str | None = None, page: int = 1
-) -> PageTree:
-    """The tree of an unanchored page from the model's raw answer (grounding tags and all), in pixels of a
-    `width` x `height` page image."""
-    matches = list(_GROUNDED.finditer(raw))
-    if not matches:
-        text = clean_markdown(close_open_tables(raw) if finish_reason == "length" else raw)
-        blocks = [_typed_block(piece, []) for piece in markdown_blocks(text)]
-        return PageTree(width, height, "px", FROM_MARKDOWN, blocks, page).numbered()
-    blocks = []
-    lead = clean_markdown(_GROUNDED.sub("", raw[: matches[0].start()]))
-    blocks += [_typed_block(piece, []) for piece in markdown_blocks(lead)]
-    for k, match in enumerate(matches):
-        end = matches[k + 1].start() if k + 1 < len(matches) else len(raw)
-        content = raw[match.end() : end]
-        if finish_reason == "length" and k + 1 == len(matches):
-            content = close_open_tables(content)
-        content = clean_markdown(content)
-        label = " ".join(match.group(1).split()).lower()
-        boxes = [grid_to_pixels(q, width, height) for q in parse_boxes(match.group(2))]
-        bbox = union(boxes)
-        pieces = markdown_blocks(content) or [""]
-        for piece in pieces:
-            block = _typed_block(piece, [])
-            kind = _LABELS.get(label)
-            if kind is not None and not (kind == PARAGRAPH and block.type != PARAGRAPH):
-                block.type = kind
-                if kind in (HEADER, FOOTER, PAGE_NUMBER, FOOTNOTE, CAPTION):
-                    block.text = _plain(piece)
-            block.bbox = bbox
-            if piece.strip():
-                block.lines = [TreeLine(text=block.text, bbox=bbox, source="model")]
-            if piece.strip() or block.type == FIGURE:
-                blocks.append(block)
-    for block in blocks:
-        if block.type == HEADING and block.level is None:
-            block.level = 2
-        if block.type in (TITLE, HEADING) and not _HEADING.fullmatch(block.markdown.strip()):
-            block.markdown = block_markdown(block)
-    return PageTree(width, height, "px", FROM_GROUNDING, blocks, page).numbered()

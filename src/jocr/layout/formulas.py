@@ -387,7 +387,8 @@ def _row_pieces(boxes: list[Box], eligible: list[bool], size: float) -> list[lis
 
 def with_formulas(tree: PageTree, formulas: list[FormulaRegion]) -> PageTree:
     """`tree` with every line inside a display formula moved into one `formula` block at the place of its
-    first line; the blocks they were in are split around it."""
+    first line, boxed around the formula's ink and those lines; the blocks they were in are split around
+    it."""
     inline = {_key(f.box): f.text for f in formulas if not f.display}
     formulas = [f for f in formulas if f.display]
     if inline:
@@ -404,7 +405,7 @@ def with_formulas(tree: PageTree, formulas: list[FormulaRegion]) -> PageTree:
         return None
 
     out: list[Block] = []
-    placed: set[int] = set()
+    placed: dict[int, Block] = {}  # formula index -> its block
     for block in tree.blocks:
         if block.furniture or block.type == FORMULA or not block.lines:
             out.append(block)
@@ -430,15 +431,16 @@ def with_formulas(tree: PageTree, formulas: list[FormulaRegion]) -> PageTree:
                 continue
             flush()
             if mark in placed:
-                if out and out[-1].type == FORMULA:
-                    out[-1].lines.append(line)
+                placed[mark].lines.append(line)
                 continue
-            placed.add(mark)
             f = formulas[mark]
             formula = Block(FORMULA, f.latex, "", f.box, [line], latex=f.latex)
             formula.markdown = block_markdown(formula)
+            placed[mark] = formula
             out.append(formula)
         flush()
+    for mark, formula in placed.items():  # the ink's box, and the lines' (their fonts' ascent and descent)
+        formula.bbox = union([formulas[mark].box] + [ln.bbox for ln in formula.lines])
     tree.blocks = out
     return tree.numbered()
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from jocr.bbox import BoxEdges
 from jocr.cjk import CJK_PUNCT, FULLWIDTH, HAN, HAN_COMPAT, HANGUL, KANA
-from jocr.layout.tree import BBox, TreeLine, union
+from jocr.layout.tree import BBox, TreeLine, line_source, union
 from jocr.lines.hyphens import SOFT_HYPHEN, PageWords, keeps_hyphen
 
 BOLD = 520  # a weight at least this is bold (TeX's bold extended fonts report 545, regular ones 345-400)
@@ -54,7 +54,7 @@ class Line(BoxEdges):
         return TreeLine(
             text=self.text.replace(SOFT_HYPHEN, "-"),
             bbox=self.box,
-            source="anchor" if self.estimated else self.source,
+            source="anchor" if self.estimated else line_source(self.source),
             run=self.index + 1,
             confidence=self.confidence,
             size=self.size,

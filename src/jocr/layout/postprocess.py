@@ -17,12 +17,21 @@ from jocr.types import GRID_MAX
 # DeepSeek-OCR joins pages with this marker (run_dpsk_ocr_pdf.py).
 PAGE_SPLIT = "<--- Page Split --->"
 
-_GROUNDING = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.DOTALL)
+# One grounded block's tags: its label and its boxes' payload.
+GROUNDING_TAG = re.compile(r"<\|ref\|>(.*?)<\|/ref\|>\s*<\|det\|>(.*?)<\|/det\|>", re.DOTALL)
 _LONE_DET = re.compile(r"<\|det\|>(.*?)<\|/det\|>", re.DOTALL)
 _REF_TAGS = re.compile(r"<\|/?ref\|>")
 _STRAY_TAGS = re.compile(r"<\|/?(?:det|ref|grounding)\|>")
-_NUMBER = r"\s*(-?\d+(?:\.\d+)?)\s*"
+_NUMBER = r"\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*"
 _QUAD = re.compile(r"\[" + ",".join([_NUMBER] * 4) + r"\]")
+# The end of an answer cut off inside a grounding tag (it ran out of tokens mid-box): an open `<|det|>`
+# payload (with the `<|ref|>label<|/ref|>` before it), a `<|ref|>` label never closed or closed with no box
+# after it, or half of a tag.
+_UNFINISHED = re.compile(
+    r"(?:<\|ref\|>[^<]*(?:<\|/ref\|>\s*)?)?<\|det\|>(?:(?!<\|/det\|>).)*\Z"
+    r"|<\|ref\|>[^<]*(?:<\|/ref\|>\s*)?\Z|<\|/?[a-z]*\|?\Z",
+    re.DOTALL,
+)
 
 
 @dataclass
@@ -54,6 +63,30 @@ def grid_to_pixels(coords: Sequence[float], width: int, height: int) -> tuple[in
     )
 
 
+def checked_box(
+    coords: Sequence[float], width: int, height: int
+) -> tuple[tuple[int, int, int, int] | None, str]:
+    """A model's 0-999 grid box in pixels and what was wrong with it ("" when nothing): a corner off the
+    grid is clamped to the page, inverted corners are put in order, a box of no area is dropped (None)."""
+    problems = []
+    if not all(0 <= float(c) <= GRID_MAX for c in coords):
+        problems.append("outside the page, clamped")
+    if float(coords[2]) < float(coords[0]) or float(coords[3]) < float(coords[1]):
+        problems.append("inverted, corners put in order")
+    box = grid_to_pixels(coords, width, height)
+    if box[2] <= box[0] or box[3] <= box[1]:
+        return None, "of no area, dropped"
+    return box, "; ".join(problems)
+
+
+def unfinished_tag(text: str) -> tuple[str, str]:
+    """`text` without the grounding tag it was cut off inside of, and that tag ("" when none)."""
+    match = _UNFINISHED.search(text)
+    if match is None or not match.group(0):
+        return text, ""
+    return text[: match.start()], match.group(0)
+
+
 def parse_boxes(det_text: str) -> list[tuple[float, float, float, float]]:
     """The quadruples inside a `<|det|>` payload such as "[[10, 20, 300, 40], [5, 6, 7, 8]]" (never eval'd;
     malformed entries are skipped)."""
@@ -61,20 +94,24 @@ def parse_boxes(det_text: str) -> list[tuple[float, float, float, float]]:
 
 
 def extract_grounding(text: str, width: int, height: int) -> tuple[str, list[Box]]:
-    """Remove grounding tags from `text`; return the text and the boxes in pixels, in reading order."""
+    """Remove grounding tags from `text`; return the text and the boxes in pixels, in reading order (a box
+    of no area left out, a tag the answer was cut off inside of dropped with its payload)."""
     boxes: list[Box] = []
 
+    def add(label: str, payload: str) -> None:
+        for quad in parse_boxes(payload):
+            box, _ = checked_box(quad, width, height)
+            if box is not None:
+                boxes.append(Box(label, *box))
+
     def take(match: re.Match) -> str:
-        label = " ".join(match.group(1).split())
-        for quad in parse_boxes(match.group(2)):
-            boxes.append(Box(label, *grid_to_pixels(quad, width, height)))
+        add(" ".join(match.group(1).split()), match.group(2))
         return ""
 
-    text = _GROUNDING.sub(take, text)
+    text = GROUNDING_TAG.sub(take, unfinished_tag(text)[0])
 
     def take_lone(match: re.Match) -> str:
-        for quad in parse_boxes(match.group(1)):
-            boxes.append(Box("", *grid_to_pixels(quad, width, height)))
+        add("", match.group(1))
         return ""
 
     text = _LONE_DET.sub(take_lone, text)

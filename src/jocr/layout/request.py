@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from PIL import Image
 
 from jocr.documents.preprocess import preprocess_image, views_token_count
-from jocr.layout.answer_tree import anchored_tree, markdown_tree
+from jocr.layout.answer_tree import anchored_tree
 from jocr.layout.formulas import with_formulas
+from jocr.layout.grounding_tree import markdown_tree
 from jocr.layout.line_rules import lines_tree
 from jocr.layout.postprocess import Box, extract_grounding
 from jocr.layout.render import page_markdown

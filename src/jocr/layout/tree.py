@@ -25,7 +25,7 @@ from typing import Any
 from jocr.bbox import BBox as BBox
 from jocr.bbox import union as union
 
-TREE_VERSION = "1.2.0"  # 1.2.0: figures' generated_caption
+TREE_VERSION = "1.3.0"  # 1.2.0: figures' generated_caption; 1.3.0: the page's notes
 SCHEMA_PATH = Path(__file__).with_name("tree.schema.json")
 
 
@@ -50,6 +50,16 @@ BLOCK_TYPES = (
     PAGE_NUMBER,
 )  # fmt: skip
 FURNITURE_TYPES = frozenset((HEADER, FOOTER, PAGE_NUMBER))
+
+# Where a tree line came from (the schema's enum): the PDF's text layer, an OCR engine (whichever one read
+# it: RapidOCR, Tesseract), a position read back from an anchor, or a model's grounding box.
+LINE_SOURCES = ("textlayer", "ocr", "anchor", "model")
+
+
+def line_source(source: str) -> str:
+    """A line source as the tree names it: an OCR engine's name ("rapidocr", "tesseract") is "ocr"."""
+    return source if source in LINE_SOURCES else "ocr"
+
 
 # Where a page's blocks came from.
 FROM_ANCHORED = "anchored"  # an anchored model's answer, its run references resolved against the text layer
@@ -177,7 +187,9 @@ class Block:
 
 @dataclass
 class PageTree:
-    """A page: its size in `unit`, where its blocks came from (`FROM_*`) and its blocks in reading order."""
+    """A page: its size in `unit`, where its blocks came from (`FROM_*`), its blocks in reading order, and
+    notes on what of the source was clamped or dropped on the way (a model's box off the page, an answer
+    cut off inside a grounding tag), one line each."""
 
     width: float
     height: float
@@ -185,6 +197,7 @@ class PageTree:
     source: str = FROM_LINES
     blocks: list[Block] = field(default_factory=list)
     page: int = 1
+    notes: list[str] = field(default_factory=list)
 
     def numbered(self) -> PageTree:
         """The tree with every block's `order` set to its place in `blocks`."""
@@ -206,6 +219,7 @@ class PageTree:
             "unit": self.unit,
             "source": self.source,
             "blocks": [b.to_dict() for b in self.blocks],
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
     @classmethod
@@ -221,6 +235,7 @@ class PageTree:
             source=data["source"],
             blocks=[Block.from_dict(b) for b in data["blocks"]],
             page=data["page"],
+            notes=list(data.get("notes", [])),
         )
 
 

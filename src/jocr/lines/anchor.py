@@ -340,6 +340,17 @@ class PageAnchor:
     # The display formulas the page layout found on the page (`jocr.layout.formulas.FormulaRegion`, or
     # their plain-data form after `from_state`), set by the page pipeline.
     formulas: list = field(default_factory=list)
+    # Degrees (clockwise quarters) OCR turned the page by to read it: its lines are in that upright frame,
+    # so the page's image is turned too before anything else reads it (`upright`).
+    turn: int = 0
+
+    def upright(self, image):
+        """The page image in its lines' frame: turned as OCR turned it (`jocr.lines.ocr.upright_image`)."""
+        if not self.turn or image is None:
+            return image
+        from jocr.lines.ocr import upright_image
+
+        return upright_image(image, self.turn)
 
     @property
     def texts(self) -> list[str]:
@@ -376,6 +387,7 @@ class PageAnchor:
             alone=state.get("alone", False),
             page_lines=_page_lines_from_state(state.get("page_lines")),
             formulas=list(state.get("formulas") or []),
+            turn=state.get("turn", 0),
         )
 
     def to_dict(self) -> dict:
@@ -384,6 +396,8 @@ class PageAnchor:
             out["source"] = self.source
         if self.alone:
             out["alone"] = True
+        if self.turn:
+            out["turn"] = self.turn
         if self.windows:
             lines = sum(w.lines for w in self.windows)
             total = self.windows[0].lines_total
@@ -473,6 +487,7 @@ def page_anchor(
         # An anchored page's tree takes its boxes from its lines: a text layer's, or OCR's where the model
         # was trained on OCR anchors (never OCR boxes it was not trained on).
         page_lines=lines if alone or not ocred or ocr_anchors else None,
+        turn=int(lines.stats.get("turn") or 0) if ocred else 0,
     )
 
 

@@ -11,7 +11,8 @@ Steps, all bounded:
    (taken when its confidence reaches `min_osd_confidence` or it agrees with the profiles on sideways or
    not; an unsure OSD that disagrees with them leaves the page upright); without Tesseract an upside-down
    page rests on RapidOCR's per-line direction classifier (with
-   it that classifier is off: it turns some long upright lines over). Then the
+   it that classifier is off: it turns some long upright lines over). OSD reads a copy with its light
+   evened (`even_light`: no dark table or shadow around the sheet). Then the
    skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
    least `min_skew_degrees`.
 4. Read with the engine (Tesseract: a subprocess under `timeout_s`; RapidOCR: in-process, its work
@@ -30,7 +31,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageFilter
 
 from jocr.lines.ocr_rapid import available as rapid_available
 from jocr.lines.ocr_rapid import read as rapid_read
@@ -141,6 +142,17 @@ def _rotation(degrees: float, width: int, height: int) -> tuple[np.ndarray, tupl
     return from_centre @ rotate @ to_centre, (new_w, new_h)
 
 
+def upright_size(turn: int, size: tuple):
+    """(width, height) of a page of `size` once turned by `turn` degrees (clockwise quarters)."""
+    return (size[1], size[0]) if turn in (90, 270) else tuple(size)
+
+
+def upright_image(image: Image.Image, turn: int) -> Image.Image:
+    """`image` turned clockwise by `turn` degrees (0, 90, 180, 270): a page OCR found turned (its lines'
+    `stats["turn"]`) in the frame its lines are in."""
+    return image.transpose(_TRANSPOSE[turn]) if turn in _TRANSPOSE else image
+
+
 def _map_box(box, inverse: np.ndarray, bound: tuple[float, float]) -> tuple[float, float, float, float]:
     x0, y0, x1, y1 = box
     corners = np.array([[x0, x1, x1, x0], [y0, y0, y1, y1], [1, 1, 1, 1]], dtype=np.float64)
@@ -180,6 +192,19 @@ def _sharpness(points: np.ndarray, degrees: float, axis: int = 1) -> float:
     coord = -points[0] * s + points[1] * c if axis == 1 else points[0] * c + points[1] * s
     counts = np.bincount(np.round(coord - coord.min()).astype(np.int64))
     return float(np.square(counts, dtype=np.float64).sum())
+
+
+def even_light(grey: Image.Image, step: int = 8) -> Image.Image:
+    """`grey` divided by its local background, the brightest level within about `5 * step` pixels
+    (taken on a copy `step` times smaller, then smoothed): uneven light, a shadow and the dark table
+    around a photographed sheet turn white, strokes narrower than that stay dark. Tesseract's OSD
+    binarises the whole image at one level; on photographs of upright Chinese pages the table around the
+    sheet led it to a sure half turn."""
+    small = grey.resize((max(1, grey.width // step), max(1, grey.height // step)), Image.Resampling.BOX)
+    background = small.filter(ImageFilter.MaxFilter(5)).filter(ImageFilter.GaussianBlur(2))
+    light = np.asarray(background.resize(grey.size, Image.Resampling.BILINEAR), dtype=np.float32)
+    evened = np.asarray(grey, dtype=np.float32) / np.maximum(light, 1.0) * 255.0
+    return Image.fromarray(np.clip(evened, 0, 255).astype(np.uint8))
 
 
 def profile_turn(grey: Image.Image) -> int:
@@ -267,7 +292,9 @@ def read_image(
     page_size: tuple[float, float] | None = None,
 ) -> PageLines:
     """The lines of a page image by OCR. Boxes are in the page's units: `page_size` (width, height), e.g.
-    the PDF page in points the image was rendered from; the image's own pixels when None. Never raises."""
+    the PDF page in points the image was rendered from; the image's own pixels when None. A page found
+    turned (`stats["turn"]`, a note) has its lines and size in its upright frame: the image turned by
+    `upright_image`. Never raises."""
     config = config or OCRLinesConfig()
     start = time.perf_counter()
     width, height = image.size
@@ -291,6 +318,9 @@ def read_image(
         return empty_lines(ERROR, f"{engine} failed ({first[:200]})", page_w, page_h, engine)
     if lines is None:
         return empty_lines(NONE, "the image is blank", page_w, page_h, engine)
+    if stats.get("turn"):  # the lines are in the page's upright frame (`upright_image`)
+        width, height = upright_size(stats["turn"], (width, height))
+        page_w, page_h = upright_size(stats["turn"], (page_w, page_h))
     sx, sy = page_w / width, page_h / height
     if (sx, sy) != (1.0, 1.0):
         lines = [_scaled(line, sx, sy) for line in lines]
@@ -341,7 +371,7 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         turn = 90 if sideways else 0
         if binary() is not None:
             settled = True
-            osd = orientation(grey, config.timeout_s)
+            osd = orientation(even_light(grey), config.timeout_s)
             # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not; the
             # profiles cannot tell upright from upside down, so a half turn needs OSD to be sure (an
             # unsure 180 turned a handwritten note over). Where they disagree and OSD is unsure the page
@@ -375,8 +405,13 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
     else:
         lines = rapid_read(grey, config.rapid_max_side, config.min_confidence, use_cls=not settled)
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
+    # back to the original pixels, and for a turned page on to the page turned upright (`upright_image`):
+    # its lines are read, ordered and drawn in the frame a reader sees them in
     inverse = np.linalg.inv(forward)
     bound = (float(width), float(height))
+    if stats.get("turn"):
+        inverse = _quarter_turn(stats["turn"], width, height) @ inverse
+        bound = upright_size(stats["turn"], bound)
     out = []
     for line in lines:
         words = None

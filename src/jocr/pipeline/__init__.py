@@ -104,7 +104,6 @@ def parse(
     needs figures "files" or "inline"); the Markdown stays as the page prints it.
     """
     from jocr.pipeline.caption import check_captions_mode, generate_captions, is_caption_prompt
-    from jocr.pipeline.formulas import read_formulas
 
     single = not isinstance(inputs, list | tuple)
     items = [inputs] if single else list(inputs)
@@ -136,8 +135,6 @@ def parse(
             figures=figures,
         )
     )
-    for doc in docs:  # formula regions of pages read from pixels, by a model trained on formula crops
-        read_formulas(doc, loaded)
     if raise_errors:
         for doc in docs:
             if doc.error:

@@ -413,6 +413,8 @@ def _read_pages(
             image = source.render(index)
             blank = is_blank_page(image)
             decision, lines = (None, None) if blank else question_anchor(source, index, image, loaded, cfg)
+            if decision is not None:  # a page OCR read turned: asked upright, in its lines' frame
+                image = decision.upright(image)
             firsts = [w.first for w in decision.windows] if decision and decision.anchored else [1]
             entries = []
             for q, question in enumerate(questions):

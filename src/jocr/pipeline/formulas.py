@@ -2,18 +2,22 @@
 images").
 
 A page read from its OCR lines gets a formula block where the layout detector finds an equation region
-(`jocr.layout.regions.CLASS_KINDS`): its box and the OCR text, which is not the formula. When the page is
-finished, `cut_formula_crops` cuts each such block's box out of the page image (the image is dropped
-afterwards); once the document's pages are read, `read_formulas` reads all its crops in one batch with the
-model's formula prompt (`PROMPTS["formula"]`, as `jocr parse --task formula` asks an image) and puts the
-LaTeX in the blocks and the pages' Markdown. Only a model trained on formula crops does this
-(`jocr.config.ElementsConfig.formula`); with any other, the blocks keep their OCR text.
+(`jocr.layout.regions.CLASS_KINDS`): its box and the OCR text, which is not the formula. Only a model
+trained on formula crops reads them (`jocr.config.ElementsConfig.formula`, `reads_formulas`); with any
+other, the blocks keep their OCR text and nothing is cut. For such a model, when a page is finished
+(`jocr.pipeline.stream.finish_page`), `cut_formula_crops` cuts each such block's box out of the page image
+(the image is dropped afterwards); then `read_formulas` reads the crops of a group of pages in one batch with
+the model's formula prompt (`PROMPTS["formula"]`, as `jocr parse --task formula` asks an image) and puts the
+LaTeX in the blocks and the pages' Markdown: a document's pages in `jocr parse` (the stream, once the
+document is done), a batch's pages in `jocr batch` (`jocr.bulk.stages.JocrPageReader`).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
+from jocr.documents.pages import one_line
 from jocr.layout.tree import FORMULA, Block, PageTree
 
 # A formula's answer: at most this many tokens (the training crops' LaTeX is at most 110 characters; a
@@ -21,12 +25,24 @@ from jocr.layout.tree import FORMULA, Block, PageTree
 FORMULA_TOKENS = 160
 # Pixels of margin around the block's box when cut out (the training crops have 2-24).
 CROP_MARGIN = 6
+log = logging.getLogger(__name__)
 _DISPLAY = re.compile(r"^\s*\$\$\s*(.*?)\s*\$\$\s*$", re.S)
 
 
 def reads_formulas(loaded) -> bool:
     """Whether the model (a `LoadedModel`) was trained on formula crops."""
     return bool(loaded is not None and loaded.model.config.elements.formula)
+
+
+def reads_formulas_at(directory) -> bool:
+    """`reads_formulas` for a model directory, read from its config without loading weights (a batch job
+    decides what its pages keep before any model is loaded); False for what is not a model directory."""
+    from jocr.config import OCRConfig
+
+    try:
+        return bool(OCRConfig.load(directory).elements.formula)
+    except Exception:  # not a model directory: the actor that loads it reports that, once, for the job
+        return False
 
 
 def unread_formulas(tree: PageTree | None) -> list[Block]:
@@ -93,20 +109,27 @@ def read_crops(loaded, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[st
     return out
 
 
-def read_formulas(doc, loaded, max_tokens: int = FORMULA_TOKENS) -> int:
-    """Reads the cut formula crops of `doc`'s pages (a parsed `Document`) with `loaded`'s image model when
+def read_formulas(pages: list, loaded, max_tokens: int = FORMULA_TOKENS) -> int:
+    """Reads the cut formula crops of `pages` (`PageResult`s) in one batch with `loaded`'s image model when
     it reads formulas, sets each block's LaTeX and Markdown and the pages' Markdown; the crops are dropped
-    either way. Returns how many formulas were read."""
+    either way, and a reading that fails leaves the blocks' OCR text (a logged warning), never the pages.
+    Returns how many formulas were read."""
     from jocr.layout.render import block_markdown, page_markdown, replace_block
 
-    found = [(page, b) for page in doc.pages for b in unread_formulas(page.tree) if b.crop is not None]
+    found = [(page, b) for page in pages for b in unread_formulas(page.tree) if b.crop is not None]
     if not found:
         return 0
     crops = [b.crop for _, b in found]
-    latex = read_crops(loaded, crops, max_tokens) if reads_formulas(loaded) else [""] * len(found)
+    for _, block in found:
+        block.crop = None
+    latex = [""] * len(found)
+    if reads_formulas(loaded):
+        try:
+            latex = read_crops(loaded, crops, max_tokens)
+        except Exception as exc:  # the formulas stay OCR text; the pages are kept
+            log.warning("%d formula crops not read (%s)", len(crops), one_line(exc))
     done = 0
     for (page, block), text in zip(found, latex, strict=True):
-        block.crop = None
         if not text:
             continue
         old = block.markdown

@@ -27,7 +27,7 @@ from jocr.layout.request import (
 )
 from jocr.lines.anchor import PageAnchor, line_source_answers, normalise_anchor_mode
 from jocr.lines.ocr import normalise_ocr_mode
-from jocr.pipeline.formulas import cut_formula_crops
+from jocr.pipeline.formulas import cut_formula_crops, read_formulas, reads_formulas
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
 
@@ -87,6 +87,7 @@ class _Pages:
         self.anchor_mode, self.anchor_config = normalise_anchor_mode(anchor), model.anchor_config
         self.ocr = normalise_ocr_mode(ocr)
         self.figures = FiguresConfig(mode=normalise_figures_mode(figures))
+        self.formulas = reads_formulas(model)  # formula regions of pixel pages are cut out and read
         self.open_docs: list[_OpenDoc] = []  # in input order; finished ones leave from the front
 
     def open(self, item: Any, name: str) -> _OpenDoc:
@@ -144,6 +145,8 @@ class _Pages:
             return False
         t2 = time.perf_counter()
         result.anchor = self.anchor(job, image)
+        image = result.anchor.upright(image)  # a page OCR read turned: upright from here on
+        result.width, result.height = image.size
         t3 = time.perf_counter()
         if result.anchor.verdict is not None or result.anchor.source is not None:  # lines were read
             result.timings["anchor_s"] = t3 - t2
@@ -217,7 +220,7 @@ class _Pages:
         image, job.image = job.image, None
         source = job.entry.doc.source
         stem = "page" if source.startswith("<") else Path(source).stem
-        finish_page(job.page, job.read, image, self.figures, stem)
+        finish_page(job.page, job.read, image, self.figures, stem, self.formulas)
         job.read = None
 
     def write(self, page: PageResult, results: list, lines: list | None = None, formulas: list = ()) -> None:
@@ -241,6 +244,8 @@ class _Pages:
             entry = self.open_docs.pop(0)
             entry.close()  # done, though the job generator may not have resumed to close it yet
             doc = entry.doc
+            if self.formulas:  # the document's formula crops, read in one batch
+                read_formulas(doc.pages, self.model)
             continued_tables(doc)
             if doc.error is None:
                 failed = [p.error for p in doc.pages if p.error]
@@ -255,14 +260,20 @@ class _Pages:
 
 
 def finish_page(
-    page: PageResult, read: PageRead | None, image, figures: FiguresConfig, stem: str = "page"
+    page: PageResult,
+    read: PageRead | None,
+    image,
+    figures: FiguresConfig,
+    stem: str = "page",
+    formulas: bool = False,
 ) -> None:
     """The steps after a page's tree, the same for `jocr parse` and `jocr batch`: its table blocks read again
     from the PDF page's pieces where that reads them better, or the tables of a page read from its pixels
     found in `image` (`jocr.layout.page_read.tables_markdown`,
-    docs/elements.md), then, unless `figures.mode` is "none", its figures placed in its tree and cut out of
-    `image` (the page as rendered; `jocr.layout.figures`) from the read's drawing objects (or the image's
-    ink), named `<stem>_p<N>_fig<K>.png` in its Markdown."""
+    docs/elements.md); with `formulas` (a model that reads formulas) its formula blocks cut out of `image`
+    for `read_formulas`; then, unless `figures.mode` is "none", its figures placed in its tree and cut out
+    of `image` (the page as rendered; `jocr.layout.figures`) from the read's drawing objects (or the
+    image's ink), named `<stem>_p<N>_fig<K>.png` in its Markdown."""
     if page.tree is None or page.error is not None:
         return
     t0 = time.perf_counter()
@@ -271,7 +282,8 @@ def finish_page(
     page.markdown = tables_markdown(page.tree, page.markdown, read, image, source.lines if source else None)
     if page.markdown != before:
         page.timings["tables_s"] = time.perf_counter() - t0
-    cut_formula_crops(page.tree, image)  # read with the document's other formulas (`read_formulas`)
+    if formulas:
+        cut_formula_crops(page.tree, image)  # read with the other pages' formulas (`read_formulas`)
     if figures.mode == "none" or image is None:
         return
     from jocr.layout.figures import name_figures, place_figures

@@ -39,7 +39,6 @@ class EngineBackend:
         self.model_id = model_id
         self.vision = loaded.vision
         self.builder = PageRequestBuilder(self.tokenizer, self.vision)
-        self.ocr = "none"  # the OCR line source of chat pages (`anchor`): "auto", "rapidocr", "tesseract"
 
     @classmethod
     def from_loaded(
@@ -107,13 +106,12 @@ class EngineBackend:
         """The page's anchoring decision for this model (`jocr.lines.anchor.page_anchor`, the rule
         `jocr parse` follows); PDFium calls hold the documents' own lock (documents/pdf.py).
 
-        The line source is the text layer; OCR (`self.ocr`, "none" by default) reads `image` when it is
-        given and the layer is not usable. A chat answer is always the model's: a page whose decision is
-        to be read from its lines alone (`PageAnchor.alone`, `jocr parse`'s rule for OCR'd pages) is
-        answered by the anchored member here, so the server turns OCR on only on request."""
+        The line source is the text layer alone: a page read (not asked) is never OCR'd here. A chat
+        answer is always the model's: a page whose decision is to be read from its lines alone
+        (`PageAnchor.alone`, `jocr parse`'s rule for OCR'd pages) is answered by the anchored member."""
         config = self.loaded.anchor_config
         decision = page_anchor(
-            source, index, mode, config.version, self.tokenizer, config.max_tokens, image=image, ocr=self.ocr
+            source, index, mode, config.version, self.tokenizer, config.max_tokens, image=image, ocr="none"
         )
         if decision.alone:  # its OCR lines were kept for the rules over lines: an answer is not checked
             decision.alone, decision.page_lines = False, None  # against them (`page_anchor`)
@@ -125,12 +123,14 @@ class EngineBackend:
         """A question's (or a schema's extraction prompt's) ids, as `jocr ask` builds them."""
         return question_ids(self.builder, image_token_counts, question, anchor)
 
-    def question_anchor(self, source, index: int, mode: str, image: Image.Image | None = None):
+    def question_anchor(
+        self, source, index: int, mode: str, image: Image.Image | None = None, ocr: str = "none"
+    ):
         """(PageAnchor, usable lines or None) of a page asked a question: `jocr.pipeline.ask.question_anchor`
-        under the server's anchor setting and OCR line source (`self.ocr`)."""
+        under the server's anchor setting and OCR line source (`ServeConfig.ocr`)."""
         from jocr.pipeline.ask import AskConfig, question_anchor
 
-        config = AskConfig(anchor=mode, ocr=self.ocr)
+        config = AskConfig(anchor=mode, ocr=ocr)
         return question_anchor(source, index, image, self.loaded.asker, config)
 
     def submit(self, prompt_ids: list[int], views: list[PageViews], params, on_token=None, on_done=None):

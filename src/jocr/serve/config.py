@@ -32,6 +32,10 @@ class ServeConfig:
     after this many seconds, so no request's slow text layer holds the PDFium lock all others wait for.
     anchor: "auto", "on" or "off": whether a PDF page's text layer goes into its prompt, as in `jocr parse`
     (jocr.lines.anchor.page_anchor; chat requests with one image that is a PDF page, and the Reader).
+    ocr: the OCR line source of a page asked a question (a chat question, a schema, a Reader question, a
+    caption) that has no usable text layer, as `jocr ask --ocr` (jocr.lines.source.page_lines): "none"
+    (default: a scan or photo is asked with its image alone), "auto", "rapidocr" or "tesseract". A page
+    that is read, not asked, is never OCR'd.
     allowed_hosts: names (Host header) a browser may use for this server when it has no API keys, besides IP
     addresses, `localhost` and `host`; "*" accepts any (access.py `check_access`: DNS rebinding).
     fetch: limits of the URL fetcher (documents/fetch.py); `allow_private` there lets the server fetch from
@@ -62,6 +66,7 @@ class ServeConfig:
     preprocess_workers: int = 2
     retry_after_s: int = 1
     anchor: str = "auto"
+    ocr: str = "none"
     text_layer_timeout_s: float = 10.0
     fetch: FetchLimits = field(default_factory=FetchLimits)
     browser: BrowserConfig = field(default_factory=BrowserConfig)

@@ -172,7 +172,8 @@ class OpenDocument:
 
         def decide() -> tuple[list[str], Any]:
             mode = service.config.anchor
-            decision, lines = service.generator.question_anchor(self.source, index, mode, image)
+            ocr = service.config.ocr
+            decision, lines = service.generator.question_anchor(self.source, index, mode, image, ocr)
             return decision.texts, lines
 
         return await service.run_blocking(decide)
