@@ -181,3 +181,22 @@ def test_a_rule_between_equal_groups_of_rows_marks_no_header():
     header = read_table(pieces, midrule)
     assert "<th>article</th>" in header.html and "<th>report</th>" in header.html
     assert "<th>book</th>" not in header.html
+
+
+def test_one_header_rule_and_a_column_rule_are_no_grid():
+    """A table with a rule under its header and one between its two column groups, and none between its
+    body rows, reads each body text line as a row; a fully ruled grid keeps a row per band."""
+    rows = [["Abbrev.", "Spelled", "Abbrev.", "Spelled"], ["1,", "thin", "!", "negthin"],
+            ["1:", "med", "", "negmed"], [";", "thick", "", "negthick"], ["", "quad", "", ""]]  # fmt: skip
+    pieces, full = grid(rows)
+    header_rule = Rule(10, 24, 250, 24)
+    column_rule = Rule(130, 10, 130, 80)
+    table = read_table(pieces, [header_rule, column_rule])
+    assert (table.n_rows, table.n_cols) == (5, 4)
+    assert [c.text for c in table.cells if c.header] == ["Abbrev.", "Spelled", "Abbrev.", "Spelled"]
+    assert read_table(pieces, full).n_rows == 5
+    # the same rules around a header and one body row of a wrapped cell: the rule's band is one row
+    two = [Piece("Name", (14, 13, 40, 21)), Piece("Note", (74, 13, 100, 21)), Piece("Oslo", (14, 27, 40, 35)),
+           Piece("long text", (74, 27, 128, 35)), Piece("wrapped", (74, 38, 120, 46))]  # fmt: skip
+    table = read_table(two, [Rule(10, 24, 130, 24), Rule(70, 10, 70, 50)])
+    assert table.n_rows == 2 and "long text wrapped" in table.html

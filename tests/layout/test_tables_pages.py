@@ -216,6 +216,53 @@ def test_a_table_of_contents_on_a_page_image_is_not_put_in_as_a_table():
     assert image_page_tables(amounts, image, TablePassConfig(crop_ocr="none")) == 1
 
 
+def _contents_page(rows):
+    """A page image's tree of contents rows, each cell its own OCR line, 16 px apart."""
+    from jocr.layout.tree import TreeLine
+
+    blocks = []
+    for r, row in enumerate(rows):
+        y = 100 + r * 16
+        lines = [TreeLine(text, (20 + 190 * c, y, 20 + 190 * c + 6 * len(text), y + 10))
+                 for c, text in enumerate(row)]  # fmt: skip
+        blocks.append(Block(PARAGRAPH, text=" ".join(row), markdown=" ".join(row),
+                            bbox=(20, y, lines[-1].bbox[2], y + 10), lines=lines))  # fmt: skip
+    return PageTree(width=600, height=700, unit="px", blocks=blocks).numbered()
+
+
+def test_contents_read_down_their_columns_are_no_table():
+    """A photographed contents page: its page numbers sit half a line off their titles, so the rows
+    read merge two or three entries each and the rows' test (`line_rules.is_contents`) misses it; its
+    columns (titles, then page numbers that never go down) show it. So do a contents with one page number
+    misread ("6" as "9") and a contents set in two columns. A table of names and counts whose counts go
+    up and down is still put in, and so is a column of years."""
+    from PIL import Image
+
+    from jocr.layout.line_rules import is_contents
+    from jocr.layout.tables_model import Cell, Table
+    from jocr.layout.tables_pages import contents_columns, image_page_tables
+
+    rows = [["2.2 2.3 2.4", "Vector arithmetic Generating sequences Logical vectors", "8 9 9"],
+            ["2.5 2.6", "Missing values Character vectors", "10 11"]]  # fmt: skip
+    merged = Table([Cell(r, c, t) for r, row in enumerate(rows) for c, t in enumerate(row)], 2, 3)
+    assert contents_columns(merged) and not is_contents(rows)
+    years = Table([Cell(r, c, t) for r, row in enumerate([["Plan", "1990"], ["Gene", "1995"]])
+                   for c, t in enumerate(row)], 2, 2)  # fmt: skip
+    assert not contents_columns(years)
+
+    image = Image.new("RGB", (600, 700), "white")
+    config = TablePassConfig(crop_ocr="none")
+    titles = ["Vector arithmetic", "Generating sequences", "Logical vectors", "Missing values",
+              "Character vectors", "Index vectors", "Other objects", "Intrinsic attributes"]  # fmt: skip
+    misread = _contents_page(list(zip(titles, ["2", "2", "3", "4", "5", "9", "6", "7"], strict=True)))
+    assert image_page_tables(misread, image, config) == 0
+    assert all(b.type == PARAGRAPH for b in misread.blocks)
+    two = _contents_page([(t, str(k + 2), t.upper(), "20") for k, t in enumerate(titles[:4])])
+    assert image_page_tables(two, image, config) == 0
+    counts = _contents_page(list(zip(titles, ["12", "3", "40", "7", "25", "9", "31", "2"], strict=True)))
+    assert image_page_tables(counts, image, config) == 1
+
+
 def test_page_lines_bridging_a_tables_columns_are_split_by_their_word_boxes():
     """Each row of a two-column table was read by the page's OCR as one line ("'R-intro' An Introduction
     to R"), so its lines alone show no columns and no table is found; with the source lines' word boxes

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 
 from jocr.cjk import WORDS
-from jocr.layout.line_rules import is_contents
+from jocr.layout.line_rules import _TOC_PAGE, is_contents
+from jocr.layout.table_cells import misread
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tables_sources import PAGE_SPLIT, SplitConfig
 from jocr.layout.tree import TABLE, PageTree
@@ -123,7 +124,7 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     )
     put = 0
     for table in tables:
-        if is_contents(_row_texts(table)):  # a table of contents stays the list the rules made of it
+        if is_contents(_row_texts(table)) or contents_columns(table):  # a contents stays the rules' list
             continue
         inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
         if not inside or any(b.type not in _REPLACEABLE for b in inside):
@@ -185,6 +186,35 @@ def _words_by_box(lines):
         return None
 
     return found
+
+
+def contents_columns(table: Table) -> bool:
+    """Whether a found table is a table of contents read down its columns: its last column, and any other
+    column of page numbers only (three digits at most: a column of years is none), follows a column of
+    titles; the last column holds two page numbers at least and 0.6 for each row; each column's numbers,
+    top to bottom, never go down but for OCR misreadings (`jocr.layout.table_cells.misread`). A contents
+    set in two columns has two such pairs. A photographed page's slant sets its page numbers, split off
+    by their gap, half a line off their titles, so the rows read merge entries and the rows' test
+    (`jocr.layout.line_rules.is_contents`) misses it; the columns do not depend on the rows."""
+    columns: list[list[str]] = [[] for _ in range(table.n_cols)]
+    for cell in sorted(table.cells, key=lambda c: (c.row, c.col)):
+        columns[cell.col].extend(t for t in (w.strip(".·…") for w in cell.text.split()) if t)
+    pages = [bool(col) and all(_TOC_PAGE.fullmatch(t) and len(t) <= 3 for t in col) for col in columns]
+    if len(columns) < 2 or not pages[-1]:
+        return False
+    for k, col in enumerate(columns):
+        if not pages[k]:
+            continue
+        if k == 0 or pages[k - 1] or not any(_LETTER.search(t) for t in columns[k - 1]):
+            return False
+        numbers = [int(t) for t in col if t.isdigit()]
+        if sum(b < a for a, b in zip(numbers, numbers[1:], strict=False)) > misread(len(numbers)):
+            return False
+    last = sum(t.isdigit() for t in columns[-1])
+    return last >= max(2, 0.6 * table.n_rows)
+
+
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _row_texts(table: Table) -> list[list[str]]:
