@@ -144,6 +144,46 @@ def test_a_table_found_on_a_page_image_is_read_again_from_its_crop(monkeypatch):
     assert "<td>1.5 kg 1990</td>" in line_table.html  # the control: the page's lines alone
 
 
+def _moved(box, dx, dy):
+    return (box[0] - dx, box[1] - dy, box[2] - dx, box[3] - dy)
+
+
+def test_a_crop_reading_with_fewer_rows_than_the_page_gives_way(monkeypatch):
+    """The crop's OCR lost the last row (on a photographed page: a row's symbols, the rest of the line
+    then read as a wrapped cell of the row above): the crop's table has fewer rows than the page's lines
+    gave, and the page's reading stays. The crop read with all its rows replaces it (the control)."""
+    from PIL import Image
+
+    from jocr.layout import elements
+    from jocr.layout.tables import read_table
+    from jocr.layout.tables_pages import crop_table
+    from jocr.lines.types import RAPIDOCR, Line, Word
+
+    def cell_box(r, c):
+        return (20 + c * 80, 100 + r * 16, 20 + c * 80 + 6 * len(ROWS[r][c]), 110 + r * 16)
+
+    pieces = [Piece(t, cell_box(r, c)) for r, row in enumerate(ROWS) for c, t in enumerate(row)]
+    page = read_table(pieces, [])
+    page.bbox = (20, 100, 200, 158)
+    lose_last = [True]
+
+    def crop_ocr(crop, ocr, orient=True):
+        ox, oy = 15, 95  # the region less half a line height (5 px)
+        out = []
+        for r, row in enumerate(ROWS[:-1] if lose_last[0] else ROWS):
+            words = [Word(t, _moved(cell_box(r, c), ox, oy), 0.9) for c, t in enumerate(row)]
+            box = (words[0].box[0], words[0].box[1], words[-1].box[2], words[0].box[3])
+            out.append(Line(" ".join(row), box, 10.0, 0, 0.9, RAPIDOCR, words))
+        return out
+
+    monkeypatch.setattr(elements, "_ocr_lines", crop_ocr)
+    image = Image.new("RGB", (500, 700), "white")
+    assert crop_table(image, 1.0, page, 10.0, TablePassConfig()) is page
+    lose_last[0] = False
+    again = crop_table(image, 1.0, page, 10.0, TablePassConfig())
+    assert again is not page and again.n_rows == len(ROWS) and "<td>1977</td>" in again.html
+
+
 def test_cjk_text_split_differently_by_two_readings_is_kept():
     """Two OCR passes split a run of CJK characters differently ("华文字库+苹方" vs "华文 字库 + 苹方"):
     compared character by character, the reading keeps the block's words."""

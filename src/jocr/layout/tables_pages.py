@@ -227,7 +227,8 @@ def crop_table(image, scale: float, table: Table, line_h: float, config: TablePa
     region (`jocr.layout.elements.image_region_table`): the crop's OCR splits lines into words, so cells
     that the page's OCR joined into one line come apart, and small text is read at the crop's scale. The
     page's reading stays when the crop gives no table of two rows and two columns (or no engine reads
-    it)."""
+    it), or fewer rows than the page's lines gave (the crop's OCR lost a line's cells, and the line left
+    joined the row above as a wrapped cell)."""
     from jocr.layout.elements import image_region_table
 
     if config.crop_ocr == "none" or table.bbox is None:
@@ -237,7 +238,7 @@ def crop_table(image, scale: float, table: Table, line_h: float, config: TablePa
     width, height = image.width / scale, image.height / scale
     box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad))
     again = image_region_table(image, box, scale, config.crop_ocr, keep=table.bbox)
-    if again is None or again.empty or again.n_rows < 2 or again.n_cols < 2:
+    if again is None or again.empty or again.n_rows < max(2, table.n_rows) or again.n_cols < 2:
         return table
     again.bbox = table.bbox
     return again
