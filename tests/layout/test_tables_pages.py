@@ -184,6 +184,41 @@ def test_a_crop_reading_with_fewer_rows_than_the_page_gives_way(monkeypatch):
     assert again is not page and again.n_rows == len(ROWS) and "<td>1977</td>" in again.html
 
 
+def test_a_crop_reading_of_contents_stands_with_fewer_rows(monkeypatch):
+    """The page's lines kept each page number in its title's line ("Vector arithmetic 8", five rows);
+    the crop's words part them, and its four rows read as a table of contents: that reading stands, so
+    the pass can leave the region to the rules' list."""
+    from PIL import Image
+
+    from jocr.layout import elements
+    from jocr.layout.tables import read_table
+    from jocr.layout.tables_pages import crop_table, is_table_of_contents
+    from jocr.lines.types import RAPIDOCR, Line, Word
+
+    entries = [("2.2", "Vector arithmetic", "8"), ("2.3", "Sequences", "9"), ("2.4", "Logical vectors", "9"),
+               ("2.5", "Missing values", "10"), ("2.6", "Character vectors", "11")]  # fmt: skip
+    pieces = []
+    for r, (number, title, page_number) in enumerate(entries):
+        y = 100 + r * 16
+        pieces += [Piece(number, (20, y, 38, y + 10)), Piece(f"{title} {page_number}", (60, y, 300, y + 10))]
+    page = read_table(pieces, [])
+    page.bbox = (20, 100, 300, 174)
+    assert page.n_rows == 5 and not is_table_of_contents(page)
+
+    def crop_ocr(crop, ocr, orient=True):
+        out = []
+        for r, cells in enumerate(entries[:4]):  # the last entry's line lost
+            y = 5 + r * 16
+            boxes = [(5, y, 23, y + 10), (45, y, 45 + 6 * len(cells[1]), y + 10), (270, y, 282, y + 10)]
+            words = [Word(t, b, 0.9) for t, b in zip(cells, boxes, strict=True)]
+            out.append(Line(" ".join(cells), (5, y, 282, y + 10), 10.0, 0, 0.9, RAPIDOCR, words))
+        return out
+
+    monkeypatch.setattr(elements, "_ocr_lines", crop_ocr)
+    again = crop_table(Image.new("RGB", (500, 700), "white"), 1.0, page, 10.0, TablePassConfig())
+    assert again is not page and again.n_rows == 4 and is_table_of_contents(again)
+
+
 def test_cjk_text_split_differently_by_two_readings_is_kept():
     """Two OCR passes split a run of CJK characters differently ("华文字库+苹方" vs "华文 字库 + 苹方"):
     compared character by character, the reading keeps the block's words."""

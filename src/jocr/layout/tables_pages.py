@@ -124,7 +124,7 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     )
     put = 0
     for table in tables:
-        if is_contents(_row_texts(table)) or contents_columns(table):  # a contents stays the rules' list
+        if is_table_of_contents(table):  # a contents stays the list the rules made of it
             continue
         inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
         if not inside or any(b.type not in _REPLACEABLE for b in inside):
@@ -188,6 +188,12 @@ def _words_by_box(lines):
     return found
 
 
+def is_table_of_contents(table: Table) -> bool:
+    """Whether a found table is a table of contents, by its rows (`jocr.layout.line_rules.is_contents`)
+    or its columns (`contents_columns`)."""
+    return is_contents(_row_texts(table)) or contents_columns(table)
+
+
 def contents_columns(table: Table) -> bool:
     """Whether a found table is a table of contents read down its columns: its last column, and any other
     column of page numbers only (three digits at most: a column of years is none), follows a column of
@@ -228,7 +234,8 @@ def crop_table(image, scale: float, table: Table, line_h: float, config: TablePa
     that the page's OCR joined into one line come apart, and small text is read at the crop's scale. The
     page's reading stays when the crop gives no table of two rows and two columns (or no engine reads
     it), or fewer rows than the page's lines gave (the crop's OCR lost a line's cells, and the line left
-    joined the row above as a wrapped cell)."""
+    joined the row above as a wrapped cell) unless it is a table of contents (the crop's words part the
+    page numbers from their titles, and the pass then leaves the region to the rules' list)."""
     from jocr.layout.elements import image_region_table
 
     if config.crop_ocr == "none" or table.bbox is None:
@@ -238,7 +245,9 @@ def crop_table(image, scale: float, table: Table, line_h: float, config: TablePa
     width, height = image.width / scale, image.height / scale
     box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad))
     again = image_region_table(image, box, scale, config.crop_ocr, keep=table.bbox)
-    if again is None or again.empty or again.n_rows < max(2, table.n_rows) or again.n_cols < 2:
+    if again is None or again.empty or again.n_rows < 2 or again.n_cols < 2:
+        return table
+    if again.n_rows < table.n_rows and not is_table_of_contents(again):
         return table
     again.bbox = table.bbox
     return again
