@@ -1,8 +1,9 @@
 """OCR engines the benchmarks compare jocr with, and the line source read alone: one place for each.
 
 - `tesseract_text(image, langs)`: the Tesseract CLI (one thread, `OMP_THREAD_LIMIT=1`) on a page image.
-- `rapidocr_lines(image)`: RapidOCR's lines with their boxes (pixels), in the engine's order (top to bottom);
-  `rapidocr_text` joins them one a line. Either RapidOCR package works: `rapidocr` (3.x, models shipped in
+- `rapidocr_lines(image, words=False)`: RapidOCR's lines with their boxes (pixels), in the engine's order
+  (top to bottom), with `words` each line's word boxes too (rapidocr 3.x); `rapidocr_text` joins them one a
+  line. Either RapidOCR package works: `rapidocr` (3.x, models shipped in
   the wheel) or the older `rapidocr_onnxruntime`.
 - `line_source_text(source, index, image, ...)`: the page's line source with the page assembly rules and no
   model: a PDF page's text layer where it is usable, its runs cut into the anchor's windows and put
@@ -65,25 +66,37 @@ def _rapidocr_engine():
     return engine
 
 
-def rapidocr_lines(image: Image.Image) -> list[tuple[str, tuple[float, float, float, float]]]:
-    """RapidOCR's text lines with axis-aligned boxes (x0, y0, x1, y1) in pixels, in its reading order."""
+def rapidocr_lines(image: Image.Image, words: bool = False) -> list[tuple]:
+    """RapidOCR's text lines with axis-aligned boxes (x0, y0, x1, y1) in pixels, in its reading order;
+    with `words` (rapidocr 3.x), each line's word boxes as a third item: [(text, box), ...]."""
     import numpy as np
 
     kind, engine = _rapidocr_engine()
     pixels = np.asarray(image.convert("RGB"))
+    word_results = None
     if kind == "v3":
-        out = engine(pixels)
+        out = engine(pixels, return_word_box=True) if words else engine(pixels)
         texts, boxes = list(out.txts or ()), list(out.boxes if out.boxes is not None else ())
+        if words and len(out.word_results or ()) == len(texts):
+            word_results = out.word_results
     else:
         result, _ = engine(pixels)
         texts = [r[1] for r in result or ()]
         boxes = [r[0] for r in result or ()]
     lines = []
-    for text, quad in zip(texts, boxes):
-        xs = [float(p[0]) for p in quad]
-        ys = [float(p[1]) for p in quad]
-        lines.append((text, (min(xs), min(ys), max(xs), max(ys))))
+    for i, (text, quad) in enumerate(zip(texts, boxes)):
+        line = (text, _aabb(quad))
+        if words:
+            items = word_results[i] if word_results is not None else ()
+            line += ([(str(w[0]).strip(), _aabb(w[2])) for w in items if len(w) > 2 and str(w[0]).strip()],)
+        lines.append(line)
     return lines
+
+
+def _aabb(quad) -> tuple[float, float, float, float]:
+    xs = [float(p[0]) for p in quad]
+    ys = [float(p[1]) for p in quad]
+    return (min(xs), min(ys), max(xs), max(ys))
 
 
 def rapidocr_text(image: Image.Image) -> str:
@@ -93,18 +106,31 @@ def rapidocr_text(image: Image.Image) -> str:
 def ocr_layer(image: Image.Image, lines=None):
     """RapidOCR's lines of a page image as `jocr.lines.types.PageLines` (verdict ok when any line was found),
     boxes in pixels, each line's size its box's height, in the engine's order; `lines`, if already read
-    (`rapidocr_lines`), saves reading the page twice."""
+    (`rapidocr_lines`, with or without word boxes), saves reading the page twice."""
     from jocr.lines.ocr import paper_rows
     from jocr.lines.types import NONE, OK, RAPIDOCR, Line, PageLines
 
     lines = rapidocr_lines(image) if lines is None else lines
     width, height = image.size
-    runs = [Line(t, tuple(box), box[3] - box[1], 0, None, RAPIDOCR) for t, box in lines if t.strip()]
+    runs = [
+        Line(line[0], tuple(line[1]), line[1][3] - line[1][1], 0, None, RAPIDOCR, words=_words(line))
+        for line in lines
+        if line[0].strip()
+    ]
     if not runs:
         return PageLines(float(width), float(height), [], NONE, "OCR found no text", RAPIDOCR)
     paper = paper_rows(image)  # a photographed sheet: furniture bands from its edges, as in jocr.lines.ocr
     stats = {"paper": list(paper)} if paper is not None else {}
     return PageLines(float(width), float(height), runs, OK, "", RAPIDOCR, stats)
+
+
+def _words(line) -> list | None:
+    """A cached line's word boxes (`rapidocr_lines(..., words=True)`) as `jocr.lines.types.Word`s."""
+    from jocr.lines.types import Word
+
+    if len(line) < 3 or not line[2]:
+        return None
+    return [Word(text, tuple(box)) for text, box in line[2]]
 
 
 def layer_text(layer, tokenizer, max_tokens: int) -> str:

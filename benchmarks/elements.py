@@ -247,10 +247,9 @@ def omnidoc_pages(folder: Path, ocr_cache: Path | None, out: Path) -> dict:
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     import baselines
+    import table_pages
 
     if ocr_cache is not None:  # the table pass's crops read back too (benchmarks/table_pages.py)
-        import table_pages
-
         crops = out / "crop-ocr"
         crops.mkdir(parents=True, exist_ok=True)
         table_pages._cached_crop_ocr(crops)
@@ -264,13 +263,18 @@ def omnidoc_pages(folder: Path, ocr_cache: Path | None, out: Path) -> dict:
         name = page["page_info"]["image_path"]
         image = Image.open(folder / "images" / name).convert("RGB")
         cached = sorted(ocr_cache.glob(f"*-{name}.json")) if ocr_cache else []
-        lines = [(t, tuple(b)) for t, b in json.loads(cached[0].read_text())["lines"]] if cached else None
+        rows = json.loads(cached[0].read_text())["lines"] if cached else None
+        if rows is None:
+            lines = baselines.rapidocr_lines(image, words=True)
+        else:
+            lines = [(ln[0], tuple(ln[1]), *ln[2:]) for ln in rows]
         tree = baselines.ocr_tree(image, lines)
+        source = baselines.ocr_layer(image, lines).lines  # word boxes kept, for the table pass
         stem = Path(name).stem
         control = page_markdown(tree) if tree is not None else ""
         (dirs["lines"] / f"{stem}.md").write_text(control)
         c0 = cpu_seconds()
-        passed = page_with_tables(tree, control, image=image)
+        passed = table_pages.with_tables(page_with_tables, tree, control, image, source)
         seconds.append(cpu_seconds() - c0)
         (dirs["lines+image-tables"] / f"{stem}.md").write_text(passed)
     results = {}

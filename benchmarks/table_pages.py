@@ -9,7 +9,8 @@ missed and false, as the OmniDocBench page score matches them).
     PYTHONPATH=src python benchmarks/table_pages.py --build --docs DIR         # write the table-free pages
     PYTHONPATH=src python benchmarks/table_pages.py --cache DIR --folder data/frozen-real-prose-pages
 
-`--cache DIR`: the pages' RapidOCR lines (`<id>.json`) and the OCR lines of the crops the table pass reads
+`--cache DIR`: the pages' RapidOCR lines with their word boxes (`<id>.json`; the pass is given them, as
+`jocr parse` gives it the page's OCR lines) and the OCR lines of the crops the table pass reads
 (`crop-<hash>.pkl`, keyed by the crop's pixels) are kept there and read back, so two versions of the rules
 are compared on the same OCR. `--build` renders and degrades the pages without tables that `pages.jsonl`
 names by package file (the table pages are the real image-table set's images, `--docs` as for
@@ -81,10 +82,20 @@ def page_lines(image, cache: Path, page_id: str):
 
     path = cache / f"{page_id}.json"
     if path.exists():
-        return [(t, tuple(b)) for t, b in json.loads(path.read_text())]
-    lines = baselines.rapidocr_lines(image)
+        return [(line[0], tuple(line[1]), *line[2:]) for line in json.loads(path.read_text())]
+    lines = baselines.rapidocr_lines(image, words=True)
     path.write_text(json.dumps(lines, ensure_ascii=False))
     return lines
+
+
+def with_tables(page_with_tables, tree, markdown: str, image, lines) -> str:
+    """The table pass over a page image given its OCR lines (word boxes kept), or without them for a
+    version of `page_with_tables` that takes none (an older `src`, read as the baseline)."""
+    import inspect
+
+    if "lines" in inspect.signature(page_with_tables).parameters:
+        return page_with_tables(tree, markdown, image=image, lines=lines)
+    return page_with_tables(tree, markdown, image=image)
 
 
 def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
@@ -100,9 +111,11 @@ def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
     totals: dict[str, dict] = {}
     for row in rows:
         image = Image.open(folder / row["image"]).convert("RGB")
-        tree = baselines.ocr_tree(image, page_lines(image, cache, row["id"]))
+        lines = page_lines(image, cache, row["id"])
+        tree = baselines.ocr_tree(image, lines)
         control = page_markdown(tree) if tree is not None else ""
-        outputs = {"lines": control, "lines+image-tables": page_with_tables(tree, control, image=image)}
+        passed = with_tables(page_with_tables, tree, control, image, baselines.ocr_layer(image, lines).lines)
+        outputs = {"lines": control, "lines+image-tables": passed}
         for name, markdown in outputs.items():
             result = score_page(row["html"], markdown)
             total = totals.setdefault(name, {"scores": [], "found": 0, "missed": 0, "false": 0})

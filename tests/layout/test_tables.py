@@ -162,3 +162,41 @@ def test_frozen_table_set_scores_as_measured():
         assert result.method.startswith("textlayer+")
         scores.append(teds(result.markdown, row["html"]))
     assert min(scores) >= 0.85 and sum(scores) / len(scores) >= 0.95
+
+
+def test_a_rule_between_equal_groups_of_rows_marks_no_header():
+    """Rows above a table's first inner rule are its header (booktabs' midrule) when they are one row or
+    fewer than the rows below; a rule parting a list into two groups of three rows marks none."""
+    names = ["article", "report", "book", "proc", "slides", "minimal"]
+    pieces = []
+    for r, name in enumerate(names):
+        y = 110 + 20 * r + (10 if r >= 3 else 0)
+        pieces += [Piece(name, (105, y, 160, y + 9)), Piece(f"what {name} is for", (200, y, 330, y + 9))]
+    rules = [Rule(100, 100, 340, 100), Rule(100, 173, 340, 173), Rule(100, 240, 340, 240)]
+    table = read_table(pieces, rules)
+    assert table.n_rows == 6 and "<th>" not in table.html
+    ys = (110, 130, 160, 180, 200, 220)  # two rows above the midrule (at 150), four below
+    pieces = [Piece(p.text, (p.box[0], ys[k // 2], p.box[2], ys[k // 2] + 9)) for k, p in enumerate(pieces)]
+    midrule = [Rule(100, 100, 340, 100), Rule(100, 150, 340, 150), Rule(100, 240, 340, 240)]
+    header = read_table(pieces, midrule)
+    assert "<th>article</th>" in header.html and "<th>report</th>" in header.html
+    assert "<th>book</th>" not in header.html
+
+
+def test_one_header_rule_and_a_column_rule_are_no_grid():
+    """A table with a rule under its header and one between its two column groups, and none between its
+    body rows, reads each body text line as a row; a fully ruled grid keeps a row per band."""
+    rows = [["Abbrev.", "Spelled", "Abbrev.", "Spelled"], ["1,", "thin", "!", "negthin"],
+            ["1:", "med", "", "negmed"], [";", "thick", "", "negthick"], ["", "quad", "", ""]]  # fmt: skip
+    pieces, full = grid(rows)
+    header_rule = Rule(10, 24, 250, 24)
+    column_rule = Rule(130, 10, 130, 80)
+    table = read_table(pieces, [header_rule, column_rule])
+    assert (table.n_rows, table.n_cols) == (5, 4)
+    assert [c.text for c in table.cells if c.header] == ["Abbrev.", "Spelled", "Abbrev.", "Spelled"]
+    assert read_table(pieces, full).n_rows == 5
+    # the same rules around a header and one body row of a wrapped cell: the rule's band is one row
+    two = [Piece("Name", (14, 13, 40, 21)), Piece("Note", (74, 13, 100, 21)), Piece("Oslo", (14, 27, 40, 35)),
+           Piece("long text", (74, 27, 128, 35)), Piece("wrapped", (74, 38, 120, 46))]  # fmt: skip
+    table = read_table(two, [Rule(10, 24, 130, 24), Rule(70, 10, 70, 50)])
+    assert table.n_rows == 2 and "long text wrapped" in table.html

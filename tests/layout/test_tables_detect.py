@@ -48,6 +48,19 @@ def test_unruled_table_from_aligned_columns_between_paragraphs():
     assert "<td>20.25 kg</td>" in table.html
 
 
+def test_an_unruled_table_with_a_narrow_column_gap_is_found():
+    """A two-column list of manuals (names, then titles) whose column gap is 0.8 of an OCR line's height
+    (OCR boxes are taller than the letters: about an em) is a table."""
+    names = ["'R-FAQ'", "'R-intro'", "'R-data'", "'R-admin'", "'R-exts'"]
+    pieces = []
+    for r, name in enumerate(names):
+        y = 100 + 45 * r
+        pieces.append(Piece(name, (185, y, 185 + 11 * len(name), y + 26)))
+        pieces.append(Piece(f"The manual {r}", (309, y, 480, y + 26)))
+    (table,) = find_tables(pieces, [])
+    assert (table.n_rows, table.n_cols) == (5, 2) and "<td>'R-admin'</td>" in table.html
+
+
 def test_two_columns_of_prose_are_no_table():
     left = [
         Piece("words of a sentence running on and on " * 2, (10, 20 + 14 * k, 290, 29 + 14 * k))
@@ -105,6 +118,22 @@ def test_prose_or_a_caption_between_rules_parts_two_tables():
     assert len(ruled_regions(first + second, 9.0, DetectConfig(), caption)) == 2
     rows = [Piece("Gene", (110, 200, 140, 209)), Piece("1.5 kg", (200, 200, 240, 209))]
     assert len(ruled_regions(first + second, 9.0, DetectConfig(), rows)) == 1  # rows between: one table
+
+
+def test_a_wide_cell_beside_its_row_label_does_not_part_the_rules():
+    """A table whose second column holds sentences (a list of document classes) has cells nearly as wide
+    as its rules; with the row's label beside it such a piece is a cell, not a line of prose between two
+    tables, and the top, middle and bottom rules stay one region. The same piece alone on its line
+    parts them."""
+    rules = [Rule(100, 100, 500, 100), Rule(100, 160, 500, 160), Rule(100, 220, 500, 220)]
+    rows = []
+    for k, y in enumerate((110, 130, 170, 190)):
+        rows.append(Piece(f"name{k}", (105, y, 150, y + 9)))
+        rows.append(Piece("a sentence describing it, running nearly the rules' width", (160, y, 495, y + 9)))
+    (region,) = ruled_regions(rules, 9.0, DetectConfig(), rows)
+    assert region[1] < 100 and region[3] > 220
+    alone = [p for p in rows if not p.text.startswith("name")]
+    assert len(ruled_regions(rules, 9.0, DetectConfig(), alone)) == 0
 
 
 def test_a_partial_rule_joins_its_tables_rules():

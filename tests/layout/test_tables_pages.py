@@ -144,6 +144,81 @@ def test_a_table_found_on_a_page_image_is_read_again_from_its_crop(monkeypatch):
     assert "<td>1.5 kg 1990</td>" in line_table.html  # the control: the page's lines alone
 
 
+def _moved(box, dx, dy):
+    return (box[0] - dx, box[1] - dy, box[2] - dx, box[3] - dy)
+
+
+def test_a_crop_reading_with_fewer_rows_than_the_page_gives_way(monkeypatch):
+    """The crop's OCR lost the last row (on a photographed page: a row's symbols, the rest of the line
+    then read as a wrapped cell of the row above): the crop's table has fewer rows than the page's lines
+    gave, and the page's reading stays. The crop read with all its rows replaces it (the control)."""
+    from PIL import Image
+
+    from jocr.layout import elements
+    from jocr.layout.tables import read_table
+    from jocr.layout.tables_pages import crop_table
+    from jocr.lines.types import RAPIDOCR, Line, Word
+
+    def cell_box(r, c):
+        return (20 + c * 80, 100 + r * 16, 20 + c * 80 + 6 * len(ROWS[r][c]), 110 + r * 16)
+
+    pieces = [Piece(t, cell_box(r, c)) for r, row in enumerate(ROWS) for c, t in enumerate(row)]
+    page = read_table(pieces, [])
+    page.bbox = (20, 100, 200, 158)
+    lose_last = [True]
+
+    def crop_ocr(crop, ocr, orient=True):
+        ox, oy = 15, 95  # the region less half a line height (5 px)
+        out = []
+        for r, row in enumerate(ROWS[:-1] if lose_last[0] else ROWS):
+            words = [Word(t, _moved(cell_box(r, c), ox, oy), 0.9) for c, t in enumerate(row)]
+            box = (words[0].box[0], words[0].box[1], words[-1].box[2], words[0].box[3])
+            out.append(Line(" ".join(row), box, 10.0, 0, 0.9, RAPIDOCR, words))
+        return out
+
+    monkeypatch.setattr(elements, "_ocr_lines", crop_ocr)
+    image = Image.new("RGB", (500, 700), "white")
+    assert crop_table(image, 1.0, page, 10.0, TablePassConfig()) is page
+    lose_last[0] = False
+    again = crop_table(image, 1.0, page, 10.0, TablePassConfig())
+    assert again is not page and again.n_rows == len(ROWS) and "<td>1977</td>" in again.html
+
+
+def test_a_crop_reading_of_contents_stands_with_fewer_rows(monkeypatch):
+    """The page's lines kept each page number in its title's line ("Vector arithmetic 8", five rows);
+    the crop's words part them, and its four rows read as a table of contents: that reading stands, so
+    the pass can leave the region to the rules' list."""
+    from PIL import Image
+
+    from jocr.layout import elements
+    from jocr.layout.tables import read_table
+    from jocr.layout.tables_pages import crop_table, is_table_of_contents
+    from jocr.lines.types import RAPIDOCR, Line, Word
+
+    entries = [("2.2", "Vector arithmetic", "8"), ("2.3", "Sequences", "9"), ("2.4", "Logical vectors", "9"),
+               ("2.5", "Missing values", "10"), ("2.6", "Character vectors", "11")]  # fmt: skip
+    pieces = []
+    for r, (number, title, page_number) in enumerate(entries):
+        y = 100 + r * 16
+        pieces += [Piece(number, (20, y, 38, y + 10)), Piece(f"{title} {page_number}", (60, y, 300, y + 10))]
+    page = read_table(pieces, [])
+    page.bbox = (20, 100, 300, 174)
+    assert page.n_rows == 5 and not is_table_of_contents(page)
+
+    def crop_ocr(crop, ocr, orient=True):
+        out = []
+        for r, cells in enumerate(entries[:4]):  # the last entry's line lost
+            y = 5 + r * 16
+            boxes = [(5, y, 23, y + 10), (45, y, 45 + 6 * len(cells[1]), y + 10), (270, y, 282, y + 10)]
+            words = [Word(t, b, 0.9) for t, b in zip(cells, boxes, strict=True)]
+            out.append(Line(" ".join(cells), (5, y, 282, y + 10), 10.0, 0, 0.9, RAPIDOCR, words))
+        return out
+
+    monkeypatch.setattr(elements, "_ocr_lines", crop_ocr)
+    again = crop_table(Image.new("RGB", (500, 700), "white"), 1.0, page, 10.0, TablePassConfig())
+    assert again is not page and again.n_rows == 4 and is_table_of_contents(again)
+
+
 def test_cjk_text_split_differently_by_two_readings_is_kept():
     """Two OCR passes split a run of CJK characters differently ("华文字库+苹方" vs "华文 字库 + 苹方"):
     compared character by character, the reading keeps the block's words."""
@@ -214,3 +289,86 @@ def test_a_table_of_contents_on_a_page_image_is_not_put_in_as_a_table():
     assert all(b.type == PARAGRAPH for b in contents.blocks)
     amounts = page(list(zip(titles, ["12.5", "3.75", "0.25", "120.5", "7.0", "1.5"])))
     assert image_page_tables(amounts, image, TablePassConfig(crop_ocr="none")) == 1
+
+
+def _contents_page(rows):
+    """A page image's tree of contents rows, each cell its own OCR line, 16 px apart."""
+    from jocr.layout.tree import TreeLine
+
+    blocks = []
+    for r, row in enumerate(rows):
+        y = 100 + r * 16
+        lines = [TreeLine(text, (20 + 190 * c, y, 20 + 190 * c + 6 * len(text), y + 10))
+                 for c, text in enumerate(row)]  # fmt: skip
+        blocks.append(Block(PARAGRAPH, text=" ".join(row), markdown=" ".join(row),
+                            bbox=(20, y, lines[-1].bbox[2], y + 10), lines=lines))  # fmt: skip
+    return PageTree(width=600, height=700, unit="px", blocks=blocks).numbered()
+
+
+def test_contents_read_down_their_columns_are_no_table():
+    """A photographed contents page: its page numbers sit half a line off their titles, so the rows
+    read merge two or three entries each and the rows' test (`line_rules.is_contents`) misses it; its
+    columns (titles, then page numbers that never go down) show it. So do a contents with one page number
+    misread ("6" as "9") and a contents set in two columns. A table of names and counts whose counts go
+    up and down is still put in, and so is a column of years."""
+    from PIL import Image
+
+    from jocr.layout.line_rules import is_contents
+    from jocr.layout.tables_model import Cell, Table
+    from jocr.layout.tables_pages import contents_columns, image_page_tables
+
+    rows = [["2.2 2.3 2.4", "Vector arithmetic Generating sequences Logical vectors", "8 9 9"],
+            ["2.5 2.6", "Missing values Character vectors", "10 11"]]  # fmt: skip
+    merged = Table([Cell(r, c, t) for r, row in enumerate(rows) for c, t in enumerate(row)], 2, 3)
+    assert contents_columns(merged) and not is_contents(rows)
+    years = Table([Cell(r, c, t) for r, row in enumerate([["Plan", "1990"], ["Gene", "1995"]])
+                   for c, t in enumerate(row)], 2, 2)  # fmt: skip
+    assert not contents_columns(years)
+
+    image = Image.new("RGB", (600, 700), "white")
+    config = TablePassConfig(crop_ocr="none")
+    titles = ["Vector arithmetic", "Generating sequences", "Logical vectors", "Missing values",
+              "Character vectors", "Index vectors", "Other objects", "Intrinsic attributes"]  # fmt: skip
+    misread = _contents_page(list(zip(titles, ["2", "2", "3", "4", "5", "9", "6", "7"], strict=True)))
+    assert image_page_tables(misread, image, config) == 0
+    assert all(b.type == PARAGRAPH for b in misread.blocks)
+    two = _contents_page([(t, str(k + 2), t.upper(), "20") for k, t in enumerate(titles[:4])])
+    assert image_page_tables(two, image, config) == 0
+    counts = _contents_page(list(zip(titles, ["12", "3", "40", "7", "25", "9", "31", "2"], strict=True)))
+    assert image_page_tables(counts, image, config) == 1
+
+
+def test_page_lines_bridging_a_tables_columns_are_split_by_their_word_boxes():
+    """Each row of a two-column table was read by the page's OCR as one line ("'R-intro' An Introduction
+    to R"), so its lines alone show no columns and no table is found; with the source lines' word boxes
+    the lines split where the second column's runs start, and the table is found and read."""
+    from PIL import Image
+
+    from jocr.layout.tables_pages import image_page_tables
+    from jocr.layout.tree import TreeLine
+    from jocr.lines.types import RAPIDOCR, Line, Word
+
+    rows = [("R-FAQ", "R FAQ"), ("R-intro", "An Introduction"), ("R-data", "Data Import"),
+            ("R-admin", "Installation"), ("R-lang", "The Language")]  # fmt: skip
+    source = []
+    for r, (name, title) in enumerate(rows):
+        y = 100 + 30 * r
+        words = [Word(name, (20, y, 20 + 9 * len(name), y + 20))]
+        x = 110
+        for w in title.split():
+            words.append(Word(w, (x, y, x + 9 * len(w), y + 20)))
+            x += 9 * len(w) + 6
+        box = (20, y, words[-1].box[2], y + 20)
+        source.append(Line(f"{name} {title}", box, 20.0, 0, 0.9, RAPIDOCR, words))
+
+    def tree():
+        lines = [TreeLine(ln.text, ln.box, "ocr") for ln in source]
+        blocks = [Block(PARAGRAPH, text=ln.text, markdown=ln.text, bbox=ln.bbox, lines=[ln]) for ln in lines]
+        return PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+
+    image = Image.new("RGB", (500, 700), "white")
+    assert image_page_tables(tree(), image, TablePassConfig(crop_ocr="none")) == 0  # the lines alone
+    split = tree()
+    assert image_page_tables(split, image, TablePassConfig(crop_ocr="none"), lines=source) == 1
+    (table,) = split.blocks
+    assert "<td>R-intro</td><td>An Introduction</td>" in table.html

@@ -215,19 +215,20 @@ def page_formulas(read: PageRead, index: int) -> list:
         return []
 
 
-def tables_markdown(tree, markdown: str, read: PageRead | None, image=None) -> str:
+def tables_markdown(tree, markdown: str, read: PageRead | None, image=None, lines=None) -> str:
     """A finished page's Markdown after its table pass (`jocr.layout.tables_pages.page_with_tables`; the
     tree is changed in place): a PDF page's table blocks read again from the read's pieces and rules (the
     blocks above a table that repeat the header rows the pass took in then go,
     `jocr.layout.table_rows.headers_taken_in`), or the tables of a page read from its pixels (`image`,
-    the page as rendered) found in the image."""
+    the page as rendered) found in the image, its OCR `lines` (the tree's source lines) lending their
+    word boxes."""
     from jocr.layout.table_rows import headers_taken_in
     from jocr.layout.tables_pages import page_with_tables
 
     if read is None:
-        return page_with_tables(tree, markdown, image=image)
+        return page_with_tables(tree, markdown, image=image, lines=lines)
     before = {id(b): b.html or b.markdown for b in tree.blocks if b.type == "table"} if tree else {}
-    out = page_with_tables(tree, markdown, read.pieces, read.table_rules, image)
+    out = page_with_tables(tree, markdown, read.pieces, read.table_rules, image, lines)
     return _without_blocks(out, headers_taken_in(tree, before), tree) if before else out
 
 

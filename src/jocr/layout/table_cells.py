@@ -66,7 +66,7 @@ def numbered_lines(rows: list[list[str]]) -> bool:
     """Whether the rows (their filled cells) that hold two cells or more are markers and one cell of
     text: markers first (`MARKER`: a line number, then an item's number) or one equation number last
     (`EQUATION_NUMBER`), the text not a number. Rows of one cell (a wrapped line) may lie between; a few
-    rows may break the pattern (`_misread`)."""
+    rows may break the pattern (`misread`)."""
     pairs = [row for row in rows if len(row) >= 2]
     if len(pairs) < 2:
         return False
@@ -80,11 +80,11 @@ def numbered_lines(rows: list[list[str]]) -> bool:
         for row in pairs
         if len(row) == 2 and EQUATION_NUMBER.fullmatch(row[1]) and not NUMBER.fullmatch(row[0])
     ]
-    enough = len(pairs) - _misread(len(pairs))
+    enough = len(pairs) - misread(len(pairs))
     return (len(first) >= enough and _counts_up(first)) or len(last) >= enough
 
 
-def _misread(n: int) -> int:
+def misread(n: int) -> int:
     """How many of `n` rows may break a pattern: one in ten, and one where there are three or more (an OCR
     misreading "78" as "BL")."""
     return max(int(SHARE_MISREAD * n), 1 if n >= 3 else 0)
@@ -95,7 +95,7 @@ def _counts_up(markers: list[str]) -> bool:
     share `SHARE_MISREAD` of the steps)."""
     numbers = [int(m) for m in (re.sub(r"\D", "", m) for m in markers) if m]
     steps = [0 < b - a <= MAX_STEP for a, b in zip(numbers, numbers[1:], strict=False)]
-    return sum(steps) >= len(steps) - _misread(len(steps))
+    return sum(steps) >= len(steps) - misread(len(steps))
 
 
 def contents_rows(rows: list[list[str]]) -> bool:

@@ -7,8 +7,9 @@ or lines found in the pixels). The structure comes from the rules where they are
 pieces line up where they are not:
 
 - Rows: pieces are grouped into text lines (boxes overlapping vertically). Where horizontal rules separate
-  the rows (a fully ruled table, or a grid of vertical and horizontal rules), a row is the band between two
-  rules and every line in it is part of its cells (multi-line cells). Otherwise each text line is a row,
+  the rows (a fully ruled table, or a grid of vertical and horizontal rules: two inner horizontal rules at
+  least, or one over at most three text lines), a row is the band between two rules and every line in it
+  is part of its cells (multi-line cells). Otherwise each text line is a row,
   and a line that fills only some columns, set closer to the line above than rows are to each other, goes
   on the cells above (a cell wrapped over lines).
 - Columns: from vertical rules when there are inner ones; else from the x-intervals that no piece of the
@@ -73,7 +74,9 @@ def read_table(
     ys = _positions([r.y0 for r in horizontal], config.join * line_h)
     inner_x = [x for x in xs if bbox[0] + 0.5 * line_h < x < bbox[2] - 0.5 * line_h]
     inner_y = [y for y in ys if bbox[1] + 0.3 * line_h < y < bbox[3] - 0.3 * line_h]
-    grid = bool(inner_x) and bool(inner_y)
+    # A grid has rules between its rows: one inner rule over many text lines is a header's rule in a
+    # table with a rule between its column groups, whose body rows are its text lines.
+    grid = bool(inner_x) and bool(inner_y) and (len(inner_y) >= 2 or len(lines) <= len(inner_y) + 2)
     # Without vertical rules, only rules across most of the table separate rows (not a total's underline).
     across = _positions(
         [r.y0 for r in horizontal if r.x1 - r.x0 >= 0.6 * (bbox[2] - bbox[0])], config.join * line_h

@@ -48,7 +48,7 @@ class DetectConfig:
     max_rule_gap: float = 30.0  # neighbouring rules of one table at most this far apart
     min_rows: int = 3  # an unruled table has at least this many text lines
     max_row_gap: float = 2.5  # consecutive rows of an unruled table at most this far apart
-    min_gutter: float = 1.0  # a column gap at least this wide
+    min_gutter: float = 0.7  # a column gap at least this wide (an OCR box is about 1.3 em high: 0.9 em)
     min_cell_lines: float = 0.7  # share of a run's lines that have two pieces or more
 
 
@@ -133,16 +133,25 @@ def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
     """Whether the text between two rules (`band`: their common extent, from the upper rule's height to
     the lower's) parts two tables rather than being a table's rows: a piece reaching more than a line
     height past the rules' ends (prose of the page, wider than the table), a piece as wide as most of the
-    rules (a line of prose between two tables of the text's width), or a caption ("Table 6. ...")."""
+    rules and alone on its line (a line of prose between two tables of the text's width; a wide cell has
+    its row's other cells beside it), or a caption ("Table 6. ...")."""
     x0, y0, x1, y1 = band
-    for p in pieces:
-        if not (y0 < p.cy < y1) or p.box[2] <= x0 or p.box[0] >= x1:
-            continue
-        if p.box[0] < x0 - line_h or p.box[2] > x1 + line_h or p.box[2] - p.box[0] > 0.8 * (x1 - x0):
+    between = [p for p in pieces if y0 < p.cy < y1 and p.box[2] > x0 and p.box[0] < x1]
+    for p in between:
+        if p.box[0] < x0 - line_h or p.box[2] > x1 + line_h:
+            return True
+        wide = p.box[2] - p.box[0] > 0.8 * (x1 - x0)
+        if wide and not any(q is not p and _same_line(p, q) for q in between):
             return True
         if CAPTION_START.match(p.text.strip()) or _CJK_CAPTION.match(p.text.strip()):
             return True
     return False
+
+
+def _same_line(a: Piece, b: Piece) -> bool:
+    """Two pieces on one baseline: their boxes overlap by half the shorter height."""
+    overlap = min(a.box[3], b.box[3]) - max(a.box[1], b.box[1])
+    return overlap >= 0.5 * min(a.height, b.height)
 
 
 def aligned_regions(pieces: list[Piece], line_h: float, config: DetectConfig) -> list[Box]:

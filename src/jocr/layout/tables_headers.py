@@ -9,8 +9,10 @@ from jocr.layout.tables_model import Table, pieces_of
 
 
 def mark_headers(table: Table, bands, inner_y: list[float], ruled_rows: bool) -> None:
-    """Header rows: above the first inner rule when rules do not separate every row (booktabs), else the
-    first row and the rows its spanning cells reach into; bold first rows as well."""
+    """Header rows: above the first inner rule when rules do not separate every row (booktabs) and, when
+    that is more than one row, fewer rows than below it (a rule between groups of rows of a list, three
+    rows above and three below, is no header's), else the first row and the rows its spanning cells reach
+    into; bold first rows as well."""
     if table.n_rows < 2:
         return
     header_rows = 0
@@ -18,7 +20,7 @@ def mark_headers(table: Table, bands, inner_y: list[float], ruled_rows: bool) ->
     if inner_y and not ruled_rows:
         first = inner_y[0]
         header_rows = sum(1 for t in tops if t < first)
-        if header_rows >= table.n_rows:
+        if header_rows >= table.n_rows or header_rows > 1 and 2 * header_rows >= table.n_rows:
             header_rows = 0
     elif ruled_rows:
         header_rows = 1

@@ -12,11 +12,13 @@ of pieces between them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jocr.cjk import WORDS
-from jocr.layout.line_rules import is_contents
+from jocr.layout.line_rules import _TOC_PAGE, is_contents
+from jocr.layout.table_cells import misread
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
+from jocr.layout.tables_sources import PAGE_SPLIT, SplitConfig
 from jocr.layout.tree import TABLE, PageTree
 
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
@@ -36,6 +38,8 @@ class TablePassConfig:
     # OCR lines, each line one piece); the crop is the region grown by `crop_pad` line heights
     crop_ocr: str = "auto"
     crop_pad: float = 0.5
+    # how a page's OCR lines with word boxes are split into pieces (only at gaps lined up with other rows)
+    page_split: SplitConfig = field(default_factory=lambda: PAGE_SPLIT)
 
 
 def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
@@ -67,20 +71,23 @@ def has_tables(tree: PageTree | None) -> bool:
     return tree is not None and any(b.type == TABLE and b.bbox is not None for b in tree.blocks)
 
 
-def page_with_tables(tree: PageTree | None, markdown: str, pieces=None, rules=None, image=None) -> str:
+def page_with_tables(
+    tree: PageTree | None, markdown: str, pieces=None, rules=None, image=None, lines=None
+) -> str:
     """A finished page's Markdown after its table pass (the tree is changed in place). For a tree in points
     over a PDF page's text layer, given the page's `pieces` and `rules` (its one read): `improve_tables`,
     and each table read again replaces its old HTML in `markdown`, or, where an old table's text is not
     found there, the Markdown is rendered again from the tree. For a tree in pixels of a page `image` (the
-    page as its tree's lines were read from it): the tables found in the image (`image_page_tables`), the
-    Markdown rendered again when any was. The one table pass of `jocr parse`, `jocr batch` and the
-    exported models' `infer` (through `jocr.layout.page_read.tables_markdown`)."""
+    page as its tree's lines were read from it): the tables found in the image (`image_page_tables`; the
+    page's OCR `lines`, where given, lend their word boxes), the Markdown rendered again when any was.
+    The one table pass of `jocr parse`, `jocr batch` and the exported models' `infer` (through
+    `jocr.layout.page_read.tables_markdown`)."""
     from jocr.layout.render import page_markdown
 
     if tree is None:
         return markdown
     if tree.unit != "pt":
-        if image is None or not image_page_tables(tree, image):
+        if image is None or not image_page_tables(tree, image, lines=lines):
             return markdown
         return page_markdown(tree)
     if pieces is None or not has_tables(tree):
@@ -93,26 +100,23 @@ def page_with_tables(tree: PageTree | None, markdown: str, pieces=None, rules=No
     return out
 
 
-def image_page_tables(tree: PageTree, image, config=None) -> int:
+def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     """Tables found in a page image (`jocr.layout.tables_detect.find_tables` over the tree's OCR lines as
     pieces and the rules in the image's pixels) put into the tree in place: the blocks inside a table's
     region give way to one table block where the first of them stood. A table block already there is read
-    again only when the found table is `better`. Returns the number of tables put in. Never raises for
-    what the page holds (a page the detector cannot read keeps its tree)."""
+    again only when the found table is `better`. `lines`: the source lines the tree was built from
+    (`jocr.lines.types.Line`, same unit), whose word boxes split a line that bridges a table's columns
+    (`tree_pieces`). Returns the number of tables put in. Never raises for what the page holds (a page the
+    detector cannot read keeps its tree)."""
     from jocr.layout.tables_detect import find_tables
     from jocr.layout.tables_sources import image_rules
     from jocr.layout.tree import Block, TreeLine
 
+    config = config or TablePassConfig()
     body = [b for b in tree.blocks if not b.furniture and b.type not in ("figure", "formula")]
-    pieces = [
-        Piece(line.text, tuple(float(v) for v in line.bbox))
-        for block in body
-        for line in block.lines
-        if line.bbox is not None and line.text.strip()
-    ]
+    pieces = tree_pieces(body, lines, config)
     if len(pieces) < 4 or not tree.width:
         return 0
-    config = config or TablePassConfig()
     scale = image.width / tree.width  # pixels per tree unit
     line_h = sorted(p.height for p in pieces)[len(pieces) // 2]
     tables = find_tables(
@@ -120,7 +124,7 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
     )
     put = 0
     for table in tables:
-        if is_contents(_row_texts(table)):  # a table of contents stays the list the rules made of it
+        if is_table_of_contents(table):  # a contents stays the list the rules made of it
             continue
         inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
         if not inside or any(b.type not in _REPLACEABLE for b in inside):
@@ -145,6 +149,80 @@ def image_page_tables(tree: PageTree, image, config=None) -> int:
     return put
 
 
+def tree_pieces(blocks, lines=None, config: TablePassConfig | None = None) -> list[Piece]:
+    """The table reader's pieces of `blocks`' lines: each line one piece, or, where the source `lines`
+    give its word boxes, split at the gaps where the run after it lines up with runs of the rows around
+    it (`jocr.layout.tables_sources.line_pieces` with `config.page_split`)."""
+    from types import SimpleNamespace
+
+    from jocr.layout.tables_sources import line_pieces
+
+    config = config or TablePassConfig()
+    found = _words_by_box(lines or ())
+    own = [
+        SimpleNamespace(text=line.text, box=tuple(float(v) for v in line.bbox), words=found(line.bbox))
+        for block in blocks
+        for line in block.lines
+        if line.bbox is not None and line.text.strip()
+    ]
+    return line_pieces(own, config.page_split)
+
+
+def _words_by_box(lines):
+    """A look-up from a tree line's box to the word boxes of the source line with that box (the tree keeps
+    each line's box, rounded to 0.01 in its JSON form); None where no source line has it."""
+    index: dict[tuple[int, int], list] = {}
+    for line in lines:
+        if getattr(line, "words", None):
+            index.setdefault((round(line.box[0]), round(line.box[1])), []).append(line)
+
+    def found(box):
+        key = (round(box[0]), round(box[1]))
+        for dx in (0, -1, 1):
+            for dy in (0, -1, 1):
+                for line in index.get((key[0] + dx, key[1] + dy), ()):
+                    if max(abs(a - b) for a, b in zip(line.box, box, strict=True)) <= 0.5:
+                        return line.words
+        return None
+
+    return found
+
+
+def is_table_of_contents(table: Table) -> bool:
+    """Whether a found table is a table of contents, by its rows (`jocr.layout.line_rules.is_contents`)
+    or its columns (`contents_columns`)."""
+    return is_contents(_row_texts(table)) or contents_columns(table)
+
+
+def contents_columns(table: Table) -> bool:
+    """Whether a found table is a table of contents read down its columns: its last column, and any other
+    column of page numbers only (three digits at most: a column of years is none), follows a column of
+    titles; the last column holds two page numbers at least and 0.6 for each row; each column's numbers,
+    top to bottom, never go down but for OCR misreadings (`jocr.layout.table_cells.misread`). A contents
+    set in two columns has two such pairs. A photographed page's slant sets its page numbers, split off
+    by their gap, half a line off their titles, so the rows read merge entries and the rows' test
+    (`jocr.layout.line_rules.is_contents`) misses it; the columns do not depend on the rows."""
+    columns: list[list[str]] = [[] for _ in range(table.n_cols)]
+    for cell in sorted(table.cells, key=lambda c: (c.row, c.col)):
+        columns[cell.col].extend(t for t in (w.strip(".·…") for w in cell.text.split()) if t)
+    pages = [bool(col) and all(_TOC_PAGE.fullmatch(t) and len(t) <= 3 for t in col) for col in columns]
+    if len(columns) < 2 or not pages[-1]:
+        return False
+    for k, col in enumerate(columns):
+        if not pages[k]:
+            continue
+        if k == 0 or pages[k - 1] or not any(_LETTER.search(t) for t in columns[k - 1]):
+            return False
+        numbers = [int(t) for t in col if t.isdigit()]
+        if sum(b < a for a, b in zip(numbers, numbers[1:], strict=False)) > misread(len(numbers)):
+            return False
+    last = sum(t.isdigit() for t in columns[-1])
+    return last >= max(2, 0.6 * table.n_rows)
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
 def _row_texts(table: Table) -> list[list[str]]:
     """Each row's non-empty cell texts, left to right."""
     return [[c.text for c in row if c.text.strip()] for row in table.by_row().values()]
@@ -155,7 +233,9 @@ def crop_table(image, scale: float, table: Table, line_h: float, config: TablePa
     region (`jocr.layout.elements.image_region_table`): the crop's OCR splits lines into words, so cells
     that the page's OCR joined into one line come apart, and small text is read at the crop's scale. The
     page's reading stays when the crop gives no table of two rows and two columns (or no engine reads
-    it)."""
+    it), or fewer rows than the page's lines gave (the crop's OCR lost a line's cells, and the line left
+    joined the row above as a wrapped cell) unless it is a table of contents (the crop's words part the
+    page numbers from their titles, and the pass then leaves the region to the rules' list)."""
     from jocr.layout.elements import image_region_table
 
     if config.crop_ocr == "none" or table.bbox is None:
@@ -166,6 +246,8 @@ def crop_table(image, scale: float, table: Table, line_h: float, config: TablePa
     box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad))
     again = image_region_table(image, box, scale, config.crop_ocr, keep=table.bbox)
     if again is None or again.empty or again.n_rows < 2 or again.n_cols < 2:
+        return table
+    if again.n_rows < table.n_rows and not is_table_of_contents(again):
         return table
     again.bbox = table.bbox
     return again

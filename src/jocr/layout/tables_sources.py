@@ -11,6 +11,7 @@ import ctypes
 import re
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
@@ -27,29 +28,104 @@ MAX_PATHS = 50_000  # path objects examined at most
 # -- pieces from lines ---------------------------------------------------------------------------------
 
 
-def line_pieces(lines: Sequence) -> list[Piece]:
+@dataclass
+class SplitConfig:
+    """Where a line with word boxes (OCR) is split into pieces (lengths in the line's height): at every
+    gap of `min_gap` or more (None: at none), and at a gap of `aligned_gap` or more where the piece after
+    it lines up with pieces of `rows` other lines within `reach` line heights above or below (a left edge,
+    or, for a run at most `short_run` long, a right edge, of a piece that starts after the gap, within
+    `tolerance`): the column gap of a table
+    whose OCR line bridged two cells. A page's prose has wide gaps too (after a sentence, in a justified
+    line), but they do not line up from row to row."""
+
+    min_gap: float | None = PIECE_GAP
+    aligned_gap: float = PIECE_GAP
+    rows: int = 2
+    reach: float = 6.0
+    tolerance: float = 0.4
+    short_run: float = 8.0
+
+
+PAGE_SPLIT = SplitConfig(min_gap=None)  # a whole page: only the gaps that line up with other rows
+
+
+def line_pieces(lines: Sequence, config: SplitConfig | None = None) -> list[Piece]:
     """Pieces of any line type (`jocr.lines.types.Line`, `jocr.layout.geometry.Line`): a line with word
-    boxes (OCR) is split where its words are at least `PIECE_GAP` line heights apart; a line without them
-    (the text layer's runs already end at 1-em gaps) is one piece."""
+    boxes (OCR) is split at the gaps between its words that `config` says part cells (by default, every
+    gap of at least `PIECE_GAP` line heights); a line without them (the text layer's runs already end at
+    1-em gaps) is one piece."""
+    config = config or SplitConfig()
+    lines = [line for line in lines if str(getattr(line, "text", "")).strip()]
+    groups = [_word_groups(line, config.aligned_gap) for line in lines]
+    edges = _edges(lines, groups)
     out = []
-    for line in lines:
-        text = str(getattr(line, "text", "")).strip()
-        if not text:
-            continue
+    for k, (line, line_groups) in enumerate(zip(lines, groups, strict=True)):
+        text = str(line.text).strip()
         bold = int(getattr(line, "weight", 0) or 0) >= BOLD
-        words = getattr(line, "words", None)
-        if not words:
+        if line_groups is None:
             out.append(Piece(text, tuple(float(v) for v in line.box), bold))
             continue
         height = max(line.box[3] - line.box[1], 1e-3)
-        groups: list[list] = [[]]
-        for word in words:
-            if groups[-1] and word.box[0] - groups[-1][-1].box[2] > PIECE_GAP * height:
-                groups.append([])
-            groups[-1].append(word)
-        texts = _group_texts(text, groups)
-        out.extend(_joined(group, bold, t) for group, t in zip(groups, texts, strict=True) if group)
+        parts: list[list] = [list(line_groups[0])]
+        for group in line_groups[1:]:
+            gap = group[0].box[0] - parts[-1][-1].box[2]
+            wide = config.min_gap is not None and gap > config.min_gap * height
+            if wide or _lined_up(k, parts[-1][-1].box[2], group, lines, edges, height, config):
+                parts.append(list(group))
+            else:
+                parts[-1].extend(group)
+        texts = _group_texts(text, parts)
+        out.extend(_joined(part, bold, t) for part, t in zip(parts, texts, strict=True) if part)
     return out
+
+
+def _word_groups(line, gap: float) -> list[list] | None:
+    """A line's words in runs parted by gaps wider than `gap` line heights; None for a line without
+    word boxes."""
+    words = getattr(line, "words", None)
+    if not words:
+        return None
+    height = max(line.box[3] - line.box[1], 1e-3)
+    groups: list[list] = [[]]
+    for word in words:
+        if groups[-1] and word.box[0] - groups[-1][-1].box[2] > gap * height:
+            groups.append([])
+        groups[-1].append(word)
+    return [g for g in groups if g]
+
+
+def _edges(lines: Sequence, groups: list) -> list[list[tuple[float, float]]]:
+    """Each line's runs as (left, right) x-intervals: its word runs, or its box for a line without
+    words."""
+    out = []
+    for line, line_groups in zip(lines, groups, strict=True):
+        if line_groups is None:
+            out.append([(float(line.box[0]), float(line.box[2]))])
+        else:
+            out.append([(float(g[0].box[0]), float(max(w.box[2] for w in g))) for g in line_groups])
+    return out
+
+
+def _lined_up(k: int, gap_start: float, group: list, lines: Sequence, edges, height: float,
+              config: SplitConfig) -> bool:  # fmt: skip
+    """Whether the run `group` of line `k`, after a gap starting at `gap_start`, starts (or ends) where
+    runs of `config.rows` other lines near it start (or end), those runs lying right of the gap."""
+    left, right = group[0].box[0], max(w.box[2] for w in group)
+    tol = config.tolerance * height
+    # a right edge counts for a short run only (a figure in a column set flush right): a justified
+    # paragraph's lines all end at its margin, and a long run after a sentence's gap ends there too
+    short = right - left <= config.short_run * height
+    cy = (lines[k].box[1] + lines[k].box[3]) / 2
+    count = 0
+    for m, line in enumerate(lines):
+        if m == k or abs((line.box[1] + line.box[3]) / 2 - cy) > config.reach * height:
+            continue
+        runs = [(a, b) for a, b in edges[m] if a > gap_start]
+        if any(abs(a - left) <= tol or short and abs(b - right) <= tol for a, b in runs):
+            count += 1
+            if count >= config.rows:
+                return True
+    return False
 
 
 def _group_texts(text: str, groups: list[list]) -> list[str]:

@@ -305,7 +305,8 @@ def finish_page(
         return
     t0 = time.perf_counter()
     before = page.markdown
-    page.markdown = tables_markdown(page.tree, page.markdown, read, image)
+    source = page.anchor.page_lines if page.anchor is not None else None  # OCR lines keep word boxes
+    page.markdown = tables_markdown(page.tree, page.markdown, read, image, source.lines if source else None)
     if page.markdown != before:
         page.timings["tables_s"] = time.perf_counter() - t0
     if formulas:
