@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 
 from jocr.cjk import WORDS
-from jocr.layout.line_rules import _TOC_PAGE, is_contents
+from jocr.layout.contents import TOC_PAGE
+from jocr.layout.line_rules import is_contents
 from jocr.layout.table_cells import misread
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tables_sources import PAGE_SPLIT, SplitConfig
@@ -205,7 +206,7 @@ def contents_columns(table: Table) -> bool:
     columns: list[list[str]] = [[] for _ in range(table.n_cols)]
     for cell in sorted(table.cells, key=lambda c: (c.row, c.col)):
         columns[cell.col].extend(t for t in (w.strip(".·…") for w in cell.text.split()) if t)
-    pages = [bool(col) and all(_TOC_PAGE.fullmatch(t) and len(t) <= 3 for t in col) for col in columns]
+    pages = [bool(col) and all(TOC_PAGE.fullmatch(t) and len(t) <= 3 for t in col) for col in columns]
     if len(columns) < 2 or not pages[-1]:
         return False
     for k, col in enumerate(columns):
