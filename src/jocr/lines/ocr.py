@@ -348,6 +348,18 @@ def _scaled(line: Line, sx: float, sy: float) -> Line:
     return Line(line.text, box(line.box), line.size * sy, line.weight, line.confidence, line.source, words)
 
 
+def _levelled(image: Image.Image, size: tuple[int, int], inverse: np.ndarray) -> Image.Image:
+    """`image` rotated by the affine map whose inverse is `inverse`, onto a white canvas of `size`."""
+    white = 255 if image.mode == "L" else (255,) * len(image.getbands())
+    return image.transform(
+        size,
+        Image.Transform.AFFINE,
+        tuple(inverse[:2].flatten()),
+        resample=Image.Resampling.BILINEAR,
+        fillcolor=white,
+    )
+
+
 def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list[Line] | None, dict]:
     """Lines in the original image's pixel frame (None for a blank page), and what was done."""
     from jocr.documents.preprocess import is_blank_page
@@ -356,12 +368,17 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
     grey = image.convert("L") if image.mode != "L" else image
     if is_blank_page(grey):
         return None, {}
+    # RapidOCR reads a colour page in colour, turned and levelled as the grey copy is: its models read
+    # colour, and the grey copy lost lone section numbers and spaces that the colour one kept on the
+    # development photographs (docs/results/2026-12-06-photos-en.md); Tesseract binarises grey itself.
+    colour = image.convert("RGB") if engine == RAPIDOCR and Image.getmodebase(image.mode) == "RGB" else None
     stats: dict = {"engine": engine}
     forward = np.eye(3)
     scale = min(1.0, (config.max_pixels / (width * height)) ** 0.5)
     if scale < 1.0:
         size = (max(1, round(width * scale)), max(1, round(height * scale)))
         grey = grey.resize(size, Image.Resampling.LANCZOS)
+        colour = colour and colour.resize(size, Image.Resampling.LANCZOS)
         forward = _scale(size[0] / width, size[1] / height) @ forward
         stats["scale"] = round(scale, 4)
     osd = None
@@ -383,19 +400,15 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         if turn:
             forward = _quarter_turn(turn, *grey.size) @ forward
             grey = grey.transpose(_TRANSPOSE[turn])
+            colour = colour and colour.transpose(_TRANSPOSE[turn])
             stats["turn"] = turn
     if config.deskew:
         angle = skew_angle(grey, config.max_skew_degrees)
         if abs(angle) >= config.min_skew_degrees:
             rotation, size = _rotation(angle, *grey.size)
             inverse = np.linalg.inv(rotation)
-            grey = grey.transform(
-                size,
-                Image.Transform.AFFINE,
-                tuple(inverse[:2].flatten()),
-                resample=Image.Resampling.BILINEAR,
-                fillcolor=255,
-            )
+            grey = _levelled(grey, size, inverse)
+            colour = colour and _levelled(colour, size, inverse)
             forward = rotation @ forward
             stats["skew"] = angle
     if engine == TESSERACT:
@@ -403,7 +416,8 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         stats["languages"] = languages
         lines = tesseract_read(grey, languages, config.timeout_s, config.min_confidence)
     else:
-        lines = rapid_read(grey, config.rapid_max_side, config.min_confidence, use_cls=not settled)
+        page = grey if colour is None else colour
+        lines = rapid_read(page, config.rapid_max_side, config.min_confidence, use_cls=not settled)
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
     # back to the original pixels, and for a turned page on to the page turned upright (`upright_image`):
     # its lines are read, ordered and drawn in the frame a reader sees them in
