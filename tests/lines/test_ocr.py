@@ -278,3 +278,24 @@ def test_a_grey_page_is_handed_to_rapidocr_as_it_is(monkeypatch):
     read_image(image, OCRLinesConfig(engine="rapidocr"))
     read_image(image.convert("RGB"), OCRLinesConfig(engine="rapidocr"))
     assert seen == ["L", "RGB"]
+
+
+def test_rapidocr_lines_get_the_spaces_their_word_boxes_show(monkeypatch):
+    """A numbered heading read as "3.11.1Numbering hierarchy" with its words an em apart comes out spaced
+    (`jocr.lines.spacing`)."""
+    from jocr.lines.types import RAPIDOCR, Line, Word
+
+    words = [("3.11.1", 337, 396), ("Numbering", 425, 537), ("hierarchy", 546, 641)]
+    heading = Line(
+        "3.11.1Numbering hierarchy",
+        (337.0, 35.0, 641.0, 60.0),
+        25.0,
+        0,
+        0.99,
+        RAPIDOCR,
+        [Word(t, (float(a), 35.0, float(b), 60.0), 1.0) for t, a, b in words],
+    )
+    monkeypatch.setattr(ocr, "rapid_read", lambda image, *args, **kw: [heading])
+    image, _ = text_crop()
+    lines = read_image(image, OCRLinesConfig(engine="rapidocr", orient=False, deskew=False))
+    assert [ln.text for ln in lines.lines] == ["3.11.1 Numbering hierarchy"]

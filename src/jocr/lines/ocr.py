@@ -16,7 +16,8 @@ Steps, all bounded:
    skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
    least `min_skew_degrees`.
 4. Read with the engine (Tesseract: a subprocess under `timeout_s`; RapidOCR: in-process, its work
-   bounded by the image size), drop words and lines under `min_confidence`.
+   bounded by the image size, reading a colour page in colour, and a space its word boxes show put back
+   into a line's text, `jocr.lines.spacing`), drop words and lines under `min_confidence`.
 5. Map every box back to the original image's frame (the inverse of steps 2-3) and scale it to the page's
    units (`page_size`: points for a PDF page). A photographed sheet with background around it has its top
    and bottom in `stats["paper"]` (`paper_rows`), for the furniture bands (`jocr.layout.furniture`).
@@ -37,6 +38,7 @@ from jocr.lines.ocr_rapid import available as rapid_available
 from jocr.lines.ocr_rapid import read as rapid_read
 from jocr.lines.ocr_tesseract import TesseractError, binary, installed_languages, orientation
 from jocr.lines.ocr_tesseract import read as tesseract_read
+from jocr.lines.spacing import spaced_line
 from jocr.lines.types import (
     ERROR,
     NONE,
@@ -418,6 +420,7 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
     else:
         page = grey if colour is None else colour
         lines = rapid_read(page, config.rapid_max_side, config.min_confidence, use_cls=not settled)
+        lines = [spaced_line(ln) for ln in lines]  # a space its word boxes show, left out of its text
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
     # back to the original pixels, and for a turned page on to the page turned upright (`upright_image`):
     # its lines are read, ordered and drawn in the frame a reader sees them in
