@@ -249,3 +249,58 @@ def test_osd_reads_the_page_with_its_light_evened(monkeypatch):
     read_image(_photo_on_a_table(), OCRLinesConfig(engine="tesseract", deskew=False))
     (osd_input,) = seen
     assert osd_input[:100].mean() > 200 and osd_input[:, :60].mean() > 200
+
+
+def _colour_page() -> Image.Image:
+    """A white page with a black line and, under it, a red line on a green band of the same luminance
+    (ITU-R 601, as PIL's grey conversion weighs them): in grey the red line is as light as its band."""
+    image = Image.new("RGB", (620, 160), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    font = get_font("sans", "regular", 30)
+    draw.text((30, 20), LINES[0], fill=(0, 0, 0), font=font)
+    draw.rectangle((20, 80, 600, 140), fill=(0, 130, 0))
+    draw.text((30, 90), LINES[2], fill=(255, 0, 0), font=font)
+    return image
+
+
+def test_rapidocr_reads_a_colour_page_in_colour():
+    """RapidOCR's models read colour images; a grey copy loses what only the colours tell apart (on the
+    development photographs it also lost lone section numbers and spaces that the colour copy kept:
+    docs/results/2026-12-06-photos-en.md). The grey copy still decides blank, turn and skew."""
+    image = _colour_page()
+    grey = np.asarray(image.convert("L"), dtype=np.float32)
+    assert abs(grey[95:135, 30:400].min() - grey[82:88, 30:400].mean()) < 8  # the red text is gone in grey
+    lines = read_image(image, OCRLinesConfig(engine="rapidocr"))
+    read = " ".join(ln.text for ln in lines.lines)
+    assert LINES[0] in read and "Seventy bright" in read and "yellow kites" in read
+
+
+def test_a_grey_page_is_handed_to_rapidocr_as_it_is(monkeypatch):
+    """A scan in grey is read from the same pixels as before (mode L), turned and deskewed as ever."""
+    seen = []
+    monkeypatch.setattr(ocr, "rapid_read", lambda image, *args, **kw: seen.append(image.mode) or [])
+    image, _ = text_crop()
+    read_image(image, OCRLinesConfig(engine="rapidocr"))
+    read_image(image.convert("RGB"), OCRLinesConfig(engine="rapidocr"))
+    assert seen == ["L", "RGB"]
+
+
+def test_rapidocr_lines_get_the_spaces_their_word_boxes_show(monkeypatch):
+    """A numbered heading read as "3.11.1Numbering hierarchy" with its words an em apart comes out spaced
+    (`jocr.lines.spacing`)."""
+    from jocr.lines.types import RAPIDOCR, Line, Word
+
+    words = [("3.11.1", 337, 396), ("Numbering", 425, 537), ("hierarchy", 546, 641)]
+    heading = Line(
+        "3.11.1Numbering hierarchy",
+        (337.0, 35.0, 641.0, 60.0),
+        25.0,
+        0,
+        0.99,
+        RAPIDOCR,
+        [Word(t, (float(a), 35.0, float(b), 60.0), 1.0) for t, a, b in words],
+    )
+    monkeypatch.setattr(ocr, "rapid_read", lambda image, *args, **kw: [heading])
+    image, _ = text_crop()
+    lines = read_image(image, OCRLinesConfig(engine="rapidocr", orient=False, deskew=False))
+    assert [ln.text for ln in lines.lines] == ["3.11.1 Numbering hierarchy"]

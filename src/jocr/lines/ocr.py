@@ -16,9 +16,10 @@ Steps, all bounded:
    skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
    least `min_skew_degrees`.
 4. Read with the engine under `timeout_s` (Tesseract: a subprocess, killed past it; RapidOCR: in process,
-   its running onnxruntime session stopped past it, `jocr.lines.ocr_rapid`), drop words and lines under
-   `min_confidence`. An engine past the limit gives no lines, verdict "too_large" and the note "<engine>
-   ran past N s", like a page refused in step 1.
+   its running onnxruntime session stopped past it, `jocr.lines.ocr_rapid`, reading a colour page in
+   colour, and a space its word boxes show put back into a line's text, `jocr.lines.spacing`), drop words
+   and lines under `min_confidence`. An engine past the limit gives no lines, verdict "too_large" and the
+   note "<engine> ran past N s", like a page refused in step 1.
 5. Map every box back to the original image's frame (the inverse of steps 2-3) and scale it to the page's
    units (`page_size`: points for a PDF page). A photographed sheet with background around it has its top
    and bottom in `stats["paper"]` (`paper_rows`), for the furniture bands (`jocr.layout.furniture`).
@@ -40,6 +41,7 @@ from jocr.lines.ocr_rapid import available as rapid_available
 from jocr.lines.ocr_rapid import read as rapid_read
 from jocr.lines.ocr_tesseract import TesseractError, binary, installed_languages, orientation
 from jocr.lines.ocr_tesseract import read as tesseract_read
+from jocr.lines.spacing import spaced_line
 from jocr.lines.types import (
     ERROR,
     NONE,
@@ -351,6 +353,18 @@ def _scaled(line: Line, sx: float, sy: float) -> Line:
     return Line(line.text, box(line.box), line.size * sy, line.weight, line.confidence, line.source, words)
 
 
+def _levelled(image: Image.Image, size: tuple[int, int], inverse: np.ndarray) -> Image.Image:
+    """`image` rotated by the affine map whose inverse is `inverse`, onto a white canvas of `size`."""
+    white = 255 if image.mode == "L" else (255,) * len(image.getbands())
+    return image.transform(
+        size,
+        Image.Transform.AFFINE,
+        tuple(inverse[:2].flatten()),
+        resample=Image.Resampling.BILINEAR,
+        fillcolor=white,
+    )
+
+
 def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list[Line] | None, dict]:
     """Lines in the original image's pixel frame (None for a blank page), and what was done."""
     from jocr.documents.preprocess import is_blank_page
@@ -359,12 +373,17 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
     grey = image.convert("L") if image.mode != "L" else image
     if is_blank_page(grey):
         return None, {}
+    # RapidOCR reads a colour page in colour, turned and levelled as the grey copy is: its models read
+    # colour, and the grey copy lost lone section numbers and spaces that the colour one kept on the
+    # development photographs (docs/results/2026-12-06-photos-en.md); Tesseract binarises grey itself.
+    colour = image.convert("RGB") if engine == RAPIDOCR and Image.getmodebase(image.mode) == "RGB" else None
     stats: dict = {"engine": engine}
     forward = np.eye(3)
     scale = min(1.0, (config.max_pixels / (width * height)) ** 0.5)
     if scale < 1.0:
         size = (max(1, round(width * scale)), max(1, round(height * scale)))
         grey = grey.resize(size, Image.Resampling.LANCZOS)
+        colour = colour and colour.resize(size, Image.Resampling.LANCZOS)
         forward = _scale(size[0] / width, size[1] / height) @ forward
         stats["scale"] = round(scale, 4)
     osd = None
@@ -386,19 +405,15 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         if turn:
             forward = _quarter_turn(turn, *grey.size) @ forward
             grey = grey.transpose(_TRANSPOSE[turn])
+            colour = colour and colour.transpose(_TRANSPOSE[turn])
             stats["turn"] = turn
     if config.deskew:
         angle = skew_angle(grey, config.max_skew_degrees)
         if abs(angle) >= config.min_skew_degrees:
             rotation, size = _rotation(angle, *grey.size)
             inverse = np.linalg.inv(rotation)
-            grey = grey.transform(
-                size,
-                Image.Transform.AFFINE,
-                tuple(inverse[:2].flatten()),
-                resample=Image.Resampling.BILINEAR,
-                fillcolor=255,
-            )
+            grey = _levelled(grey, size, inverse)
+            colour = colour and _levelled(colour, size, inverse)
             forward = rotation @ forward
             stats["skew"] = angle
     if engine == TESSERACT:
@@ -406,7 +421,9 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         stats["languages"] = languages
         lines = tesseract_read(grey, languages, config.timeout_s, config.min_confidence)
     else:
-        lines = rapid_read(grey, config.rapid_max_side, config.min_confidence, not settled, config.timeout_s)
+        page = grey if colour is None else colour
+        lines = rapid_read(page, config.rapid_max_side, config.min_confidence, not settled, config.timeout_s)
+        lines = [spaced_line(ln) for ln in lines]  # a space its word boxes show, left out of its text
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
     # back to the original pixels, and for a turned page on to the page turned upright (`upright_image`):
     # its lines are read, ordered and drawn in the frame a reader sees them in

@@ -1,0 +1,39 @@
+"""A space the recogniser left out between two words its own word boxes set a wide gap apart."""
+
+from __future__ import annotations
+
+from jocr.lines.spacing import spaced_line
+from jocr.lines.types import RAPIDOCR, Line, Word
+
+
+def ocr_line(text: str, words: list[tuple[str, float, float]], height: float = 25.0) -> Line:
+    return Line(
+        text,
+        (words[0][1], 100.0, words[-1][2], 100.0 + height),
+        height,
+        0,
+        0.99,
+        RAPIDOCR,
+        [Word(t, (x0, 100.0, x1, 100.0 + height), 1.0) for t, x0, x1 in words],
+    )
+
+
+def test_a_section_number_set_an_em_apart_keeps_its_space():
+    # RapidOCR on a photographed heading: "3.11.1Numbering hierarchy", its words 29 px apart on a 25 px line
+    line = ocr_line(
+        "3.11.1Numbering hierarchy", [("3.11.1", 337, 396), ("Numbering", 425, 537), ("hierarchy", 546, 641)]
+    )
+    assert spaced_line(line).text == "3.11.1 Numbering hierarchy"
+
+
+def test_words_set_close_stay_joined_and_other_lines_are_unchanged():
+    tight = ocr_line("v2.0 release", [("v", 100, 112), ("2.0", 113, 150), ("release", 160, 240)])
+    assert spaced_line(tight).text == "v2.0 release"  # a split inside a word, no gap: no space
+    spaced = ocr_line("3.1 Output", [("3.1", 100, 140), ("Output", 170, 260)])
+    assert spaced_line(spaced).text == "3.1 Output"
+    cjk = ocr_line("第1节", [("第", 100, 125), ("1", 150, 162), ("节", 190, 215)])
+    assert spaced_line(cjk).text == "第1节"  # spacing next to Chinese is not decided from gaps
+    unmatched = ocr_line("Abetter way", [("A", 100, 115), ("betterr", 140, 230), ("way", 240, 290)])
+    assert spaced_line(unmatched).text == "Abetter way"  # words that do not spell the text: left alone
+    no_words = Line("3.11.1Numbering", (0, 0, 100, 20), 20, 0, None, RAPIDOCR, None)
+    assert spaced_line(no_words) is no_words
