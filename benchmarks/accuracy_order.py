@@ -3,7 +3,8 @@ set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`da
 `--set` the later frozen reading-order sets (`data/frozen-order2`: newspapers, slides, Chinese pages;
 `data/frozen-order3`: brochure, magazine, newsletter, slides with sidebars, margin notes, Chinese;
 `data/frozen-order4`, in two parts, `frozen-order4-dev` and `frozen-order4-heldout`: slides with boxes and
-navigation bars, margin notes, title and abstract pages, Chinese manual pages).
+navigation bars, margin notes, title and abstract pages, Chinese manual pages; `data/frozen-order5`, a
+development set of single-column pages with headings, lists and centred titles and of two-column pages).
 
     python benchmarks/accuracy_order.py ocr   --cache DIR     # RapidOCR's lines of every scan and photo, once
     python benchmarks/accuracy_order.py score --cache DIR     # the table below, from the cached lines
@@ -14,6 +15,7 @@ navigation bars, margin notes, title and abstract pages, Chinese manual pages).
     python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order2 ...  # the second held-out set
     python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order3 ...  # the third held-out set
     python benchmarks/accuracy_order.py score --set frozen-order4-dev ...  # the fourth set's traced part
+    python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order5 ...  # the fifth set, dev
 
 Each page's hand-checked Markdown becomes an OmniDocBench-style ground truth (`gt_page`: its blocks, split on
 blank lines as `jocr.checks.omnidoc_split.split_markdown` splits a prediction, numbered in page order), and
@@ -62,6 +64,7 @@ SETS = {
     "frozen-order3": ROOT / "data" / "frozen-order3",
     "frozen-order4-dev": ROOT / "data" / "frozen-order4",
     "frozen-order4-heldout": ROOT / "data" / "frozen-order4",
+    "frozen-order5": ROOT / "data" / "frozen-order5",
 }
 # Sets that are one part of a folder: the part's name in the folder's sources.json (`split`). The fourth
 # order set was split before any run: `dev` is traced, `heldout` only scored.
