@@ -342,29 +342,15 @@ def test_page_lines_bridging_a_tables_columns_are_split_by_their_word_boxes():
     """Each row of a two-column table was read by the page's OCR as one line ("'R-intro' An Introduction
     to R"), so its lines alone show no columns and no table is found; with the source lines' word boxes
     the lines split where the second column's runs start, and the table is found and read."""
+    from ocr_table_fixtures import bridged_lines, bridged_tree
     from PIL import Image
 
     from jocr.layout.tables_pages import image_page_tables
-    from jocr.layout.tree import TreeLine
-    from jocr.lines.types import RAPIDOCR, Line, Word
 
-    rows = [("R-FAQ", "R FAQ"), ("R-intro", "An Introduction"), ("R-data", "Data Import"),
-            ("R-admin", "Installation"), ("R-lang", "The Language")]  # fmt: skip
-    source = []
-    for r, (name, title) in enumerate(rows):
-        y = 100 + 30 * r
-        words = [Word(name, (20, y, 20 + 9 * len(name), y + 20))]
-        x = 110
-        for w in title.split():
-            words.append(Word(w, (x, y, x + 9 * len(w), y + 20)))
-            x += 9 * len(w) + 6
-        box = (20, y, words[-1].box[2], y + 20)
-        source.append(Line(f"{name} {title}", box, 20.0, 0, 0.9, RAPIDOCR, words))
+    source = bridged_lines()
 
     def tree():
-        lines = [TreeLine(ln.text, ln.box, "ocr") for ln in source]
-        blocks = [Block(PARAGRAPH, text=ln.text, markdown=ln.text, bbox=ln.bbox, lines=[ln]) for ln in lines]
-        return PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+        return bridged_tree(source)
 
     image = Image.new("RGB", (500, 700), "white")
     assert image_page_tables(tree(), image, TablePassConfig(crop_ocr="none")) == 0  # the lines alone
