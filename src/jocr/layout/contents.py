@@ -46,7 +46,7 @@ _NUMBER_ONLY = re.compile(
     rf"[0-9]{{1,2}}(?:\.[0-9]{{1,2}}){{0,4}}\.?|[A-Z](?:\.[0-9]{{1,2}}){{1,4}}\.?|{_CJK_SECTION}"
 )
 _ABBREVIATIONS = {"etc", "al", "vs", "e.g", "i.e", "cf", "ibid", "approx"}
-_LETTER = re.compile(r"[^\W\d_]")
+LETTER = re.compile(r"[^\W\d_]")  # a letter of any script
 _INDEX_PAGES = re.compile(r"[0-9]+\s*[,–-]\s*[0-9]+|,\s*$")  # "12, 45", "12-14", a trailing comma
 _TRAILING_LEADERS = re.compile(r"\s*(?:[.·…_]\s*){2,}$")
 
@@ -209,7 +209,7 @@ def _entry(row: Row, size: float) -> Entry:
     if numbered:
         entry.number, text = numbered.group("number"), numbered.group("title")
     # a row of more cells than a number and its title is a table's, and an index lists pages in its text
-    if len(cells) > (2 if entry.number else 1) or _INDEX_PAGES.search(text) or not _LETTER.search(text):
+    if len(cells) > (2 if entry.number else 1) or _INDEX_PAGES.search(text) or not LETTER.search(text):
         entry.page, entry.leaders, entry.number = "", False, ""
         entry.title = ""
         return entry

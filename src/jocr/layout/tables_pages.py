@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from jocr.cjk import WORDS
-from jocr.layout.contents import TOC_PAGE
+from jocr.layout.contents import LETTER, TOC_PAGE
 from jocr.layout.line_rules import is_contents
 from jocr.layout.table_cells import misread
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
@@ -212,16 +212,13 @@ def contents_columns(table: Table) -> bool:
     for k, col in enumerate(columns):
         if not pages[k]:
             continue
-        if k == 0 or pages[k - 1] or not any(_LETTER.search(t) for t in columns[k - 1]):
+        if k == 0 or pages[k - 1] or not any(LETTER.search(t) for t in columns[k - 1]):
             return False
         numbers = [int(t) for t in col if t.isdigit()]
         if sum(b < a for a, b in zip(numbers, numbers[1:], strict=False)) > misread(len(numbers)):
             return False
     last = sum(t.isdigit() for t in columns[-1])
     return last >= max(2, 0.6 * table.n_rows)
-
-
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _row_texts(table: Table) -> list[list[str]]:
