@@ -109,3 +109,33 @@ def test_real_pages(pdf, expected):
         layer = read_page(doc[0])
     windows = [w.text for w in build_windows(layer, tok, 1400)]
     assert [text for texts in dropped(windows) for text in texts] == expected
+
+
+def _ocr_page(width: float, height: float, top: list[tuple[float, str]]) -> dict[int, str]:
+    """`edge_furniture` of an OCR'd page: lines `top` (x, text) on one row near the top edge, then a gap,
+    then twelve body lines; every box 30 px tall."""
+    from jocr.layout.furniture import edge_furniture
+    from jocr.layout.geometry import source_lines
+    from jocr.lines.types import RAPIDOCR, Line
+
+    lines = [Line(text, (x, 20, x + 12 * len(text), 50), 30, 0, 0.9, RAPIDOCR) for x, text in top]
+    lines += [
+        Line(f"body line {k} of the slide", (60, 150 + 36 * k, 500, 180 + 36 * k), 30, 0, 0.9, RAPIDOCR)
+        for k in range(12)
+    ]
+    items = source_lines(lines, RAPIDOCR)
+    return {items[i].text: kind for i, kind in edge_furniture(items, width, height).items()}
+
+
+def test_a_slide_title_in_the_top_band_stays_a_navigation_bar_goes():
+    # a landscape page (a slide) carries no running header: one line alone at its top is its title, even
+    # set no larger than the body; several entries across the top (a navigation bar) are still furniture
+    assert _ocr_page(1000, 750, [(60, "Pronunciation of the name")]) == {}
+    assert set(_ocr_page(1000, 750, [(60, "Intro"), (300, "Methods"), (600, "Results")])) == {
+        "Intro",
+        "Methods",
+        "Results",
+    }
+    # the same line at the top of an upright page is a running header
+    title = "Pronunciation of the name"
+    assert _ocr_page(750, 1000, [(60, title)]) == {title: "header"}

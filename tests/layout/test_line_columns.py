@@ -178,3 +178,62 @@ def test_a_table_whose_rows_line_up_stays_one_group():
     names = [(10, 200 + 30 * k, f"Name {k}") for k in range(8)]
     values = [(200, 200 + 30 * k, f"{k}.50") for k in range(8)]
     assert len(columns_read(_placed(names + values))) == 1
+
+
+PROSE = [
+    "Thus the designer of a new system must not only be the implementer and first",  # 0
+    "large-scale user, and write the first user manual.",  # 1 ends short
+    "The separation of any of these four components would have hurt the system",  # 2
+    "significantly, and literally hundreds of improvements would never have been",  # 3
+    "made, because nobody would have thought of them or perceived why they matter",  # 4
+    "so the work stayed in one pair of hands until it was done.",  # 5 ends short
+    "But a system cannot be successful if it is too strongly influenced by one person",  # 6
+    "alone; the real test begins as others use it.",  # 7 ends short
+]
+
+
+def _body_and_notes(notes: list[tuple[int, str]], side: str = "right") -> list[Line]:
+    """Prose lines 40 px apart (10 px a character; a short line ends its paragraph) and notes of one word
+    beside given prose lines, in the margin at `side`."""
+    body_x = 300 if side == "left" else 50
+    items = [(body_x, 100 + 40 * k, text) for k, text in enumerate(PROSE)]
+    note_x = 110 if side == "left" else 1000
+    items += [(note_x, 100 + 40 * k + 5, word) for k, word in notes]
+    return _placed(items, char=10.0, height=30.0)
+
+
+def test_notes_in_the_margin_go_after_the_paragraph_they_stand_beside():
+    # a tab of names down the right margin beside running prose was read row by row with it and taken
+    # for a table; each run of notes (rows a line apart at most) now follows the paragraph it stands
+    # beside, and no paragraph is cut
+    groups = columns_read(_body_and_notes([(0, "Tufte"), (1, "Knuth"), (3, "Reich")]))
+    assert groups == [
+        " / ".join(PROSE[:2]),
+        "Tufte / Knuth",
+        " / ".join(PROSE[2:6]),
+        "Reich",
+        " / ".join(PROSE[6:]),
+    ]
+
+
+def test_notes_in_the_left_margin_follow_their_paragraph_too():
+    groups = columns_read(_body_and_notes([(0, "Zapf"), (2, "Knuth"), (6, "Reich")], side="left"))
+    assert groups == [
+        " / ".join(PROSE[:2]),
+        "Zapf",
+        " / ".join(PROSE[2:6]),
+        "Knuth",
+        " / ".join(PROSE[6:]),
+        "Reich",
+    ]
+
+
+def test_line_numbers_in_the_margin_go_after_the_text_they_count():
+    groups = columns_read(_body_and_notes([(1, "5"), (3, "10"), (6, "15")], side="left"))
+    assert groups == [" / ".join(PROSE), "5 / 10 / 15"]
+
+
+def test_a_column_of_values_beside_prose_lines_that_pair_up_stays_a_table():
+    # values that stand beside the prose row for row are a table's column, not notes in a margin
+    groups = columns_read(_body_and_notes([(k, f"{k}.50") for k in range(8)]))
+    assert len(groups) == 1

@@ -13,7 +13,8 @@ an anchored page's windows alone (`furniture_runs`):
   band counts, so a header of two lines goes whole); bottom: the same within `BOTTOM_BAND` of the bottom
   edge, mirrored. A group that holds a line set larger than the body (`TITLE_SIZE` times the body's size)
   is a title block, not furniture (a title in a half-inch top margin), unless its lines are OCR's and one
-  is a page number (an OCR line's size is its box's height, unreliable beside small print);
+  is a page number (an OCR line's size is its box's height, unreliable beside small print); on a
+  landscape page (a slide) a top group of one line that is no page number is the slide's title;
 - the outermost level within a band is a page number when it holds one line only and that line is a number
   of up to four digits (also "- 7 -", "Page 7", "7 of 12"): at the top always (a number above the body),
   at the bottom when it is set apart from the line above it (`NUMBER_GAP_PITCHES`) or does not start where
@@ -137,7 +138,9 @@ def edge_furniture(
             break
         if below - above >= gap:
             top = above
-    mark([ln for ln in lines if ln.y0 <= top + jitter], HEADER)
+    head = [ln for ln in lines if ln.y0 <= top + jitter]
+    if not _slide_title(head, width, height):
+        mark(head, HEADER)
     bottom = float("inf")
     for below, above in zip(reversed(levels), list(reversed(levels))[1:], strict=False):
         if below < bottom_band:
@@ -162,6 +165,17 @@ def edge_furniture(
             if near_edge or step >= MIN_GAP_PITCHES * pitch:
                 kinds[row[0].index] = PAGE_NUMBER
     return kinds
+
+
+SLIDE_ASPECT = 1.15  # a page this much wider than tall is a slide (4:3 and 16:9) or a landscape sheet
+
+
+def _slide_title(group: list[Line], width: float, height: float) -> bool:
+    """Whether the top group of a landscape page is its title: one line that is no page number. A slide
+    carries no running header; a navigation bar across its top is several lines and stays furniture."""
+    if width < SLIDE_ASPECT * height or len(group) != 1:
+        return False
+    return _NUMBER_LINE.fullmatch(group[0].text.strip()) is None
 
 
 def _numbered_ocr_group(group: list[Line]) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+import re
 import statistics
 
 from jocr.layout.geometry import Line, list_item, rows_of, text_width
@@ -100,6 +101,12 @@ def reading_columns(lines: list[Line], size: float, depth: int = 0, min_rows: in
     if cut is not None:
         left = [ln for ln in lines if ln.x1 <= cut]
         right = [ln for ln in lines if ln.x1 > cut]
+        notes = _margin_side(left, right, lines) if min_rows > 1 else None
+        if notes is not None:
+            body, side = (right, left) if notes == 0 else (left, right)
+            return [
+                g for part in _notes_beside(body, side, size) for g in reading_columns(part, size, depth + 1)
+            ]
         return reading_columns(left, size, depth + 1, min_rows) + reading_columns(
             right, size, depth + 1, min_rows
         )
@@ -188,7 +195,59 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
     if all(prose) or (any(prose) and wide) or _lists_side_by_side(sides):
         return cut
+    if any(prose) and min_rows > 1:  # notes in the margin beside a column of prose (`_margin_side`)
+        return cut if _set_apart(sides) else None
     return cut if not any(prose) and _set_apart(sides) else None
+
+
+_LINE_NUMBER = re.compile(r"[0-9]{1,4}")
+MARGIN_SHARE = 0.3  # a side of short lines narrower than this share of the region is its margin
+
+
+def _margin_side(left: list[Line], right: list[Line], lines: list[Line]) -> int | None:
+    """Which side of a gutter (0 left, 1 right) is the margin beside a column of prose: that side's lines
+    are short (under `PROSE_COLUMNS` in the median) and it is narrower than `MARGIN_SHARE` of the region,
+    the other side prose. None for columns of a page. `_vertical_cut` has found them set apart (their rows
+    do not pair up as a table's do): side notes, an edition's line numbers, a tab of section names."""
+    extent = max(ln.x1 for ln in lines) - min(ln.x0 for ln in lines)
+    kinds = []
+    for side in (left, right):
+        width = max(ln.x1 for ln in side) - min(ln.x0 for ln in side)
+        prose = statistics.median(text_width(ln.text) for ln in side) >= PROSE_COLUMNS
+        kinds.append("prose" if prose else "margin" if width < MARGIN_SHARE * extent else "")
+    if sorted(kinds) != ["margin", "prose"]:
+        return None
+    return kinds.index("margin")
+
+
+def _notes_beside(body: list[Line], notes: list[Line], size: float) -> list[list[Line]]:
+    """The body read top to bottom with each run of notes after the paragraph it stands beside: the notes
+    run (rows no more than a line apart) goes after the first body line at or below its top that ends a
+    paragraph (ends two body sizes short of where the body's lines end in the median, or is the body's last
+    line), so that no paragraph is cut by a note."""
+    body = sorted(body, key=lambda ln: (ln.y0, ln.x0))
+    right = statistics.median(ln.x1 for ln in body)  # where full lines end (a merged note ends further)
+    runs: list[list[Line]] = []
+    for row in rows_of(notes):
+        if runs and row.y0 - max(ln.y1 for ln in runs[-1]) <= row.y1 - row.y0:
+            runs[-1] += row.lines
+        else:
+            runs.append(list(row.lines))
+    numbers = [ln for run in runs if all(_LINE_NUMBER.fullmatch(ln.text.strip()) for ln in run) for ln in run]
+    runs = [run for run in runs if run[0] not in numbers]
+    parts: list[list[Line]] = []
+    start = 0
+    for run in runs:
+        top = min(ln.y0 for ln in run)
+        k = start
+        while k < len(body) - 1 and (body[k].y1 < top or body[k].x1 >= right - 2 * size):
+            k += 1
+        if k >= start and k < len(body):
+            parts.append(body[start : k + 1])
+            start = k + 1
+        parts.append(run)
+    parts += [body[start:], numbers]  # an edition's line numbers, after the text they count
+    return [p for p in parts if p]
 
 
 LIST_SHARE = 0.5  # this share of a side's lines (two at least) list items make it a list
