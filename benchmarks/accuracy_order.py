@@ -161,13 +161,21 @@ def cache_plain_lines(cache: Path, image_path: Path) -> tuple[int, float] | None
 
 
 def outputs(
-    name: str, stem: str, variant: str, cache: Path, regions: Path | None = None, config=None
+    name: str,
+    stem: str,
+    variant: str,
+    cache: Path,
+    regions: Path | None = None,
+    config=None,
+    paper: bool = False,
 ) -> dict[str, str] | None:
-    """{system: Markdown} for one page variant; None when its lines are not there."""
+    """{system: Markdown} for one page variant; None when its lines are not there. `paper`: the trees of a
+    photographed page get the sheet's edges (`jocr.lines.ocr.paper_rows`), as `jocr parse` passes them."""
     from jocr.layout.line_rules import lines_tree
     from jocr.layout.render import page_markdown
 
     root = SETS[name] / "pdfs" / variant
+    sheet = None
     if variant == "pdf":
         import pypdfium2 as pdfium
 
@@ -191,15 +199,18 @@ def outputs(
             return None
         from PIL import Image
 
+        from jocr.lines.ocr import paper_rows
+
         with Image.open(image_path) as image:
             layer = baselines.ocr_layer(image, found)
+            sheet = paper_rows(image) if paper else None
         lines, width, height, unit, source = layer.lines, layer.width, layer.height, "px", layer.source
     plain = "\n".join(ln.text for ln in lines)
-    tree = lines_tree(lines, width, height, unit=unit, source=source)
+    tree = lines_tree(lines, width, height, unit=unit, source=source, paper=sheet)
     out = {"plain": plain, "rules": page_markdown(tree), "rules-lines": tree_lines(tree)}
     found = None if variant == "pdf" else cached_regions(regions, root / f"{stem}.jpg", config, width, height)
     if found is not None:
-        tree = lines_tree(lines, width, height, unit=unit, source=source, regions=found)
+        tree = lines_tree(lines, width, height, unit=unit, source=source, paper=sheet, regions=found)
         out["regions"], out["regions-lines"] = page_markdown(tree), tree_lines(tree)
     return out
 
@@ -269,6 +280,7 @@ def score(
     regions: Path | None = None,
     config=None,
     sets: tuple[str, ...] = DEFAULT_SETS,
+    paper: bool = False,
 ) -> None:
     from jocr.checks.omnidoc import evaluate_pages
 
@@ -277,7 +289,7 @@ def score(
     for name, stem, md in pages(sets):
         truth = gt_page(md.read_text(encoding="utf-8"))
         for variant in VARIANTS:
-            found = outputs(name, stem, variant, cache, regions, config)
+            found = outputs(name, stem, variant, cache, regions, config, paper)
             if found is None:
                 missing.append(f"{name}/{variant}/{stem}")
                 continue
@@ -422,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
         help=f"a page set to read or score (repeat for several; default: {', '.join(DEFAULT_SETS)})",
     )  # fmt: skip
     ap.add_argument("--no-demo", action="store_true", help="regions: leave the demo's images out")
+    ap.add_argument(
+        "--paper", action="store_true", help="score: photos get the sheet's edges, as parse gives them"
+    )
     args = ap.parse_args(argv)
     sets = tuple(args.sets or DEFAULT_SETS)
     from jocr.layout.regions import RAPID_LAYOUT, RegionsConfig
@@ -450,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("demo needs --demo-lines")
         demo(args.cache, args.demo_lines, args.regions, config, args.omnidocbench, args.per_page)
     else:
-        score(args.cache, args.per_page, args.regions, config, sets)
+        score(args.cache, args.per_page, args.regions, config, sets, args.paper)
     return 0
 
 

@@ -139,3 +139,22 @@ def test_a_slide_title_in_the_top_band_stays_a_navigation_bar_goes():
     # the same line at the top of an upright page is a running header
     title = "Pronunciation of the name"
     assert _ocr_page(750, 1000, [(60, title)]) == {title: "header"}
+
+
+def test_a_sheet_found_short_of_the_lines_is_taken_to_reach_them():
+    # a scanned slide with dark tiles: the sheet was found as rows 100-400 of the image, the tiles taken for
+    # a table around it, and every line under row 400 was dropped as a running footer
+    from jocr.layout.furniture import edge_furniture
+    from jocr.layout.geometry import source_lines
+    from jocr.lines.types import RAPIDOCR, Line
+
+    tops = [120 + 36 * k for k in range(11)] + [580 + 36 * k for k in range(7)]
+    lines = [
+        Line(f"line {k} of the page", (60, y, 500, y + 30), 30, 0, 0.9, RAPIDOCR) for k, y in enumerate(tops)
+    ]
+    items = source_lines(lines, RAPIDOCR)
+    assert edge_furniture(items, 1000, 900, paper=(100, 400)) == {}
+    # a sheet that holds its lines is measured from its own edges: a footer under a gap goes
+    footer = Line("Proceedings of the meeting", (60, 850, 500, 880), 30, 0, 0.9, RAPIDOCR)
+    items = source_lines(lines[:11] + [footer], RAPIDOCR)
+    assert list(edge_furniture(items, 1000, 1400, paper=(100, 900)).values()) == ["footer"]

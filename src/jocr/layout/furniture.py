@@ -112,7 +112,12 @@ def edge_furniture(
     if height <= 0 or not lines:
         return {}
     if paper is not None and 0 <= paper[0] < paper[1] <= height:
-        top, height = float(paper[0]), float(paper[1] - paper[0])
+        # The sheet holds every line read on it: where lines lie beyond the sheet as found, a dark band
+        # printed on the page (a slide's title bar, a dark tile) was taken for the table around it, and
+        # the sheet reaches those lines.
+        sheet_top = min(float(paper[0]), min(ln.y0 for ln in lines))
+        sheet_bottom = max(float(paper[1]), max(ln.y1 for ln in lines))
+        top, height = sheet_top, sheet_bottom - sheet_top
         lines = [replace(ln, box=(ln.x0, ln.y0 - top, ln.x1, ln.y1 - top)) for ln in lines]
     jitter = JITTER * height
     levels = _levels([ln.y0 for ln in lines], jitter)
