@@ -4,7 +4,9 @@ set (`data/frozen-order`) and the hand-checked pages of the frozen real set (`da
 `data/frozen-order3`: brochure, magazine, newsletter, slides with sidebars, margin notes, Chinese;
 `data/frozen-order4`, in two parts, `frozen-order4-dev` and `frozen-order4-heldout`: slides with boxes and
 navigation bars, margin notes, title and abstract pages, Chinese manual pages; `data/frozen-order5`, a
-development set of single-column pages with headings, lists and centred titles and of two-column pages).
+development set of single-column pages with headings, lists and centred titles and of two-column pages;
+`data/frozen-order6`, a held-out set of manual and book pages, two-column articles, slides, margin notes and
+side boxes, a newsletter, a title page, a table between paragraphs and Chinese manual pages).
 
     python benchmarks/accuracy_order.py ocr   --cache DIR     # RapidOCR's lines of every scan and photo, once
     python benchmarks/accuracy_order.py score --cache DIR     # the table below, from the cached lines
@@ -16,6 +18,7 @@ development set of single-column pages with headings, lists and centred titles a
     python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order3 ...  # the third held-out set
     python benchmarks/accuracy_order.py score --set frozen-order4-dev ...  # the fourth set's traced part
     python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order5 ...  # the fifth set, dev
+    python benchmarks/accuracy_order.py ocr|regions|score --set frozen-order6 ...  # the sixth, held out
 
 Each page's hand-checked Markdown becomes an OmniDocBench-style ground truth (`gt_page`: its blocks, split on
 blank lines as `jocr.checks.omnidoc_split.split_markdown` splits a prediction, numbered in page order), and
@@ -65,6 +68,7 @@ SETS = {
     "frozen-order4-dev": ROOT / "data" / "frozen-order4",
     "frozen-order4-heldout": ROOT / "data" / "frozen-order4",
     "frozen-order5": ROOT / "data" / "frozen-order5",
+    "frozen-order6": ROOT / "data" / "frozen-order6",
 }
 # Sets that are one part of a folder: the part's name in the folder's sources.json (`split`). The fourth
 # order set was split before any run: `dev` is traced, `heldout` only scored.
