@@ -237,3 +237,17 @@ def test_a_column_of_values_beside_prose_lines_that_pair_up_stays_a_table():
     # values that stand beside the prose row for row are a table's column, not notes in a margin
     groups = columns_read(_body_and_notes([(k, f"{k}.50") for k in range(8)]))
     assert len(groups) == 1
+
+
+def test_notes_beside_a_body_of_two_columns_go_after_both_columns():
+    # the body beside the margin has columns of its own: cutting it at the notes' heights would read
+    # the columns band by band, so the body is read column by column and the notes come after it
+    left = [(300, 100 + 40 * k, f"left column line {k} of the running text here") for k in range(8)]
+    right = [(800, 100 + 40 * k, f"right column line {k} of the running text there") for k in range(8)]
+    notes = [(110, 105 + 40 * k, word) for k, word in ((0, "Tufte"), (3, "Knuth"), (6, "Reich"))]
+    groups = columns_read(_placed(left + right + notes, char=10.0, height=30.0))
+    assert groups == [
+        " / ".join(t for _, _, t in left),
+        " / ".join(t for _, _, t in right),
+        "Tufte / Knuth / Reich",
+    ]

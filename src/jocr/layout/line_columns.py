@@ -104,6 +104,8 @@ def reading_columns(lines: list[Line], size: float, depth: int = 0, min_rows: in
         notes = _margin_side(left, right, lines) if min_rows > 1 else None
         if notes is not None:
             body, side = (right, left) if notes == 0 else (left, right)
+            if _vertical_cut(body, size) is not None:  # a body of columns: its notes after it
+                return reading_columns(body, size, depth + 1) + [sorted(side, key=lambda ln: (ln.y0, ln.x0))]
             return [
                 g for part in _notes_beside(body, side, size) for g in reading_columns(part, size, depth + 1)
             ]
@@ -233,16 +235,16 @@ def _notes_beside(body: list[Line], notes: list[Line], size: float) -> list[list
             runs[-1] += row.lines
         else:
             runs.append(list(row.lines))
-    numbers = [ln for run in runs if all(_LINE_NUMBER.fullmatch(ln.text.strip()) for ln in run) for ln in run]
-    runs = [run for run in runs if run[0] not in numbers]
+    counted = [all(_LINE_NUMBER.fullmatch(ln.text.strip()) for ln in run) for run in runs]
+    numbers = [ln for run, number in zip(runs, counted, strict=True) if number for ln in run]
     parts: list[list[Line]] = []
     start = 0
-    for run in runs:
+    for run in (run for run, number in zip(runs, counted, strict=True) if not number):
         top = min(ln.y0 for ln in run)
         k = start
         while k < len(body) - 1 and (body[k].y1 < top or body[k].x1 >= right - 2 * size):
             k += 1
-        if k >= start and k < len(body):
+        if start < len(body):
             parts.append(body[start : k + 1])
             start = k + 1
         parts.append(run)
