@@ -203,11 +203,9 @@ def outputs(
             return None
         from PIL import Image
 
-        from jocr.lines.ocr import paper_rows
-
         with Image.open(image_path) as image:
             layer = baselines.ocr_layer(image, found)
-            sheet = paper_rows(image) if paper else None
+        sheet = layer.stats.get("paper") if paper else None  # `ocr_layer` finds the sheet's edges
         lines, width, height, unit, source = layer.lines, layer.width, layer.height, "px", layer.source
     plain = "\n".join(ln.text for ln in lines)
     tree = lines_tree(lines, width, height, unit=unit, source=source, paper=sheet)

@@ -71,6 +71,8 @@ def rapidocr_lines(image: Image.Image, words: bool = False) -> list[tuple]:
     with `words` (rapidocr 3.x), each line's word boxes as a third item: [(text, box), ...]."""
     import numpy as np
 
+    from jocr.lines.ocr_rapid import axis_box
+
     kind, engine = _rapidocr_engine()
     pixels = np.asarray(image.convert("RGB"))
     word_results = None
@@ -85,18 +87,13 @@ def rapidocr_lines(image: Image.Image, words: bool = False) -> list[tuple]:
         boxes = [r[0] for r in result or ()]
     lines = []
     for i, (text, quad) in enumerate(zip(texts, boxes)):
-        line = (text, _aabb(quad))
+        line = (text, axis_box(quad))
         if words:
             items = word_results[i] if word_results is not None else ()
-            line += ([(str(w[0]).strip(), _aabb(w[2])) for w in items if len(w) > 2 and str(w[0]).strip()],)
+            kept = [w for w in items if len(w) > 2 and str(w[0]).strip()]
+            line += ([(str(w[0]).strip(), axis_box(w[2])) for w in kept],)
         lines.append(line)
     return lines
-
-
-def _aabb(quad) -> tuple[float, float, float, float]:
-    xs = [float(p[0]) for p in quad]
-    ys = [float(p[1]) for p in quad]
-    return (min(xs), min(ys), max(xs), max(ys))
 
 
 def rapidocr_text(image: Image.Image) -> str:

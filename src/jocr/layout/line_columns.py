@@ -197,9 +197,8 @@ def _vertical_cut(lines: list[Line], size: float, min_rows: int = 3) -> float | 
     wide = all(max(ln.x1 for ln in side) - min(ln.x0 for ln in side) >= extent for side in sides)
     if all(prose) or (any(prose) and wide) or _lists_side_by_side(sides):
         return cut
-    if any(prose) and min_rows > 1:  # notes in the margin beside a column of prose (`_margin_side`)
-        return cut if _set_apart(sides) else None
-    return cut if not any(prose) and _set_apart(sides) else None
+    margin = any(prose) and min_rows > 1  # notes in the margin beside a column of prose (`_margin_side`)
+    return cut if (margin or not any(prose)) and _set_apart(sides) else None
 
 
 _LINE_NUMBER = re.compile(r"[0-9]{1,4}")

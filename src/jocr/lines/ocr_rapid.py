@@ -149,7 +149,8 @@ def _bounded(engine, array: np.ndarray, timeout_s: float | None):
     return result
 
 
-def _aabb(quad) -> tuple[float, float, float, float]:
+def axis_box(quad) -> tuple[float, float, float, float]:
+    """The axis-aligned box (x0, y0, x1, y1) of a quadrilateral's corner points, as RapidOCR gives boxes."""
     pts = np.asarray(quad, dtype=np.float64).reshape(-1, 2)
     return (float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
 
@@ -179,13 +180,13 @@ def read(
         text = " ".join(str(text).split())
         if not text:
             continue
-        box = _aabb(quad)
+        box = axis_box(quad)
         words = []
         for item in word_results[i] if word_results is not None else ():
             word_text, word_score, word_quad = item[0], item[1], item[2] if len(item) > 2 else None
             word_text = str(word_text).strip()
             if word_text and word_quad is not None and float(word_score) >= min_word_confidence:
-                words.append(Word(word_text, _aabb(word_quad), float(word_score)))
+                words.append(Word(word_text, axis_box(word_quad), float(word_score)))
         if not words:
             words = [Word(text, box, float(score))]
         lines.append(Line(text, box, box[3] - box[1], 0, float(score), source=RAPIDOCR, words=words))
