@@ -44,8 +44,9 @@ def test_no_document_or_package_is_shared_with_another_frozen_set():
             pages = json.loads(path.read_text())
             pages = pages["pages"] if isinstance(pages, dict) else pages
             assert mine.isdisjoint({p.get("package") for p in pages}), path
-    others = "\n".join(p.read_text(encoding="utf-8") for p in ROOT.parent.glob("frozen-*/README.md")
-                       if p.parent != ROOT)
+    others = "\n".join(
+        p.read_text(encoding="utf-8") for p in ROOT.parent.glob("frozen-*/README.md") if p.parent != ROOT
+    )
     for package in mine:
         assert package not in others, package
 
