@@ -1,6 +1,7 @@
 """What every frozen real-page set (data/frozen-real*) is read with and checked for, shared by the tests of
 each set: its sources (`sources.json`) and test records (`pdf.jsonl`), and that every test names an
-existing page of the set."""
+existing page of the set; and for the reading-order sets (data/frozen-order*), their copies and ground
+truth."""
 
 import json
 from pathlib import Path
@@ -77,3 +78,16 @@ def assert_no_source_file_shared_with_another_set(root: Path, other_sets: int) -
         pages = pages["pages"] if isinstance(pages, dict) else pages
         assert files.isdisjoint({s.get("file") for s in pages}), path
     return files
+
+
+def assert_every_order_page_has_its_copies_and_blocks(root: Path, name: str, accuracy_order) -> None:
+    """A reading-order set (`benchmarks/accuracy_order.py` set `name`, the module passed in): every page
+    listed in `sources.json` is one the benchmark reads, has its PDF, scan and photo, and a ground truth of
+    three blocks at least."""
+    listed = {s["id"] for s in sources(root)}
+    assert {stem for _, stem, _ in accuracy_order.pages((name,))} == listed
+    for stem in listed:
+        for variant, ext in (("pdf", "pdf"), ("scan", "jpg"), ("photo", "jpg")):
+            assert (root / "pdfs" / variant / f"{stem}.{ext}").is_file(), (stem, variant)
+        truth = accuracy_order.gt_page((root / "gt" / f"{stem}.md").read_text(encoding="utf-8"))
+        assert len(truth["layout_dets"]) >= 3, stem

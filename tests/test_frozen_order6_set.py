@@ -9,7 +9,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from frozen_set_checks import assert_no_source_file_shared_with_another_set, sources
+from frozen_set_checks import (
+    assert_every_order_page_has_its_copies_and_blocks,
+    assert_no_source_file_shared_with_another_set,
+    sources,
+)
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "frozen-order6"
 sys.path.insert(0, str(ROOT.parents[1] / "benchmarks"))
@@ -52,13 +56,7 @@ def test_no_document_or_package_is_shared_with_another_frozen_set():
 
 
 def test_every_page_has_its_copies_and_a_ground_truth_of_blocks():
-    listed = {s["id"] for s in sources(ROOT)}
-    assert {stem for _, stem, _ in accuracy_order.pages(("frozen-order6",))} == listed
-    for stem in listed:
-        for variant, ext in (("pdf", "pdf"), ("scan", "jpg"), ("photo", "jpg")):
-            assert (ROOT / "pdfs" / variant / f"{stem}.{ext}").is_file(), (stem, variant)
-        truth = accuracy_order.gt_page((ROOT / "gt" / f"{stem}.md").read_text(encoding="utf-8"))
-        assert len(truth["layout_dets"]) >= 3, stem
+    assert_every_order_page_has_its_copies_and_blocks(ROOT, "frozen-order6", accuracy_order)
 
 
 def test_the_tables_between_paragraphs_are_read_as_tables():
