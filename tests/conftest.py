@@ -1,6 +1,6 @@
 """Suite-wide rule: a test that skips fails, unless it is marked `vllm` or `gpu` (the only things a CPU
 clone may lack). Data the tests need lives in tests/data; system packages come from scripts/setup.sh.
-Also the one fixture tests of several folders share: `model_dir`, a tiny random checkpoint."""
+Also the fixtures tests of several folders share: `model_dir`, a tiny random checkpoint, and `never_stops`."""
 
 from __future__ import annotations
 
@@ -49,3 +49,19 @@ def model_dir(tmp_path_factory):
     OCRModel(tiny_config()).init_weights(seed=0).save_pretrained(path)
     Tokenizer.byte_level().save(path / "tokenizer.json")
     return path
+
+
+@pytest.fixture
+def never_stops(monkeypatch):
+    """Generation requests made without stop ids, stop strings or a stop test: a reading of the random
+    `model_dir` checkpoint (greedy or sampled, from any image) always runs to its token limit, where it
+    could otherwise hit its EOS token by chance. Every request path builds its requests through
+    `jocr.engine.requests.GenerationRequest` at call time, so patching it there reaches them all."""
+    from jocr.engine import requests
+
+    made = requests.GenerationRequest
+
+    def unstoppable(*args, **fields):
+        return made(*args, **{**fields, "stop_token_ids": (), "stop_strings": (), "stop_when": None})
+
+    monkeypatch.setattr(requests, "GenerationRequest", unstoppable)

@@ -494,6 +494,7 @@ def test_an_anchored_page_is_not_retried_its_unread_runs_are_its_fallback():
     assert (out[2]["status"], out[2]["attempts"]) == ("retried", 2)
 
 
+@pytest.mark.usefixtures("never_stops")  # no reading of the random checkpoint finishes by chance
 @pytest.mark.parametrize("retries", [0, 1])
 def test_an_image_only_page_that_runs_out_reads_the_same_in_parse_and_batch(tmp_path, model_dir, retries):
     # One retry policy (`jocr.pipeline.retry`): at the default (no retries) both keep the greedy reading

@@ -48,11 +48,12 @@ def test_bad_retries_and_seeds():
     assert retry_seed("a.pdf", 1, 1) == retry_seed("a.pdf", 1, 1) != retry_seed("a.pdf", 1, 2)
 
 
+@pytest.mark.usefixtures("never_stops")
 def test_parse_samples_a_retry_with_the_policys_temperature_and_seed(tmp_path, model_dir, monkeypatch):
     import jocr
     from jocr.engine import requests
 
-    made, request = [], requests.GenerationRequest
+    made, request = [], requests.GenerationRequest  # `never_stops`': no reading finishes by chance
 
     def recorded(**fields):
         made.append((fields.get("temperature", 0.0), fields.get("seed")))
