@@ -413,3 +413,52 @@ def test_monospace_glyphs_are_code_not_math():
 
     glyphs = _prose("type ") + _word("\\verb|...|", 30, font="SFTT1000")
     assert inline_text("type \\verb|...|", glyphs, [], _math_glyph, 10.0) is None
+
+
+def test_note_numbers_and_brackets_around_words_of_prose_are_no_formulas():
+    """A raised note number after or before a word of prose ("used.¹", "Migchielsen¹,∗", a footnote's
+    "¹This", its "¹" alone before the text) and an address in a math font's "<" ">" are prose; a short
+    word keeps its script ("cm²") and a variable its relation ("a<b")."""
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    def raised(text, x, font="NimbusRomNo9L-Regu"):
+        return Glyph(text, font, 7.0, (x, 13.0, x + 3.5, 17.0), 16.5, text)
+
+    glyphs = _prose("be used.") + [raised("1", 48)]
+    assert inline_text("be used.1", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _prose("Jos Migchielsen") + [raised("1", 90), raised(",", 94), raised("∗", 97, "CMSY7")]
+    assert inline_text("Jos Migchielsen1,∗", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = [raised("1", 0)] + _prose("This", 4.0)
+    assert inline_text("1This", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = [raised("1", 0)] + _prose(" If it", 0.0)
+    assert inline_text("1 If it", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _prose("to ") + [_glyph("<", 18, 20, font="Rpxmi")] + _prose("me@x.org", 24.0)
+    glyphs += [_glyph(">", 72, 20, font="Rpxmi")]
+    for g in glyphs:
+        g.raw = g.text
+    assert inline_text("to <me@x.org>", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _prose("10 cm") + [raised("2", 30)]
+    assert inline_text("10 cm2", glyphs, [], _math_glyph, 10.0) == "$10\\mathrm{cm}^{2}$"
+    glyphs = [_glyph("a", 0, 20), _glyph("<", 6, 20), _glyph("b", 12, 20)]
+    for g in glyphs:
+        g.raw = g.text
+    assert inline_text("a<b", glyphs, [], _math_glyph, 10.0) == "$a<b$"
+
+
+def test_a_math_fonts_full_stop_or_angle_brackets_alone_make_no_formula():
+    """TeX sets "v3.4"'s full stop and a placeholder's "⟨...⟩" from its math fonts: prose all the same. A
+    middle dot of a text font ("史记·项羽本纪") is no `\\cdot` either."""
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    glyphs = _prose("Until v3") + [_glyph(".", 48, 20)] + _prose("4", 54.0)
+    glyphs[-2].raw = "."
+    assert inline_text("Until v3.4", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _word("key=", 0, font="NimbusMonL-Regu") + [_glyph("⟨", 24, 20, font="CMSY10")]
+    glyphs += _prose("name", 30.0) + [_glyph("⟩", 54, 20, font="CMSY10")]
+    for g in glyphs:
+        g.raw = g.text
+    assert inline_text("key=⟨name⟩", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _word("史记·项羽", 0, font="SourceHanSerif-Regular")
+    assert inline_text("史记·项羽", glyphs, [], _math_glyph, 10.0) is None

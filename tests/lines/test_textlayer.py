@@ -21,6 +21,7 @@ from jocr.lines.textlayer import (
     UNMAPPED,
     TextLayerLimits,
     estimate_glyphs,
+    is_mono_font,
     read_page,
 )
 
@@ -194,3 +195,14 @@ def test_unmapped_glyphs_with_an_ascii_code_keep_it():
         doc.close()
     assert layer.usable and layer.stats["unmapped"] < 20
     assert any("\\DeclarePairedDelimiter" in line.text for line in layer.lines)
+
+
+@pytest.mark.parametrize(
+    ("name", "mono"),
+    [("NimbusMonL-Regu", True), ("NimbusMonoPS-Regular", True), ("CMTT10", True), ("pcrr8r", True),
+     ("TeXGyreCursor-Regular", True), ("txtt", True), ("NimbusRomNo9L-Regu", False),
+     ("Monotype-Sorts", False), ("CMR10", False)],
+)  # fmt: skip
+def test_typewriter_faces_by_name(name, mono):
+    # URW's Courier clone (NimbusMonL: "key=value" options of the caption manual) is typewriter, as Courier is
+    assert is_mono_font(name) is mono

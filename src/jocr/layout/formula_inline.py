@@ -19,6 +19,15 @@ _TRAILING = frozenset(".,;:")
 # Signs of a footnote mark set after a word ("Floats∗" of a title's \thanks): TeX takes them from its math
 # symbols font, but after a word of prose they are its note mark, not math.
 _NOTE_SIGNS = frozenset("*∗†‡⋆")
+# Math-font glyphs that make no formula of a word by themselves: punctuation and angle brackets, which
+# TeX sets from its math fonts around text too. A word with them is math only by its other glyphs.
+_NOT_ALONE = _TRAILING | frozenset("⟨⟩")
+# Relation signs TeX takes from its math fonts that a word of prose wears as brackets ("<name@host>").
+_WORD_BRACKETS = frozenset("<>")
+# A word of prose with at least this many letters of a text font takes a small raised number at its end or
+# start as its footnote mark ("used.¹", "¹This") and "<" ">" at its ends as brackets, not as an exponent or
+# a relation; a shorter word keeps them as math (a unit's "cm²", a variable's "x¹", "a<b").
+NOTE_WORD_LETTERS = 3
 
 
 def _tokens(text: str, glyphs: list[Glyph]) -> list[tuple[str, list[Glyph]]] | None:
@@ -49,19 +58,30 @@ def _italic_variables(own: list[Glyph]) -> bool:
 
 
 def _math_word(own: list[Glyph], math, size: float) -> bool:
-    """Whether a word holds math: a glyph `math` says is, other than trailing punctuation, a note sign
-    closing or opening a word of prose (`_NOTE_SIGNS` beside two letters or more of a text font:
-    "Floats∗", "ragged2e-package∗", a footnote's "∗The"), a small letter set inside a word of full-size
-    text-font letters (the raised "A" of the LaTeX logo, "LATEX" in the text layer) and a glyph of a
-    monospace face (code in a line of prose: the "|" of `\\verb|...|`)."""
+    """Whether a word holds math: a glyph `math` says is, other than trailing punctuation, the marks closing
+    or opening a word of prose (`_NOTE_SIGNS` beside two letters or more of a text font: "Floats∗",
+    "ragged2e-package∗", a footnote's "∗The"; beside `NOTE_WORD_LETTERS` or more, raised note numbers and
+    their commas and `_WORD_BRACKETS`: "Migchielsen¹,∗", "¹This", "<name@host>"), a math font's glyph of
+    `_NOT_ALONE`, a small letter set inside a word of full-size text-font letters (the raised "A" of the
+    LaTeX logo, "LATEX" in the text layer) and a glyph of a monospace face (code in a line of prose: the
+    "|" of `\\verb|...|`)."""
     body = list(own)
     while body and body[-1].text in _TRAILING:
         body.pop()
-    text_letters = [g for g in body if g.text.isalpha() and not math(g)]
-    while len(body) > 1 and body[-1].text in _NOTE_SIGNS and len(text_letters) >= 2:
+    letters = sum(1 for g in body if g.text.isalpha() and not math(g))
+
+    def mark(g: Glyph) -> bool:  # a note sign, or with a longer word a raised note number or its comma
+        if letters >= 2 and g.text in _NOTE_SIGNS:
+            return True
+        wordy = letters >= NOTE_WORD_LETTERS
+        return wordy and (g.text in _WORD_BRACKETS or _note_number(g, math, size) or _raised_comma(g, size))
+
+    # marks closing a word ("Floats∗", "Migchielsen¹,∗", "used.¹", "<name@host>") or opening it (a
+    # footnote's "∗The", "¹This")
+    while len(body) > 1 and mark(body[-1]):
         body.pop()
-    while len(body) > 1 and body[0].text in _NOTE_SIGNS and len(text_letters) >= 2:
-        body.pop(0)  # a footnote's own mark before its first word ("∗The version number ...")
+    while len(body) > 1 and mark(body[0]):
+        body.pop(0)
 
     def full_letter(k: int) -> bool:
         return (
@@ -74,9 +94,23 @@ def _math_word(own: list[Glyph], math, size: float) -> bool:
     return any(
         math(g)
         and not is_mono_font(g.font)
+        # a math font's full stop ("v3.4" of TeX's `$3.4$`) or angle brackets around a placeholder
+        # ("key=⟨label format name⟩") make no formula of a word of their own
+        and g.text not in _NOT_ALONE
         and not (g.text.isalpha() and full_letter(k - 1) and full_letter(k + 1))
         for k, g in enumerate(body)
     )
+
+
+def _raised_comma(g: Glyph, size: float) -> bool:
+    """A small comma between two note marks ("¹,∗")."""
+    return g.text == "," and g.size < 0.85 * size
+
+
+def _note_number(g: Glyph, math, size: float) -> bool:
+    """Whether a glyph is a digit set small and raised in a text font: a footnote's number where it stands
+    beside a word of prose (`math` says it is a script only by its size and place)."""
+    return g.text.isdigit() and g.size < 0.85 * size and math(g)
 
 
 def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size: float) -> str | None:
@@ -114,6 +148,9 @@ def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size
         kind if kind != "variable" else "math" if "math" in kinds[max(0, k - 1) : k + 2] else "text"
         for k, kind in enumerate(kinds)
     ]
+    # a footnote's number alone before its text ("¹ If the caption label ..."): its mark, not a formula
+    if kinds[:2] == ["math", "text"] and all(_note_number(g, math, size) for g in tokens[0][1]):
+        kinds[0] = "text"
     out: list[str] = []
     changed = False
     i = 0

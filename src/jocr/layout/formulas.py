@@ -149,8 +149,9 @@ def _math_glyph(g: Glyph) -> bool:
     if is_math_font(g.font):
         return True
     if ch in GREEK or ch in SYMBOLS or (len(ch) == 1 and unicodedata.category(ch) == "Sm"):
-        # in a text font: braces, signs and dashes of prose ("pages 216–222"), not math
-        return ch not in "{}%#&_$\\…§¶†‡–—‐"
+        # in a text font: braces, signs, dashes and middle dots of prose ("pages 216–222", "史记·项羽本纪"),
+        # not math
+        return ch not in "{}%#&_$\\…§¶†‡–—‐·"
     return len(ch) == 1 and 0x1D400 <= ord(ch) < 0x1D800
 
 

@@ -307,7 +307,9 @@ _SPACES = frozenset((0x20, 0x09, 0xA0))
 # Monospace fonts by name (after a subset's "ABCDEF+" prefix): the fixed-pitch flag of a font descriptor is
 # often unset (TeX's CMTT fonts, the standard 14 Courier without a descriptor).
 _MONO_NAME = re.compile(
-    r"courier|mono(?!type)|consol|menlo|inconsolata|typewriter|^(?:cm|lm|sf|ec)?i?tt[0-9]|^lmmono|code", re.I
+    r"courier|mono(?!type)|nimbusmon|cursor|consol|menlo|inconsolata|typewriter|^(?:cm|lm|sf|ec)?i?tt[0-9]"
+    r"|^lmmono|^(?:pcr[a-z0-9]|txtt|qcr[a-z0-9])|code",
+    re.I,
 )
 # Bold faces by name: "Bold", "Black", ... and TeX's bold (extended) fonts: CMBX10, SFBX1000, CMSSBX10, CMB10.
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|^(?:[a-z]{2,4})?(?:bx|sx|b)[0-9]", re.I)
