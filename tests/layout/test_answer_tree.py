@@ -275,3 +275,41 @@ def test_a_compound_broken_at_its_hyphen_keeps_it_within_a_block_and_across_bloc
     # the page prints "human-readable" whole elsewhere: the broken one keeps its hyphen too
     assert page_text(["@3 @4 @5"], [anchor]).startswith("the human-readable form")
     assert page_text(["@3\n\n@4 @5"], [anchor]).startswith("the human-readable form")
+
+
+def _table_texts():
+    """`TABLE` set at 100 pt from the top, its columns 90 pt apart."""
+    return [
+        Text(100 + 90 * c, 100 + 14 * r, cell) for r, row in enumerate(TABLE) for c, cell in enumerate(row)
+    ]
+
+
+def test_a_caption_the_model_wrote_as_its_tables_first_row_stands_before_the_table():
+    # the caption's two runs on their own row above a three-row table; the model's first row holds them and
+    # the first header cell
+    page = [Text(100, 80, "Table 1"), Text(190, 80, "Packages and fonts")]
+    page += _table_texts()
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    assert [ln.text for ln in layer.lines[:3]] == ["Table 1", "Packages and fonts", "package"]
+    cells = [f"<td>@{k}</td>" for k in range(1, 12)]
+    rows = ["<tr>" + "".join(cells[k : k + 3]) + "</tr>" for k in (0, 3, 6, 9)]
+    tree = page_tree(["<table>" + "".join(rows) + "</table>"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.type for b in tree.blocks] == ["caption", "table"]
+    assert tree.blocks[0].text == "Table 1 Packages and fonts"
+    assert "Table 1" not in tree.blocks[1].html and "package" in tree.blocks[1].html
+
+
+def test_whether_a_models_grid_cuts_the_pages_rows_is_kept_for_the_table_pass():
+    layer = page_layer(_table_texts())
+    anchor = "\n".join(anchor_lines(layer))
+
+    def grid(per_row: int) -> str:
+        cells = [f"<td>@{k}</td>" for k in range(1, 10)]
+        rows = ["".join(cells[k : k + per_row]) for k in range(0, 9, per_row)]
+        return "<table>" + "".join(f"<tr>{row}</tr>" for row in rows) + "</table>"
+
+    tree = page_tree([grid(3)], [anchor], ["stop"], lines=layer.lines)  # the page's own rows
+    assert [b.type for b in tree.blocks] == ["table"] and not tree.blocks[0].grid_cut
+    tree = page_tree([grid(4)], [anchor], ["stop"], lines=layer.lines)  # "package" beside "times" below it
+    assert [b.type for b in tree.blocks] == ["table"] and tree.blocks[0].grid_cut

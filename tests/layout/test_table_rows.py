@@ -4,7 +4,7 @@ real table's rows stay."""
 from __future__ import annotations
 
 from jocr.layout.geometry import Line
-from jocr.layout.table_rows import grid_html, table_rows, table_segments
+from jocr.layout.table_rows import answer_cells, grid_html, table_gives_way, table_rows, table_segments
 
 PROSE = "mathpple is a predecessor to mathpazo, using also a set of virtual math fonts to"
 
@@ -112,3 +112,23 @@ def test_blocks_above_a_table_the_pass_left_as_it_was_stay():
     tree.blocks[1].text = "package roman fonts"
     assert headers_taken_in(tree, {id(table): "<table></table>"}) == []
     assert len(tree.blocks) == 4
+
+
+def test_answer_cells_are_the_runs_each_cell_names():
+    table = "<table><tr><th>@1</th><th>@2 @3</th></tr><tr><td>@4@5</td><td></td></tr></table>"
+    assert answer_cells(table) == [[[1], [2, 3]], [[4, 5], []]]
+
+
+def test_a_grid_that_sets_a_columns_stacked_runs_side_by_side_cuts_the_page():
+    # a title wrapped over three lines at the left, a sidebar of links at the right: the model's rows take
+    # the runs in the text layer's order, three to a row, whatever their places
+    title = [_run(0, 60, 40, "elsarticle.cls - A better"), _run(1, 60, 60, "way to format your"),
+             _run(2, 60, 80, "document")]  # fmt: skip
+    links = [_run(3, 300, 40, "Introduction"), _run(4, 300, 52, "Installation"), _run(5, 300, 64, "Usage")]
+    assert table_gives_way([[[title[0]], [title[1]], [title[2]]], [[links[0]], [links[1]], [links[2]]]])
+    # a grid whose rows are the page's: no row cuts it; one cut row in three is not enough
+    runs = _table()
+    rows = [[[ln] for ln in row] for row in table_rows(runs)]
+    assert not table_gives_way(rows)
+    assert not table_gives_way(rows[:2] + [[[runs[0]], [runs[3]]]] + rows[2:])
+    assert table_gives_way(rows[:1] + [[[runs[0]], [runs[3]]], [[runs[1]], [runs[4]]]])

@@ -46,7 +46,7 @@ from jocr.layout.line_rules import (
 from jocr.layout.paragraph_breaks import ends_paragraph, line_size, paragraph_parts
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
-from jocr.layout.table_rows import LIST_MARKER, grid_html, table_segments
+from jocr.layout.table_rows import LIST_MARKER, answer_cells, grid_html, table_gives_way, table_segments
 from jocr.layout.tree import (
     CAPTION,
     CAPTION_START,
@@ -271,6 +271,32 @@ def _paragraph_parts(piece: str, runs: dict[int, str], start: int, geometry: lis
     return paragraph_parts(piece, runs, start, geometry) if block_type(piece)[0] == PARAGRAPH else [piece]
 
 
+def _caption_apart(piece: str, runs: dict[int, str], start: int, geometry: list[Line]) -> list[str]:
+    """A table of an answer (`piece`, in references to `runs`, the window's, whose run 1 is the page's run
+    `start`) checked against the page's measured lines: the runs of its first row that stand on the page
+    row of that row's first run and read as a caption ("Table 2 ...", "表 1 ...") are a piece of their own
+    before the table. Anything else comes back whole."""
+    if block_type(piece)[0] != TABLE or not geometry or geometry[0].estimated:
+        return [piece]
+    cells = [[[n for n in cell if n in runs] for cell in row] for row in answer_cells(piece)]
+    first = [n for cell in (cells[0] if cells else []) for n in cell]
+    if not first:
+        return [piece]
+    top = geometry[start + first[0] - 1]  # the caption: the first row's runs on the page row of its first
+    caption = [n for n in first if top.y0 <= _middle(geometry[start + n - 1]) <= top.y1]
+    if not CAPTION_START.match(" ".join(runs[n] for n in caption).strip()):
+        return [piece]
+
+    def without_caption(match: re.Match) -> str:
+        return "".join(f"@{n}" for n in referenced_numbers(match.group(0)) if n not in caption)
+
+    return [" ".join(f"@{n}" for n in caption), REFERENCES.sub(without_caption, piece)]
+
+
+def _middle(line: Line) -> float:
+    return (line.y0 + line.y1) / 2
+
+
 def _window_blocks(
     text: str,
     runs: dict[int, str],
@@ -293,6 +319,7 @@ def _window_blocks(
     pieces = markdown_blocks(text)
     if checked:  # a paragraph the answer ran over several of the page's is cut where the layer breaks
         pieces = [part for piece in pieces for part in _paragraph_parts(piece, runs, start, geometry)]
+        pieces = [part for piece in pieces for part in _caption_apart(piece, runs, start, geometry)]
     for piece in pieces:
         own: list[int] = []
 
@@ -320,6 +347,12 @@ def _window_blocks(
         block = typed_block(join_soft_hyphens_inside(resolved, words), block_lines)
         if checked and block.type != FORMULA and made_up(piece, anchor_text):
             continue
+        if checked and block.type == TABLE and geometry and not geometry[0].estimated:
+            cells = [
+                [[geometry[start + n - 1] for n in c if n in runs] for c in row]
+                for row in answer_cells(piece)
+            ]
+            block.grid_cut = table_gives_way(cells)
         window.append(block)
     return window, last
 

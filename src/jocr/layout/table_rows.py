@@ -21,6 +21,7 @@ from collections import Counter
 from jocr.layout.geometry import Line, text_width
 from jocr.layout.prose_tables import PROSE_WIDTH
 from jocr.layout.tree import HEADING, PARAGRAPH, TABLE, TITLE, Block, PageTree, union
+from jocr.lines.references import referenced_numbers
 
 # A run that is only a list marker: a bullet, a dash, an item number.
 LIST_MARKER = re.compile(r"[•·◦▪‣∙\-–*]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]")
@@ -148,3 +149,49 @@ def headers_taken_in(tree: PageTree, before: dict[int, str]) -> list[Block]:
     if gone:
         tree.numbered()
     return gone
+
+
+# An answer's table rows and cells, and the references a cell holds.
+_ROW = re.compile(r"<tr\b[^>]*>(.*?)(?:</tr>|(?=<tr\b)|$)", re.S | re.I)
+_CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)(?:</t[dh]>|(?=<t[dh]\b)|$)", re.S | re.I)
+# A model's table cuts the page's grid when at least this share of its rows of two cells or more do
+# (`_cuts_the_page`).
+CUT_ROWS_SHARE = 0.5
+
+
+def answer_cells(table: str) -> list[list[list[int]]]:
+    """The run numbers an answer's table names, row by row and cell by cell (`<tr>`, `<td>` / `<th>`)."""
+    return [[referenced_numbers(cell) for cell in _CELL.findall(row)] for row in _ROW.findall(table)]
+
+
+def _stacked(a: Line, b: Line) -> bool:
+    """Whether two runs stand one above the other in one column of the page: they share most of the
+    narrower one's width and no part of their heights."""
+    across = min(a.x1, b.x1) - max(a.x0, b.x0)
+    narrower = min(a.x1 - a.x0, b.x1 - b.x0)
+    return narrower > 0 and across > 0.5 * narrower and (a.y1 <= b.y0 or b.y1 <= a.y0)
+
+
+def _cuts_the_page(cells: list[list[Line]]) -> bool:
+    """Whether a row of an answer's table puts runs that the page stacks in one column (a title's wrapped
+    lines, a label and the label under it) in different cells of one row: the row is none of the page's."""
+    return any(
+        _stacked(a, b)
+        for i, left in enumerate(cells)
+        for right in cells[i + 1 :]
+        for a in left
+        for b in right
+    )
+
+
+def table_gives_way(cells: list[list[list[Line]]]) -> bool:
+    """Whether an answer's table (its runs, row by row and cell by cell) follows none of the page's rows:
+    at least `CUT_ROWS_SHARE` of its rows of two cells or more cut the page's grid (`_cuts_the_page`).
+    The anchored member names a table's runs in the text layer's order, a fixed number to a row, so its
+    grid is seldom the page's; where the page's own pieces hold no table either (a title block beside a
+    sidebar, a field list running into the next section), the runs read as the page sets them
+    (`jocr.layout.tables_pages.improve_tables`)."""
+    rows = [[cell for cell in row if cell] for row in cells]
+    rows = [row for row in rows if len(row) >= 2]
+    cut = sum(1 for row in rows if _cuts_the_page(row))
+    return bool(rows) and cut >= CUT_ROWS_SHARE * len(rows)

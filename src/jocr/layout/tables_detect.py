@@ -18,7 +18,6 @@ no table.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,8 +35,6 @@ from jocr.layout.tables import (
     read_table,
 )
 from jocr.layout.tree import CAPTION_START, union
-
-_CJK_CAPTION = re.compile(r"[表图]\s*[0-9]")  # a Chinese caption: "表 1.2", "图 3"
 
 
 @dataclass
@@ -143,7 +140,7 @@ def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
         wide = p.box[2] - p.box[0] > 0.8 * (x1 - x0)
         if wide and not any(q is not p and _same_line(p, q) for q in between):
             return True
-        if CAPTION_START.match(p.text.strip()) or _CJK_CAPTION.match(p.text.strip()):
+        if CAPTION_START.match(p.text.strip()):
             return True
     return False
 

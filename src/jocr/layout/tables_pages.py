@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from jocr.cjk import WORDS
 from jocr.layout.contents import LETTER, TOC_PAGE
-from jocr.layout.line_rules import is_contents
+from jocr.layout.geometry import Line
+from jocr.layout.line_rules import is_contents, line_blocks
 from jocr.layout.table_cells import misread
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tables_sources import PAGE_SPLIT, SplitConfig
@@ -46,10 +47,12 @@ class TablePassConfig:
 def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
                    config: TablePassConfig | None = None) -> list[tuple[str, str]]:  # fmt: skip
     """Replace the HTML of `tree`'s table blocks (boxes in the unit of `pieces`) by the reader's where it
-    is better; the (old Markdown, new Markdown) of each block replaced."""
+    is better; the (old Markdown, new Markdown) of each block replaced. A model's table whose grid cuts the
+    page's rows (`Block.grid_cut`) where the reader finds no table of two rows and two columns gives way to
+    the blocks the rules make of its lines (`_given_way`; its new Markdown then "")."""
     config = config or TablePassConfig()
     replaced = []
-    for block in tree.blocks:
+    for block in list(tree.blocks):
         if block.type != TABLE or block.bbox is None or _code(block):
             continue
         region = grown_region(block.bbox, pieces, rules, config)
@@ -58,7 +61,29 @@ def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
             replaced.append((block.markdown, table.html))
             block.html = block.markdown = table.html
             block.text = table.text
+        elif (
+            block.grid_cut
+            and (table.empty or table.n_rows < 2 or table.n_cols < 2)
+            and _given_way(tree, block)
+        ):
+            replaced.append((block.markdown, ""))
     return replaced
+
+
+def _given_way(tree: PageTree, block) -> bool:
+    """Puts the blocks the rules over lines make of a table block's lines (`line_rules.line_blocks`, none
+    taken for furniture) in its place; False where its lines have no boxes to lay out."""
+    lines = [
+        Line(ln.run - 1 if ln.run else k, ln.text, ln.bbox, ln.size, ln.weight, ln.mono, ln.source)
+        for k, ln in enumerate(block.lines)
+        if ln.bbox is not None
+    ]
+    if not lines:
+        return False
+    at = tree.blocks.index(block)
+    tree.blocks[at : at + 1] = line_blocks(lines, tree.width, tree.height, furniture={})
+    tree.numbered()
+    return True
 
 
 def _code(block) -> bool:
@@ -95,7 +120,7 @@ def page_with_tables(
         return markdown
     out = markdown
     for old, new in improve_tables(tree, pieces, rules or []):
-        if not old or old not in out:
+        if not old or not new or old not in out:
             return page_markdown(tree)
         out = out.replace(old, new, 1)
     return out

@@ -67,9 +67,11 @@ FROM_LINES = "lines"  # the line source alone (text layer or OCR lines), grouped
 FROM_GROUNDING = "grounding"  # an unanchored model's Markdown with grounding boxes
 FROM_MARKDOWN = "markdown"  # an unanchored model's Markdown without boxes
 
-# A caption's first words: "Figure 3", "Table 2", "Algorithm IV" (a word such as "algorithmic" is none).
+# A caption's first words: "Figure 3", "Table 2", "Algorithm IV" (a word such as "algorithmic" is none), a
+# Chinese caption's "表 1.2", "图 3".
 CAPTION_START = re.compile(
     r"(?:Figure|Fig\.|FIGURE|Table|TABLE|Tab\.|Listing|Chart|Exhibit|Scheme|Plate|Algorithm)\s*(?:[0-9]+|[IVX]+\b)"
+    r"|[表图]\s*[0-9]"
 )
 
 
@@ -144,6 +146,9 @@ class Block:
     # formulas of a page read from pixels: the box's pixels until the formula reader reads them
     # (`jocr.pipeline.formulas`; not serialised)
     crop: Any = field(default=None, repr=False, compare=False)
+    # a model's table whose grid follows none of the page's rows (`jocr.layout.table_rows.table_gives_way`):
+    # the table pass lets it give way to its lines where the table reader finds no table (not serialised)
+    grid_cut: bool = field(default=False, repr=False, compare=False)
 
     @property
     def furniture(self) -> bool:
