@@ -298,18 +298,3 @@ def test_a_caption_the_model_wrote_as_its_tables_first_row_stands_before_the_tab
     assert [b.type for b in tree.blocks] == ["caption", "table"]
     assert tree.blocks[0].text == "Table 1 Packages and fonts"
     assert "Table 1" not in tree.blocks[1].html and "package" in tree.blocks[1].html
-
-
-def test_whether_a_models_grid_cuts_the_pages_rows_is_kept_for_the_table_pass():
-    layer = page_layer(_table_texts())
-    anchor = "\n".join(anchor_lines(layer))
-
-    def grid(per_row: int) -> str:
-        cells = [f"<td>@{k}</td>" for k in range(1, 10)]
-        rows = ["".join(cells[k : k + per_row]) for k in range(0, 9, per_row)]
-        return "<table>" + "".join(f"<tr>{row}</tr>" for row in rows) + "</table>"
-
-    tree = page_tree([grid(3)], [anchor], ["stop"], lines=layer.lines)  # the page's own rows
-    assert [b.type for b in tree.blocks] == ["table"] and not tree.blocks[0].grid_cut
-    tree = page_tree([grid(4)], [anchor], ["stop"], lines=layer.lines)  # "package" beside "times" below it
-    assert [b.type for b in tree.blocks] == ["table"] and tree.blocks[0].grid_cut

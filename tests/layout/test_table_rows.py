@@ -4,7 +4,7 @@ real table's rows stay."""
 from __future__ import annotations
 
 from jocr.layout.geometry import Line
-from jocr.layout.table_rows import answer_cells, grid_html, table_gives_way, table_rows, table_segments
+from jocr.layout.table_rows import answer_cells, grid_html, table_rows, table_segments
 
 PROSE = "mathpple is a predecessor to mathpazo, using also a set of virtual math fonts to"
 
@@ -119,16 +119,14 @@ def test_answer_cells_are_the_runs_each_cell_names():
     assert answer_cells(table) == [[[1], [2, 3]], [[4, 5], []]]
 
 
-def test_a_grid_that_sets_a_columns_stacked_runs_side_by_side_cuts_the_page():
-    # a title wrapped over three lines at the left, a sidebar of links at the right: the model's rows take
-    # the runs in the text layer's order, three to a row, whatever their places
-    title = [_run(0, 60, 40, "elsarticle.cls - A better"), _run(1, 60, 60, "way to format your"),
-             _run(2, 60, 80, "document")]  # fmt: skip
-    links = [_run(3, 300, 40, "Introduction"), _run(4, 300, 52, "Installation"), _run(5, 300, 64, "Usage")]
-    assert table_gives_way([[[title[0]], [title[1]], [title[2]]], [[links[0]], [links[1]], [links[2]]]])
-    # a grid whose rows are the page's: no row cuts it; one cut row in three is not enough
+def test_a_line_of_prose_the_text_layer_broke_at_its_punctuation_is_no_row_of_cells():
+    # a Chinese line in three touching runs ("，" and a closing quote set apart), under a real table
     runs = _table()
-    rows = [[[ln] for ln in row] for row in table_rows(runs)]
-    assert not table_gives_way(rows)
-    assert not table_gives_way(rows[:2] + [[[runs[0]], [runs[3]]]] + rows[2:])
-    assert table_gives_way(rows[:1] + [[[runs[0]], [runs[3]]], [[runs[1]], [runs[4]]]])
+    n = len(runs)
+    line, x = [], 232.0
+    for k, text in enumerate(["本宏包还支持按照 Microsoft Word 进行“多倍行距", "”", "排版，它依赖于下面这些宏包"]):
+        line.append(_run(n + k, x, 160, text))
+        x = line[-1].x1 + 2.0  # 0.2 em apart
+    segments = table_segments(runs + line, 10.0)
+    assert segments is not None and segments[-1][0] is False
+    assert [ln.text for row in segments[-1][1] for ln in row] == [ln.text for ln in line]

@@ -3,7 +3,7 @@ tables joined over a page break."""
 
 from jocr.layout.tables import Piece, Rule
 from jocr.layout.tables_pages import TablePassConfig, better, improve_tables, merge_continued_tables
-from jocr.layout.tree import PARAGRAPH, TABLE, Block, PageTree
+from jocr.layout.tree import FROM_ANCHORED, FROM_LINES, PARAGRAPH, TABLE, Block, PageTree, TreeLine
 
 ROWS = [
     ["Item", "Mass", "Year"],
@@ -360,32 +360,32 @@ def test_page_lines_bridging_a_tables_columns_are_split_by_their_word_boxes():
     assert "<td>R-intro</td><td>An Introduction</td>" in table.html
 
 
-def _cut_table_tree(grid_cut: bool, lines):
-    from jocr.layout.tree import TreeLine
-
+def _model_table(lines, source=FROM_ANCHORED):
+    """A page holding one table block over `lines` ((text, box) each), all its runs in one row."""
     tree_lines = [TreeLine(text, box, run=k + 1, size=10.0) for k, (text, box) in enumerate(lines)]
     html = "<table><tr><td>" + "</td><td>".join(t for t, _ in lines) + "</td></tr></table>"
-    block = Block(type=TABLE, text=html, markdown=html, html=html, lines=tree_lines, grid_cut=grid_cut,
-                  bbox=(min(b[0] for _, b in lines), min(b[1] for _, b in lines),
-                        max(b[2] for _, b in lines), max(b[3] for _, b in lines)))  # fmt: skip
-    return PageTree(width=500, height=700, blocks=[block])
+    box = (min(b[0] for _, b in lines), min(b[1] for _, b in lines),
+           max(b[2] for _, b in lines), max(b[3] for _, b in lines))  # fmt: skip
+    block = Block(type=TABLE, text=html, markdown=html, html=html, lines=tree_lines, bbox=box)
+    return PageTree(width=500, height=700, source=source, blocks=[block])
 
 
-def test_a_models_grid_that_cuts_the_pages_rows_gives_way_where_the_reader_finds_no_table():
+def test_a_models_table_where_the_reader_finds_none_gives_way_to_the_rules_over_its_lines():
     # a title wrapped over three lines, written by the model as one row of three cells
     title = [("elsarticle.cls - A better", (60, 40, 200, 52)), ("way to format your", (60, 56, 180, 68)),
              ("document", (60, 72, 120, 84))]  # fmt: skip
     pieces = [Piece(text, box) for text, box in title]
-    tree = _cut_table_tree(True, title)
+    tree = _model_table(title)
     replaced = improve_tables(tree, pieces, [])
-    assert replaced == [(tree_html := replaced[0][0], "")] and tree_html.startswith("<table>")
+    assert len(replaced) == 1 and replaced[0][0].startswith("<table>") and replaced[0][1] == ""
     assert [b.type for b in tree.blocks] == [PARAGRAPH]
     assert tree.blocks[0].text == "elsarticle.cls - A better way to format your document"
-    # a grid that follows the page's rows stays the model's where the reader finds nothing better
-    tree = _cut_table_tree(False, title)
+    assert [ln.run for ln in tree.blocks[0].lines] == [1, 2, 3]
+    # a table the rules over lines made (no model answer) stays
+    tree = _model_table(title, source=FROM_LINES)
     assert improve_tables(tree, pieces, []) == [] and tree.blocks[0].type == TABLE
     # and where the reader finds a table in the region, a table stays, however the model cut it
     pieces, rules = booktabs_page()
-    tree = _cut_table_tree(True, [(p.text, p.box) for p in pieces[1:]])
+    tree = _model_table([(p.text, p.box) for p in pieces[1:]])
     improve_tables(tree, pieces, rules)
     assert [b.type for b in tree.blocks] == [TABLE]

@@ -46,7 +46,7 @@ from jocr.layout.line_rules import (
 from jocr.layout.paragraph_breaks import ends_paragraph, line_size, paragraph_parts
 from jocr.layout.prose_tables import settled_tables, unwrap_prose_tables
 from jocr.layout.render import block_markdown
-from jocr.layout.table_rows import LIST_MARKER, answer_cells, grid_html, table_gives_way, table_segments
+from jocr.layout.table_rows import LIST_MARKER, answer_cells, grid_html, table_segments
 from jocr.layout.tree import (
     CAPTION,
     CAPTION_START,
@@ -347,12 +347,6 @@ def _window_blocks(
         block = typed_block(join_soft_hyphens_inside(resolved, words), block_lines)
         if checked and block.type != FORMULA and made_up(piece, anchor_text):
             continue
-        if checked and block.type == TABLE and geometry and not geometry[0].estimated:
-            cells = [
-                [[geometry[start + n - 1] for n in c if n in runs] for c in row]
-                for row in answer_cells(piece)
-            ]
-            block.grid_cut = table_gives_way(cells)
         window.append(block)
     return window, last
 

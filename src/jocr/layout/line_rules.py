@@ -180,15 +180,18 @@ def line_blocks(
     furniture: dict[int, str] | None = None,
     paper: Sequence[float] | None = None,
     regions: Sequence[Region] | None = None,
+    size: float | None = None,
 ) -> list[Block]:
     """Blocks in reading order from `Line`s; `furniture` (index -> kind) when already known; `paper` as
     for `lines_tree`; with `regions`, the body's lines grouped and ordered by them
-    (`jocr.layout.regions.region_units`)."""
+    (`jocr.layout.regions.region_units`); `size`: the page's body size where `items` are a part of a page
+    (else the size most of their characters are set in)."""
     if not items:
         return []
     own_sizes = {id(ln): ln.size for ln in items}
     items = snapped_ocr_sizes(items)
-    size = body_size(items)
+    given = size
+    size = given or body_size(items)
     marks = [ln for ln in items if _decoration(ln, size)]
     items = [ln for ln in items if not _decoration(ln, size)]
     if furniture is None:
@@ -199,7 +202,7 @@ def line_blocks(
     else:
         kinds = furniture
     body = [ln for ln in items if ln.index not in kinds]
-    size = body_size(body or items)
+    size = given or body_size(body or items)
     words = PageWords(ln.text for ln in items)  # how the page spells the words it breaks at a hyphen
     blocks: list[Block] = []
     top = [ln for ln in items if ln.index in kinds and ln.y0 < height / 2]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
+from dataclasses import replace
 
 from jocr.layout.geometry import Line, text_width
 from jocr.layout.prose_tables import PROSE_WIDTH
@@ -51,24 +52,42 @@ def _has_cells(row: list[Line]) -> bool:
     return len(cells) >= 2 and not all(ln.mono for ln in cells)
 
 
+def _touching_joined(row: list[Line], size: float) -> list[Line]:
+    """A row's runs (left to right) with each run that starts less than half an em right of where the one
+    before it ends joined to it: the pieces of one stretch of text, no column gap between them."""
+    out: list[Line] = []
+    for run in row:
+        last = out[-1] if out else None
+        if last is not None and run.x0 - last.x1 < 0.5 * size:
+            out[-1] = replace(last, text=last.text + run.text, box=union([last.box, run.box]))
+        else:
+            out.append(run)
+    return out
+
+
 def table_segments(runs: list[Line], size: float) -> list[tuple[bool, list[list[Line]]]] | None:
     """The rows of a model's table (`runs`, the page's body size `size`) as (is_table, rows) segments top to
     bottom, or None where the table stands as the model wrote it: every stretch of rows without cells that
     holds a line of prose (a run at least `PROSE_WIDTH` columns wide, starting within an em of the table's
     left edge or left of it) is text, and so is a table segment of a single row."""
     rows = table_rows(runs)
-    with_cells = [row for row in rows if _has_cells(row)]
+    # decided on each row's runs with the touching ones joined: a line of prose the text layer broke at
+    # its punctuation ("，", a quotation mark) is one run of text, not cells
+    joined = {id(row): _touching_joined(row, size) for row in rows}
+    with_cells = [row for row in rows if _has_cells(joined[id(row)])]
     left = min(ln.x0 for row in (with_cells or rows) for ln in row)
 
     def prose(row: list[Line]) -> bool:
-        return any(text_width(ln.text) >= PROSE_WIDTH and ln.x0 <= left + size for ln in _cells(row))
+        return any(
+            text_width(ln.text) >= PROSE_WIDTH and ln.x0 <= left + size for ln in _cells(joined[id(row)])
+        )
 
     segments: list[tuple[bool, list[list[Line]]]] = []
     k = 0
     while k < len(rows):
         end = k + 1
-        cells = _has_cells(rows[k])
-        while end < len(rows) and _has_cells(rows[end]) == cells:
+        cells = _has_cells(joined[id(rows[k])])
+        while end < len(rows) and _has_cells(joined[id(rows[end])]) == cells:
             end += 1
         stretch = rows[k:end]
         text = not cells and any(prose(row) for row in stretch)
@@ -154,44 +173,8 @@ def headers_taken_in(tree: PageTree, before: dict[int, str]) -> list[Block]:
 # An answer's table rows and cells, and the references a cell holds.
 _ROW = re.compile(r"<tr\b[^>]*>(.*?)(?:</tr>|(?=<tr\b)|$)", re.S | re.I)
 _CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)(?:</t[dh]>|(?=<t[dh]\b)|$)", re.S | re.I)
-# A model's table cuts the page's grid when at least this share of its rows of two cells or more do
-# (`_cuts_the_page`).
-CUT_ROWS_SHARE = 0.5
 
 
 def answer_cells(table: str) -> list[list[list[int]]]:
     """The run numbers an answer's table names, row by row and cell by cell (`<tr>`, `<td>` / `<th>`)."""
     return [[referenced_numbers(cell) for cell in _CELL.findall(row)] for row in _ROW.findall(table)]
-
-
-def _stacked(a: Line, b: Line) -> bool:
-    """Whether two runs stand one above the other in one column of the page: they share most of the
-    narrower one's width and no part of their heights."""
-    across = min(a.x1, b.x1) - max(a.x0, b.x0)
-    narrower = min(a.x1 - a.x0, b.x1 - b.x0)
-    return narrower > 0 and across > 0.5 * narrower and (a.y1 <= b.y0 or b.y1 <= a.y0)
-
-
-def _cuts_the_page(cells: list[list[Line]]) -> bool:
-    """Whether a row of an answer's table puts runs that the page stacks in one column (a title's wrapped
-    lines, a label and the label under it) in different cells of one row: the row is none of the page's."""
-    return any(
-        _stacked(a, b)
-        for i, left in enumerate(cells)
-        for right in cells[i + 1 :]
-        for a in left
-        for b in right
-    )
-
-
-def table_gives_way(cells: list[list[list[Line]]]) -> bool:
-    """Whether an answer's table (its runs, row by row and cell by cell) follows none of the page's rows:
-    at least `CUT_ROWS_SHARE` of its rows of two cells or more cut the page's grid (`_cuts_the_page`).
-    The anchored member names a table's runs in the text layer's order, a fixed number to a row, so its
-    grid is seldom the page's; where the page's own pieces hold no table either (a title block beside a
-    sidebar, a field list running into the next section), the runs read as the page sets them
-    (`jocr.layout.tables_pages.improve_tables`)."""
-    rows = [[cell for cell in row if cell] for row in cells]
-    rows = [row for row in rows if len(row) >= 2]
-    cut = sum(1 for row in rows if _cuts_the_page(row))
-    return bool(rows) and cut >= CUT_ROWS_SHARE * len(rows)

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 from jocr.cjk import WORDS
 from jocr.layout.contents import LETTER, TOC_PAGE
-from jocr.layout.geometry import Line
+from jocr.layout.geometry import Line, body_size
 from jocr.layout.line_rules import is_contents, line_blocks
 from jocr.layout.table_cells import misread
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tables_sources import PAGE_SPLIT, SplitConfig
-from jocr.layout.tree import TABLE, PageTree
+from jocr.layout.tree import FROM_ANCHORED, TABLE, PageTree
 
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
@@ -47,9 +47,11 @@ class TablePassConfig:
 def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
                    config: TablePassConfig | None = None) -> list[tuple[str, str]]:  # fmt: skip
     """Replace the HTML of `tree`'s table blocks (boxes in the unit of `pieces`) by the reader's where it
-    is better; the (old Markdown, new Markdown) of each block replaced. A model's table whose grid cuts the
-    page's rows (`Block.grid_cut`) where the reader finds no table of two rows and two columns gives way to
-    the blocks the rules make of its lines (`_given_way`; its new Markdown then "")."""
+    is better; the (old Markdown, new Markdown) of each block replaced. On an anchored page, a model's table
+    where the reader finds no table of two rows and two columns gives way to the blocks the rules make of
+    its lines (`_given_way`; its new Markdown then ""): the member writes tables over a title block beside
+    a sidebar, field lists run into the next section, headings with their numbers, a paragraph the text
+    layer broke at its punctuation, where the page's own pieces hold none."""
     config = config or TablePassConfig()
     replaced = []
     for block in list(tree.blocks):
@@ -61,29 +63,32 @@ def improve_tables(tree: PageTree, pieces: list[Piece], rules: list[Rule],
             replaced.append((block.markdown, table.html))
             block.html = block.markdown = table.html
             block.text = table.text
-        elif (
-            block.grid_cut
-            and (table.empty or table.n_rows < 2 or table.n_cols < 2)
-            and _given_way(tree, block)
-        ):
-            replaced.append((block.markdown, ""))
+        elif tree.source == FROM_ANCHORED and (table.empty or table.n_rows < 2 or table.n_cols < 2):
+            if _given_way(tree, block):
+                replaced.append((block.markdown, ""))
     return replaced
 
 
 def _given_way(tree: PageTree, block) -> bool:
-    """Puts the blocks the rules over lines make of a table block's lines (`line_rules.line_blocks`, none
-    taken for furniture) in its place; False where its lines have no boxes to lay out."""
-    lines = [
-        Line(ln.run - 1 if ln.run else k, ln.text, ln.bbox, ln.size, ln.weight, ln.mono, ln.source)
-        for k, ln in enumerate(block.lines)
-        if ln.bbox is not None
-    ]
+    """Puts the blocks the rules over lines make of a table block's lines (`line_rules.line_blocks`, at the
+    page's body size, none taken for furniture) in its place; False where its lines have no boxes."""
+    lines = _measured(block.lines)
     if not lines:
         return False
+    size = body_size(_measured([ln for b in tree.blocks if not b.furniture for ln in b.lines]))
     at = tree.blocks.index(block)
-    tree.blocks[at : at + 1] = line_blocks(lines, tree.width, tree.height, furniture={})
+    tree.blocks[at : at + 1] = line_blocks(lines, tree.width, tree.height, furniture={}, size=size)
     tree.numbered()
     return True
+
+
+def _measured(lines) -> list[Line]:
+    """The tree lines with boxes as the rules' `Line`s (a run's number as its index)."""
+    return [
+        Line(ln.run - 1 if ln.run else k, ln.text, ln.bbox, ln.size, ln.weight, ln.mono, ln.source)
+        for k, ln in enumerate(lines)
+        if ln.bbox is not None
+    ]
 
 
 def _code(block) -> bool:

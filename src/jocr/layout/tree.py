@@ -146,9 +146,6 @@ class Block:
     # formulas of a page read from pixels: the box's pixels until the formula reader reads them
     # (`jocr.pipeline.formulas`; not serialised)
     crop: Any = field(default=None, repr=False, compare=False)
-    # a model's table whose grid follows none of the page's rows (`jocr.layout.table_rows.table_gives_way`):
-    # the table pass lets it give way to its lines where the table reader finds no table (not serialised)
-    grid_cut: bool = field(default=False, repr=False, compare=False)
 
     @property
     def furniture(self) -> bool:
