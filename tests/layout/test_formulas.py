@@ -462,3 +462,27 @@ def test_a_math_fonts_full_stop_or_angle_brackets_alone_make_no_formula():
     assert inline_text("key=⟨name⟩", glyphs, [], _math_glyph, 10.0) is None
     glyphs = _word("史记·项羽", 0, font="SourceHanSerif-Regular")
     assert inline_text("史记·项羽", glyphs, [], _math_glyph, 10.0) is None
+
+
+def test_chinese_prose_keeps_its_note_marks_and_xits_text_faces_are_no_math():
+    """A raised note number after a Chinese word and its full-width colon ("可得自¹："), one in parentheses
+    alone between words ("站 ⁽¹⁾ 上") or opening a footnote ("⁽¹⁾网址：") is the note's mark; XITS's text
+    faces (a bold "GRE", "§1.1") are no math font, its math face is."""
+    from jocr.layout.formula_glyphs import is_math_font
+    from jocr.layout.formula_inline import inline_text
+    from jocr.layout.formulas import _math_glyph
+
+    def raised(text, x):
+        return Glyph(text, "XITS-Bold", 7.0, (x, 13.0, x + 3.5, 17.0), 16.5, text)
+
+    song = "SimSun"
+    glyphs = _word("又可得自", 0, font=song) + [raised("1", 24)] + _word("：", 28, font=song)
+    assert inline_text("又可得自1：", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = _word("信息站", 0, font=song) + [raised(c, 22 + 4 * k) for k, c in enumerate("(1)")]
+    glyphs += _word("上", 40, font=song)
+    assert inline_text("信息站 (1) 上", glyphs, [], _math_glyph, 10.0) is None
+    glyphs = [raised(c, 4 * k) for k, c in enumerate("(1)")] + _word("网址：", 14, font=song)
+    assert inline_text("(1)网址：", glyphs, [], _math_glyph, 10.0) is None
+    assert not is_math_font("XITS-Bold") and not is_math_font("XITS-Regular")
+    assert is_math_font("XITSMath-Regular") and is_math_font("CMMI10")
+    assert inline_text("GRE", _word("GRE", 0, font="XITS-Bold"), [], _math_glyph, 10.0) is None

@@ -124,7 +124,8 @@ def test_a_line_of_prose_the_text_layer_broke_at_its_punctuation_is_no_row_of_ce
     runs = _table()
     n = len(runs)
     line, x = [], 232.0
-    for k, text in enumerate(["本宏包还支持按照 Microsoft Word 进行“多倍行距", "”", "排版，它依赖于下面这些宏包"]):
+    pieces = ["本宏包还支持按照 Microsoft Word 进行“多倍行距", "”", "排版，它依赖于下面这些宏包"]
+    for k, text in enumerate(pieces):
         line.append(_run(n + k, x, 160, text))
         x = line[-1].x1 + 2.0  # 0.2 em apart
     segments = table_segments(runs + line, 10.0)

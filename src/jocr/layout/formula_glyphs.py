@@ -58,11 +58,11 @@ class Rule:
 
 # Math fonts by name (after a subset's "ABCDEF+" prefix): TeX's Computer Modern and AMS math fonts, Latin
 # Modern / STIX / Cambria / XITS math fonts, KaTeX's web fonts, Symbol. STIX Two Text is the text face
-# beside STIX Two Math (unicode-math documents set their prose in it); STIXGeneral (matplotlib's STIX
-# fontset) draws math letters.
+# beside STIX Two Math (unicode-math documents set their prose in it), as XITS-Regular / -Bold are beside
+# XITSMath; STIXGeneral (matplotlib's STIX fontset) draws math letters.
 MATH_FONT = re.compile(
     r"^(?:cm(?:mi|sy|ex|bsy|mib)\d|lm(?:mi|sy|ex)|ms(?:am|bm)\d|eu(?:fm|sm|ex|rm)\d|rsfs|wasy|stmary|"
-    r"txmi|txsy|txex|pxmi|pxsy|pxex|rm-?ms|esint)|math|stix(?!-?two-?text)|xits|cambria-?math|"
+    r"txmi|txsy|txex|pxmi|pxsy|pxex|rm-?ms|esint)|math|stix(?!-?two-?text)|cambria-?math|"
     r"katex_(?:math|size|ams)|^symbol",
     re.I,
 )

@@ -9,6 +9,8 @@ not match is left as it is.
 
 from __future__ import annotations
 
+import unicodedata
+
 from jocr.checks.latex_symbols import OPERATOR_NAMES, is_upright_font
 from jocr.layout.formula_glyphs import Glyph, Rule
 from jocr.layout.formula_latex import glyphs_latex
@@ -66,14 +68,15 @@ def _math_word(own: list[Glyph], math, size: float) -> bool:
     LaTeX logo, "LATEX" in the text layer) and a glyph of a monospace face (code in a line of prose: the
     "|" of `\\verb|...|`)."""
     body = list(own)
-    while body and body[-1].text in _TRAILING:
+    while body and (body[-1].text in _TRAILING or _wide_punctuation(body[-1].text)):
         body.pop()
     letters = sum(1 for g in body if g.text.isalpha() and not math(g))
+    cjk = any(g.text.isalpha() and ord(g.text[0]) >= 0x2E80 for g in body)
 
     def mark(g: Glyph) -> bool:  # a note sign, or with a longer word a raised note number or its comma
         if letters >= 2 and g.text in _NOTE_SIGNS:
             return True
-        wordy = letters >= NOTE_WORD_LETTERS
+        wordy = letters >= NOTE_WORD_LETTERS or cjk  # a CJK word is never a unit or a variable
         return wordy and (g.text in _WORD_BRACKETS or _note_number(g, math, size) or _raised_comma(g, size))
 
     # marks closing a word ("Floats∗", "Migchielsen¹,∗", "used.¹", "<name@host>") or opening it (a
@@ -102,15 +105,22 @@ def _math_word(own: list[Glyph], math, size: float) -> bool:
     )
 
 
+def _wide_punctuation(ch: str) -> bool:
+    """A CJK or full-width punctuation mark ("：" after a note mark in Chinese prose)."""
+    return len(ch) == 1 and ord(ch) >= 0x3000 and unicodedata.category(ch).startswith("P")
+
+
 def _raised_comma(g: Glyph, size: float) -> bool:
     """A small comma between two note marks ("¹,∗")."""
     return g.text == "," and g.size < 0.85 * size
 
 
 def _note_number(g: Glyph, math, size: float) -> bool:
-    """Whether a glyph is a digit set small and raised in a text font: a footnote's number where it stands
-    beside a word of prose (`math` says it is a script only by its size and place)."""
-    return g.text.isdigit() and g.size < 0.85 * size and math(g)
+    """Whether a glyph is a digit (or a parenthesis around one) set small and raised: a footnote's number
+    where it stands beside a word of prose (`math` says it is a script by its size and place)."""
+    if g.size >= 0.85 * size:
+        return False
+    return math(g) if g.text.isdigit() else g.text in "()"
 
 
 def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size: float) -> str | None:
@@ -148,9 +158,12 @@ def inline_text(text: str, glyphs: list[Glyph], rules: list[Rule], is_math, size
         kind if kind != "variable" else "math" if "math" in kinds[max(0, k - 1) : k + 2] else "text"
         for k, kind in enumerate(kinds)
     ]
-    # a footnote's number alone before its text ("¹ If the caption label ..."): its mark, not a formula
-    if kinds[:2] == ["math", "text"] and all(_note_number(g, math, size) for g in tokens[0][1]):
-        kinds[0] = "text"
+    # a note number standing alone beside a word of prose ("¹ If the caption label ...", "站 ⁽¹⁾ 上"): its
+    # mark, not a formula
+    for k, (_, own) in enumerate(tokens):
+        beside = kinds[k - 1 : k] + kinds[k + 1 : k + 2]
+        if kinds[k] == "math" and "text" in beside and all(_note_number(g, math, size) for g in own):
+            kinds[k] = "text"
     out: list[str] = []
     changed = False
     i = 0
