@@ -149,6 +149,12 @@ def test_runs_skipped_above_or_below_every_named_run_stay_out():
     anchor = "\n".join(anchor_lines(layer))
     tree = page_tree(["@2 @3 @4 @5"], [anchor], ["stop"], lines=layer.lines)
     assert tree.blocks[0].text.startswith("Chapter notes")
+    # a chapter's title in the top band, set twice the body's size, is no running head: it goes back
+    page = [Text(72, 50, "Preface", size=20)] + paragraph(72, 90, WRAPPED)
+    layer = page_layer(page)
+    anchor = "\n".join(anchor_lines(layer))
+    tree = page_tree(["@2 @3 @4 @5"], [anchor], ["stop"], lines=layer.lines)
+    assert [b.text for b in tree.blocks] == ["Preface", " ".join(WRAPPED)]
 
 
 def test_a_broken_answer_gives_way_to_its_windows_runs():

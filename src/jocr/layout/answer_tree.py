@@ -491,12 +491,13 @@ def _with_skipped_runs(
                 holder[line.run - start] = k
     drop = [n for n in runs if start + n - 1 in kinds]
     answer = compact("".join(block.markdown for block in window))
+    size = body_size(geometry)
     inserts: dict[int, list[Block]] = {}
     for after, group in skipped_runs(sorted(holder), runs, drop, tail=True):
         back = [
             n
             for n in group
-            if not typed_in(runs[n], answer) and _inside(geometry[start + n - 1], span, height)
+            if not typed_in(runs[n], answer) and _inside(geometry[start + n - 1], span, height, size)
         ]
         position = 0 if after is None else holder[after] + 1
         inserts.setdefault(position, []).extend(_run_block(geometry[start + n - 1]) for n in back)
@@ -508,12 +509,13 @@ def _with_skipped_runs(
     return out
 
 
-def _inside(line: Line, span: tuple[float, float] | None, height: float) -> bool:
+def _inside(line: Line, span: tuple[float, float] | None, height: float, size: float) -> bool:
     """Whether a skipped run may go back: not both outside the page's `span` of named runs (above the
     highest, below the lowest) and in the edge bands where running heads and page numbers sit
     (`furniture.TOP_BAND_SIZED`, `furniture.BOTTOM_BAND`): such a run is one the answers left out at the
-    page's edge, furniture the furniture rules did not catch."""
-    if span is None or (line.y1 > span[0] and line.y0 < span[1]):
+    page's edge, furniture the furniture rules did not catch. A run set in a heading's size over the body
+    `size` goes back wherever it stands (a chapter's title at the top of its first page)."""
+    if span is None or (line.y1 > span[0] and line.y0 < span[1]) or line.size >= HEADING_SIZE * size:
         return True
     return TOP_BAND_SIZED * height < line.y0 and line.y1 < (1 - BOTTOM_BAND) * height
 
