@@ -37,3 +37,15 @@ def test_words_set_close_stay_joined_and_other_lines_are_unchanged():
     assert spaced_line(unmatched).text == "Abetter way"  # words that do not spell the text: left alone
     no_words = Line("3.11.1Numbering", (0, 0, 100, 20), 20, 0, None, RAPIDOCR, None)
     assert spaced_line(no_words) is no_words
+
+
+def test_a_space_goes_between_han_characters_and_latin_letters_or_digits():
+    from jocr.lines.spacing import cjk_spaced
+
+    def line(text):
+        return ocr_line(text, [(text, 0.0, 25.0 * len(text))])
+
+    assert cjk_spaced(line("TEX急就帖是为科学工作者")).text == "TEX 急就帖是为科学工作者"
+    assert cjk_spaced(line("第1节 简介，见表2。")).text == "第 1 节 简介，见表 2。"
+    kept = line("Donald Knuth 开发的（1978）")  # spaced already; punctuation is not Han
+    assert cjk_spaced(kept) is kept
