@@ -486,3 +486,24 @@ def test_chinese_prose_keeps_its_note_marks_and_xits_text_faces_are_no_math():
     assert not is_math_font("XITS-Bold") and not is_math_font("XITS-Regular")
     assert is_math_font("XITSMath-Regular") and is_math_font("CMMI10")
     assert inline_text("GRE", _word("GRE", 0, font="XITS-Bold"), [], _math_glyph, 10.0) is None
+
+
+def test_signs_with_no_letter_or_digit_make_no_display_formula():
+    """A table's column of "•" marks (a text font's bullets, a row a line, no prose beside them) is no
+    display formula; the same column holding letters is one."""
+    from jocr.layout.formulas import find_formulas
+    from jocr.lines.types import Line
+
+    def column(texts):
+        glyphs, lines = [], []
+        for r, text in enumerate(texts):
+            g = _glyph(text, 440, 150 + 13 * r, 9.0, "TeXGyrePagella-Regular")
+            g.raw = text
+            glyphs.append(g)
+            lines.append(Line(text, (440, 144 + 13 * r, 446, 153 + 13 * r)))
+        return glyphs, lines
+
+    glyphs, lines = column(["•", "•", "•", "•"])
+    assert find_formulas(glyphs, [], lines) == []
+    glyphs, lines = column(["α", "•", "β"])
+    assert find_formulas(glyphs, [], lines) != []
