@@ -488,9 +488,9 @@ def test_chinese_prose_keeps_its_note_marks_and_xits_text_faces_are_no_math():
     assert inline_text("GRE", _word("GRE", 0, font="XITS-Bold"), [], _math_glyph, 10.0) is None
 
 
-def test_signs_with_no_letter_or_digit_make_no_display_formula():
+def test_one_sign_over_and_over_makes_no_display_formula():
     """A table's column of "•" marks (a text font's bullets, a row a line, no prose beside them) is no
-    display formula; the same column holding letters is one."""
+    display formula; the same column holding letters is one, and so are signs of more than one kind."""
     from jocr.layout.formulas import find_formulas
     from jocr.lines.types import Line
 
@@ -506,4 +506,6 @@ def test_signs_with_no_letter_or_digit_make_no_display_formula():
     glyphs, lines = column(["•", "•", "•", "•"])
     assert find_formulas(glyphs, [], lines) == []
     glyphs, lines = column(["α", "•", "β"])
+    assert find_formulas(glyphs, [], lines) != []
+    glyphs, lines = column(["⇒", "⇐"])
     assert find_formulas(glyphs, [], lines) != []

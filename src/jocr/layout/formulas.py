@@ -332,8 +332,8 @@ def find_formulas(
         ]  # fmt: skip
         if len(own) < 2:  # one glyph (an end-of-proof box beside prose) is no display formula
             continue
-        if not any(g.text.isalnum() for g in own):
-            continue  # signs with no letter or digit (a table's "•" marks, a row of dots) are no formula
+        if len({g.text for g in own}) == 1 and not own[0].text.isalnum():
+            continue  # one sign over and over (a table's column of "•" marks, a row of dots): no formula
         inner = [
             r
             for r in rules
