@@ -76,7 +76,7 @@ def _given_way(tree: PageTree, block) -> bool:
     if not lines:
         return False
     size = body_size(_measured([ln for b in tree.blocks if not b.furniture for ln in b.lines]))
-    at = tree.blocks.index(block)
+    at = next(k for k, b in enumerate(tree.blocks) if b is block)  # by identity: blocks compare by value
     tree.blocks[at : at + 1] = line_blocks(lines, tree.width, tree.height, furniture={}, size=size)
     tree.numbered()
     return True
