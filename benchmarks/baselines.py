@@ -5,12 +5,13 @@
   (top to bottom), with `words` each line's word boxes too (rapidocr 3.x); `rapidocr_text` joins them one a
   line. Either RapidOCR package works: `rapidocr` (3.x, models shipped in
   the wheel) or the older `rapidocr_onnxruntime`.
-- `line_source_text(source, index, image, ...)`: the page's line source with the page assembly rules and no
-  model: a PDF page's text layer where it is usable, its runs cut into the anchor's windows and put
-  through `jocr.layout.request.page_text` as if the model had named none of them and run out of room
-  (every run an unread run, one a line, page furniture dropped, words broken across lines joined), the
-  control the anchored model must beat; else OCR lines through the rules over lines
-  (`jocr.layout.line_rules`: columns, paragraphs, headings, furniture), as `jocr parse` reads an OCR'd page.
+- `layer_text(layer, ...)`: a PDF page's text layer through the page assembly rules and no model, its runs
+  cut into the anchor's windows and put through `jocr.layout.request.page_text` as if the model had named
+  none of them and run out of room (every run an unread run, one a line, page furniture dropped, words
+  broken across lines joined): the control the anchored model must beat. (The OCR'd pages' control,
+  jocr's own line source through the rules, is `accuracy_sets._ocr_lines_text`.)
+- `ocr_tree(image, lines)`: RapidOCR's lines through the rules over lines (`jocr.layout.line_rules`), for
+  the benchmarks that read an image's lines as the engine gives them.
 
 OCR lines come from `ocr_layer`: RapidOCR's boxes as `PageLines` in pixels, read as the engine reads the
 page (no turning or deskewing: `jocr.lines.ocr.read_image` does those for `jocr parse`).
@@ -157,16 +158,3 @@ def ocr_tree(image: Image.Image, lines=None):
         return None
     paper = layer.stats.get("paper")
     return lines_tree(layer.lines, layer.width, layer.height, unit="px", source=layer.source, paper=paper)
-
-
-def line_source_text(source, index: int, image: Image.Image, tokenizer, max_tokens: int, ocr_lines=None):
-    """(text, which source, tree or None): the page's text layer where usable (`source` a PDF
-    `PageSource`), through the anchor's windows; else OCR lines through the rules over lines, with the
-    page's tree."""
-    from jocr.layout.render import page_markdown
-
-    layer = source.text_layer(index) if source is not None else None
-    if layer is not None and layer.usable and layer.lines:
-        return layer_text(layer, tokenizer, max_tokens), "textlayer", None
-    tree = ocr_tree(image, ocr_lines)
-    return (page_markdown(tree) if tree is not None else ""), "ocr", tree
