@@ -247,13 +247,11 @@ def run_lines(bset: BenchSet, ctx: Context) -> tuple[list[str], float, dict]:
         with open_source(str(page.path), LoadOptions()) as source:
             layer = source.text_layer(0)
             if layer is not None and layer.usable and layer.lines:
-                text = baselines.layer_text(layer, tokenizer, budget)
-                kind, ocr, reading, tree = "textlayer", (0.0, 0.0), (0.0, 0.0), None
+                text, kind, tree = baselines.layer_text(layer, tokenizer, budget), "textlayer", None
             else:
                 text, kind, tree = _ocr_lines_text(source.render(0))
-                ocr, reading = (0.0, 0.0), (0.0, 0.0)
-        seconds += time.perf_counter() - start - reading[0] + ocr[0]
-        cpu.append(cpu_seconds() - cpu_start - reading[1] + ocr[1])
+        seconds += time.perf_counter() - start
+        cpu.append(cpu_seconds() - cpu_start)
         sources[kind] += 1
         outs.append((text, tree))
     return outs, seconds, {"line_source": sources, "cpu_per_page": cpu}

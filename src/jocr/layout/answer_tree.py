@@ -283,7 +283,7 @@ def _caption_apart(piece: str, runs: dict[int, str], start: int, geometry: list[
     if not first:
         return [piece]
     top = geometry[start + first[0] - 1]  # the caption: the first row's runs on the page row of its first
-    caption = [n for n in first if top.y0 <= _middle(geometry[start + n - 1]) <= top.y1]
+    caption = [n for n in first if top.y0 <= geometry[start + n - 1].cy <= top.y1]
     if not CAPTION_START.match(" ".join(runs[n] for n in caption).strip()):
         return [piece]
 
@@ -291,10 +291,6 @@ def _caption_apart(piece: str, runs: dict[int, str], start: int, geometry: list[
         return "".join(f"@{n}" for n in referenced_numbers(match.group(0)) if n not in caption)
 
     return [" ".join(f"@{n}" for n in caption), REFERENCES.sub(without_caption, piece)]
-
-
-def _middle(line: Line) -> float:
-    return (line.y0 + line.y1) / 2
 
 
 def _window_blocks(

@@ -73,24 +73,22 @@ def table_segments(runs: list[Line], size: float) -> list[tuple[bool, list[list[
     rows = table_rows(runs)
     # decided on each row's runs with the touching ones joined: a line of prose the text layer broke at
     # its punctuation ("，", a quotation mark) is one run of text, not cells
-    joined = {id(row): _touching_joined(row, size) for row in rows}
-    with_cells = [row for row in rows if _has_cells(joined[id(row)])]
-    left = min(ln.x0 for row in (with_cells or rows) for ln in row)
+    joined = [_touching_joined(row, size) for row in rows]
+    has_cells = [_has_cells(row) for row in joined]
+    left = min(ln.x0 for row in ([r for r, c in zip(rows, has_cells) if c] or rows) for ln in row)
 
-    def prose(row: list[Line]) -> bool:
-        return any(
-            text_width(ln.text) >= PROSE_WIDTH and ln.x0 <= left + size for ln in _cells(joined[id(row)])
-        )
+    def prose(k: int) -> bool:
+        return any(text_width(ln.text) >= PROSE_WIDTH and ln.x0 <= left + size for ln in _cells(joined[k]))
 
     segments: list[tuple[bool, list[list[Line]]]] = []
     k = 0
     while k < len(rows):
         end = k + 1
-        cells = _has_cells(joined[id(rows[k])])
-        while end < len(rows) and _has_cells(joined[id(rows[end])]) == cells:
+        cells = has_cells[k]
+        while end < len(rows) and has_cells[end] == cells:
             end += 1
         stretch = rows[k:end]
-        text = not cells and any(prose(row) for row in stretch)
+        text = not cells and any(prose(j) for j in range(k, end))
         if segments and segments[-1][0] == (not text):
             segments[-1][1].extend(stretch)
         else:
