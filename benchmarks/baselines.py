@@ -104,21 +104,19 @@ def rapidocr_text(image: Image.Image) -> str:
 def ocr_layer(image: Image.Image, lines=None):
     """RapidOCR's lines of a page image as `jocr.lines.types.PageLines` (verdict ok when any line was found),
     boxes in pixels, each line's size its box's height, in the engine's order, their text spaced as
-    `jocr.lines.ocr` spaces it (`spacing.spaced_line`, `spacing.cjk_spaced`); `lines`, if already read
+    `jocr.lines.ocr` writes it (`spacing.as_printed`); `lines`, if already read
     (`rapidocr_lines`, with or without word boxes), saves reading the page twice."""
     from jocr.lines.ocr import paper_rows
-    from jocr.lines.spacing import cjk_spaced, spaced_line
+    from jocr.lines.spacing import as_printed
     from jocr.lines.types import NONE, OK, RAPIDOCR, Line, PageLines
 
     lines = rapidocr_lines(image) if lines is None else lines
     width, height = image.size
     runs = [
-        cjk_spaced(spaced_line(
-            Line(line[0], tuple(line[1]), line[1][3] - line[1][1], 0, None, RAPIDOCR, words=_words(line))
-        ))
+        as_printed(Line(text, tuple(box), box[3] - box[1], 0, None, RAPIDOCR, words=_words(line)))
         for line in lines
-        if line[0].strip()
-    ]  # fmt: skip
+        if (text := line[0]).strip() and (box := line[1])
+    ]
     if not runs:
         return PageLines(float(width), float(height), [], NONE, "OCR found no text", RAPIDOCR)
     paper = paper_rows(image)  # a photographed sheet: furniture bands from its edges, as in jocr.lines.ocr

@@ -158,3 +158,42 @@ def test_a_sheet_found_short_of_the_lines_is_taken_to_reach_them():
     footer = Line("Proceedings of the meeting", (60, 850, 500, 880), 30, 0, 0.9, RAPIDOCR)
     items = source_lines(lines[:11] + [footer], RAPIDOCR)
     assert list(edge_furniture(items, 1000, 1400, paper=(100, 900)).values()) == ["footer"]
+
+
+def _ocr_rows(rows: list[list[tuple[float, float, float, str]]], width: float = 1275, height: float = 1651):
+    """{text: kind} of the furniture among OCR lines given as rows of (x0, x1, top, text), 30 px tall."""
+    from jocr.layout.furniture import edge_furniture
+    from jocr.layout.geometry import source_lines
+    from jocr.lines.types import RAPIDOCR, Line
+
+    lines = [Line(text, (x0, y, x1, y + 30), 30, 0, 0.9, RAPIDOCR) for row in rows for x0, x1, y, text in row]
+    items = source_lines(lines, RAPIDOCR)
+    return {items[i].text: kind for i, kind in edge_furniture(items, width, height).items()}
+
+
+CHINESE_BODY = [[(150, 1135, 201 + 34 * k, f"正文第 {k} 行，印刷的中文行距较宽")] for k in range(35)]
+
+
+def test_a_running_head_with_its_page_number_goes_under_a_narrow_gap():
+    # the scan of a Chinese manual page (real5 asyman-p012): the page number and the chapter's title on one
+    # row at 9% of the height, 1.7 line pitches above the body, read as two lines 5 px apart
+    head = [(151, 170, 143, "8"), (957, 1137, 148, "第四章 绘图命令")]
+    assert _ocr_rows([head, *CHINESE_BODY]) == {"8": "page_number", "第四章 绘图命令": "header"}
+    title_first = [(233, 427, 143, "从键盘输入变到油墨"), (1100, 1120, 150, "9")]  # the number at the right
+    assert _ocr_rows([title_first, *CHINESE_BODY]) == {"从键盘输入变到油墨": "header", "9": "page_number"}
+
+
+def test_a_top_row_one_pitch_above_the_body_or_without_a_number_stays():
+    # a table's first row at the top of a page (an item and its count), one pitch above the next row
+    table_row = [(150, 400, 167, "Widgets shipped"), (1000, 1040, 167, "42")]
+    assert _ocr_rows([table_row, *CHINESE_BODY]) == {}
+    # a title with a date beside it, no lone number, 1.7 pitches above the body
+    dated = [(150, 700, 143, "Annual report"), (1000, 1130, 143, "May 2024")]
+    assert _ocr_rows([dated, *CHINESE_BODY]) == {}
+    # a lone number in the middle of the row is no page number at its end
+    middle = [(150, 400, 143, "Part one"), (600, 620, 143, "3"), (900, 1130, 143, "Part two")]
+    assert _ocr_rows([middle, *CHINESE_BODY]) == {}
+    # below the band (a heading further down the page): stays
+    low = [(151, 170, 250, "8"), (957, 1137, 250, "第四章 绘图命令")]
+    body_below = [[(150, 1135, 308 + 34 * k, f"正文第 {k} 行") for k in range(30)]]
+    assert _ocr_rows([low, *[[line] for line in body_below[0]]]) == {}

@@ -49,3 +49,41 @@ def test_a_space_goes_between_han_characters_and_latin_letters_or_digits():
     assert cjk_spaced(line("第1节 简介，见表2。")).text == "第 1 节 简介，见表 2。"
     kept = line("Donald Knuth 开发的（1978）")  # spaced already; punctuation is not Han
     assert cjk_spaced(kept) is kept
+
+
+def test_punctuation_after_han_characters_is_full_width():
+    from jocr.lines.spacing import cjk_punctuated
+
+    def line(text):
+        return ocr_line(text, [(text, 0.0, 25.0 * len(text))])
+
+    # RapidOCR's ASCII marks on scans of printed full-width ones (real5 development scans)
+    assert cjk_punctuated(line("因此,本书给读者提供了探索和使用")).text == "因此，本书给读者提供了探索和使用"
+    assert cjk_punctuated(line("需要注意的是;xpinyin 缺省")).text == "需要注意的是；xpinyin 缺省"
+    assert cjk_punctuated(line("怎么会呢?")).text == "怎么会呢？"  # at the line's end too
+    assert cjk_punctuated(line("①韩愈（768-824),字退之")).text == "①韩愈（768-824），字退之"
+    assert cjk_punctuated(line("见上文(第 87 页)的宏集")).text == "见上文（第 87 页）的宏集"
+
+
+def test_ascii_punctuation_set_with_a_space_or_beside_latin_text_stays():
+    from jocr.lines.spacing import cjk_punctuated
+
+    def line(text):
+        return ocr_line(text, [(text, 0.0, 25.0 * len(text))])
+
+    for text in (
+        "准安装形式, 也就是在这本书中",  # a page set with ", " after Han
+        "add(图) 命令, 把",  # a call in code: the bracket opens after a Latin letter
+        "plain TEX (第 87 页) 的宏集",  # a bracket after a space
+        "f(x, y) = 1; g(z): h?",  # no Han at all
+        "机械工程与自动化, 2015, 2 : 1",
+    ):
+        kept = line(text)
+        assert cjk_punctuated(kept) is kept, text
+
+
+def test_an_ocr_line_is_written_as_printed_in_one_place():
+    from jocr.lines.spacing import as_printed
+
+    line = ocr_line("3.1Output 第1节,见下", [("3.1", 0, 40), ("Output", 70, 160), ("第1节,见下", 170, 320)])
+    assert as_printed(line).text == "3.1 Output 第 1 节，见下"

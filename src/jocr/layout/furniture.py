@@ -47,6 +47,7 @@ TOP_BAND, TOP_BAND_SIZED = 0.05, 0.08
 BOTTOM_BAND = 0.1  # line tops at least this far up from the bottom edge (LaTeX's A4 page numbers: 8.2%)
 MIN_GAP_PITCHES = 2.0
 NUMBER_GAP_PITCHES = 1.3
+NUMBERED_HEAD_BAND = 0.1  # the top of a running header with its page number beside it, from the top edge
 NUMBER_BAND = 0.25  # a lone number below the body, set apart by MIN_GAP_PITCHES, this far up is a page number
 JITTER = 2 / GRID  # steps this small are lines of one level (sub- and superscripts, rounding)
 TITLE_SIZE = 1.15
@@ -154,6 +155,8 @@ def edge_furniture(
             bottom = below
     mark([ln for ln in lines if ln.y0 >= bottom - jitter], FOOTER)
 
+    if not any(kind == HEADER for kind in kinds.values()):
+        kinds.update(_numbered_head(lines, pitch, height))
     first, last = levels[0], levels[-1]
     if first <= top_band:
         row = [ln for ln in lines if ln.y0 <= first + jitter]
@@ -170,6 +173,30 @@ def edge_furniture(
             if near_edge or step >= MIN_GAP_PITCHES * pitch:
                 kinds[row[0].index] = PAGE_NUMBER
     return kinds
+
+
+def _numbered_head(lines: Sequence[Line], pitch: float, height: float) -> dict[int, str]:
+    """The running header of a page whose top row is a title and its page number at one end ("8   第四章
+    绘图命令", "从键盘输入变到油墨   9"), set apart from the body by less than `MIN_GAP_PITCHES` (printed
+    Chinese sets its lines further apart than Latin text, so the gap under its running head is fewer line
+    pitches) but at least `NUMBER_GAP_PITCHES`, within `NUMBERED_HEAD_BAND` of the top: {index: kind}."""
+    first = min(lines, key=lambda ln: ln.y0)
+    if first.y0 > NUMBERED_HEAD_BAND * height:
+        return {}
+    row = sorted((ln for ln in lines if _same_row(ln, first)), key=lambda ln: ln.x0)
+    below = [ln.y0 for ln in lines if ln.y0 > max(r.y0 for r in row) and not _same_row(ln, first)]
+    if len(row) < 2 or not below or min(below) - first.y0 < NUMBER_GAP_PITCHES * pitch:
+        return {}
+    ends = (row[0], row[-1])
+    if not any(_NUMBER_LINE.fullmatch(ln.text.strip()) for ln in ends):
+        return {}
+    return {ln.index: PAGE_NUMBER if _NUMBER_LINE.fullmatch(ln.text.strip()) else HEADER for ln in row}
+
+
+def _same_row(line: Line, other: Line) -> bool:
+    """Whether two lines share most of their height (one printed row, read as two lines)."""
+    overlap = min(line.y1, other.y1) - max(line.y0, other.y0)
+    return overlap >= 0.5 * min(line.y1 - line.y0, other.y1 - other.y0)
 
 
 SLIDE_ASPECT = 1.15  # a page this much wider than tall is a slide (4:3 and 16:9) or a landscape sheet

@@ -41,7 +41,7 @@ from jocr.lines.ocr_rapid import available as rapid_available
 from jocr.lines.ocr_rapid import read as rapid_read
 from jocr.lines.ocr_tesseract import TesseractError, binary, installed_languages, orientation
 from jocr.lines.ocr_tesseract import read as tesseract_read
-from jocr.lines.spacing import cjk_spaced, spaced_line
+from jocr.lines.spacing import as_printed
 from jocr.lines.types import (
     ERROR,
     NONE,
@@ -423,8 +423,7 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
     else:
         page = grey if colour is None else colour
         lines = rapid_read(page, config.rapid_max_side, config.min_confidence, not settled, config.timeout_s)
-        lines = [spaced_line(ln) for ln in lines]  # a space its word boxes show, left out of its text
-    lines = [cjk_spaced(ln) for ln in lines]  # the gap printed Chinese sets beside Latin letters and digits
+    lines = [as_printed(ln) for ln in lines]  # spaces and Chinese punctuation a recogniser left out
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
     # back to the original pixels, and for a turned page on to the page turned upright (`upright_image`):
     # its lines are read, ordered and drawn in the frame a reader sees them in
