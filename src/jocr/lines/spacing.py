@@ -16,11 +16,12 @@ character box is too coarse to tell, so `cjk_spaced` puts it in wherever it is m
 Punctuation after a Han character is full-width in printed Chinese: in the text layers of the development
 sets' 40 Chinese pages under data/, a comma, semicolon, colon, question or exclamation mark between a Han
 character and the next non-space character is full-width at 550 of 551 places (the other a typo, ",。"),
-and at 68 of 72 line ends; after a full-width closing bracket at all 19; a bracket opened right after a Han character is full-width at all 73 places,
-and no bracket pair mixes the two widths. RapidOCR writes the ASCII mark at about 1 in 25 of those places
-("因此,本书", "韩愈（768-824)"), which breaks every phrase comparison across it, so `cjk_punctuated` puts
-the full-width mark back. An ASCII mark with a space after it is left as it is: pages set in that style
-(", " after Han) exist, and the recogniser never writes a space after a mark it read as full-width.
+and at 68 of 72 line ends; after a full-width closing bracket at all 19; a bracket opened right after a
+Han character is full-width at all 73 places, and no bracket pair mixes the two widths. RapidOCR writes
+the ASCII mark at about 1 in 25 of those places ("因此,本书", "韩愈（768-824)"), which breaks every phrase
+comparison across it, so `cjk_punctuated` puts the full-width mark back. An ASCII mark with a space after
+it is left as it is: pages set in that style (", " after Han) exist, and the recogniser never writes a
+space after a mark it read as full-width.
 """
 
 from __future__ import annotations
