@@ -87,3 +87,12 @@ def test_an_ocr_line_is_written_as_printed_in_one_place():
 
     line = ocr_line("3.1Output 第1节,见下", [("3.1", 0, 40), ("Output", 70, 160), ("第1节,见下", 170, 320)])
     assert as_printed(line).text == "3.1 Output 第 1 节，见下"
+
+
+def test_a_mark_between_latin_text_and_han_characters_is_full_width():
+    from jocr.lines.spacing import cjk_punctuated
+
+    line = ocr_line("NJUREPO:南京大学本科生泛用报告", [("NJUREPO:南京大学本科生泛用报告", 0.0, 500.0)])
+    assert cjk_punctuated(line).text == "NJUREPO：南京大学本科生泛用报告"
+    code = ocr_line("printf(x); 中文注释", [("printf(x); 中文注释", 0.0, 300.0)])
+    assert cjk_punctuated(code) is code  # a space before the Han text: left as it is

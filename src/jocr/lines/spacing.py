@@ -16,12 +16,13 @@ character box is too coarse to tell, so `cjk_spaced` puts it in wherever it is m
 Punctuation after a Han character is full-width in printed Chinese: in the text layers of the development
 sets' 40 Chinese pages under data/, a comma, semicolon, colon, question or exclamation mark between a Han
 character and the next non-space character is full-width at 550 of 551 places (the other a typo, ",。"),
-and at 68 of 72 line ends; after a full-width closing bracket at all 19; a bracket opened right after a
-Han character is full-width at all 73 places, and no bracket pair mixes the two widths. RapidOCR writes
-the ASCII mark at about 1 in 25 of those places ("因此,本书", "韩愈（768-824)"), which breaks every phrase
-comparison across it, so `cjk_punctuated` puts the full-width mark back. An ASCII mark with a space after
-it is left as it is: pages set in that style (", " after Han) exist, and the recogniser never writes a
-space after a mark it read as full-width.
+and at 68 of 72 line ends; after a full-width closing bracket at all 19, and between another character
+and a Han character at all 68; a bracket opened right after a Han character is full-width at all 73
+places, and no bracket pair mixes the two widths. RapidOCR writes the ASCII mark at about 1 in 25 of
+those places ("因此,本书", "韩愈（768-824)"), which breaks every phrase comparison across it, so
+`cjk_punctuated` puts the full-width mark back. An ASCII mark with a space after it is left as it is:
+pages set in that style (", " after Han) exist, and the recogniser never writes a space after a mark it
+read as full-width.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def cjk_spaced(line: Line) -> Line:
 
 
 _FULL_WIDTH = {",": "\uff0c", ";": "\uff1b", ":": "\uff1a", "?": "\uff1f", "!": "\uff01"}
-_MARK_AFTER_HAN = re.compile(f"(?<=[{HAN}\uff09])([,;:?!])(?!\\s)")  # after Han or a full-width bracket
+# after Han or a full-width bracket and before no space, or between any other character and Han
+_CJK_MARK = re.compile(f"(?<=[{HAN}\uff09])([,;:?!])(?!\\s)|(?<=\\S)([,;:?!])(?=[{HAN}])")
 _PAIR = re.compile("([(\uff08])([^()\uff08\uff09]*)([)\uff09])")  # an innermost bracket pair
 
 
@@ -83,9 +85,9 @@ def cjk_punctuated(line: Line) -> Line:
 
     A bracket pair opened right after a Han character or with one full-width bracket; a comma, semicolon,
     colon, question or exclamation mark right after a Han character or a full-width bracket and not
-    followed by a space."""
+    followed by a space, or between another character and a Han character ("NJUREPO:南京")."""
     text = _PAIR.sub(lambda m: _bracketed(m, line.text), line.text)
-    text = _MARK_AFTER_HAN.sub(lambda m: _FULL_WIDTH[m.group(1)], text)
+    text = _CJK_MARK.sub(lambda m: _FULL_WIDTH[m.group(1) or m.group(2)], text)
     return line if text == line.text else replace(line, text=text)
 
 
