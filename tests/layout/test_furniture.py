@@ -193,6 +193,12 @@ def test_a_top_row_one_pitch_above_the_body_or_without_a_number_stays():
     # a lone number in the middle of the row is no page number at its end
     middle = [(150, 400, 143, "Part one"), (600, 620, 143, "3"), (900, 1130, 143, "Part two")]
     assert _ocr_rows([middle, *CHINESE_BODY]) == {}
+    # a section number before its title at the top of a page (read as two lines): a heading, not a head
+    heading = [(150, 170, 143, "2"), (195, 420, 143, "Methods and materials")]
+    assert _ocr_rows([heading, *CHINESE_BODY]) == {}
+    # a number at the row's end but short of the text's edge (a table's last column, a date's day)
+    inset = [(150, 700, 143, "第四章 绘图命令"), (900, 930, 143, "8")]
+    assert _ocr_rows([inset, *CHINESE_BODY]) == {}
     # below the band (a heading further down the page): stays
     low = [(151, 170, 250, "8"), (957, 1137, 250, "第四章 绘图命令")]
     body_below = [[(150, 1135, 308 + 34 * k, f"正文第 {k} 行") for k in range(30)]]

@@ -48,6 +48,8 @@ BOTTOM_BAND = 0.1  # line tops at least this far up from the bottom edge (LaTeX'
 MIN_GAP_PITCHES = 2.0
 NUMBER_GAP_PITCHES = 1.3
 NUMBERED_HEAD_BAND = 0.1  # the top of a running header with its page number beside it, from the top edge
+HEAD_NUMBER_GAP = 0.2  # ... that number this share of the page's width from the rest of its row
+EDGE_SHARE = 0.03  # ... and this close to the edge of the page's text
 NUMBER_BAND = 0.25  # a lone number below the body, set apart by MIN_GAP_PITCHES, this far up is a page number
 JITTER = 2 / GRID  # steps this small are lines of one level (sub- and superscripts, rounding)
 TITLE_SIZE = 1.15
@@ -156,7 +158,7 @@ def edge_furniture(
     mark([ln for ln in lines if ln.y0 >= bottom - jitter], FOOTER)
 
     if not any(kind == HEADER for kind in kinds.values()):
-        kinds.update(_numbered_head(lines, pitch, height))
+        mark(_numbered_head(lines, pitch, width, height), HEADER)
     first, last = levels[0], levels[-1]
     if first <= top_band:
         row = [ln for ln in lines if ln.y0 <= first + jitter]
@@ -175,22 +177,27 @@ def edge_furniture(
     return kinds
 
 
-def _numbered_head(lines: Sequence[Line], pitch: float, height: float) -> dict[int, str]:
-    """The running header of a page whose top row is a title and its page number at one end ("8   第四章
-    绘图命令", "从键盘输入变到油墨   9"), set apart from the body by less than `MIN_GAP_PITCHES` (printed
+def _numbered_head(lines: Sequence[Line], pitch: float, width: float, height: float) -> list[Line]:
+    """The top row of a page when it is a running head with its page number at one end ("8   第四章
+    绘图命令", "从键盘输入变到油墨   9") set apart from the body by less than `MIN_GAP_PITCHES` (printed
     Chinese sets its lines further apart than Latin text, so the gap under its running head is fewer line
-    pitches) but at least `NUMBER_GAP_PITCHES`, within `NUMBERED_HEAD_BAND` of the top: {index: kind}."""
+    pitches) but at least `NUMBER_GAP_PITCHES`, within `NUMBERED_HEAD_BAND` of the top; else []. The number
+    stands at the body's left or right edge, `HEAD_NUMBER_GAP` of the page's width from the rest of the row:
+    a section number before its title ("2  Methods") stands next to it."""
     first = min(lines, key=lambda ln: ln.y0)
     if first.y0 > NUMBERED_HEAD_BAND * height:
-        return {}
+        return []
     row = sorted((ln for ln in lines if _same_row(ln, first)), key=lambda ln: ln.x0)
     below = [ln.y0 for ln in lines if ln.y0 > max(r.y0 for r in row) and not _same_row(ln, first)]
     if len(row) < 2 or not below or min(below) - first.y0 < NUMBER_GAP_PITCHES * pitch:
-        return {}
-    ends = (row[0], row[-1])
-    if not any(_NUMBER_LINE.fullmatch(ln.text.strip()) for ln in ends):
-        return {}
-    return {ln.index: PAGE_NUMBER if _NUMBER_LINE.fullmatch(ln.text.strip()) else HEADER for ln in row}
+        return []
+    left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+    edge, gap = EDGE_SHARE * width, HEAD_NUMBER_GAP * width
+    number_left = _NUMBER_LINE.fullmatch(row[0].text.strip()) and row[0].x0 - left <= edge
+    number_right = _NUMBER_LINE.fullmatch(row[-1].text.strip()) and right - row[-1].x1 <= edge
+    if number_left and row[1].x0 - row[0].x1 >= gap or number_right and row[-1].x0 - row[-2].x1 >= gap:
+        return row
+    return []
 
 
 def _same_row(line: Line, other: Line) -> bool:
