@@ -48,7 +48,7 @@ BOTTOM_BAND = 0.1  # line tops at least this far up from the bottom edge (LaTeX'
 MIN_GAP_PITCHES = 2.0
 NUMBER_GAP_PITCHES = 1.3
 NUMBERED_HEAD_BAND = 0.1  # the top of a running header with its page number beside it, from the top edge
-HEAD_NUMBER_GAP = 0.2  # ... that number this share of the page's width from the rest of its row
+HEAD_NUMBER_GAP = 4.0  # ... that number this many line heights from its row (a title's number: 1-2)
 EDGE_SHARE = 0.03  # ... and this close to the edge of the page's text
 NUMBER_BAND = 0.25  # a lone number below the body, set apart by MIN_GAP_PITCHES, this far up is a page number
 JITTER = 2 / GRID  # steps this small are lines of one level (sub- and superscripts, rounding)
@@ -182,8 +182,8 @@ def _numbered_head(lines: Sequence[Line], pitch: float, width: float, height: fl
     绘图命令", "从键盘输入变到油墨   9") set apart from the body by less than `MIN_GAP_PITCHES` (printed
     Chinese sets its lines further apart than Latin text, so the gap under its running head is fewer line
     pitches) but at least `NUMBER_GAP_PITCHES`, within `NUMBERED_HEAD_BAND` of the top; else []. The number
-    stands at the body's left or right edge, `HEAD_NUMBER_GAP` of the page's width from the rest of the row:
-    a section number before its title ("2  Methods") stands next to it."""
+    stands at the text's left or right edge, `HEAD_NUMBER_GAP` line heights or more from the rest of the
+    row: a section number before its title ("2  Methods") stands an em or two from it."""
     first = min(lines, key=lambda ln: ln.y0)
     if first.y0 > NUMBERED_HEAD_BAND * height:
         return []
@@ -192,7 +192,8 @@ def _numbered_head(lines: Sequence[Line], pitch: float, width: float, height: fl
     if len(row) < 2 or not below or min(below) - first.y0 < NUMBER_GAP_PITCHES * pitch:
         return []
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
-    edge, gap = EDGE_SHARE * width, HEAD_NUMBER_GAP * width
+    line_height = max(ln.y1 - ln.y0 for ln in row) or pitch  # an anchor's lines have no height: the pitch
+    edge, gap = EDGE_SHARE * width, HEAD_NUMBER_GAP * line_height
     number_left = _NUMBER_LINE.fullmatch(row[0].text.strip()) and row[0].x0 - left <= edge
     number_right = _NUMBER_LINE.fullmatch(row[-1].text.strip()) and right - row[-1].x1 <= edge
     if number_left and row[1].x0 - row[0].x1 >= gap or number_right and row[-1].x0 - row[-2].x1 >= gap:
