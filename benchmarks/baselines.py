@@ -113,9 +113,11 @@ def ocr_layer(image: Image.Image, lines=None):
     lines = rapidocr_lines(image) if lines is None else lines
     width, height = image.size
     runs = [
-        as_printed(Line(text, tuple(box), box[3] - box[1], 0, None, RAPIDOCR, words=_words(line)))
+        as_printed(
+            Line(line[0], tuple(line[1]), line[1][3] - line[1][1], 0, None, RAPIDOCR, words=_words(line))
+        )
         for line in lines
-        if (text := line[0]).strip() and (box := line[1])
+        if line[0].strip()
     ]
     if not runs:
         return PageLines(float(width), float(height), [], NONE, "OCR found no text", RAPIDOCR)

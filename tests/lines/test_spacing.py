@@ -18,6 +18,11 @@ def ocr_line(text: str, words: list[tuple[str, float, float]], height: float = 2
     )
 
 
+def one_word(text: str) -> Line:
+    """An OCR line whose text is one word box, 25 px a character."""
+    return ocr_line(text, [(text, 0.0, 25.0 * len(text))])
+
+
 def test_a_section_number_set_an_em_apart_keeps_its_space():
     # RapidOCR on a photographed heading: "3.11.1Numbering hierarchy", its words 29 px apart on a 25 px line
     line = ocr_line(
@@ -42,34 +47,26 @@ def test_words_set_close_stay_joined_and_other_lines_are_unchanged():
 def test_a_space_goes_between_han_characters_and_latin_letters_or_digits():
     from jocr.lines.spacing import cjk_spaced
 
-    def line(text):
-        return ocr_line(text, [(text, 0.0, 25.0 * len(text))])
-
-    assert cjk_spaced(line("TEX急就帖是为科学工作者")).text == "TEX 急就帖是为科学工作者"
-    assert cjk_spaced(line("第1节 简介，见表2。")).text == "第 1 节 简介，见表 2。"
-    kept = line("Donald Knuth 开发的（1978）")  # spaced already; punctuation is not Han
+    assert cjk_spaced(one_word("TEX急就帖是为科学工作者")).text == "TEX 急就帖是为科学工作者"
+    assert cjk_spaced(one_word("第1节 简介，见表2。")).text == "第 1 节 简介，见表 2。"
+    kept = one_word("Donald Knuth 开发的（1978）")  # spaced already; punctuation is not Han
     assert cjk_spaced(kept) is kept
 
 
 def test_punctuation_after_han_characters_is_full_width():
     from jocr.lines.spacing import cjk_punctuated
 
-    def line(text):
-        return ocr_line(text, [(text, 0.0, 25.0 * len(text))])
-
     # RapidOCR's ASCII marks on scans of printed full-width ones (real5 development scans)
-    assert cjk_punctuated(line("因此,本书给读者提供了探索和使用")).text == "因此，本书给读者提供了探索和使用"
-    assert cjk_punctuated(line("需要注意的是;xpinyin 缺省")).text == "需要注意的是；xpinyin 缺省"
-    assert cjk_punctuated(line("怎么会呢?")).text == "怎么会呢？"  # at the line's end too
-    assert cjk_punctuated(line("①韩愈（768-824),字退之")).text == "①韩愈（768-824），字退之"
-    assert cjk_punctuated(line("见上文(第 87 页)的宏集")).text == "见上文（第 87 页）的宏集"
+    read = one_word("因此,本书给读者提供了探索和使用")
+    assert cjk_punctuated(read).text == "因此，本书给读者提供了探索和使用"
+    assert cjk_punctuated(one_word("需要注意的是;xpinyin 缺省")).text == "需要注意的是；xpinyin 缺省"
+    assert cjk_punctuated(one_word("怎么会呢?")).text == "怎么会呢？"  # at the line's end too
+    assert cjk_punctuated(one_word("①韩愈（768-824),字退之")).text == "①韩愈（768-824），字退之"
+    assert cjk_punctuated(one_word("见上文(第 87 页)的宏集")).text == "见上文（第 87 页）的宏集"
 
 
 def test_ascii_punctuation_set_with_a_space_or_beside_latin_text_stays():
     from jocr.lines.spacing import cjk_punctuated
-
-    def line(text):
-        return ocr_line(text, [(text, 0.0, 25.0 * len(text))])
 
     for text in (
         "准安装形式, 也就是在这本书中",  # a page set with ", " after Han
@@ -78,7 +75,7 @@ def test_ascii_punctuation_set_with_a_space_or_beside_latin_text_stays():
         "f(x, y) = 1; g(z): h?",  # no Han at all
         "机械工程与自动化, 2015, 2 : 1",
     ):
-        kept = line(text)
+        kept = one_word(text)
         assert cjk_punctuated(kept) is kept, text
 
 

@@ -36,7 +36,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 
-from jocr.layout.geometry import Line
+from jocr.layout.geometry import Line, side_by_side
 from jocr.layout.tree import FOOTER, HEADER, PAGE_NUMBER
 from jocr.lines.references import anchor_entries
 from jocr.types import GRID_MAX as GRID
@@ -187,8 +187,8 @@ def _numbered_head(lines: Sequence[Line], pitch: float, width: float, height: fl
     first = min(lines, key=lambda ln: ln.y0)
     if first.y0 > NUMBERED_HEAD_BAND * height:
         return []
-    row = sorted((ln for ln in lines if _same_row(ln, first)), key=lambda ln: ln.x0)
-    below = [ln.y0 for ln in lines if ln.y0 > max(r.y0 for r in row) and not _same_row(ln, first)]
+    row = sorted((ln for ln in lines if side_by_side(ln, first)), key=lambda ln: ln.x0)
+    below = [ln.y0 for ln in lines if ln.y0 > max(r.y0 for r in row) and not side_by_side(ln, first)]
     if len(row) < 2 or not below or min(below) - first.y0 < NUMBER_GAP_PITCHES * pitch:
         return []
     left, right = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
@@ -199,12 +199,6 @@ def _numbered_head(lines: Sequence[Line], pitch: float, width: float, height: fl
     if number_left and row[1].x0 - row[0].x1 >= gap or number_right and row[-1].x0 - row[-2].x1 >= gap:
         return row
     return []
-
-
-def _same_row(line: Line, other: Line) -> bool:
-    """Whether two lines share most of their height (one printed row, read as two lines)."""
-    overlap = min(line.y1, other.y1) - max(line.y0, other.y0)
-    return overlap >= 0.5 * min(line.y1 - line.y0, other.y1 - other.y0)
 
 
 SLIDE_ASPECT = 1.15  # a page this much wider than tall is a slide (4:3 and 16:9) or a landscape sheet

@@ -159,6 +159,12 @@ def rows_of(lines: Sequence[Line]) -> list[Row]:
     return rows
 
 
+def side_by_side(a, b) -> bool:
+    """Whether two lines or rows (anything with `y0`, `y1`) share at least half the shorter one's height:
+    one printed row. Boxes of no height (an anchor's positions) share a row only at the same top."""
+    return min(a.y1, b.y1) - max(a.y0, b.y0) >= 0.5 * min(a.y1 - a.y0, b.y1 - b.y0)
+
+
 def _stacked_over(a: Line, b: Line) -> bool:
     """Whether two lines whose boxes overlap by half the shorter height are one over the other, not side by
     side: their x-extents overlap by half the narrower's width. (Lines joined to a row only through a tall

@@ -10,7 +10,7 @@ import math
 import re
 import statistics
 
-from jocr.layout.geometry import Line, list_item, rows_of, text_width
+from jocr.layout.geometry import Line, list_item, rows_of, side_by_side, text_width
 
 # A scanned or photographed page is read as it lies: turned by a degree, its columns' edges slant and a
 # gutter no wider than an em closes up in x. Shears tried, as the tangent of angles up to this many degrees
@@ -281,10 +281,7 @@ def _set_apart(sides: list[list[Line]]) -> bool:
     if min(spans[0][1], spans[1][1]) - max(spans[0][0], spans[1][0]) < 0.5 * shorter:
         return False
 
-    def beside(a, b) -> bool:
-        return min(a.y1, b.y1) - max(a.y0, b.y0) >= 0.5 * min(a.y1 - a.y0, b.y1 - b.y0)
-
-    paired = sum(1 for row in rows[0] if any(beside(row, other) for other in rows[1]))
+    paired = sum(1 for row in rows[0] if any(side_by_side(row, other) for other in rows[1]))
     return paired < BESIDE_ROWS * len(rows[0])
 
 

@@ -77,6 +77,7 @@ _FULL_WIDTH = {",": "\uff0c", ";": "\uff1b", ":": "\uff1a", "?": "\uff1f", "!": 
 # after Han or a full-width bracket and before no space, or between any other character and Han
 _CJK_MARK = re.compile(f"(?<=[{HAN}\uff09])([,;:?!])(?!\\s)|(?<=\\S)([,;:?!])(?=[{HAN}])")
 _PAIR = re.compile("([(\uff08])([^()\uff08\uff09]*)([)\uff09])")  # an innermost bracket pair
+_HAN_CHAR = re.compile(f"[{HAN}]")
 
 
 def cjk_punctuated(line: Line) -> Line:
@@ -94,7 +95,7 @@ def cjk_punctuated(line: Line) -> Line:
 def _bracketed(match: re.Match, text: str) -> str:
     opening, inner, closing = match.groups()
     before = text[match.start() - 1] if match.start() else ""
-    if opening == "(" and closing == ")" and not re.fullmatch(f"[{HAN}]", before):
+    if opening == "(" and closing == ")" and not _HAN_CHAR.fullmatch(before):
         return match.group(0)
     return f"\uff08{inner}\uff09"
 
