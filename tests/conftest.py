@@ -65,3 +65,21 @@ def never_stops(monkeypatch):
         return made(*args, **{**fields, "stop_token_ids": (), "stop_strings": (), "stop_when": None})
 
     monkeypatch.setattr(requests, "GenerationRequest", unstoppable)
+
+
+@pytest.fixture
+def tiny_formula_reader():
+    """A factory of tiny random formula readers (`jocr.model.formula_reader`), eval mode, seeded: printable
+    ASCII and two commands as vocabulary."""
+    import torch
+
+    from jocr.model.formula_reader import SPECIALS, FormulaReader, FormulaReaderConfig
+
+    def make(seed: int = 0):
+        torch.manual_seed(seed)
+        vocab = [*SPECIALS, *(chr(c) for c in range(32, 127)), "\\frac", "\\alpha"]
+        cfg = FormulaReaderConfig(dim=32, heads=2, ffn=64, encoder_layers=1, decoder_layers=1, max_tokens=40,
+                                  dropout=0.0, vocab=vocab)  # fmt: skip
+        return FormulaReader(cfg).eval()
+
+    return make

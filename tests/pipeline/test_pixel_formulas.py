@@ -96,3 +96,56 @@ def test_the_elements_flag_goes_through_config_json(tmp_path):
     config.elements.formula = True
     config.save(tmp_path)
     assert OCRConfig.load(tmp_path).elements.formula
+
+
+def _bundle_with_reader(model_dir, tmp_path, reader):
+    import shutil
+
+    from jocr.model.formula_reader import save_formula_reader
+    from jocr.pipeline.model import FORMULA_MEMBER
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(model_dir, bundle)
+    save_formula_reader(reader, bundle / FORMULA_MEMBER)
+    return bundle
+
+
+def test_a_bundle_with_a_formula_reader_reads_formulas_with_it(model_dir, tmp_path, tiny_formula_reader,
+                                                                monkeypatch):  # fmt: skip
+    from jocr.engine.formula import FormulaReading
+    from jocr.pipeline.formulas import reads_formulas_at
+    from jocr.pipeline.model import bundle_members, model_digest
+
+    bundle = _bundle_with_reader(model_dir, tmp_path, tiny_formula_reader())
+    loaded = load_model(bundle, cache=False)
+    assert reads_formulas(loaded) and reads_formulas_at(bundle) and not reads_formulas_at(model_dir)
+    assert [name for name, _ in bundle_members(bundle)] == ["image", "formula"]
+    assert model_digest(bundle) != model_digest(model_dir)  # the reader changes what pixel pages read
+    seen = {}
+
+    def fake(model, vocab, strips, max_tokens):
+        seen["heights"] = [s.shape[0] for s in strips]
+        return [FormulaReading("E=mc^{2}", True), FormulaReading("x+x+x", False)]
+
+    monkeypatch.setattr("jocr.engine.formula.read_strips", fake)
+    crops = [Image.new("RGB", (120, 40), "white"), Image.new("RGB", (1, 30)), Image.new("RGB", (80, 30))]
+    # the 1-pixel crop is not read; a reading that did not end is no formula
+    assert read_crops(loaded, crops, max_tokens=8) == ["E=mc^{2}", "", ""]
+    assert seen["heights"] == [64, 64]
+
+
+def test_the_formula_task_on_an_image_is_read_by_the_bundles_formula_reader(model_dir, tmp_path,
+                                                                           tiny_formula_reader, monkeypatch):  # fmt: skip
+    from jocr.engine.formula import FormulaReading
+    from jocr.pipeline.elements import parse_element
+
+    loaded = load_model(_bundle_with_reader(model_dir, tmp_path, tiny_formula_reader()), cache=False)
+    answer = [FormulaReading("x^{2}", True)]
+    monkeypatch.setattr("jocr.engine.formula.read_strips", lambda model, vocab, strips, max_tokens: answer)
+    doc = parse_element(Image.new("RGB", (200, 60), "white"), "formula", model=loaded, max_tokens=6)
+    (element,) = doc.metadata["elements"]
+    assert element["method"] == "model:formula-reader" and doc.error is None
+    assert doc.pages[0].markdown == "$$\nx^{2}\n$$"
+    answer[0] = FormulaReading("x+x+x+x", False)  # ran out: no formula, said in a note rather than invented
+    doc = parse_element(Image.new("RGB", (200, 60), "white"), "formula", model=loaded, max_tokens=6)
+    assert doc.pages[0].markdown == "" and "no formula" in doc.metadata["notes"][0]

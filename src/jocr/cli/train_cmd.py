@@ -1,4 +1,5 @@
-"""`jocr train sft|robust|grpo|merge|mtp --config FILE`: one stage of the training recipe (docs/training.md).
+"""`jocr train sft|robust|grpo|merge|mtp|formula --config FILE`: one stage of the training recipe, or the formula
+reader (docs/training.md).
 
 Every stage resumes from its run folder when run again with the same config; `--set key=value` overrides a
 config entry (dotted keys, YAML values), e.g. `--set max_steps=200 --set optim.lr=5e-4`.
@@ -10,7 +11,7 @@ import argparse
 
 from jocr.cli import CliError
 
-STAGES = ("sft", "robust", "grpo", "merge", "mtp")
+STAGES = ("sft", "robust", "grpo", "merge", "mtp", "formula")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +41,25 @@ def _overrides(items: list[str]) -> dict:
     return out
 
 
+def _run_formula(args: argparse.Namespace) -> int:
+    """The formula reader's training (`jocr.train.formula_stage`): its own config, not a page model's."""
+    from jocr.train.formula_stage import FormulaTrainConfig, train_formula_reader
+
+    try:
+        cfg = FormulaTrainConfig.load(args.config, _overrides(args.set))
+    except FileNotFoundError as exc:
+        raise CliError(str(exc)) from None
+    except Exception as exc:  # YAML errors, unknown entries: one line
+        raise CliError(f"{args.config}: cannot read config ({type(exc).__name__}: {exc})") from None
+    train_formula_reader(cfg)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from jocr.train.config import TrainConfig
+
+    if args.stage == "formula":
+        return _run_formula(args)
 
     try:
         cfg = TrainConfig.load(args.config, _overrides(args.set))

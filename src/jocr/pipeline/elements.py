@@ -71,6 +71,8 @@ def parse_element(
             result = READERS[task](source, index, checked, ocr=ocr) if task in READERS else None
             if result is None and task == "caption":
                 result = _caption_element(source, index, checked, unit, model, max_tokens, ocr, anchor)
+            elif result is None and task == "formula" and model is not None and model.has_formula_member:
+                result = _formula_element(source, index, checked, unit, model, max_tokens)
             elif result is None:
                 result = _model_element(source, index, checked, task, unit, model, max_tokens)
             results.append(result)
@@ -101,6 +103,24 @@ def _model_element(source, index: int, region, task: str, unit: str, model, max_
     note = "" if markdown.strip() else (doc.error or "the model read nothing in the region")
     method, seconds = f"model:{MODEL_PROMPTS[task]}", time.perf_counter() - start
     return ElementResult(task, index + 1, markdown, note, region, unit, method, seconds)
+
+
+def _formula_element(source, index: int, region, unit: str, model, max_tokens: int) -> ElementResult:
+    """The region's pixels read by the bundle's formula reader (`jocr.pipeline.formulas.read_crops`)."""
+    import time
+
+    from jocr.pipeline.formulas import read_crops
+
+    start = time.perf_counter()
+    image = source.render(index)
+    if region is not None:
+        scale = page_scale(source, index, image)
+        image = image.crop(tuple(round(v * scale) for v in region))
+    (latex,) = read_crops(model, [image], max_tokens)
+    markdown = f"$$\n{latex}\n$$" if latex else ""
+    note = "" if latex else "the formula reader read no formula in the region"
+    return ElementResult("formula", index + 1, markdown, note, region, unit, "model:formula-reader",
+                         time.perf_counter() - start)  # fmt: skip
 
 
 def _caption_element(source, index: int, region, unit: str, model, max_tokens: int, ocr: str,

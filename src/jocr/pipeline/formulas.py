@@ -2,9 +2,10 @@
 images").
 
 A page read from its OCR lines gets a formula block where the layout detector finds an equation region
-(`jocr.layout.regions.CLASS_KINDS`): its box and the OCR text, which is not the formula. Only a model
-trained on formula crops reads them (`jocr.config.ElementsConfig.formula`, `reads_formulas`); with any
-other, the blocks keep their OCR text and nothing is cut. For such a model, when a page is finished
+(`jocr.layout.regions.CLASS_KINDS`): its box and the OCR text, which is not the formula. Only a formula
+reader reads them (`reads_formulas`): the bundle's formula member (`jocr.model.formula_reader`, a smaller
+shape made for formula strips), else an image model trained on formula crops under the formula prompt
+(`jocr.config.ElementsConfig.formula`); with neither, the blocks keep their OCR text and nothing is cut. For such a model, when a page is finished
 (`jocr.pipeline.stream.finish_page`), `cut_formula_crops` cuts each such block's box out of the page image
 (the image is dropped afterwards); then `read_formulas` reads the crops of a group of pages in one batch with
 the model's formula prompt (`PROMPTS["formula"]`, as `jocr parse --task formula` asks an image) and puts the
@@ -30,17 +31,18 @@ _DISPLAY = re.compile(r"^\s*\$\$\s*(.*?)\s*\$\$\s*$", re.S)
 
 
 def reads_formulas(loaded) -> bool:
-    """Whether the model (a `LoadedModel`) was trained on formula crops."""
-    return bool(loaded is not None and loaded.model.config.elements.formula)
+    """Whether the model (a `LoadedModel`) has a formula member or was trained on formula crops."""
+    return bool(loaded is not None and (loaded.has_formula_member or loaded.model.config.elements.formula))
 
 
 def reads_formulas_at(directory) -> bool:
     """`reads_formulas` for a model directory, read from its config without loading weights (a batch job
     decides what its pages keep before any model is loaded); False for what is not a model directory."""
     from jocr.config import OCRConfig
+    from jocr.pipeline.model import formula_member
 
     try:
-        return bool(OCRConfig.load(directory).elements.formula)
+        return formula_member(directory) is not None or bool(OCRConfig.load(directory).elements.formula)
     except Exception:  # not a model directory: the actor that loads it reports that, once, for the job
         return False
 
@@ -80,9 +82,36 @@ def formula_latex(text: str) -> str:
 
 
 def read_crops(loaded, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[str]:
-    """The LaTeX of each crop (a PIL image) read by the model under the formula prompt, folded as in training
-    (`jocr.documents.fold`), decoded together;
-    "" for a crop the model cannot take or reads as no formula."""
+    """The LaTeX of each crop (a PIL image), "" for a crop that cannot be read or whose reading did not end:
+    by the bundle's formula member when it has one (`read_member_crops`), else by the model under the
+    formula prompt."""
+    if loaded.has_formula_member:
+        return read_member_crops(loaded.formula_reader, crops, max_tokens)
+    return read_prompt_crops(loaded, crops, max_tokens)
+
+
+def read_member_crops(reader, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[str]:
+    """`read_crops` by a formula reader ((model, vocab), `jocr.model.formula_reader`): each crop as its
+    input strip (`jocr.documents.formula_strip`), read greedily in batches (`jocr.engine.formula`)."""
+    from jocr.documents.formula_strip import formula_strip
+    from jocr.engine.formula import read_strips
+
+    model, vocab = reader
+    slots, strips = [], []
+    for k, crop in enumerate(crops):
+        if min(crop.size) < 2:  # a line of pixels holds no formula
+            continue
+        slots.append(k)
+        strips.append(formula_strip(crop))
+    out = [""] * len(crops)
+    for k, reading in zip(slots, read_strips(model, vocab, strips, max_tokens) if strips else []):
+        out[k] = reading.latex.strip() if reading.finished else ""
+    return out
+
+
+def read_prompt_crops(loaded, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[str]:
+    """`read_crops` by an image model trained on formula crops: each crop under the formula prompt, folded
+    as in training (`jocr.documents.fold`), decoded together."""
     from jocr.documents.fold import fold_wide
     from jocr.engine import GenerationRequest
     from jocr.layout.request import PageRequestBuilder

@@ -22,6 +22,10 @@ ANCHORED_MEMBER = "anchored"
 # extraction prompt (jocr.pipeline.ask, the server's asking requests) and reads no page (docs/asking.md, "The
 # asking member"); it is loaded on the first question.
 ASK_MEMBER = "ask"
+# A model directory may hold a fourth member under this name: the formula reader (jocr.model.formula_reader), a
+# smaller shape of its own that reads formula crops for `--task formula` and the formula regions of pages read
+# from pixels (jocr.pipeline.formulas; docs/elements.md, "The formula reader"); loaded on the first formula.
+FORMULA_MEMBER = "formula"
 # The most drafts adaptive k tries on a model answering in run references: a verify pass of 8 positions is
 # still a decode shape for the kernels (jocr.model.kernels.MAX_ROWS), 9 are not (measured: docs/engine.md).
 REFERENCE_MAX_DRAFTS = 7
@@ -71,9 +75,26 @@ class LoadedModel:
     anchored: LoadedModel | None = None  # the bundle's member for anchored prompts, if the directory has one
     # Loads the bundle's asking member (ASK_MEMBER), if the directory has one: `asker` calls it once.
     ask_loader: Callable[[], LoadedModel] | None = field(default=None, repr=False)
+    # Loads the bundle's formula reader (FORMULA_MEMBER), if the directory has one: `formula_reader` calls it once.
+    formula_loader: Callable[[], Any] | None = field(default=None, repr=False)
     _engines: dict = field(default_factory=dict, repr=False)
     _ask: LoadedModel | None = field(default=None, repr=False)
     _ask_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _formula: Any = field(default=None, repr=False)
+
+    @property
+    def has_formula_member(self) -> bool:
+        return self.formula_loader is not None
+
+    @property
+    def formula_reader(self):
+        """The bundle's formula reader as (model, vocab), loaded on first use; None without one."""
+        if self.formula_loader is None:
+            return None
+        with self._ask_lock:
+            if self._formula is None:
+                self._formula = self.formula_loader()
+            return self._formula
 
     @property
     def has_ask_member(self) -> bool:
@@ -244,6 +265,15 @@ def load_model(
             return load_model(asking, device, dtype, cache, quantize, max_tiles)
 
         loaded.ask_loader = load_asking
+    reader = formula_member(directory)
+    if reader is not None:
+
+        def load_reader():
+            from jocr.model.formula_reader import load_formula_reader
+
+            return load_formula_reader(reader)
+
+        loaded.formula_loader = load_reader
     if cache:
         _MODEL_CACHE[key] = loaded
     return loaded
@@ -255,11 +285,24 @@ def anchored_member(directory: str | os.PathLike) -> Path | None:
     return member if (member / "config.json").is_file() else None
 
 
+def formula_member(directory: str | os.PathLike) -> Path | None:
+    """The bundle's formula reader inside a model directory (FORMULA_MEMBER), if it has one."""
+    from jocr.model.formula_reader import is_formula_reader
+
+    member = Path(directory) / FORMULA_MEMBER
+    return member if is_formula_reader(member) else None
+
+
 def bundle_members(directory: str | os.PathLike) -> list[tuple[str, Path]]:
     """("image", the directory) and each bundle member it holds ((ANCHORED_MEMBER, path), (ASK_MEMBER,
-    path)), in that order."""
+    path), (FORMULA_MEMBER, path)), in that order."""
     found = [("image", Path(directory))]
-    for name, member in ((ANCHORED_MEMBER, anchored_member(directory)), (ASK_MEMBER, ask_member(directory))):
+    members = (
+        (ANCHORED_MEMBER, anchored_member(directory)),
+        (ASK_MEMBER, ask_member(directory)),
+        (FORMULA_MEMBER, formula_member(directory)),
+    )
+    for name, member in members:
         if member is not None:
             found.append((name, member))
     return found
@@ -292,16 +335,17 @@ def check_ask_member(directory: str | os.PathLike, member: Path) -> None:
 
 def model_digest(directory: str | os.PathLike) -> str:
     """A hex digest of what a model directory reads with: its JSON files (config, tokenizer, shard index)
-    and its safetensors weights, each by name, size and full contents, with its anchored member's (not its
-    asking member's: it reads no page, so adding one leaves the pages read as they were). Two
+    and its safetensors weights, each by name, size and full contents, with its anchored member's and its
+    formula reader's (not its asking member's: it reads no page, so adding one leaves the pages read as they were). Two
     directories holding the same model give the same digest wherever they are; a retrained model of the
     same shape gives another (a digest of safetensors headers and sizes alone would not tell them apart).
     Reads every weight byte once: 0.10 s for the bundled models (2 x 18 MB), about 2-2.5 s per GB
     (docs/batch.md, "Resuming")."""
     directory = Path(directory)
     digest = hashlib.sha256()
-    member = anchored_member(directory)
-    for root, prefix in ((directory, ""), (member, ANCHORED_MEMBER + "/")):
+    roots = ((directory, ""), (anchored_member(directory), ANCHORED_MEMBER + "/"),
+             (formula_member(directory), FORMULA_MEMBER + "/"))  # fmt: skip
+    for root, prefix in roots:
         if root is None:
             continue
         for path in sorted([*root.glob("*.json"), *root.glob("*.safetensors")]):

@@ -1,0 +1,66 @@
+"""Training data of the formula reader: formula crops (`jocr.synth.formula_crops`) as input strips, in shards.
+
+Rendering a crop costs about 11 ms on one core, as much as a training step of a small batch, so the crops
+are drawn once, before training, by worker processes into shards under a run's folder (`shard_0000.pkl`,
+...: a list of (strip, LaTeX) pairs, the strip as `jocr.documents.formula_strip` makes it) and training
+draws batches from all of them. Crop k of a run is seeded `CROP_SEED_BASE + k`, so a run's data is the same
+wherever it is drawn and never holds the frozen formula set's seeds.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+from jocr.documents.formula_strip import formula_strip
+
+CROP_SEED_BASE = 200_000_000
+SHARD_SIZE = 2_000
+
+
+def _shard_path(folder: Path, shard: int) -> Path:
+    return folder / f"shard_{shard:04d}.pkl"
+
+
+def render_shard(folder: Path, shard: int, size: int = SHARD_SIZE) -> Path:
+    """Draws crops shard*size ... (shard+1)*size - 1 and writes them as one shard (skipped if present)."""
+    from jocr.synth.formula_crops import formula_crop
+
+    path = _shard_path(Path(folder), shard)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        return path
+    rows = []
+    for k in range(shard * size, (shard + 1) * size):
+        image, target = formula_crop(CROP_SEED_BASE + k)
+        rows.append((formula_strip(image), target.removeprefix("$$\n").removesuffix("\n$$")))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
+    tmp.replace(path)  # a shard is whole or absent: an interrupted draw resumes at the missing shards
+    return path
+
+
+def _render(args: tuple[Path, int, int]) -> Path:
+    return render_shard(*args)
+
+
+def render_shards(folder: Path, crops: int, workers: int = 2, size: int = SHARD_SIZE) -> list[Path]:
+    """The shards holding the first `crops` crops of a run (rounded up to whole shards), drawn where
+    missing by `workers` processes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    jobs = [(folder, shard, size) for shard in range(-(-crops // size))]
+    if workers <= 1:
+        return [_render(job) for job in jobs]
+    with mp.get_context("spawn").Pool(workers) as pool:
+        return list(pool.imap(_render, jobs))
+
+
+def load_shards(paths: list[Path]) -> list[tuple[np.ndarray, str]]:
+    """Every (strip, LaTeX) pair of the shards, in order."""
+    rows: list[tuple[np.ndarray, str]] = []
+    for path in paths:
+        rows.extend(pickle.loads(Path(path).read_bytes()))
+    return rows

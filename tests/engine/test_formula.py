@@ -1,0 +1,60 @@
+"""Greedy reading of formula strips (`jocr.engine.formula`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from jocr.engine.formula import read_strips, strips_batch
+from jocr.model.formula_reader import LatexVocab
+
+
+def _strips(widths, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 256, (64, w), dtype=np.uint8) for w in widths]
+
+
+def test_strips_are_padded_with_paper_to_a_multiple_of_eight():
+    images, widths = strips_batch(_strips([20, 33]))
+    assert images.shape == (2, 1, 64, 40) and widths.tolist() == [20, 33]
+    assert images[0, 0, :, 20:].abs().sum() == 0 and float(images.max()) <= 1.0
+
+
+def test_a_batch_reads_as_each_strip_alone_and_in_the_order_given(tiny_formula_reader):
+    model = tiny_formula_reader()
+    vocab = LatexVocab(model.config.vocab)
+    strips = _strips([48, 48, 48])
+    together = read_strips(model, vocab, strips, max_tokens=12)
+    alone = [read_strips(model, vocab, [s], max_tokens=12)[0] for s in strips]
+    assert [r.latex for r in together] == [r.latex for r in alone]
+
+
+def test_the_greedy_reading_is_the_argmax_token_after_token(tiny_formula_reader):
+    model = tiny_formula_reader(seed=3)
+    vocab = LatexVocab(model.config.vocab)
+    (strip,) = _strips([56], seed=1)
+    (reading,) = read_strips(model, vocab, [strip], max_tokens=10)
+    images, widths = strips_batch([strip])
+    memory, pad = model.encode(images, widths)
+    ids = [vocab.bos]
+    with torch.no_grad():
+        for _ in range(10):
+            ids.append(int(model.decode(torch.tensor([ids]), memory, pad)[0, -1].argmax()))
+            if ids[-1] == vocab.eos:
+                break
+    assert reading.latex == vocab.decode(ids[1:]) and reading.finished == (vocab.eos in ids)
+
+
+def test_a_reading_that_runs_out_of_tokens_is_not_finished(tiny_formula_reader, monkeypatch):
+    model = tiny_formula_reader()
+    vocab = LatexVocab(model.config.vocab)
+    decode = model.decode
+
+    def never_eos(*args):  # a reader that would write for ever: it must stop at its budget
+        logits = decode(*args)
+        logits[..., vocab.eos] = float("-inf")
+        return logits
+
+    monkeypatch.setattr(model, "decode", never_eos)
+    (reading,) = read_strips(model, vocab, _strips([40]), max_tokens=5)
+    assert not reading.finished and len(vocab.encode(reading.latex)) <= 5 + 2
