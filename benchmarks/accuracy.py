@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frozen-real3", default=str(REPO / "data/frozen-real3"))
     ap.add_argument("--frozen-real4", default=str(REPO / "data/frozen-real4"))
     ap.add_argument("--frozen-real5", default=str(REPO / "data/frozen-real5"))
+    ap.add_argument("--frozen-real-math", default=str(REPO / "data/frozen-real-math"))
     ap.add_argument("--frozen", default="cpu-small", help="frozen synthetic test set (jocr.synth)")
     ap.add_argument("--pages", type=int, default=200)
     ap.add_argument(

@@ -17,6 +17,10 @@ Sets (each scored as its benchmark scores it):
   data/frozen-real4), mostly English, the development set for OCR'd pages; scored the same way;
 - `real5-pdf`, `real5-scan`, `real5-photo`: the fifth frozen set (`--frozen-real5`, default
   data/frozen-real5), Chinese pages, the development set for Chinese OCR'd pages; scored the same way;
+- `math-scan`, `math-photo`, `math2-*`, `math3-*`: scanned and photographed copies of the real math sets
+  (`--frozen-real-math`, default data/frozen-real-math, its heldout/ and heldout2/; made by
+  scripts/make_frozen_real.py), their math tests: formulas read from pixels; `math3` (heldout2) is held
+  out for that reading (no formula-from-pixels decision was made on it);
 - `omnidocbench-demo` (`--omnidocbench`, default ../shared/data/omnidocbench-demo, which has the images
   that tests/data leaves out): its 18 page images,
   scored like `jocr score --omnidocbench` (text edit, reading-order edit, table TEDS, display-formula edit;
@@ -79,6 +83,12 @@ SET_NAMES = (
     "real5-pdf",
     "real5-scan",
     "real5-photo",
+    "math-scan",
+    "math-photo",
+    "math2-scan",
+    "math2-photo",
+    "math3-scan",
+    "math3-photo",
     "omnidocbench-demo",
 )
 
@@ -351,6 +361,8 @@ def build_sets(args) -> list[BenchSet]:
         ("real4", args.frozen_real4),
         ("real5", args.frozen_real5),
     )
+    math = Path(args.frozen_real_math)
+    later += (("math", math), ("math2", math / "heldout"), ("math3", math / "heldout2"))
     for prefix, root in later:
         if (Path(root) / "sources.json").is_file():
             sets += frozen_real_sets(Path(root), prefix=prefix)

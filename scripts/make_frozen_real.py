@@ -3,6 +3,7 @@
     python scripts/make_frozen_real.py cut        # single-page PDFs from Debian documentation packages
     python scripts/make_frozen_real.py variants   # scanned and photographed copies of those PDFs
     python scripts/make_frozen_real.py tests      # the per-variant JSONL files from tests/pdf.jsonl
+    python scripts/make_frozen_real.py variants --root data/frozen-real-math/heldout2   # a math set's copies
 
 `cut` reads data/frozen-real/sources.json (package, file, page) and needs those packages installed (`apt-get
 install r-doc-pdf texlive-latex-base-doc texlive-science-doc debian-edu-doc-zh-cn`), or unpacked with
@@ -167,9 +168,20 @@ def jpeg_bytes(image: Image.Image) -> bytes:
     return buf.getvalue()
 
 
+def _page_pdf(root: Path, page_id: str) -> Path:
+    """A page's PDF: `pdfs/pdf/<id>.pdf` (the real sets), or `pdfs/<id>.pdf` (the real math sets)."""
+    nested = root / "pdfs" / "pdf" / f"{page_id}.pdf"
+    return nested if nested.is_file() else root / "pdfs" / f"{page_id}.pdf"
+
+
+def _test_source(root: Path) -> Path:
+    """The tests the variants copy: `pdf.jsonl` (the real sets), or `math.jsonl` (the real math sets)."""
+    return root / "pdf.jsonl" if (root / "pdf.jsonl").is_file() else root / "math.jsonl"
+
+
 def variants(root: Path) -> None:
     for src in load_sources(root):
-        pdf = root / "pdfs" / "pdf" / f"{src['id']}.pdf"
+        pdf = _page_pdf(root, src["id"])
         clean = render(pdf)
         for variant, make in (("scan", scan), ("photo", photo)):
             out = root / "pdfs" / variant / f"{src['id']}.jpg"
@@ -179,8 +191,9 @@ def variants(root: Path) -> None:
 
 
 def tests(root: Path) -> None:
-    """scan.jsonl and photo.jsonl: the tests of pdf.jsonl pointed at the variant's image, ids suffixed."""
-    records = [json.loads(line) for line in (root / "pdf.jsonl").read_text().splitlines() if line.strip()]
+    """scan.jsonl and photo.jsonl: the tests of pdf.jsonl (math.jsonl) pointed at the variant's image, ids
+    suffixed."""
+    records = [json.loads(line) for line in _test_source(root).read_text().splitlines() if line.strip()]
     for variant in VARIANTS:
         lines = []
         for rec in records:

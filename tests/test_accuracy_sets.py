@@ -24,6 +24,7 @@ def _args(sets: str, tmp_path: Path) -> SimpleNamespace:
         frozen_real3=str(REPO / "data/frozen-real3"),
         frozen_real4=str(REPO / "data/frozen-real4"),
         frozen_real5=str(REPO / "data/frozen-real5"),
+        frozen_real_math=str(REPO / "data/frozen-real-math"),
         omnidocbench=str(tmp_path / "no-omnidocbench"),
     )
 
@@ -41,6 +42,13 @@ def test_the_fifth_frozen_set_is_chinese_in_three_variants(tmp_path):
     assert photo.tests == REPO / "data/frozen-real5/photo.jsonl" and scan.name == "real5-scan"
     assert len(photo.pages) == 11 and {p.lang for p in photo.pages} == {"zh"}
     assert all(p.path.suffix == ".jpg" and p.path.is_file() for p in photo.pages + scan.pages)
+
+
+def test_the_math_sets_pixel_copies_are_taken_by_name(tmp_path):
+    dev, held = build_sets(_args("math-scan,math3-photo", tmp_path))
+    assert dev.tests == REPO / "data/frozen-real-math/scan.jsonl" and len(dev.pages) == 7
+    assert held.tests == REPO / "data/frozen-real-math/heldout2/photo.jsonl" and len(held.pages) == 8
+    assert all(p.path.suffix == ".jpg" and p.path.is_file() for p in dev.pages + held.pages)
 
 
 def test_sets_are_taken_together_and_an_unknown_name_is_refused(tmp_path):

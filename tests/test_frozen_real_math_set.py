@@ -38,3 +38,16 @@ def test_every_page_has_a_source_a_licence_and_tests(folder):
         assert src["package"] and src["licence"], src["id"]
         assert src["file"].startswith("/usr/share/doc/") and src["page"] >= 1, src["id"]
     assert tested == {s["id"] for s in sources}
+
+
+@pytest.mark.parametrize("folder", SETS, ids=lambda p: p.name)
+def test_the_scanned_and_photographed_copies_carry_the_same_tests(folder):
+    records = _records(folder)
+    for variant in ("scan", "photo"):
+        lines = (folder / f"{variant}.jsonl").read_text(encoding="utf-8").splitlines()
+        copies = [json.loads(line) for line in lines if line.strip()]
+        assert [c["id"] for c in copies] == [f"{r['id']}_{variant}" for r in records]
+        assert [c["math"] for c in copies] == [r["math"] for r in records]
+        for copy in copies:
+            assert copy["pdf"] == f"{variant}/{Path(copy['pdf']).stem}.jpg"
+            assert (folder / "pdfs" / copy["pdf"]).is_file(), copy["pdf"]

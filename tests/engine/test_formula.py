@@ -36,13 +36,16 @@ def test_the_greedy_reading_is_the_argmax_token_after_token(tiny_formula_reader)
     (reading,) = read_strips(model, vocab, [strip], max_tokens=10)
     images, widths = strips_batch([strip])
     memory, pad = model.encode(images, widths)
-    ids = [vocab.bos]
+    ids, logprobs = [vocab.bos], []
     with torch.no_grad():
         for _ in range(10):
-            ids.append(int(model.decode(torch.tensor([ids]), memory, pad)[0, -1].argmax()))
+            scores = model.decode(torch.tensor([ids]), memory, pad)[0, -1].log_softmax(-1)
+            ids.append(int(scores.argmax()))
+            logprobs.append(float(scores.max()))
             if ids[-1] == vocab.eos:
                 break
     assert reading.latex == vocab.decode(ids[1:]) and reading.finished == (vocab.eos in ids)
+    assert abs(reading.mean_logprob - sum(logprobs) / len(logprobs)) < 1e-5
 
 
 def test_a_reading_that_runs_out_of_tokens_is_not_finished(tiny_formula_reader, monkeypatch):

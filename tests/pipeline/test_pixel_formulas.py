@@ -121,6 +121,10 @@ def test_a_bundle_with_a_formula_reader_reads_formulas_with_it(model_dir, tmp_pa
     assert reads_formulas(loaded) and reads_formulas_at(bundle) and not reads_formulas_at(model_dir)
     assert [name for name, _ in bundle_members(bundle)] == ["image", "formula"]
     assert model_digest(bundle) != model_digest(model_dir)  # the reader changes what pixel pages read
+    from jocr.cli.model_cmd import members
+
+    assert members(str(bundle))[-1] | {"path": None} == {"name": "formula", "path": None, "storage": "float16",
+                                                         "bytes": members(str(bundle))[-1]["bytes"]}  # fmt: skip
     seen = {}
 
     def fake(model, vocab, strips, max_tokens):

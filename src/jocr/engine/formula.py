@@ -20,6 +20,7 @@ READ_BATCH = 16
 class FormulaReading:
     latex: str
     finished: bool  # ended with EOS within the token budget
+    mean_logprob: float = 0.0  # the mean log-probability of its tokens (EOS included): how sure the reader was
 
 
 def strips_batch(strips: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -46,14 +47,18 @@ def read_strips(model, vocab, strips: list[np.ndarray], max_tokens: int, batch: 
         memory, pad = model.encode(images, widths)  # (b, S, D), (b, S)
         ids = torch.full((len(chunk), 1), vocab.bos, dtype=torch.long)  # (b, 1)
         done = torch.zeros(len(chunk), dtype=torch.bool)
+        logprob, counted = torch.zeros(len(chunk)), torch.zeros(len(chunk))
         for _ in range(max_tokens):
-            step = model.decode(ids, memory, pad)[:, -1].argmax(-1)  # (b,)
-            step = torch.where(done, torch.full_like(step, vocab.eos), step)
+            best = model.decode(ids, memory, pad)[:, -1].log_softmax(-1).max(-1)  # (b,) each
+            live = (~done).float()
+            logprob, counted = logprob + best.values * live, counted + live
+            step = torch.where(done, torch.full_like(best.indices, vocab.eos), best.indices)
             ids = torch.cat([ids, step[:, None]], dim=1)  # (b, t+1)
             done |= step == vocab.eos
             if bool(done.all()):
                 break
         for row, k in enumerate(chunk):
             tokens = ids[row, 1:].tolist()
-            out[k] = FormulaReading(vocab.decode(tokens), vocab.eos in tokens)
+            mean = float(logprob[row] / counted[row].clamp(min=1))
+            out[k] = FormulaReading(vocab.decode(tokens), vocab.eos in tokens, mean)
     return out  # type: ignore[return-value]

@@ -152,11 +152,13 @@ def save_formula_reader(model: FormulaReader, directory) -> None:
 
     from safetensors.torch import save_file
 
+    from jocr.model.weights import DTYPE_KEY
+
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / CONFIG_FILE).write_text(json.dumps(model.config.to_dict(), indent=1, ensure_ascii=False))
     state = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()}
-    save_file(state, str(directory / WEIGHTS_FILE))
+    save_file(state, str(directory / WEIGHTS_FILE), metadata={DTYPE_KEY: "float16"})
 
 
 def is_formula_reader(directory) -> bool:

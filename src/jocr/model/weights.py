@@ -288,8 +288,8 @@ def checkpoint_storage(files: dict[str, Path]) -> tuple[torch.dtype, bool]:
             raise CheckpointError(f"{next(iter(schemes))}: unknown {DTYPE_KEY} {dtype_name!r}")
         return _DTYPES[dtype_name], True
     embed_key = "model.embed_tokens.weight"
-    if embed_key not in files:
-        return torch.float32, False
+    if embed_key not in files:  # not a page model (the formula reader): what its files say, else float32
+        return _DTYPES.get(dtype_name, torch.float32), False
     with _open(files[embed_key]) as f:
         code = f.get_slice(embed_key).get_dtype()
     return _STORED_CODES.get(code, torch.float32), False
