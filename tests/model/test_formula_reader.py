@@ -1,4 +1,4 @@
-"""The formula reader (`jocr.model.formula_reader`): LaTeX tokens, vocabulary, shapes, its own saved format."""
+"""The formula reader (`jocr.model.formula_reader`): LaTeX tokens, vocabulary, shapes, its saved format."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`jocr train sft|robust|grpo|merge|mtp|formula --config FILE`: one stage of the training recipe, or the formula
-reader (docs/training.md).
+"""`jocr train sft|robust|grpo|merge|mtp|formula --config FILE`: one stage of the training recipe, or
+the formula reader (docs/training.md).
 
 Every stage resumes from its run folder when run again with the same config; `--set key=value` overrides a
 config entry (dotted keys, YAML values), e.g. `--set max_steps=200 --set optim.lr=5e-4`.

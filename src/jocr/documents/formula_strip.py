@@ -18,7 +18,9 @@ STRIP_MAX_WIDTH = 1024
 STRIP_MIN_WIDTH = 16  # narrower strips are padded to this (a one-glyph formula still gets a few columns)
 
 
-def formula_strip(image: Image.Image, height: int = STRIP_HEIGHT, max_width: int = STRIP_MAX_WIDTH) -> np.ndarray:
+def formula_strip(
+    image: Image.Image, height: int = STRIP_HEIGHT, max_width: int = STRIP_MAX_WIDTH
+) -> np.ndarray:
     """(height, W) uint8 ink map of `image` (0 paper, 255 ink), scaled as above, W <= `max_width`, W >= 16.
     Raises ValueError for an image with no pixels."""
     width0, height0 = image.size

@@ -20,7 +20,9 @@ READ_BATCH = 16
 class FormulaReading:
     latex: str
     finished: bool  # ended with EOS within the token budget
-    mean_logprob: float = 0.0  # the mean log-probability of its tokens (EOS included): how sure the reader was
+    mean_logprob: float = (
+        0.0  # the mean log-probability of its tokens (EOS included): how sure the reader was
+    )
 
 
 def strips_batch(strips: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -35,7 +37,9 @@ def strips_batch(strips: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @torch.inference_mode()
-def read_strips(model, vocab, strips: list[np.ndarray], max_tokens: int, batch: int = READ_BATCH) -> list[FormulaReading]:
+def read_strips(
+    model, vocab, strips: list[np.ndarray], max_tokens: int, batch: int = READ_BATCH
+) -> list[FormulaReading]:
     """Each strip's greedy reading, in the order given."""
     model.eval()
     max_tokens = min(max_tokens, model.config.max_tokens - 1)

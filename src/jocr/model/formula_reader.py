@@ -157,7 +157,9 @@ def save_formula_reader(model: FormulaReader, directory) -> None:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / CONFIG_FILE).write_text(json.dumps(model.config.to_dict(), indent=1, ensure_ascii=False))
-    state = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()}
+    state = {
+        k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()
+    }
     save_file(state, str(directory / WEIGHTS_FILE), metadata={DTYPE_KEY: "float16"})
 
 
@@ -182,6 +184,9 @@ def load_formula_reader(directory) -> tuple[FormulaReader, LatexVocab]:
     directory = Path(directory)
     config = FormulaReaderConfig.from_dict(json.loads((directory / CONFIG_FILE).read_text()))
     model = FormulaReader(config)
-    state = {k: (v.float() if v.is_floating_point() else v) for k, v in load_file(str(directory / WEIGHTS_FILE)).items()}
+    state = {
+        k: (v.float() if v.is_floating_point() else v)
+        for k, v in load_file(str(directory / WEIGHTS_FILE)).items()
+    }
     model.load_state_dict(state)
     return model.eval(), LatexVocab(config.vocab)

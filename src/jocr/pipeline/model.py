@@ -22,9 +22,10 @@ ANCHORED_MEMBER = "anchored"
 # extraction prompt (jocr.pipeline.ask, the server's asking requests) and reads no page (docs/asking.md, "The
 # asking member"); it is loaded on the first question.
 ASK_MEMBER = "ask"
-# A model directory may hold a fourth member under this name: the formula reader (jocr.model.formula_reader), a
-# smaller shape of its own that reads formula crops for `--task formula` and the formula regions of pages read
-# from pixels (jocr.pipeline.formulas; docs/elements.md, "The formula reader"); loaded on the first formula.
+# A model directory may hold a fourth member under this name: the formula reader
+# (jocr.model.formula_reader), a smaller shape of its own that reads formula crops for `--task formula`
+# and the formula regions of pages read from pixels (jocr.pipeline.formulas; docs/elements.md, "The
+# formula reader"); loaded on the first formula.
 FORMULA_MEMBER = "formula"
 # The most drafts adaptive k tries on a model answering in run references: a verify pass of 8 positions is
 # still a decode shape for the kernels (jocr.model.kernels.MAX_ROWS), 9 are not (measured: docs/engine.md).
@@ -75,7 +76,8 @@ class LoadedModel:
     anchored: LoadedModel | None = None  # the bundle's member for anchored prompts, if the directory has one
     # Loads the bundle's asking member (ASK_MEMBER), if the directory has one: `asker` calls it once.
     ask_loader: Callable[[], LoadedModel] | None = field(default=None, repr=False)
-    # Loads the bundle's formula reader (FORMULA_MEMBER), if the directory has one: `formula_reader` calls it once.
+    # Loads the bundle's formula reader (FORMULA_MEMBER), if the directory has one: `formula_reader` calls
+    # it once.
     formula_loader: Callable[[], Any] | None = field(default=None, repr=False)
     _engines: dict = field(default_factory=dict, repr=False)
     _ask: LoadedModel | None = field(default=None, repr=False)
@@ -336,9 +338,10 @@ def check_ask_member(directory: str | os.PathLike, member: Path) -> None:
 def model_digest(directory: str | os.PathLike) -> str:
     """A hex digest of what a model directory reads with: its JSON files (config, tokenizer, shard index)
     and its safetensors weights, each by name, size and full contents, with its anchored member's and its
-    formula reader's (not its asking member's: it reads no page, so adding one leaves the pages read as they were). Two
-    directories holding the same model give the same digest wherever they are; a retrained model of the
-    same shape gives another (a digest of safetensors headers and sizes alone would not tell them apart).
+    formula reader's (not its asking member's: it reads no page, so adding one leaves the pages read as
+    they were). Two directories holding the same model give the same digest wherever they are; a retrained
+    model of the same shape gives another (a digest of safetensors headers and sizes alone would not tell
+    them apart).
     Reads every weight byte once: 0.10 s for the bundled models (2 x 18 MB), about 2-2.5 s per GB
     (docs/batch.md, "Resuming")."""
     directory = Path(directory)

@@ -47,7 +47,7 @@ from jocr.serve.openai import (
     usage_dict,
 )
 from jocr.serve.reader import MODEL_ALIASES, handle_reader
-from jocr.serve.service import OCRService, SamplingParams, Submitted, Transcription, all_or_none
+from jocr.serve.service import OCRService, SamplingParams, Transcription, all_or_none
 
 log = logging.getLogger("jocr.serve")
 # Not a real status (nginx's "client closed request"): recorded in the metrics for requests whose client
@@ -167,6 +167,16 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                     504, f"fetching images timed out after {config.request_timeout_s:g} s"
                 ) from None
             images = [page.image for page in loaded]
+            if task.task == "formula" and service.reads_formulas():  # the bundle's formula reader
+                result = await service.read_formulas(images, task.max_tokens)
+                if task.stream:
+                    return StreamingResponse(
+                        _sse(service, task.include_usage, _finished(result)),
+                        media_type="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+                    )
+                return chat_completion(completion_id(), service.model_id, result.text, result.finish_reason,
+                                       result.prompt_tokens, result.completion_tokens)  # fmt: skip
             anchors = loaded[0].anchors if one_page else []
             lines = loaded[0].lines if one_page else None  # the answer is checked against them
             asking = None
@@ -197,7 +207,7 @@ def create_app(config: ServeConfig, service: OCRService) -> FastAPI:
                         )
 
                 return _ReleasingStream(
-                    _sse(service, task.include_usage, submitted),
+                    _sse(service, task.include_usage, service.transcribe(submitted)),
                     release=on_close,
                     media_type="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
@@ -332,8 +342,18 @@ class _ReleasingStream(StreamingResponse):
                 release()
 
 
-async def _sse(service: OCRService, include_usage: bool, submitted: Submitted) -> AsyncIterator[str]:
-    """OpenAI streaming: a role chunk, content chunks, a finish chunk, optionally a usage chunk, then
+async def _finished(result: Transcription) -> AsyncIterator[Transcription]:
+    """A finished answer as a transcription stream: its text in one delta, then the transcription."""
+    if result.text:
+        yield result.text
+    yield result
+
+
+async def _sse(
+    service: OCRService, include_usage: bool, items: AsyncIterator[str | Transcription]
+) -> AsyncIterator[str]:
+    """OpenAI streaming of `items` (text deltas, then the final `Transcription`, as `OCRService.transcribe`
+    yields them): a role chunk, content chunks, a finish chunk, optionally a usage chunk, then
     `data: [DONE]`. Errors after the status line is sent are reported in-band as an error event."""
     cid, created, model = completion_id(), int(time.time()), service.model_id
 
@@ -343,7 +363,7 @@ async def _sse(service: OCRService, include_usage: bool, submitted: Submitted) -
     yield event(chat_chunk(cid, model, created, {"role": "assistant", "content": ""}))
     try:
         async with asyncio.timeout(service.config.request_timeout_s):
-            async for item in service.transcribe(submitted):
+            async for item in items:
                 if isinstance(item, Transcription):
                     if item.refusal:  # a schema's answer the page does not give (OpenAI's refusal delta)
                         yield event(chat_chunk(cid, model, created, {"refusal": item.refusal}))

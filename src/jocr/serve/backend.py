@@ -163,6 +163,18 @@ class EngineBackend:
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
 
+    @property
+    def reads_formulas(self) -> bool:
+        """Whether the formula prompt goes to the bundle's formula reader rather than to the engine."""
+        return self.loaded.has_formula_member
+
+    def read_formulas(self, images: list, max_tokens: int) -> list[str]:
+        """Each image's LaTeX by the bundle's formula reader ("" where it reads none), as `jocr parse --task
+        formula` reads an image (`jocr.pipeline.formulas.read_member_crops`)."""
+        from jocr.pipeline.formulas import read_member_crops
+
+        return read_member_crops(self.loaded.formula_reader, images, max_tokens)
+
     def cancel(self, handle) -> None:
         if not handle.done:
             handle.cancel()

@@ -148,14 +148,16 @@ class ChatTask:
     # What the model is asked (docs/asking.md, "The server"): "ocr" (the page's Markdown), "question" (the
     # prompt is a question, answered as `jocr ask` answers it), "fields" (`response_format`'s JSON schema:
     # the prompt is its extraction prompt, the answer a JSON object that validates against the schema) or
-    # "caption" (the caption prompt: the image's caption, asked as `jocr.pipeline.caption` asks it).
+    # "caption" (the caption prompt: the image's caption, asked as `jocr.pipeline.caption` asks it) or
+    # "formula" (the formula prompt: read by the model's formula reader where it has one, as `jocr parse
+    # --task formula` reads an image; else read as "ocr" under that prompt).
     task: str = "ocr"
     fields: list[FieldSpec] | None = None
 
     @property
     def asks(self) -> bool:
-        """Whether the request asks the page (a question or fields) rather than reading it."""
-        return self.task != "ocr"
+        """Whether the request asks the page (a question, fields or a caption) rather than reading it."""
+        return self.task in ("question", "fields", "caption")
 
 
 def _validation_message(exc: ValidationError) -> tuple[str, str | None]:
@@ -386,6 +388,8 @@ def parse_chat_request(
         task, prompt = "fields", extract_prompt(fields)
     elif reading == PROMPTS["caption"]:  # the caption task: asked as `jocr parse --task caption` asks it
         task, prompt = "caption", reading
+    elif reading == PROMPTS["formula"]:  # the formula task: the formula reader's, where the model has one
+        task, prompt = "formula", reading
     elif reading is not None:
         task, prompt = "ocr", reading
     else:

@@ -386,6 +386,20 @@ class OCRService:
             future.add_done_callback(cancel)
             raise
 
+    def reads_formulas(self) -> bool:
+        """Whether formula requests go to a formula reader of their own (`EngineBackend.reads_formulas`)."""
+        return bool(getattr(self.generator, "reads_formulas", False))
+
+    async def read_formulas(self, images: list[Image.Image], max_tokens: int) -> Transcription:
+        """The images' formulas by the formula reader, off the event loop: each read one as `$$...$$`, blank
+        lines between; an image read as no formula adds nothing (an empty answer, never an invented one)."""
+        from jocr.model.formula_reader import latex_tokens
+
+        latex = await self.run_blocking(self.generator.read_formulas, images, max_tokens)
+        text = "\n\n".join(f"$$\n{x}\n$$" for x in latex if x)
+        tokens = sum(len(latex_tokens(x)) + 1 for x in latex)
+        return Transcription(text, text, 0, tokens, "stop", {"formulas": sum(1 for x in latex if x)})
+
     def cancel(self, submitted: Submitted) -> None:
         for handle in submitted.handles:
             self.generator.cancel(handle)

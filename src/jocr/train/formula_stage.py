@@ -179,7 +179,9 @@ def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
             ids = _targets(vocab, [latex for _, latex in chosen], model_cfg.max_tokens)  # (B, T)
             logits = model(images, lengths, ids[:, :-1])  # (B, T-1, V)
             labels = ids[:, 1:].masked_fill(ids[:, 1:] == vocab.pad, -100)  # (B, T-1)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100
+            )
             for group in optim.param_groups:
                 group["lr"] = _lr(cfg, step)
             optim.zero_grad(set_to_none=True)
