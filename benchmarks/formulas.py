@@ -12,6 +12,8 @@ the olmOCR-Bench math tests.
     # testmath.pdf's display formulas cut from the rendered pages at the boxes the text layer gives, read
     # from pixels (the boxes are the layer's; the reading uses none of its glyphs)
     PYTHONPATH=src .venv/bin/python benchmarks/formulas.py real-images --model models --dpi 200
+    # the layout detector's equation regions against the text layer's display formulas, on scanned pages
+    PYTHONPATH=src .venv/bin/python benchmarks/formulas.py regions
     # olmOCR-Bench layout: each PDF's first page read from its text layer alone, with and without formulas
     PYTHONPATH=src .venv/bin/python benchmarks/formulas.py pages --bench ../shared/data/olmocr-bench-sample \
         --out /tmp/formula-pages   # then: jocr score for each system directory written
@@ -367,6 +369,63 @@ def write_pages(bench: Path, out: Path) -> None:
     )
 
 
+# Scanned pages whose PDFs' text layers give the display formulas' boxes (the development copies: data/
+# frozen-real-math and heldout, data/frozen-real's math pages); `regions --folder` takes others.
+REGION_FOLDERS = ("data/frozen-real-math", "data/frozen-real-math/heldout", "data/frozen-real")
+REGION_THRESHOLDS = (0.3, 0.5, 0.6, 0.7, 0.8)
+
+
+def _box_iou(a, b) -> float:
+    inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def score_regions(folders: list[str], iou: float = 0.5) -> dict:
+    """How many display formulas the layout detector's `equation` regions find on scanned pages, at each
+    score threshold: the truth is each page's PDF's display formulas by the text-layer reader
+    (`jocr.layout.formulas.page_formulas`), their boxes scaled to the scan's pixels (a scan is the page at
+    150 dpi, turned by a degree or two at most); a region finds a formula at IoU >= `iou`."""
+    import pypdfium2 as pdfium
+    from PIL import Image
+
+    from jocr.layout.formulas import page_formulas
+    from jocr.layout.regions import RegionsConfig, detect_regions
+    from jocr.lines.textlayer import read_page
+
+    truth_n, pages = 0, 0
+    found = {t: 0 for t in REGION_THRESHOLDS}
+    false = {t: 0 for t in REGION_THRESHOLDS}
+    for folder in map(Path, folders):
+        scans = {
+            Path(json.loads(x)["pdf"]).stem for x in (folder / "scan.jsonl").read_text().splitlines() if x
+        }
+        for stem in sorted(scans):
+            pdf = next(
+                p
+                for p in (folder / "pdfs" / "pdf" / f"{stem}.pdf", folder / "pdfs" / f"{stem}.pdf")
+                if p.is_file()
+            )
+            with pdfium.PdfDocument(str(pdf)) as doc:
+                page = doc[0]
+                width, height = page.get_size()
+                truth = [f.box for f in page_formulas(page, read_page(page)) if f.box is not None]
+            if not truth:
+                continue
+            image = Image.open(folder / "pdfs" / "scan" / f"{stem}.jpg").convert("RGB")
+            sx, sy = image.size[0] / width, image.size[1] / height
+            truth = [(b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy) for b in truth]
+            regions = [
+                r for r in detect_regions(image, RegionsConfig(min_score=0.3)).found if r.label == "equation"
+            ]
+            pages, truth_n = pages + 1, truth_n + len(truth)
+            for t in REGION_THRESHOLDS:
+                kept = [r.box for r in regions if r.score >= t]
+                found[t] += sum(any(_box_iou(r, box) >= iou for r in kept) for box in truth)
+                false[t] += sum(not any(_box_iou(r, box) >= iou for box in truth) for r in kept)
+    return {"pages": pages, "display_formulas": truth_n, "found_at": found, "false_regions_at": false}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -393,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--render", action="store_true", help="also the KaTeX render match (slow)")
         q.add_argument("--show", action="store_true", help="print every reading")
     i.add_argument("--degrade", action="store_true", help="scan-degrade each image (seeded by formula id)")
+    g = sub.add_parser("regions")
+    g.add_argument("--folder", action="append", help="a set folder with scan.jsonl (repeatable)")
     p = sub.add_parser("pages")
     p.add_argument("--bench", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
@@ -416,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
                 score_images(args.set, args.model, args.dpi, args.degrade, args.render, args.show), indent=2
             )
         )
+    elif args.command == "regions":
+        print(json.dumps(score_regions(args.folder or list(REGION_FOLDERS)), indent=2))
     elif args.command == "real-images":
         if not Path(args.pdf).is_file():
             raise SystemExit(f"{args.pdf} is not installed (Debian package texlive-latex-base-doc)")
