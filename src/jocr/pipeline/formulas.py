@@ -55,6 +55,22 @@ def unread_formulas(tree: PageTree | None) -> list[Block]:
     return [b for b in tree.blocks if b.type == FORMULA and b.latex is None and b.bbox is not None]
 
 
+def mark_page_formulas(page) -> int:
+    """A pixel page's display formulas found among its OCR lines made formula blocks
+    (`jocr.layout.formula_lines.mark_formulas`), its Markdown rendered again from the tree; a page whose
+    Markdown is not its tree's (a model's answer) is left as it is. Returns how many were made."""
+    from jocr.layout.formula_lines import mark_formulas
+    from jocr.layout.render import page_markdown
+
+    tree = page.tree
+    if tree is None or tree.unit != "px" or page_markdown(tree) != page.markdown:
+        return 0
+    made = mark_formulas(tree)
+    if made:
+        page.markdown = page_markdown(tree)
+    return made
+
+
 def cut_formula_crops(tree: PageTree | None, image) -> int:
     """Cuts each unread formula block's box (with `CROP_MARGIN`) out of `image` (the page as read, the
     tree's pixels) into the block's `crop`. Returns how many were cut."""

@@ -27,7 +27,7 @@ from jocr.layout.request import (
 )
 from jocr.lines.anchor import PageAnchor, line_source_answers, normalise_anchor_mode
 from jocr.lines.ocr import normalise_ocr_mode
-from jocr.pipeline.formulas import cut_formula_crops, read_formulas, reads_formulas
+from jocr.pipeline.formulas import cut_formula_crops, mark_page_formulas, read_formulas, reads_formulas
 from jocr.pipeline.model import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, LoadedModel
 from jocr.pipeline.results import Document, PageResult
 from jocr.pipeline.retry import Attempt, RetryConfig, choose, retry_seed
@@ -310,6 +310,7 @@ def finish_page(
     if page.markdown != before:
         page.timings["tables_s"] = time.perf_counter() - t0
     if formulas:
+        mark_page_formulas(page)
         cut_formula_crops(page.tree, image)  # read with the other pages' formulas (`read_formulas`)
     if figures.mode == "none" or image is None:
         return

@@ -1,0 +1,75 @@
+"""Display formulas among a pixel page's OCR lines (`jocr.layout.formula_lines`)."""
+
+from __future__ import annotations
+
+from jocr.layout.formula_lines import formula_regions, mark_formulas
+from jocr.layout.render import page_markdown
+from jocr.layout.tree import FORMULA, PARAGRAPH, Block, PageTree, TreeLine
+from jocr.lines.types import Line
+
+PROSE = "We can build larger regions out of pieces, by summing smaller integrals over them"
+
+
+def _line(text, x0, y0, x1, conf=0.99) -> Line:
+    return Line(text, (x0, y0, x1, y0 + 30), confidence=conf)
+
+
+def _page(*middle: Line) -> list[Line]:
+    """Prose lines 100-900 px wide above and below the given lines."""
+    top = [_line(PROSE, 100, 100 + 40 * k, 900) for k in range(3)]
+    bottom_y = max([ln.box[3] for ln in middle], default=220) + 20
+    bottom = [_line(PROSE, 100, bottom_y + 40 * k, 900) for k in range(3)]
+    return top + list(middle) + bottom
+
+
+def test_a_centred_line_of_signs_between_prose_is_a_formula_and_prose_is_not():
+    lines = _page(_line("x = r cos θ", 430, 230, 570))
+    ((box, members),) = formula_regions(lines)
+    assert members == [3] and box[0] < 430 and box[2] > 570
+    assert formula_regions(_page(_line("the value of the sum over all parts", 300, 230, 700))) == []
+    assert formula_regions(_page(_line("E = mc2", 100, 230, 200))) == []  # flush left: not set apart
+
+
+def test_stacked_pieces_are_one_formula_and_rows_with_relations_are_two():
+    fraction = _page(_line("∂f", 480, 230, 520), _line("∂a", 480, 262, 520))
+    assert [m for _, m in formula_regions(fraction)] == [[3, 4]]
+    rows = _page(_line("x = r cos θ", 430, 230, 570), _line("y = r sin θ", 430, 262, 570))
+    assert [m for _, m in formula_regions(rows)] == [[3], [4]]
+    side_by_side = _page(_line("A =", 400, 230, 450), _line("∫ f dx", 470, 230, 560))
+    assert [m for _, m in formula_regions(side_by_side)] == [[3, 4]]
+
+
+def test_an_equation_number_is_not_a_formula_of_its_own():
+    lines = _page(_line("x = r cos θ", 430, 230, 570), _line("(3.1)", 850, 230, 900))
+    assert [m for _, m in formula_regions(lines)] == [[3]]
+
+
+def _tree(unit: str = "px") -> PageTree:
+    texts = [
+        (PROSE, 100, 100, 900),
+        (PROSE, 100, 140, 900),
+        ("x = r cos θ", 430, 180, 570),
+        (PROSE, 100, 220, 900),
+    ]
+    lines = [TreeLine(t, (x0, y0, x1, y0 + 30), source="ocr", confidence=0.99) for t, x0, y0, x1 in texts]
+    first = Block(PARAGRAPH, text=" ".join(t for t, *_ in texts), lines=lines, bbox=(100, 100, 900, 250))
+    last = Block(PARAGRAPH, text=PROSE, lines=[TreeLine(PROSE, (100, 300, 900, 330), source="ocr")])
+    tree = PageTree(width=1000, height=1400, unit=unit, blocks=[first, last])
+    tree.numbered()
+    return tree
+
+
+def test_a_formula_run_into_a_paragraph_is_cut_out_and_the_prose_kept_around_it():
+    tree = _tree()
+    assert mark_formulas(tree) == 1
+    assert [b.type for b in tree.blocks] == [PARAGRAPH, FORMULA, PARAGRAPH, PARAGRAPH]
+    assert [b.order for b in tree.blocks] == [0, 1, 2, 3]
+    before, formula, after, _ = tree.blocks
+    assert before.text == f"{PROSE} {PROSE}" and after.text == PROSE and formula.text == "x = r cos θ"
+    assert formula.latex is None and formula.bbox[0] < 430 < 570 < formula.bbox[2]
+    assert page_markdown(tree).split("\n\n")[1] == "x = r cos θ"  # its OCR text until it is read
+
+
+def test_a_page_in_points_is_not_looked_at():
+    tree = _tree("pt")
+    assert mark_formulas(tree) == 0 and len(tree.blocks) == 2
