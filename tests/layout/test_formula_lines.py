@@ -73,3 +73,10 @@ def test_a_formula_run_into_a_paragraph_is_cut_out_and_the_prose_kept_around_it(
 def test_a_page_in_points_is_not_looked_at():
     tree = _tree("pt")
     assert mark_formulas(tree) == 0 and len(tree.blocks) == 2
+
+
+def test_code_markup_numbers_alone_and_table_cells_are_not_formulas():
+    for text in ("> x <- c(10.4, 5.6)", "\\usepackage{textcomp}", "3/92", "2021/12/09", "DNS (BIND)"):
+        assert formula_regions(_page(_line(text, 400, 230, 600))) == [], text
+    cells = _page(_line("≈ Times", 430, 230, 560), _line("ptm", 700, 230, 760))  # a table row's cells
+    assert formula_regions(cells) == []

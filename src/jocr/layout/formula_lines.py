@@ -21,7 +21,11 @@ from jocr.lines.types import Line
 
 Box = tuple[float, float, float, float]
 
-_MATH_SIGNS = set("=<>+−±×÷·∑∏∫√∞≤≥≠≈≡∈∉⊂⊆∪∩∂∇→←↔⇒⇔^_|/∀∃′()[]{}")
+# Signs that make a line math (brackets and slashes alone do not: "DNS (BIND)", "1/92").
+_MATH_SIGNS = set("=<>+−±×÷·∑∏∫√∞≤≥≠≈≡∈∉⊂⊆∪∩∂∇→←↔⇒⇔^∀∃′")
+# Lines that are code or markup shown as text (an R prompt, an assignment arrow, a TeX command, a comment),
+# or numbers alone (a page number "3/92", a date): never formulas.
+_NOT_MATH = re.compile(r"^\s*[>$#%]|<-|->|\\|\{%|[\"'`]|^[\d\s/.:,\-]+$")
 _GREEK = re.compile(r"[\u0391-\u03c9]")
 _WORD = re.compile(r"[A-Za-z]{4,}")
 _TAG = re.compile(r"^\(\s*[\dA-Za-z]+(?:\.\d+)*\s*\)$")  # an equation number: (1), (2.3), (A.1)
@@ -46,9 +50,24 @@ class FormulaLinesConfig:
 
 def _math_evidence(line: Line, cfg: FormulaLinesConfig) -> bool:
     text = line.text.strip()
+    if _NOT_MATH.search(text):
+        return False
     signs = sum(ch in _MATH_SIGNS for ch in text) + len(_GREEK.findall(text))
     unsure = line.confidence is not None and line.confidence < cfg.low_confidence
     return signs > 0 or unsure
+
+
+def _shares_row(i: int, lines: list[Line], candidates: set[int]) -> bool:
+    """Whether line i has a line beside it on its row that is neither part of a formula nor an equation
+    number: a table's cells, a label and its value."""
+    a = lines[i].box
+    for j, other in enumerate(lines):
+        b = other.box
+        if j == i or j in candidates or _TAG.match(other.text.strip()):
+            continue
+        if min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1]):
+            return True
+    return False
 
 
 def _relation(text: str) -> bool:
@@ -99,6 +118,8 @@ def formula_regions(
         prose = len(_WORD.findall(text)) > cfg.max_words
         if narrow and indented and not prose and _math_evidence(ln, cfg):
             candidates.append(i)
+    chosen = set(candidates)
+    candidates = [i for i in candidates if not _shares_row(i, lines, chosen)]
     chosen = set(candidates)
     groups: list[list[int]] = []
     for i in sorted(candidates, key=lambda k: lines[k].box[1]):
