@@ -27,6 +27,10 @@ from jocr.layout.tree import FORMULA, Block, PageTree
 FORMULA_TOKENS = 160
 # Pixels of margin around the block's box when cut out (the training crops have 2-24).
 CROP_MARGIN = 6
+# The formula reader's mean token log-probability below which a reading is no formula (the region keeps its
+# OCR text, `--task formula` answers nothing): set on the development crops (docs/results/
+# 2026-12-07-formula-reader.md, "How sure").
+MIN_FORMULA_LOGPROB = -1e9
 log = logging.getLogger(__name__)
 _DISPLAY = re.compile(r"^\s*\$\$\s*(.*?)\s*\$\$\s*$", re.S)
 
@@ -109,7 +113,8 @@ def read_crops(loaded, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[st
 
 def read_member_crops(reader, crops: list, max_tokens: int = FORMULA_TOKENS) -> list[str]:
     """`read_crops` by a formula reader ((model, vocab), `jocr.model.formula_reader`): each crop as its
-    input strip (`jocr.documents.formula_strip`), read greedily in batches (`jocr.engine.formula`)."""
+    input strip (`jocr.documents.formula_strip`), read greedily in batches (`jocr.engine.formula`); a
+    reading less sure than `MIN_FORMULA_LOGPROB` is none."""
     from jocr.documents.formula_strip import formula_strip
     from jocr.engine.formula import read_strips
 
@@ -122,7 +127,8 @@ def read_member_crops(reader, crops: list, max_tokens: int = FORMULA_TOKENS) -> 
         strips.append(formula_strip(crop))
     out = [""] * len(crops)
     for k, reading in zip(slots, read_strips(model, vocab, strips, max_tokens) if strips else []):
-        out[k] = reading.latex.strip() if reading.finished else ""
+        sure = reading.finished and reading.mean_logprob >= MIN_FORMULA_LOGPROB
+        out[k] = reading.latex.strip() if sure else ""
     return out
 
 
