@@ -64,7 +64,7 @@ def test_a_saved_reader_loads_with_its_vocabulary_and_reads_the_same(tmp_path, t
     assert vocab.tokens == model.config.vocab and loaded.config == model.config
     strips, widths = torch.rand(2, 1, 64, 64), torch.tensor([64, 64])
     ids = torch.randint(0, len(vocab.tokens), (2, 5))
-    # stored in fp16: the same logits to fp16's precision
+    # stored as weight-only int8: the same logits to int8's precision
     assert torch.allclose(loaded(strips, widths, ids), model(strips, widths, ids), atol=0.05)
 
 

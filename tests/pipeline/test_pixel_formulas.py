@@ -124,7 +124,7 @@ def test_a_bundle_with_a_formula_reader_reads_formulas_with_it(model_dir, tmp_pa
     from jocr.cli.model_cmd import members
 
     formula = members(str(bundle))[-1]
-    assert (formula["name"], formula["storage"]) == ("formula", "float16") and formula["bytes"] > 0
+    assert (formula["name"], formula["storage"]) == ("formula", "int8") and formula["bytes"] > 0
     seen = {}
 
     def fake(model, vocab, strips, max_tokens):

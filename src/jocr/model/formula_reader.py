@@ -145,22 +145,28 @@ WEIGHTS_FILE = "model.safetensors"
 
 
 def save_formula_reader(model: FormulaReader, directory) -> None:
-    """`config.json` + `model.safetensors` (fp16: half the bytes; the reader's readings were compared
-    against fp32 before bundling, docs/results)."""
+    """`config.json` + `model.safetensors`: the 2-D weights (linear layers, embeddings, position tables) as
+    weight-only int8 with one scale per row (`jocr.model.weights.quantize_int8`, the asking member's
+    scheme), every other tensor in fp16, so the bundle stays under its 50 MB (docs/asking.md). The
+    readings were compared with the fp16 weights' before bundling (docs/results/
+    2026-12-07-formula-reader.md)."""
     import json
     from pathlib import Path
 
     from safetensors.torch import save_file
 
-    from jocr.model.weights import DTYPE_KEY
+    from jocr.model.weights import DTYPE_KEY, INT8, QUANTIZATION_KEY, SCALE_SUFFIX, quantize_int8
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / CONFIG_FILE).write_text(json.dumps(model.config.to_dict(), indent=1, ensure_ascii=False))
-    state = {
-        k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in model.state_dict().items()
-    }
-    save_file(state, str(directory / WEIGHTS_FILE), metadata={DTYPE_KEY: "float16"})
+    state = {}
+    for key, value in model.state_dict().items():
+        if value.is_floating_point() and value.dim() == 2:
+            state[key], state[key + SCALE_SUFFIX] = quantize_int8(value.detach())
+        else:
+            state[key] = (value.half() if value.is_floating_point() else value).contiguous()
+    save_file(state, str(directory / WEIGHTS_FILE), metadata={QUANTIZATION_KEY: INT8, DTYPE_KEY: "float16"})
 
 
 def is_formula_reader(directory) -> bool:
@@ -175,18 +181,27 @@ def is_formula_reader(directory) -> bool:
 
 
 def load_formula_reader(directory) -> tuple[FormulaReader, LatexVocab]:
-    """The reader saved in `directory` (fp32, eval mode) and its vocabulary."""
+    """The reader saved in `directory` (fp32, eval mode; int8 weights dequantized) and its vocabulary."""
     import json
     from pathlib import Path
 
     from safetensors.torch import load_file
 
+    from jocr.model.weights import SCALE_SUFFIX, dequantize_int8
+
     directory = Path(directory)
     config = FormulaReaderConfig.from_dict(json.loads((directory / CONFIG_FILE).read_text()))
     model = FormulaReader(config)
-    state = {
-        k: (v.float() if v.is_floating_point() else v)
-        for k, v in load_file(str(directory / WEIGHTS_FILE)).items()
-    }
+    stored = load_file(str(directory / WEIGHTS_FILE))
+    state = {}
+    for key, value in stored.items():
+        if key.endswith(SCALE_SUFFIX):
+            continue
+        if (
+            value.dtype == torch.int8 and key + SCALE_SUFFIX in stored
+        ):  # weight-only int8 (`save_formula_reader`)
+            state[key] = dequantize_int8(value, stored[key + SCALE_SUFFIX], torch.float32)
+        else:
+            state[key] = value.float() if value.is_floating_point() else value
     model.load_state_dict(state)
     return model.eval(), LatexVocab(config.vocab)

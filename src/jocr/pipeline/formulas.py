@@ -30,7 +30,7 @@ CROP_MARGIN = 6
 # The formula reader's mean token log-probability below which a reading is no formula (the region keeps its
 # OCR text, `--task formula` answers nothing): set on the development crops (docs/results/
 # 2026-12-07-formula-reader.md, "How sure").
-MIN_FORMULA_LOGPROB = -1e9
+MIN_FORMULA_LOGPROB = -0.2
 log = logging.getLogger(__name__)
 _DISPLAY = re.compile(r"^\s*\$\$\s*(.*?)\s*\$\$\s*$", re.S)
 
