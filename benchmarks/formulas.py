@@ -375,12 +375,6 @@ REGION_FOLDERS = ("data/frozen-real-math", "data/frozen-real-math/heldout", "dat
 REGION_THRESHOLDS = (0.3, 0.5, 0.6, 0.7, 0.8)
 
 
-def _box_iou(a, b) -> float:
-    inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
 def score_regions(folders: list[str], iou: float = 0.5) -> dict:
     """How many display formulas the layout detector's `equation` regions find on scanned pages, at each
     score threshold: the truth is each page's PDF's display formulas by the text-layer reader
@@ -389,6 +383,7 @@ def score_regions(folders: list[str], iou: float = 0.5) -> dict:
     import pypdfium2 as pdfium
     from PIL import Image
 
+    from jocr.bbox import iou as box_iou
     from jocr.layout.formulas import page_formulas
     from jocr.layout.regions import RegionsConfig, detect_regions
     from jocr.lines.textlayer import read_page
@@ -421,8 +416,8 @@ def score_regions(folders: list[str], iou: float = 0.5) -> dict:
             pages, truth_n = pages + 1, truth_n + len(truth)
             for t in REGION_THRESHOLDS:
                 kept = [r.box for r in regions if r.score >= t]
-                found[t] += sum(any(_box_iou(r, box) >= iou for r in kept) for box in truth)
-                false[t] += sum(not any(_box_iou(r, box) >= iou for box in truth) for r in kept)
+                found[t] += sum(any(box_iou(r, box) >= iou for r in kept) for box in truth)
+                false[t] += sum(not any(box_iou(r, box) >= iou for box in truth) for r in kept)
     return {"pages": pages, "display_formulas": truth_n, "found_at": found, "false_regions_at": false}
 
 

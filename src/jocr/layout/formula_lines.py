@@ -15,6 +15,7 @@ import re
 import statistics
 from dataclasses import dataclass, replace
 
+from jocr.bbox import union
 from jocr.layout.render import block_markdown
 from jocr.layout.tree import FORMULA, HEADING, PARAGRAPH, TITLE, Block, PageTree
 from jocr.lines.types import Line
@@ -125,7 +126,7 @@ def formula_regions(
     for i in sorted(candidates, key=lambda k: lines[k].box[1]):
         box = lines[i].box
         for group in groups:
-            g = _union([lines[k].box for k in group])
+            g = union([lines[k].box for k in group])
             overlap = min(box[2], g[2]) - max(box[0], g[0])
             # rows that each state a relation are formulas of their own (a derivation, a list of rules);
             # a piece (a numerator, a limit) joins the formula it is stacked on
@@ -139,7 +140,7 @@ def formula_regions(
     groups = _join_rows([[lines[k].box for k in g] for g in groups], groups, cfg.row_gap * h)
     out = []
     for group in groups:
-        g = _union([lines[k].box for k in group])
+        g = union([lines[k].box for k in group])
         others = [
             ln.box for k, ln in enumerate(lines) if k not in chosen and ln.box[0] < g[2] and g[0] < ln.box[2]
         ]
@@ -156,7 +157,7 @@ def _join_rows(boxes: list[list[Box]], groups: list[list[int]], gap: float) -> l
     """Groups side by side on one row (each overlapping half the other's height, at most `gap` apart)
     joined: a display's pieces that OCR read as separate lines (a fraction beside a sum)."""
     groups = [list(g) for g in groups]
-    unions = [_union(b) for b in boxes]
+    unions = [union(b) for b in boxes]
     joined = True
     while joined:
         joined = False
@@ -167,21 +168,12 @@ def _join_rows(boxes: list[list[Box]], groups: list[list[int]], gap: float) -> l
                 apart = max(ua[0], ub[0]) - min(ua[2], ub[2])
                 if shared >= 0.5 * min(ua[3] - ua[1], ub[3] - ub[1]) and apart <= gap:
                     groups[a] += groups.pop(b)
-                    unions[a] = _union([ua, unions.pop(b)])
+                    unions[a] = union([ua, unions.pop(b)])
                     joined = True
                     break
             if joined:
                 break
     return groups
-
-
-def _union(boxes: list[Box]) -> Box:
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
 
 
 # Blocks the rules may have made of a display formula's lines (a formula's OCR text reads as a paragraph,
@@ -248,6 +240,6 @@ def _piece(block: Block, lines: list) -> Block | None:
     if not lines:
         return None
     boxes = [tl.bbox for tl in lines if tl.bbox is not None]
-    piece = replace(block, lines=list(lines), text=" ".join(tl.text for tl in lines), bbox=_union(boxes))
+    piece = replace(block, lines=list(lines), text=" ".join(tl.text for tl in lines), bbox=union(boxes))
     piece.markdown = block_markdown(piece)
     return piece

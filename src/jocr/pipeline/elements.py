@@ -82,6 +82,15 @@ def parse_element(
     return doc
 
 
+def _region_pixels(source, index: int, region):
+    """The page rendered, cut to `region` (page units) when one is given."""
+    image = source.render(index)
+    if region is None:
+        return image
+    scale = page_scale(source, index, image)
+    return image.crop(tuple(round(v * scale) for v in region))
+
+
 def _model_element(source, index: int, region, task: str, unit: str, model, max_tokens: int) -> ElementResult:
     """The model's reading of the region's pixels with the task's prompt."""
     import time
@@ -89,10 +98,7 @@ def _model_element(source, index: int, region, task: str, unit: str, model, max_
     from jocr.pipeline.stream import iter_documents
 
     start = time.perf_counter()
-    image = source.render(index)
-    if region is not None:
-        scale = page_scale(source, index, image)
-        image = image.crop(tuple(round(v * scale) for v in region))
+    image = _region_pixels(source, index, region)
     if task == "formula":  # read folded, as the formula reader was trained (jocr.documents.fold)
         from jocr.documents.fold import fold_wide
 
@@ -112,10 +118,7 @@ def _formula_element(source, index: int, region, unit: str, model, max_tokens: i
     from jocr.pipeline.formulas import read_crops
 
     start = time.perf_counter()
-    image = source.render(index)
-    if region is not None:
-        scale = page_scale(source, index, image)
-        image = image.crop(tuple(round(v * scale) for v in region))
+    image = _region_pixels(source, index, region)
     (latex,) = read_crops(model, [image], max_tokens)
     markdown = f"$$\n{latex}\n$$" if latex else ""
     note = "" if latex else "the formula reader read no formula in the region"
@@ -131,11 +134,7 @@ def _caption_element(source, index: int, region, unit: str, model, max_tokens: i
     from jocr.pipeline.caption import caption_anchor, caption_crops
 
     start = time.perf_counter()
-    image = source.render(index)
-    crop = image
-    if region is not None:
-        scale = page_scale(source, index, image)
-        crop = image.crop(tuple(round(v * scale) for v in region))
+    crop = _region_pixels(source, index, region)
     try:
         layer = source.text_layer(index) if source.kind == "pdf" else None
     except Exception:  # a text layer that cannot be read: the crop's OCR lines or its pixels alone

@@ -25,6 +25,17 @@ def _build(cls, data: Any, where: str):
     return from_known_keys(cls, data, where)
 
 
+def apply_overrides(data: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """`data` (a loaded config) with each dotted key of `overrides` (`optim.lr`) set in place."""
+    for dotted, value in (overrides or {}).items():
+        node = data
+        *parents, leaf = dotted.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return data
+
+
 @dataclass
 class TokenizerConfig:
     """Where tokenizer.json lives; trained on synthetic text first when it does not exist yet."""
@@ -206,10 +217,5 @@ class TrainConfig:
             import yaml
 
             data = yaml.safe_load(text) or {}
-        for dotted, value in (overrides or {}).items():
-            node = data
-            *parents, leaf = dotted.split(".")
-            for p in parents:
-                node = node.setdefault(p, {})
-            node[leaf] = value
+        apply_overrides(data, overrides)
         return cls.from_dict(data)

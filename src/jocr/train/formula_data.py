@@ -21,22 +21,25 @@ CROP_SEED_BASE = 200_000_000
 SHARD_SIZE = 2_000
 
 
+def strip_and_latex(seed: int) -> tuple[np.ndarray, str]:
+    """Formula crop `seed` (`jocr.synth.formula_crops.formula_crop`) as (input strip, its LaTeX alone)."""
+    from jocr.synth.formula_crops import formula_crop
+
+    image, target = formula_crop(seed)
+    return formula_strip(image), target.removeprefix("$$\n").removesuffix("\n$$")
+
+
 def _shard_path(folder: Path, shard: int) -> Path:
     return folder / f"shard_{shard:04d}.pkl"
 
 
 def render_shard(folder: Path, shard: int, size: int = SHARD_SIZE) -> Path:
     """Draws crops shard*size ... (shard+1)*size - 1 and writes them as one shard (skipped if present)."""
-    from jocr.synth.formula_crops import formula_crop
-
     path = _shard_path(Path(folder), shard)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         return path
-    rows = []
-    for k in range(shard * size, (shard + 1) * size):
-        image, target = formula_crop(CROP_SEED_BASE + k)
-        rows.append((formula_strip(image), target.removeprefix("$$\n").removesuffix("\n$$")))
+    rows = [strip_and_latex(CROP_SEED_BASE + k) for k in range(shard * size, (shard + 1) * size)]
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
     tmp.replace(path)  # a shard is whole or absent: an interrupted draw resumes at the missing shards

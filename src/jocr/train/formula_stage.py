@@ -58,15 +58,12 @@ class FormulaTrainConfig:
     def load(cls, path, overrides: dict | None = None) -> FormulaTrainConfig:
         import yaml
 
+        from jocr.train.config import apply_overrides
+
         data = yaml.safe_load(Path(path).read_text()) or {}
         if data.pop("kind", "formula") != "formula":
             raise ValueError("not a formula reader config (kind must be 'formula')")
-        for key, value in (overrides or {}).items():
-            target = data
-            *parents, leaf = key.split(".")
-            for part in parents:
-                target = target.setdefault(part, {})
-            target[leaf] = value
+        apply_overrides(data, overrides)
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown entries: {', '.join(sorted(unknown))}")
@@ -119,14 +116,9 @@ def evaluate(model: FormulaReader, vocab: LatexVocab, crops: list, max_tokens: i
 
 
 def _eval_crops(n: int) -> list:
-    from jocr.documents.formula_strip import formula_strip
-    from jocr.synth.formula_crops import formula_crop
+    from jocr.train.formula_data import strip_and_latex
 
-    out = []
-    for k in range(n):
-        image, target = formula_crop(EVAL_SEED_BASE + k)
-        out.append((formula_strip(image), target.removeprefix("$$\n").removesuffix("\n$$")))
-    return out
+    return [strip_and_latex(EVAL_SEED_BASE + k) for k in range(n)]
 
 
 def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
