@@ -12,6 +12,8 @@ the olmOCR-Bench math tests.
     # testmath.pdf's display formulas cut from the rendered pages at the boxes the text layer gives, read
     # from pixels (the boxes are the layer's; the reading uses none of its glyphs)
     PYTHONPATH=src .venv/bin/python benchmarks/formulas.py real-images --model models --dpi 200
+    # the OmniDocBench demo's display formulas cut from its page images at their true boxes, read from pixels
+    PYTHONPATH=src .venv/bin/python benchmarks/formulas.py demo-crops --model models
     # the layout detector's equation regions against the text layer's display formulas, on scanned pages
     PYTHONPATH=src .venv/bin/python benchmarks/formulas.py regions
     # olmOCR-Bench layout: each PDF's first page read from its text layer alone, with and without formulas
@@ -269,6 +271,38 @@ def score_real_images(
     return out
 
 
+def score_demo_crops(folder: Path, model_dirs: list[str], margin: int, render: bool, show: bool) -> dict:
+    """The OmniDocBench demo's display formulas (`equation_isolated`), each cut from its page image at its
+    true box with `margin` pixels round it, read by each model: what the reader makes of papers' formulas
+    when the region is right (the page score also needs the region found)."""
+    from PIL import Image
+
+    from jocr.checks.omnidoc_layout import poly_box
+
+    crops, refs, groups = [], [], []
+    for page in json.loads((folder / "OmniDocBench_demo.json").read_text(encoding="utf-8")):
+        image = Image.open(folder / "images" / page["page_info"]["image_path"]).convert("RGB")
+        for det in page["layout_dets"]:
+            if det.get("category_type") != "equation_isolated" or not det.get("latex"):
+                continue
+            x0, y0, x1, y1 = poly_box(det["poly"])
+            box = (round(x0) - margin, round(y0) - margin, round(x1) + margin, round(y1) + margin)
+            crops.append(
+                image.crop(
+                    (max(0, box[0]), max(0, box[1]), min(image.width, box[2]), min(image.height, box[3]))
+                )
+            )
+            refs.append(det["latex"])
+            groups.append(page["page_info"]["image_path"].split(".pdf")[0][-24:])
+    out = {}
+    for model_dir, read in _read_images(crops, model_dirs).items():
+        out[model_dir] = _summary(refs, read, render, groups)
+        if show:
+            for ref, (text, _) in zip(refs, read, strict=True):
+                print(f"{model_dir}: {ref!r}\n    got {text.strip()!r}")
+    return out
+
+
 REAL_PDF = "/usr/share/doc/texlive-doc/latex/amsmath/testmath.pdf"  # Debian texlive-latex-base-doc, LPPL 1.3c
 
 
@@ -447,6 +481,16 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--render", action="store_true", help="also the KaTeX render match (slow)")
         q.add_argument("--show", action="store_true", help="print every reading")
     i.add_argument("--degrade", action="store_true", help="scan-degrade each image (seeded by formula id)")
+    dc = sub.add_parser("demo-crops")
+    dc.add_argument(
+        "--omnidocbench",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared/data/omnidocbench-demo",
+    )
+    dc.add_argument("--margin", type=int, default=4, help="pixels round each true box")
+    dc.add_argument("--model", action="append", required=True, help="a model directory (repeatable)")
+    dc.add_argument("--render", action="store_true", help="also the KaTeX render match (slow)")
+    dc.add_argument("--show", action="store_true", help="print every reading")
     g = sub.add_parser("regions")
     g.add_argument("--folder", action="append", help="a set folder with scan.jsonl (repeatable)")
     p = sub.add_parser("pages")
@@ -472,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
                 score_images(args.set, args.model, args.dpi, args.degrade, args.render, args.show), indent=2
             )
         )
+    elif args.command == "demo-crops":
+        result = score_demo_crops(args.omnidocbench, args.model, args.margin, args.render, args.show)
+        print(json.dumps(result, indent=2))
     elif args.command == "regions":
         print(json.dumps(score_regions(args.folder or list(REGION_FOLDERS)), indent=2))
     elif args.command == "real-images":

@@ -54,3 +54,27 @@ def test_a_config_with_an_unknown_entry_or_another_kind_is_refused(tmp_path):
         FormulaTrainConfig.load(path)
     path.write_text("kind: formula\nbatch: 3\n")
     assert FormulaTrainConfig.load(path, {"model.dim": 64}).model == {"dim": 64}
+
+
+def test_katex_shards_hold_papers_formulas_and_an_unknown_source_is_refused(tmp_path):
+    rows = load_shards([render_shard(tmp_path / "k", 0, size=3, source="katex")])
+    assert len(rows) == 3 and all(s.shape[0] == 64 and s.max() >= 250 for s, _ in rows)
+    with pytest.raises(ValueError, match="unknown formula crop source"):
+        render_shard(tmp_path / "x", 0, size=3, source="tex")
+
+
+def test_a_run_from_a_saved_reader_keeps_its_vocabulary_and_weights_and_adds_tokens(tmp_path):
+    import torch
+
+    base = dict(crops=4, shard_size=2, render_workers=1, batch=2, warmup=1, log_every=1, checkpoint_every=100,
+                eval_every=100, eval_crops=2, model=TINY)  # fmt: skip
+    first = train_formula_reader(FormulaTrainConfig(**base, run_dir=str(tmp_path / "a"), max_steps=1))
+    saved, saved_vocab = load_formula_reader(first)
+    cfg = FormulaTrainConfig(**base, run_dir=str(tmp_path / "b"), init=str(first), katex_crops=4, lr=0.0,
+                             max_steps=1)  # fmt: skip
+    model, vocab = load_formula_reader(train_formula_reader(cfg))
+    old = len(saved_vocab.tokens)
+    assert vocab.tokens[:old] == saved_vocab.tokens and len(vocab.tokens) > old  # KaTeX's commands added
+    assert torch.equal(model.embed.weight[:old], saved.embed.weight)  # lr 0: the saved weights, kept
+    assert torch.equal(model.stem[0].weight, saved.stem[0].weight)
+    assert "katex_exact" in (tmp_path / "b" / "train.log").read_text()

@@ -70,6 +70,12 @@ CLASSES = (
 )  # fmt: skip
 
 
+def poly_box(poly: list) -> Box:
+    """An OmniDocBench polygon (x0, y0, x1, y1, ... in the page's pixels) as its bounding box."""
+    xs, ys = [float(v) for v in poly[0::2]], [float(v) for v in poly[1::2]]
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
 def gt_layout(page: dict) -> list[tuple[str, Box]]:
     """(class, box) of each ground-truth layout box: its polygon's bounding box in the page's pixels."""
     out = []
@@ -78,8 +84,7 @@ def gt_layout(page: dict) -> list[tuple[str, Box]]:
         poly = det.get("poly") or []
         if cls is None or len(poly) < 8:
             continue
-        xs, ys = [float(v) for v in poly[0::2]], [float(v) for v in poly[1::2]]
-        out.append((cls, (min(xs), min(ys), max(xs), max(ys))))
+        out.append((cls, poly_box(poly)))
     return out
 
 

@@ -170,18 +170,26 @@ def formula_crop(
             continue
         if 0 < coverage.shape[1] <= cfg.max_width_px:
             break
-    image = _ink_on_paper(coverage, rng, cfg)
-    if degrade or rng.random() < cfg.degrade_share:
+    return paper_crop(coverage, rng, cfg.margin_px, cfg.degrade_share, degrade), f"$$\n{latex}\n$$"
+
+
+def paper_crop(
+    coverage: np.ndarray, rng: random.Random, margin_px: tuple[int, int], degrade_share: float, degrade: bool
+) -> Image.Image:
+    """A formula's coverage as a crop: ink on paper with a margin (`ink_on_paper`), degraded like a scan
+    (`jocr.synth.degrade`, at a random strength) when `degrade` or by a draw under `degrade_share`."""
+    image = ink_on_paper(coverage, rng, margin_px)
+    if degrade or rng.random() < degrade_share:
         from jocr.synth.degrade import degrade as apply_degrade
 
         image, _ = apply_degrade(image, rng.uniform(0.2, 0.8), rng)
-    return image, f"$$\n{latex}\n$$"
+    return image
 
 
-def _ink_on_paper(coverage: np.ndarray, rng: random.Random, cfg: FormulaCropConfig) -> Image.Image:
+def ink_on_paper(coverage: np.ndarray, rng: random.Random, margin_px: tuple[int, int]) -> Image.Image:
     """The coverage (H, W; ink 255) as dark ink on light paper with a margin on each side."""
     h, w = coverage.shape
-    top, bottom, left, right = (rng.randint(*cfg.margin_px) for _ in range(4))
+    top, bottom, left, right = (rng.randint(*margin_px) for _ in range(4))
     paper = rng.randint(225, 255)
     ink = rng.randint(0, 60)
     canvas = np.full((h + top + bottom, w + left + right), paper, dtype=np.float32)  # (H', W')

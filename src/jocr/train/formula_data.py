@@ -1,10 +1,12 @@
-"""Training data of the formula reader: formula crops (`jocr.synth.formula_crops`) as input strips, in shards.
+"""Training data of the formula reader: formula crops as input strips, in shards.
 
-Rendering a crop costs about 11 ms on one core, as much as a training step of a small batch, so the crops
-are drawn once, before training, by worker processes into shards under a run's folder (`shard_0000.pkl`,
-...: a list of (strip, LaTeX) pairs, the strip as `jocr.documents.formula_strip` makes it) and training
-draws batches from all of them. Crop k of a run is seeded `CROP_SEED_BASE + k`, so a run's data is the same
-wherever it is drawn and never holds the frozen formula set's seeds.
+Two sources: `mathtext` (`jocr.synth.formula_crops`, matplotlib's mathtext) and `katex`
+(`jocr.synth.katex_crops`, papers' constructs typeset by KaTeX in Chromium). Rendering a crop costs about
+11 ms (mathtext) or 20 ms (KaTeX) on one core, as much as a training step of a small batch, so the crops are
+drawn once, before training, by worker processes into shards under a run's folder (`shard_0000.pkl`, ...:
+a list of (strip, LaTeX) pairs, the strip as `jocr.documents.formula_strip` makes it) and training draws
+batches from all of them. Crop k of a source is seeded `<its seed base> + k`, so a run's data is the same
+wherever it is drawn and never holds the frozen formula set's seeds or the validation crops'.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ import numpy as np
 from jocr.documents.formula_strip import formula_strip
 
 CROP_SEED_BASE = 200_000_000
+KATEX_SEED_BASE = 300_000_000
+SOURCES = ("mathtext", "katex")
 SHARD_SIZE = 2_000
+_KATEX_BATCH = 100  # formulas typeset per page of the browser
 
 
 def strip_and_latex(seed: int) -> tuple[np.ndarray, str]:
@@ -33,28 +38,50 @@ def _shard_path(folder: Path, shard: int) -> Path:
     return folder / f"shard_{shard:04d}.pkl"
 
 
-def render_shard(folder: Path, shard: int, size: int = SHARD_SIZE) -> Path:
-    """Draws crops shard*size ... (shard+1)*size - 1 and writes them as one shard (skipped if present)."""
+def katex_strips(seeds) -> list[tuple[np.ndarray, str]]:
+    """KaTeX crops of `seeds` (`jocr.synth.katex_crops`) as (input strip, LaTeX); a formula KaTeX refuses
+    is left out."""
+    from jocr.synth.katex_crops import KatexTypesetter, katex_crops
+
+    seeds, rows = list(seeds), []
+    with KatexTypesetter() as renderer:
+        for start in range(0, len(seeds), _KATEX_BATCH):
+            crops = katex_crops(seeds[start : start + _KATEX_BATCH], renderer)
+            rows.extend((formula_strip(image), latex) for image, latex in crops)
+    return rows
+
+
+def render_shard(folder: Path, shard: int, size: int = SHARD_SIZE, source: str = "mathtext") -> Path:
+    """Draws crops shard*size ... (shard+1)*size - 1 of `source` and writes them as one shard (skipped if
+    present)."""
     path = _shard_path(Path(folder), shard)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         return path
-    rows = [strip_and_latex(CROP_SEED_BASE + k) for k in range(shard * size, (shard + 1) * size)]
+    ks = range(shard * size, (shard + 1) * size)
+    if source == "katex":
+        rows = katex_strips(KATEX_SEED_BASE + k for k in ks)
+    elif source == "mathtext":
+        rows = [strip_and_latex(CROP_SEED_BASE + k) for k in ks]
+    else:
+        raise ValueError(f"unknown formula crop source {source!r} (one of {', '.join(SOURCES)})")
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
     tmp.replace(path)  # a shard is whole or absent: an interrupted draw resumes at the missing shards
     return path
 
 
-def _render(args: tuple[Path, int, int]) -> Path:
+def _render(args: tuple[Path, int, int, str]) -> Path:
     return render_shard(*args)
 
 
-def render_shards(folder: Path, crops: int, workers: int = 2, size: int = SHARD_SIZE) -> list[Path]:
-    """The shards holding the first `crops` crops of a run (rounded up to whole shards), drawn where
+def render_shards(
+    folder: Path, crops: int, workers: int = 2, size: int = SHARD_SIZE, source: str = "mathtext"
+) -> list[Path]:
+    """The shards holding the first `crops` crops of `source` (rounded up to whole shards), drawn where
     missing by `workers` processes."""
     folder.mkdir(parents=True, exist_ok=True)
-    jobs = [(folder, shard, size) for shard in range(-(-crops // size))]
+    jobs = [(folder, shard, size, source) for shard in range(-(-crops // size))]
     if workers <= 1:
         return [_render(job) for job in jobs]
     with mp.get_context("spawn").Pool(workers) as pool:

@@ -1,12 +1,14 @@
-"""`jocr train formula --config configs/formula-reader.yaml`: trains the formula reader from scratch
-(docs/training.md, "The formula reader").
+"""`jocr train formula --config configs/formula-reader.yaml`: trains the formula reader, from scratch or on
+from a saved reader (`init`; docs/training.md, "The formula reader").
 
-Data: the run's crop shards (`jocr.train.formula_data`), drawn first where missing. Batches hold strips of
-similar width (each pool of `batch * 64` shuffled crops sorted by width, then cut), so padding stays small.
-AdamW with a linear warm-up and a cosine decay; loss on every target token and EOS. Every
+Data: the run's crop shards of each source (`jocr.train.formula_data`: `crops` mathtext crops in `crops/`,
+`katex_crops` KaTeX crops in `katex-crops/`), drawn first where missing. A run from `init` keeps the saved
+reader's vocabulary and appends the tokens its data adds (new embedding rows start small, as from scratch).
+Batches hold strips of similar width (each pool of `batch * 64` shuffled crops sorted by width, then cut), so
+padding stays small. AdamW with a linear warm-up and a cosine decay; loss on every target token and EOS. Every
 `checkpoint_every` steps the run folder gets `checkpoint.pt` (weights, optimiser, step, data order), so a run
-stopped anywhere resumes there; every `eval_every` steps a snapshot (`snapshots/step_NNNNNN`, the reader's
-own format) and its greedy exact match on `eval_crops` crops no training crop shares a seed with; the log
+stopped anywhere resumes there; every `eval_every` steps a snapshot (`snapshots/step_NNNNNN`, the reader's own
+format) and its greedy exact match on `eval_crops` crops no training crop shares a seed with; the log
 (`train.log`) has a line per `log_every` steps.
 """
 
@@ -32,12 +34,15 @@ from jocr.model.formula_reader import (
 )
 
 EVAL_SEED_BASE = 190_000_000  # validation crops: apart from training (formula_data.CROP_SEED_BASE)
+KATEX_EVAL_SEED_BASE = 290_000_000  # KaTeX validation crops: apart from formula_data.KATEX_SEED_BASE
 
 
 @dataclass
 class FormulaTrainConfig:
     run_dir: str = "runs/formula-reader"
     crops: int = 120_000
+    katex_crops: int = 0
+    init: str = ""  # a saved reader to train on from ("": from scratch)
     shard_size: int = 2_000
     render_workers: int = 2
     batch: int = 32
@@ -70,14 +75,34 @@ class FormulaTrainConfig:
         return cls(**data)
 
 
-def build_vocab(latex: list[str]) -> list[str]:
-    """Specials, then printable ASCII, then every other token of the training LaTeX by frequency."""
+def build_vocab(latex: list[str], start: list[str] | None = None) -> list[str]:
+    """`start` (default: specials, then printable ASCII), then every other token of the training LaTeX by
+    frequency."""
     from collections import Counter
 
     counts = Counter(t for text in latex for t in latex_tokens(text))
-    ascii_ = [chr(c) for c in range(32, 127)]
-    rest = sorted((t for t in counts if t not in ascii_), key=lambda t: (-counts[t], t))
-    return [*SPECIALS, *ascii_, *rest]
+    head = list(start) if start else [*SPECIALS, *(chr(c) for c in range(32, 127))]
+    known = set(head)
+    rest = sorted((t for t in counts if t not in known), key=lambda t: (-counts[t], t))
+    return [*head, *rest]
+
+
+def _from_init(directory: str, config: FormulaReaderConfig) -> FormulaReader:
+    """A reader of `config` holding the saved reader's weights; its vocabulary is the saved one's with new
+    tokens after it (their embedding rows keep their fresh initialisation)."""
+    from jocr.model.formula_reader import load_formula_reader
+
+    saved, _ = load_formula_reader(directory)
+    old = len(saved.config.vocab)
+    if config.vocab[:old] != saved.config.vocab:
+        raise ValueError(f"the run's vocabulary does not begin with {directory}'s")
+    model = FormulaReader(config)
+    state = saved.state_dict()
+    embed = model.embed.weight.detach().clone()
+    embed[:old] = state["embed.weight"]
+    state["embed.weight"] = embed
+    model.load_state_dict(state)
+    return model
 
 
 def _batches(widths: list[int], batch: int, rng: random.Random) -> list[list[int]]:
@@ -121,6 +146,18 @@ def _eval_crops(n: int) -> list:
     return [strip_and_latex(EVAL_SEED_BASE + k) for k in range(n)]
 
 
+def _katex_eval_crops(run: Path, n: int) -> list:
+    """The KaTeX validation crops, typeset once and kept in the run folder."""
+    import pickle
+
+    from jocr.train.formula_data import katex_strips
+
+    path = run / "katex-eval.pkl"
+    if not path.exists():
+        path.write_bytes(pickle.dumps(katex_strips(KATEX_EVAL_SEED_BASE + k for k in range(n))))
+    return pickle.loads(path.read_bytes())
+
+
 def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
     """Runs (or resumes) the training; returns the final snapshot's folder."""
     from jocr.train.formula_data import load_shards, render_shards
@@ -134,15 +171,23 @@ def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
         log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}\n")
         log.flush()
 
-    shards = render_shards(run / "crops", cfg.crops, cfg.render_workers, cfg.shard_size)
-    crops = load_shards(shards)[: cfg.crops]
+    crops = load_shards(render_shards(run / "crops", cfg.crops, cfg.render_workers, cfg.shard_size))
+    crops = crops[: cfg.crops]
+    if cfg.katex_crops:
+        shards = render_shards(
+            run / "katex-crops", cfg.katex_crops, cfg.render_workers, cfg.shard_size, "katex"
+        )
+        crops += load_shards(shards)[: cfg.katex_crops]
     vocab_path = run / "vocab.json"
     if not vocab_path.exists():
-        vocab_path.write_text(json.dumps(build_vocab([latex for _, latex in crops]), ensure_ascii=False))
+        start = json.loads((Path(cfg.init) / "config.json").read_text())["vocab"] if cfg.init else None
+        vocab_path.write_text(
+            json.dumps(build_vocab([latex for _, latex in crops], start), ensure_ascii=False)
+        )
     model_cfg = FormulaReaderConfig(**{**cfg.model, "vocab": json.loads(vocab_path.read_text())})
     vocab = LatexVocab(model_cfg.vocab)
     torch.manual_seed(cfg.seed)
-    model = FormulaReader(model_cfg)
+    model = _from_init(cfg.init, model_cfg) if cfg.init else FormulaReader(model_cfg)
     optim = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
     step, epoch = 0, 0
     checkpoint = run / "checkpoint.pt"
@@ -154,7 +199,9 @@ def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
         say(f"resumed at step {step}")
     else:
         say(f"start: {len(crops)} crops, vocab {len(vocab.tokens)}, config {json.dumps(asdict(cfg))}")
-    held = _eval_crops(cfg.eval_crops)
+    held = {"exact": _eval_crops(cfg.eval_crops)}
+    if cfg.katex_crops:
+        held["katex_exact"] = _katex_eval_crops(run, cfg.eval_crops)
     widths = [strip.shape[1] for strip, _ in crops]
     from jocr.engine.formula import strips_batch
 
@@ -198,8 +245,8 @@ def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
             if step % cfg.eval_every == 0 or step == cfg.max_steps:
                 snap = run / "snapshots" / f"step_{step:06d}"
                 save_formula_reader(model, snap)
-                scores = evaluate(model, vocab, held)
-                say(f"eval step {step} exact {scores['exact']:.3f} finished {scores['finished']:.3f}")
+                scores = {name: evaluate(model, vocab, rows)["exact"] for name, rows in held.items()}
+                say(f"eval step {step} " + " ".join(f"{name} {value:.3f}" for name, value in scores.items()))
                 clock = time.perf_counter()
         else:
             epoch += 1

@@ -1,0 +1,43 @@
+"""KaTeX formula crops (Chromium with Debian's KaTeX): the same crop for the same seed, the formula's ink
+cut tight and set on paper, a refused formula left out, taller formulas taller."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jocr.synth.katex_crops import KatexCropConfig, KatexTypesetter, katex_crops, refused
+
+
+@pytest.fixture(scope="module")
+def typesetter():
+    with KatexTypesetter() as renderer:
+        yield renderer
+
+
+def test_a_seed_gives_the_same_crop_and_its_formula(typesetter):
+    first = katex_crops(range(5), typesetter)
+    again = katex_crops([3, 4], typesetter)
+    assert len(first) == 5
+    for (image, latex), (same, same_latex) in zip(first[3:], again):
+        assert latex == same_latex and np.array_equal(np.asarray(image), np.asarray(same))
+
+
+def test_the_ink_is_cut_tight_and_set_on_paper_with_the_configured_margin(typesetter):
+    [(coverage)] = typesetter.coverages([("x^{2}+y^{2}=z^{2}", 30)])
+    assert coverage.dtype == np.uint8 and coverage.max() > 200
+    assert coverage[0].max() > 12 and coverage[-1].max() > 12  # ink on the first and last rows
+    assert coverage[:, 0].max() > 12 and coverage[:, -1].max() > 12
+    assert 20 <= coverage.shape[0] <= 50 and coverage.shape[1] > 4 * coverage.shape[0]
+    cfg = KatexCropConfig(margin_px=(5, 5), degrade_share=0.0)
+    [(image, _)] = katex_crops([0], typesetter, cfg)
+    grey = np.asarray(image.convert("L"))
+    assert grey[:5].min() > 200 and grey[-5:].min() > 200 and grey[:, :5].min() > 200  # paper round the ink
+
+
+def test_taller_constructs_print_taller_and_a_refused_formula_is_none(typesetter):
+    flat, matrix, bad = typesetter.coverages(
+        [("a+b", 30), ("\\begin{pmatrix}a & b \\\\ c & d\\end{pmatrix}", 30), ("\\frac{a}{", 30)]
+    )
+    assert matrix.shape[0] > 1.8 * flat.shape[0] and bad is None
+    assert refused(["x=1", "\\nocommand{x}"], typesetter) == ["\\nocommand{x}"]
