@@ -39,6 +39,17 @@ def test_stacked_pieces_are_one_formula_and_rows_with_relations_are_two():
     assert [m for _, m in formula_regions(side_by_side)] == [[3, 4]]
 
 
+def test_limits_in_script_size_under_a_big_operator_join_it_even_with_a_relation():
+    lines = _page(
+        Line("Π(Σ bij xi) = (Π xi) per B", (430, 230, 760, 300), confidence=0.9),
+        Line("i∈n j∈n", (430, 290, 530, 328), confidence=0.9),
+        Line("i∈n", (610, 290, 660, 328), confidence=0.9),
+    )
+    assert [m for _, m in formula_regions(lines)] == [[3, 4, 5]]
+    rows = _page(_line("x = r cos θ", 430, 230, 570), _line("y = r sin θ", 430, 262, 570))  # same size
+    assert [m for _, m in formula_regions(rows)] == [[3], [4]]
+
+
 def test_an_equation_number_is_not_a_formula_of_its_own():
     lines = _page(_line("x = r cos θ", 430, 230, 570), _line("(3.1)", 850, 230, 900))
     assert [m for _, m in formula_regions(lines)] == [[3]]

@@ -46,6 +46,7 @@ class FormulaLinesConfig:
         1.2  # candidate lines this close vertically (in h) and overlapping in x are one formula
     )
     row_gap: float = 3.0  # and pieces of one row (overlapping vertically) this close horizontally (in h)
+    script_height: float = 0.7  # a line at most this share of a formula's tallest line's height is a piece
     pad: float = 0.3  # the region's box is padded by this (in h)
 
 
@@ -129,8 +130,11 @@ def formula_regions(
             g = union([lines[k].box for k in group])
             overlap = min(box[2], g[2]) - max(box[0], g[0])
             # rows that each state a relation are formulas of their own (a derivation, a list of rules);
-            # a piece (a numerator, a limit) joins the formula it is stacked on
-            piece = not _relation(lines[i].text) or not any(_relation(lines[k].text) for k in group)
+            # a piece (a numerator, a limit) joins the formula it is stacked on, and so does a line set
+            # in script size (a big operator's limits, "i∈n", "j=1": relations, but not rows)
+            tallest = max(lines[k].box[3] - lines[k].box[1] for k in group)
+            script = box[3] - box[1] <= cfg.script_height * tallest
+            piece = script or not _relation(lines[i].text) or not any(_relation(lines[k].text) for k in group)
             near = box[1] - g[3] <= cfg.stack_gap * h and g[1] - box[3] <= cfg.stack_gap * h
             if piece and near and overlap > 0:
                 group.append(i)
