@@ -81,9 +81,14 @@ def test_a_formula_run_into_a_paragraph_is_cut_out_and_the_prose_kept_around_it(
     assert page_markdown(tree).split("\n\n")[1] == "x = r cos θ"  # its OCR text until it is read
 
 
-def test_a_page_in_points_is_not_looked_at():
-    tree = _tree("pt")
-    assert mark_formulas(tree) == 0 and len(tree.blocks) == 2
+def test_a_scanned_pdf_page_is_looked_at_and_a_text_layer_page_is_not():
+    scanned = _tree("pt")  # OCR lines in points: a PDF page without a usable text layer
+    assert mark_formulas(scanned) == 1 and FORMULA in [b.type for b in scanned.blocks]
+    layer = _tree("pt")
+    for block in layer.blocks:
+        for tl in block.lines:
+            tl.source = "textlayer"
+    assert mark_formulas(layer) == 0 and len(layer.blocks) == 2
 
 
 def test_code_markup_numbers_alone_and_table_cells_are_not_formulas():

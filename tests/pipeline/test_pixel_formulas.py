@@ -8,7 +8,7 @@ from PIL import Image
 
 from jocr.config import ElementsConfig, OCRConfig
 from jocr.layout.render import block_markdown, page_markdown
-from jocr.layout.tree import FORMULA, PARAGRAPH, Block, PageTree
+from jocr.layout.tree import FORMULA, PARAGRAPH, Block, PageTree, TreeLine
 from jocr.pipeline import formulas as formulas_mod
 from jocr.pipeline import load_model
 from jocr.pipeline.formulas import cut_formula_crops, formula_latex, read_crops, read_formulas, reads_formulas
@@ -57,6 +57,22 @@ def test_a_formula_block_is_cut_from_the_page_image_with_a_margin():
     assert formula.crop.size == (100 + 2 * formulas_mod.CROP_MARGIN, 40 + 2 * formulas_mod.CROP_MARGIN)
     pdf_page = _page(unit="pt")  # a PDF page's formulas come from its glyphs, not from pixels
     assert cut_formula_crops(pdf_page.tree, image) == 0
+
+
+def test_a_scanned_pdf_pages_formula_is_cut_from_its_rendering_at_the_renderings_scale():
+    page = _page(unit="pt")
+    for block in page.tree.blocks:  # its lines read by OCR: a scanned page
+        block.lines = [TreeLine(block.text, block.bbox, source="ocr", confidence=0.9)]
+    assert page.tree.from_pixels and not _page(unit="pt").tree.from_pixels
+    image = Image.new("RGB", (600, 400), "white")  # rendered at twice the points
+    assert cut_formula_crops(page.tree, image) == 1
+    (formula,) = [b for b in page.tree.blocks if b.type == FORMULA]
+    margin = formulas_mod.CROP_MARGIN
+    assert formula.crop.size == (200 + 2 * margin, 80 + 2 * margin)
+    mixed = _page(unit="pt")
+    mixed.tree.blocks[0].lines = [TreeLine("The energy is", (10, 10, 200, 30), source="textlayer")]
+    mixed.tree.blocks[1].lines = [TreeLine("E mc 2", (60, 40, 160, 80), source="ocr")]
+    assert cut_formula_crops(mixed.tree, image) == 0  # a text layer's page keeps its glyphs' formulas
 
 
 def test_read_formulas_puts_the_latex_in_the_block_and_the_markdown(monkeypatch):

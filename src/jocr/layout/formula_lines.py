@@ -187,13 +187,14 @@ _FORMULA_FROM = (PARAGRAPH, HEADING, TITLE)
 
 
 def mark_formulas(tree: PageTree, cfg: FormulaLinesConfig | None = None) -> int:
-    """The display formulas of a page read from pixels (`tree.unit` "px") made formula blocks: where
+    """The display formulas of a page read from pixels (`tree.from_pixels`: an image, or a scanned PDF page
+    in points) made formula blocks: where
     `formula_regions` groups lines of paragraph, heading or title blocks that follow each other (the end of
     one block, whole blocks, the start of another), those lines become one formula block over the region's
     box (clipped to the page), its text their OCR text until the formula reader reads it; what stays of the
     blocks before and after keeps its type. A region whose lines do not run on so is left as it is.
     Returns how many formula blocks were made."""
-    if tree.unit != "px":
+    if not tree.from_pixels:
         return 0
     owners: list[Block] = []
     sources: list = []  # the tree's lines (`TreeLine`), as `lines` holds them

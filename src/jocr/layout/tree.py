@@ -212,6 +212,15 @@ class PageTree:
         """The blocks Markdown and HTML show: all but furniture."""
         return [b for b in self.blocks if not b.furniture]
 
+    @property
+    def from_pixels(self) -> bool:
+        """Whether the page was read from pixels: an image's tree (in pixels), or a PDF page in points
+        whose lines all come from OCR (a scanned page without a usable text layer)."""
+        if self.unit == "px":
+            return True
+        lines = [tl for b in self.blocks for tl in b.lines]
+        return bool(lines) and all(tl.source == "ocr" for tl in lines)
+
     def to_dict(self) -> dict:
         return {
             "version": TREE_VERSION,

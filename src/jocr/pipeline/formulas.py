@@ -1,7 +1,7 @@
 """Formulas of pages read from pixels, read by the formula reader (docs/elements.md, "Formulas in page
 images").
 
-A page read from its OCR lines gets a formula block where the layout detector finds an equation region
+A page read from its OCR lines (an image, or a scanned PDF page) gets a formula block where the layout detector finds an equation region
 (`jocr.layout.regions.CLASS_KINDS`): its box and the OCR text, which is not the formula. Only a formula
 reader reads them (`reads_formulas`): the bundle's formula member (`jocr.model.formula_reader`, a smaller
 shape made for formula strips), else an image model trained on formula crops under the formula prompt
@@ -53,8 +53,8 @@ def reads_formulas_at(directory) -> bool:
 
 
 def unread_formulas(tree: PageTree | None) -> list[Block]:
-    """The formula blocks of a page read from pixels (its tree in pixels) that hold no LaTeX yet."""
-    if tree is None or tree.unit != "px":
+    """The formula blocks of a page read from pixels (`PageTree.from_pixels`) that hold no LaTeX yet."""
+    if tree is None or not tree.from_pixels:
         return []
     return [b for b in tree.blocks if b.type == FORMULA and b.latex is None and b.bbox is not None]
 
@@ -67,7 +67,7 @@ def mark_page_formulas(page) -> int:
     from jocr.layout.render import page_markdown
 
     tree = page.tree
-    if tree is None or tree.unit != "px" or page_markdown(tree) != page.markdown:
+    if tree is None or not tree.from_pixels or page_markdown(tree) != page.markdown:
         return 0
     made = mark_formulas(tree)
     if made:
@@ -76,14 +76,16 @@ def mark_page_formulas(page) -> int:
 
 
 def cut_formula_crops(tree: PageTree | None, image) -> int:
-    """Cuts each unread formula block's box (with `CROP_MARGIN`) out of `image` (the page as read, the
-    tree's pixels) into the block's `crop`. Returns how many were cut."""
+    """Cuts each unread formula block's box (with `CROP_MARGIN` pixels) out of `image` (the page as read: an
+    image in the tree's pixels, or a scanned PDF page rendered at any scale, its tree in points) into the
+    block's `crop`. Returns how many were cut."""
     blocks = unread_formulas(tree)
     if image is None:
         return 0
     width, height = image.size
+    sx, sy = (width / tree.width, height / tree.height) if tree.unit == "pt" else (1.0, 1.0)
     for block in blocks:
-        x0, y0, x1, y1 = block.bbox
+        x0, y0, x1, y1 = (v * s for v, s in zip(block.bbox, (sx, sy, sx, sy)))
         box = (
             max(0, int(x0) - CROP_MARGIN),
             max(0, int(y0) - CROP_MARGIN),
