@@ -1,17 +1,17 @@
 """Formulas of pages read from pixels, read by the formula reader (docs/elements.md, "Formulas in page
 images").
 
-A page read from its OCR lines (an image, or a scanned PDF page) gets a formula block where the layout detector finds an equation region
-(`jocr.layout.regions.CLASS_KINDS`): its box and the OCR text, which is not the formula. Only a formula
-reader reads them (`reads_formulas`): the bundle's formula member (`jocr.model.formula_reader`, a smaller
-shape made for formula strips), else an image model trained on formula crops under the formula prompt
-(`jocr.config.ElementsConfig.formula`); with neither, the blocks keep their OCR text and nothing is cut.
-With one, when a page is finished (`jocr.pipeline.stream.finish_page`), `cut_formula_crops` cuts each such
-block's box out of the page image (the image is dropped afterwards); then `read_formulas` reads the crops of
-a group of pages in one batch with
-the model's formula prompt (`PROMPTS["formula"]`, as `jocr parse --task formula` asks an image) and puts the
-LaTeX in the blocks and the pages' Markdown: a document's pages in `jocr parse` (the stream, once the
-document is done), a batch's pages in `jocr batch` (`jocr.bulk.stages.JocrPageReader`).
+A page read from its OCR lines (an image, or a scanned PDF page) gets a formula block where the layout
+detector finds an equation region (`jocr.layout.regions.CLASS_KINDS`): its box and the OCR text, which is not
+the formula. Only a formula reader reads them (`reads_formulas`): the bundle's formula member
+(`jocr.model.formula_reader`, a smaller shape made for formula strips), else an image model trained on formula
+crops under the formula prompt (`jocr.config.ElementsConfig.formula`); with neither, the blocks keep their OCR
+text and nothing is cut. With one, when a page is finished (`jocr.pipeline.stream.finish_page`),
+`cut_formula_crops` cuts each such block's box out of the page image (the image is dropped afterwards); then
+`read_formulas` reads the crops of a group of pages in one batch with the model's formula prompt
+(`PROMPTS["formula"]`, as `jocr parse --task formula` asks an image) and puts the LaTeX in the blocks and the
+pages' Markdown: a document's pages in `jocr parse` (the stream, once the document is done), a batch's pages
+in `jocr batch` (`jocr.bulk.stages.JocrPageReader`).
 """
 
 from __future__ import annotations
