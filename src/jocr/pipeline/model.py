@@ -81,7 +81,7 @@ class LoadedModel:
     formula_loader: Callable[[], Any] | None = field(default=None, repr=False)
     _engines: dict = field(default_factory=dict, repr=False)
     _ask: LoadedModel | None = field(default=None, repr=False)
-    _ask_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _member_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _formula: Any = field(default=None, repr=False)
 
     @property
@@ -91,12 +91,7 @@ class LoadedModel:
     @property
     def formula_reader(self):
         """The bundle's formula reader as (model, vocab), loaded on first use; None without one."""
-        if self.formula_loader is None:
-            return None
-        with self._ask_lock:
-            if self._formula is None:
-                self._formula = self.formula_loader()
-            return self._formula
+        return None if self.formula_loader is None else self._member("_formula", self.formula_loader)
 
     @property
     def has_ask_member(self) -> bool:
@@ -106,12 +101,14 @@ class LoadedModel:
     def asker(self) -> LoadedModel:
         """The model that answers question and extraction prompts: the bundle's asking member (loaded on
         first use) when it has one, else this model (with its anchored member, as pages are read)."""
-        if self.ask_loader is None:
-            return self
-        with self._ask_lock:
-            if self._ask is None:
-                self._ask = self.ask_loader()
-            return self._ask
+        return self if self.ask_loader is None else self._member("_ask", self.ask_loader)
+
+    def _member(self, slot: str, loader: Callable[[], Any]) -> Any:
+        """The member kept in `slot`, loaded by `loader` on first use (once, whichever thread asks first)."""
+        with self._member_lock:
+            if getattr(self, slot) is None:
+                setattr(self, slot, loader())
+            return getattr(self, slot)
 
     @property
     def vision(self):
