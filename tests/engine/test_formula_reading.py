@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from jocr.engine.formula import read_strips, strips_batch
+from jocr.engine.formula import DecoderCache, read_strips, strips_batch
 from jocr.model.formula_reader import LatexVocab
 
 
@@ -51,13 +51,31 @@ def test_the_greedy_reading_is_the_argmax_token_after_token(tiny_formula_reader)
 def test_a_reading_that_runs_out_of_tokens_is_not_finished(tiny_formula_reader, monkeypatch):
     model = tiny_formula_reader()
     vocab = LatexVocab(model.config.vocab)
-    decode = model.decode
+    step = DecoderCache.step
 
-    def never_eos(*args):  # a reader that would write for ever: it must stop at its budget
-        logits = decode(*args)
+    def never_eos(self, ids):  # a reader that would write for ever: it must stop at its budget
+        logits = step(self, ids)
         logits[..., vocab.eos] = float("-inf")
         return logits
 
-    monkeypatch.setattr(model, "decode", never_eos)
+    monkeypatch.setattr(DecoderCache, "step", never_eos)
     (reading,) = read_strips(model, vocab, _strips([40]), max_tokens=5)
     assert not reading.finished and len(vocab.encode(reading.latex)) <= 5 + 2
+
+
+def test_the_cache_gives_the_whole_prefix_decoders_logits_step_by_step():
+    from jocr.model.formula_reader import SPECIALS, FormulaReader, FormulaReaderConfig
+
+    torch.manual_seed(5)
+    vocab = [*SPECIALS, *(chr(c) for c in range(32, 127))]
+    cfg = FormulaReaderConfig(dim=48, heads=4, ffn=96, encoder_layers=1, decoder_layers=3, max_tokens=40,
+                              dropout=0.0, vocab=vocab)  # fmt: skip
+    model = FormulaReader(cfg).eval()
+    images, widths = strips_batch(_strips([24, 70, 45], seed=2))  # padded memory for two of the three
+    ids = torch.randint(4, len(vocab), (3, 12))
+    with torch.no_grad():
+        memory, pad = model.encode(images, widths)
+        whole = model.decode(ids, memory, pad)  # (3, 12, V)
+        cache = DecoderCache(model, memory, pad)
+        steps = torch.stack([cache.step(ids[:, t]) for t in range(12)], dim=1)  # (3, 12, V)
+    assert torch.allclose(steps, whole, atol=1e-4)

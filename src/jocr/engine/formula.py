@@ -1,9 +1,11 @@
 """Greedy reading of formula strips by the formula reader (`jocr.model.formula_reader`).
 
-The reader's answers are short (a formula of 110 characters is about 60 tokens) and its decoder small, so
-each step runs the decoder over the whole prefix: no cache to keep. Strips are read in batches of similar
-width (less padding); a reading stops at EOS or at `max_tokens` (then it is not finished: the caller drops
-it, as it drops a page reading that ran out).
+Decoding keeps a cache (`DecoderCache`): each decoder layer's cross-attention keys and values of the strip's
+memory, projected once per strip, and the inputs of its self-attention so far, so a step runs the decoder for
+the new token alone. Without it every step ran the whole prefix and projected the memory again in each layer,
+and a long formula (a paper's, 100 tokens and more over a strip of 500 memory positions) cost seconds.
+Strips are read in batches of similar width (less padding); a reading stops at EOS or at `max_tokens` (then
+it is not finished: the caller drops it, as it drops a page reading that ran out).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 READ_BATCH = 16
 
@@ -36,6 +39,65 @@ def strips_batch(strips: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
     return out, torch.tensor([s.shape[1] for s in strips])
 
 
+class DecoderCache:
+    """The formula reader's decoder run one token at a time over one batch's memory (the model's
+    `nn.TransformerDecoder` layers, pre-norm, in eval mode: the same sums as `FormulaReader.decode` over
+    the whole prefix, up to float rounding).
+
+        cache = DecoderCache(model, memory, pad)      # memory (B, S, D), pad (B, S) True at padding
+        logits = cache.step(ids)                      # ids (B,) the newest tokens -> (B, V)
+    """
+
+    def __init__(self, model, memory: torch.Tensor, pad: torch.Tensor):
+        self.model = model
+        self.layers = list(model.decoder.layers)
+        self.heads = model.config.heads
+        b, s, d = memory.shape
+        self.bias = torch.zeros(b, 1, 1, s).masked_fill(pad[:, None, None, :], float("-inf"))  # (B, 1, 1, S)
+        self.cross = []  # per layer: keys and values of the memory, (B, H, S, D/H) each
+        for layer in self.layers:
+            attn = layer.multihead_attn
+            _, wk, wv = attn.in_proj_weight.chunk(3)
+            _, bk, bv = attn.in_proj_bias.chunk(3)
+            self.cross.append((self._split(F.linear(memory, wk, bk)), self._split(F.linear(memory, wv, bv))))
+        self.seen: list[torch.Tensor | None] = [None] * len(
+            self.layers
+        )  # normed self-attention inputs (B, t, D)
+        self.t = 0
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        return x.view(b, n, self.heads, d // self.heads).transpose(1, 2)  # (B, H, n, D/H)
+
+    def _attend(self, attn, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias=None) -> torch.Tensor:
+        """q (B, 1, D) projected here; k, v (B, H, n, D/H) already projected -> (B, 1, D)."""
+        wq = attn.in_proj_weight.chunk(3)[0]
+        bq = attn.in_proj_bias.chunk(3)[0]
+        out = F.scaled_dot_product_attention(
+            self._split(F.linear(q, wq, bq)), k, v, attn_mask=bias
+        )  # (B, H, 1, D/H)
+        b, h, _, e = out.shape
+        return attn.out_proj(out.transpose(1, 2).reshape(b, 1, h * e))
+
+    def step(self, ids: torch.Tensor) -> torch.Tensor:
+        """The next token's logits (B, V) after `ids` (B,), the tokens at position `t`."""
+        model = self.model
+        x = model.embed(ids)[:, None, :] + model.positions[self.t]  # (B, 1, D)
+        for k, layer in enumerate(self.layers):
+            h = layer.norm1(x)
+            self.seen[k] = h if self.seen[k] is None else torch.cat([self.seen[k], h], dim=1)  # (B, t+1, D)
+            attn = layer.self_attn
+            _, wk, wv = attn.in_proj_weight.chunk(3)
+            _, bk, bv = attn.in_proj_bias.chunk(3)
+            keys = self._split(F.linear(self.seen[k], wk, bk))
+            values = self._split(F.linear(self.seen[k], wv, bv))
+            x = x + self._attend(attn, h, keys, values)
+            x = x + self._attend(layer.multihead_attn, layer.norm2(x), *self.cross[k], self.bias)
+            x = x + layer.linear2(layer.activation(layer.linear1(layer.norm3(x))))
+        self.t += 1
+        return (model.norm(x) @ model.embed.weight.T)[:, 0]  # (B, V)
+
+
 @torch.inference_mode()
 def read_strips(
     model, vocab, strips: list[np.ndarray], max_tokens: int, batch: int = READ_BATCH
@@ -52,8 +114,9 @@ def read_strips(
         ids = torch.full((len(chunk), 1), vocab.bos, dtype=torch.long)  # (b, 1)
         done = torch.zeros(len(chunk), dtype=torch.bool)
         logprob, counted = torch.zeros(len(chunk)), torch.zeros(len(chunk))
+        cache = DecoderCache(model, memory, pad)
         for _ in range(max_tokens):
-            best = model.decode(ids, memory, pad)[:, -1].log_softmax(-1).max(-1)  # (b,) each
+            best = cache.step(ids[:, -1]).log_softmax(-1).max(-1)  # (b,) each
             live = (~done).float()
             logprob, counted = logprob + best.values * live, counted + live
             step = torch.where(done, torch.full_like(best.indices, vocab.eos), best.indices)
