@@ -50,6 +50,15 @@ def test_limits_in_script_size_under_a_big_operator_join_it_even_with_a_relation
     assert [m for _, m in formula_regions(rows)] == [[3], [4]]
 
 
+def test_fragments_read_apart_join_the_formula_beside_or_above_them_and_short_words_do_not():
+    operator = _page(_line("d", 440, 230, 462), _line("c= 0", 520, 230, 578))  # "d/dx c = 0" read in pieces
+    assert [m for _, m in formula_regions(operator)] == [[3, 4]]
+    fraction = _page(_line("1", 620, 230, 640), _line("f(x) = e−x2/2", 520, 262, 700))
+    assert [m for _, m in formula_regions(fraction)] == [[3, 4]]
+    cells = _page(_line("≈ Times", 430, 230, 560), _line("ptm", 600, 230, 660))  # a table row's cells
+    assert formula_regions(cells) == []
+
+
 def test_an_equation_number_is_not_a_formula_of_its_own():
     lines = _page(_line("x = r cos θ", 430, 230, 570), _line("(3.1)", 850, 230, 900))
     assert [m for _, m in formula_regions(lines)] == [[3]]

@@ -29,6 +29,7 @@ _MATH_SIGNS = set("=<>+−±×÷·∑∏∫√∞≤≥≠≈≡∈∉⊂⊆∪�
 _NOT_MATH = re.compile(r"^\s*[>$#%]|<-|->|\\|\{%|[\"'`]|^[\d\s/.:,\-]+$")
 _GREEK = re.compile(r"[\u0391-\u03c9]")
 _WORD = re.compile(r"[A-Za-z]{4,}")
+_LETTERS_WORD = re.compile(r"[A-Za-z]{3,}")
 _TAG = re.compile(r"^\(\s*[\dA-Za-z]+(?:\.\d+)*\s*\)$")  # an equation number: (1), (2.3), (A.1)
 
 
@@ -46,6 +47,7 @@ class FormulaLinesConfig:
         1.2  # candidate lines this close vertically (in h) and overlapping in x are one formula
     )
     row_gap: float = 3.0  # and pieces of one row (overlapping vertically) this close horizontally (in h)
+    max_piece_chars: int = 3  # a fragment beside or on a candidate line joins it (`_pieces`) up to this long
     script_height: float = 0.7  # a line at most this share of a formula's tallest line's height is a piece
     pad: float = 0.3  # the region's box is padded by this (in h)
 
@@ -57,6 +59,35 @@ def _math_evidence(line: Line, cfg: FormulaLinesConfig) -> bool:
     signs = sum(ch in _MATH_SIGNS for ch in text) + len(_GREEK.findall(text))
     unsure = line.confidence is not None and line.confidence < cfg.low_confidence
     return signs > 0 or unsure
+
+
+def _pieces(lines: list[Line], candidates: list[int], allowed: set[int] | None, h: float,
+            cfg: FormulaLinesConfig) -> list[int]:  # fmt: skip
+    """Fragments beside or stacked on a candidate line that carry no sign of their own: a numerator "1", a
+    limit "n", a differential "dx", an operator "d" read apart. At most `cfg.max_piece_chars` characters, no
+    letters-only word of three or more (a table's cell "ptm", a word), within `cfg.row_gap` line heights of a
+    candidate on its row or `cfg.stack_gap` above or below it overlapping in x. Found once, from the
+    candidates alone (a fragment does not bring the next)."""
+    out = []
+    taken = set(candidates)
+    for i, ln in enumerate(lines):
+        text = ln.text.strip()
+        if i in taken or (allowed is not None and i not in allowed) or not text:
+            continue
+        if len(text) > cfg.max_piece_chars or _LETTERS_WORD.search(text):
+            continue
+        if _NOT_MATH.search(text) and not text.isdigit():  # digits beside a formula: a numerator, a limit
+            continue
+        a = ln.box
+        for k in candidates:
+            b = lines[k].box
+            row = min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1])
+            apart = max(a[0], b[0]) - min(a[2], b[2])
+            stacked = a[0] < b[2] and b[0] < a[2] and max(a[1] - b[3], b[1] - a[3]) <= cfg.stack_gap * h
+            if (row and apart <= cfg.row_gap * h) or stacked:
+                out.append(i)
+                break
+    return out
 
 
 def _shares_row(i: int, lines: list[Line], candidates: set[int]) -> bool:
@@ -120,6 +151,7 @@ def formula_regions(
         prose = len(_WORD.findall(text)) > cfg.max_words
         if narrow and indented and not prose and _math_evidence(ln, cfg):
             candidates.append(i)
+    candidates += _pieces(lines, candidates, allowed, h, cfg)
     chosen = set(candidates)
     candidates = [i for i in candidates if not _shares_row(i, lines, chosen)]
     chosen = set(candidates)
