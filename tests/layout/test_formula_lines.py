@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jocr.layout.formula_lines import formula_regions, mark_formulas
 from jocr.layout.render import page_markdown
-from jocr.layout.tree import FORMULA, PARAGRAPH, Block, PageTree, TreeLine
+from jocr.layout.tree import FORMULA, HEADING, PARAGRAPH, Block, PageTree, TreeLine
 from jocr.lines.types import Line
 
 PROSE = "We can build larger regions out of pieces, by summing smaller integrals over them"
@@ -88,6 +88,17 @@ def test_a_formula_run_into_a_paragraph_is_cut_out_and_the_prose_kept_around_it(
     assert before.text == f"{PROSE} {PROSE}" and after.text == PROSE and formula.text == "x = r cos θ"
     assert formula.latex is None and formula.bbox[0] < 430 < 570 < formula.bbox[2]
     assert page_markdown(tree).split("\n\n")[1] == "x = r cos θ"  # its OCR text until it is read
+
+
+def test_an_equation_number_beside_a_formula_is_left_out_and_one_elsewhere_kept():
+    tree = _tree()
+    number = Block(HEADING, text="(8)", lines=[TreeLine("(8)", (850, 182, 890, 208), source="ocr")])
+    cited = Block(PARAGRAPH, text="(9)", lines=[TreeLine("(9)", (850, 300, 890, 330), source="ocr")])
+    tree.blocks[1:1] = [number]
+    tree.blocks.append(cited)
+    assert mark_formulas(tree) == 1
+    texts = [b.text for b in tree.blocks]
+    assert "(8)" not in texts and "(9)" in texts and FORMULA in [b.type for b in tree.blocks]
 
 
 def test_a_scanned_pdf_page_is_looked_at_and_a_text_layer_page_is_not():

@@ -242,8 +242,35 @@ def mark_formulas(tree: PageTree, cfg: FormulaLinesConfig | None = None) -> int:
     for box, members in formula_regions(lines, cfg, allowed):
         made += _cut_formula(tree, box, {id(sources[i]) for i in members})
     if made:
+        _drop_numbers(tree)
         tree.numbered()
     return made
+
+
+def _drop_numbers(tree: PageTree) -> None:
+    """Equation numbers ("(8)") on a formula block's row, beside it, left out of the paragraphs and headings
+    the rules had made of them (a number alone read as a heading, "## (8)"), as the text layer's formulas
+    leave theirs out (`jocr.layout.formulas`)."""
+    rows = [b.bbox for b in tree.blocks if b.type == FORMULA and b.bbox is not None]
+
+    def number(tl) -> bool:
+        if tl.bbox is None or not _TAG.match(tl.text.strip()):
+            return False
+        y0, y1 = tl.bbox[1], tl.bbox[3]
+        return any(
+            min(y1, r[3]) - max(y0, r[1]) >= 0.5 * (y1 - y0) and (tl.bbox[0] >= r[2] or tl.bbox[2] <= r[0])
+            for r in rows
+        )
+
+    kept = []
+    for block in tree.blocks:
+        if block.type not in _FORMULA_FROM or not any(number(tl) for tl in block.lines):
+            kept.append(block)
+            continue
+        piece = _piece(block, [tl for tl in block.lines if not number(tl)])
+        if piece is not None:
+            kept.append(piece)
+    tree.blocks = kept
 
 
 def _cut_formula(tree: PageTree, box: Box, wanted: set[int]) -> int:
