@@ -59,6 +59,13 @@ def test_fragments_read_apart_join_the_formula_beside_or_above_them_and_short_wo
     assert formula_regions(cells) == []
 
 
+def test_a_display_as_wide_as_its_column_is_a_formula_when_it_holds_signs_and_no_word():
+    wide = _page(_line("det K(t1, t1, ..., tn) = ∑(−1)|I| tn−|I| ∏ ti", 110, 230, 890))
+    assert [m for _, m in formula_regions(wide)] == [[3]]
+    prose = _page(_line("where n > 0 and the sum of x + y over all α is ≤ 1", 110, 230, 890))
+    assert formula_regions(prose) == []
+
+
 def test_an_equation_number_is_not_a_formula_of_its_own():
     lines = _page(_line("x = r cos θ", 430, 230, 570), _line("(3.1)", 850, 230, 900))
     assert [m for _, m in formula_regions(lines)] == [[3]]

@@ -47,6 +47,7 @@ class FormulaLinesConfig:
         1.2  # candidate lines this close vertically (in h) and overlapping in x are one formula
     )
     row_gap: float = 3.0  # and pieces of one row (overlapping vertically) this close horizontally (in h)
+    wide_signs: int = 3  # a line of no word with this many math signs is a formula however wide (`_all_math`)
     max_piece_chars: int = 3  # a fragment beside or on a candidate line joins it (`_pieces`) up to this long
     script_height: float = 0.7  # a line at most this share of a formula's tallest line's height is a piece
     pad: float = 0.3  # the region's box is padded by this (in h)
@@ -88,6 +89,14 @@ def _pieces(lines: list[Line], candidates: list[int], allowed: set[int] | None, 
                 out.append(i)
                 break
     return out
+
+
+def _all_math(text: str, cfg: FormulaLinesConfig) -> bool:
+    """A line that is math whatever its width and place: no word of four letters or more, at least
+    `cfg.wide_signs` math signs (relations, operators, Greek), at least 8 characters, no code or markup."""
+    if len(text) < 8 or _WORD.search(text) or _NOT_MATH.search(text):
+        return False
+    return sum(ch in _MATH_SIGNS for ch in text) + len(_GREEK.findall(text)) >= cfg.wide_signs
 
 
 def _shares_row(i: int, lines: list[Line], candidates: set[int]) -> bool:
@@ -150,6 +159,8 @@ def formula_regions(
         indented = ln.box[0] - left >= cfg.min_indent * width
         prose = len(_WORD.findall(text)) > cfg.max_words
         if narrow and indented and not prose and _math_evidence(ln, cfg):
+            candidates.append(i)
+        elif _all_math(text, cfg):  # a display as wide as its column: signs and symbols, not a word
             candidates.append(i)
     candidates += _pieces(lines, candidates, allowed, h, cfg)
     chosen = set(candidates)
