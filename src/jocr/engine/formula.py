@@ -1,11 +1,11 @@
 """Greedy reading of formula strips by the formula reader (`jocr.model.formula_reader`).
 
 Decoding keeps a cache (`DecoderCache`): each decoder layer's cross-attention keys and values of the strip's
-memory, projected once per strip, and the inputs of its self-attention so far, so a step runs the decoder for
-the new token alone. Without it every step ran the whole prefix and projected the memory again in each layer,
-and a long formula (a paper's, 100 tokens and more over a strip of 500 memory positions) cost seconds.
-Strips are read in batches of similar width (less padding); a reading stops at EOS or at `max_tokens` (then
-it is not finished: the caller drops it, as it drops a page reading that ran out).
+memory, projected once per strip, and its self-attention keys and values of the tokens so far, so a step runs
+the decoder for the new token alone. Without it every step ran the whole prefix and projected the memory again
+in each layer, and a long formula (a paper's, 100 tokens and more over a strip of 500 memory positions) cost
+seconds. Strips are read in batches of similar width (less padding); a reading stops at EOS or at `max_tokens`
+(then it is not finished: the caller drops it, as it drops a page reading that ran out).
 """
 
 from __future__ import annotations
@@ -52,22 +52,23 @@ class DecoderCache:
         self.model = model
         self.layers = list(model.decoder.layers)
         self.heads = model.config.heads
-        b, s, d = memory.shape
+        b, s, _ = memory.shape
         self.bias = torch.zeros(b, 1, 1, s).masked_fill(pad[:, None, None, :], float("-inf"))  # (B, 1, 1, S)
-        self.cross = []  # per layer: keys and values of the memory, (B, H, S, D/H) each
-        for layer in self.layers:
-            attn = layer.multihead_attn
-            _, wk, wv = attn.in_proj_weight.chunk(3)
-            _, bk, bv = attn.in_proj_bias.chunk(3)
-            self.cross.append((self._split(F.linear(memory, wk, bk)), self._split(F.linear(memory, wv, bv))))
-        self.seen: list[torch.Tensor | None] = [None] * len(
-            self.layers
-        )  # normed self-attention inputs (B, t, D)
+        # per layer: the cross-attention's keys and values of the memory, (B, H, S, D/H) each, projected once
+        self.cross = [self._keys_values(layer.multihead_attn, memory) for layer in self.layers]
+        # per layer: the self-attention's keys and values of the tokens so far, (B, H, t, D/H) each
+        self.past: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(self.layers)
         self.t = 0
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:
         b, n, d = x.shape
         return x.view(b, n, self.heads, d // self.heads).transpose(1, 2)  # (B, H, n, D/H)
+
+    def _keys_values(self, attn, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (B, n, D) -> the attention's keys and values of it, (B, H, n, D/H) each."""
+        _, wk, wv = attn.in_proj_weight.chunk(3)
+        _, bk, bv = attn.in_proj_bias.chunk(3)
+        return self._split(F.linear(x, wk, bk)), self._split(F.linear(x, wv, bv))
 
     def _attend(self, attn, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias=None) -> torch.Tensor:
         """q (B, 1, D) projected here; k, v (B, H, n, D/H) already projected -> (B, 1, D)."""
@@ -85,13 +86,12 @@ class DecoderCache:
         x = model.embed(ids)[:, None, :] + model.positions[self.t]  # (B, 1, D)
         for k, layer in enumerate(self.layers):
             h = layer.norm1(x)
-            self.seen[k] = h if self.seen[k] is None else torch.cat([self.seen[k], h], dim=1)  # (B, t+1, D)
-            attn = layer.self_attn
-            _, wk, wv = attn.in_proj_weight.chunk(3)
-            _, bk, bv = attn.in_proj_bias.chunk(3)
-            keys = self._split(F.linear(self.seen[k], wk, bk))
-            values = self._split(F.linear(self.seen[k], wv, bv))
-            x = x + self._attend(attn, h, keys, values)
+            keys, values = self._keys_values(layer.self_attn, h)  # the new token's, (B, H, 1, D/H)
+            if self.past[k] is not None:
+                old_keys, old_values = self.past[k]
+                keys, values = torch.cat([old_keys, keys], dim=2), torch.cat([old_values, values], dim=2)
+            self.past[k] = (keys, values)  # (B, H, t+1, D/H)
+            x = x + self._attend(layer.self_attn, h, keys, values)
             x = x + self._attend(layer.multihead_attn, layer.norm2(x), *self.cross[k], self.bias)
             x = x + layer.linear2(layer.activation(layer.linear1(layer.norm3(x))))
         self.t += 1
