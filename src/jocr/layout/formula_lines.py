@@ -82,7 +82,7 @@ def _pieces(lines: list[Line], candidates: list[int], allowed: set[int] | None, 
         a = ln.box
         for k in candidates:
             b = lines[k].box
-            row = min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1])
+            row = _same_row(a, b)
             apart = max(a[0], b[0]) - min(a[2], b[2])
             stacked = a[0] < b[2] and b[0] < a[2] and max(a[1] - b[3], b[1] - a[3]) <= cfg.stack_gap * h
             if (row and apart <= cfg.row_gap * h) or stacked:
@@ -107,9 +107,15 @@ def _shares_row(i: int, lines: list[Line], candidates: set[int]) -> bool:
         b = other.box
         if j == i or j in candidates or _TAG.match(other.text.strip()):
             continue
-        if min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1]):
+        if _same_row(a, b):
             return True
     return False
+
+
+def _same_row(a: Box, b: Box) -> bool:
+    """Whether two boxes share at least half the shorter one's height: one printed row (the test of
+    `jocr.layout.geometry.side_by_side`, on boxes)."""
+    return min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1])
 
 
 def _relation(text: str) -> bool:
@@ -211,9 +217,8 @@ def _join_rows(boxes: list[list[Box]], groups: list[list[int]], gap: float) -> l
         for a in range(len(groups)):
             for b in range(a + 1, len(groups)):
                 ua, ub = unions[a], unions[b]
-                shared = min(ua[3], ub[3]) - max(ua[1], ub[1])
                 apart = max(ua[0], ub[0]) - min(ua[2], ub[2])
-                if shared >= 0.5 * min(ua[3] - ua[1], ub[3] - ub[1]) and apart <= gap:
+                if _same_row(ua, ub) and apart <= gap:
                     groups[a] += groups.pop(b)
                     unions[a] = union([ua, unions.pop(b)])
                     joined = True
@@ -275,11 +280,10 @@ def _drop_numbers(tree: PageTree) -> None:
 
     kept = []
     for block in tree.blocks:
-        if block.type not in _FORMULA_FROM or not any(number(tl) for tl in block.lines):
+        rest = [tl for tl in block.lines if not number(tl)] if block.type in _FORMULA_FROM else block.lines
+        if len(rest) == len(block.lines):
             kept.append(block)
-            continue
-        piece = _piece(block, [tl for tl in block.lines if not number(tl)])
-        if piece is not None:
+        elif (piece := _piece(block, rest)) is not None:
             kept.append(piece)
     tree.blocks = kept
 
