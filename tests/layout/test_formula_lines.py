@@ -123,3 +123,21 @@ def test_code_markup_numbers_alone_and_table_cells_are_not_formulas():
         assert formula_regions(_page(_line(text, 400, 230, 600))) == [], text
     cells = _page(_line("≈ Times", 430, 230, 560), _line("ptm", 700, 230, 760))  # a table row's cells
     assert formula_regions(cells) == []
+
+
+def test_a_prime_read_as_an_apostrophe_is_math_and_a_quoted_word_is_not():
+    prime = _page(_line("α' = max(a, c)", 430, 230, 570))
+    assert [m for _, m in formula_regions(prime)] == [[3]]
+    quoted = _page(_line("x = 'yes'", 430, 230, 570))  # code: a string
+    assert formula_regions(quoted) == []
+
+
+def test_prose_in_the_next_column_on_the_same_row_does_not_make_a_formula_a_table_row():
+    left = [_line(PROSE[:40], 100, 100 + 40 * k, 480) for k in range(3)]
+    left += [_line("x = r cos θ", 200, 230, 360)]
+    left += [_line(PROSE[:40], 100, 290 + 40 * k, 480) for k in range(3)]
+    right = [_line(PROSE[:40], 560, 100 + 40 * k, 940) for k in range(8)]  # one of them on the formula's row
+    ((_, members),) = formula_regions(left + right)
+    assert members == [3]
+    beside = _page(_line("x = r cos θ", 430, 230, 570), _line("cells", 640, 230, 700))  # in its column
+    assert formula_regions(beside) == []

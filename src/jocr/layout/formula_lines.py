@@ -31,6 +31,14 @@ _GREEK = re.compile(r"[\u0391-\u03c9]")
 _WORD = re.compile(r"[A-Za-z]{4,}")
 _LETTERS_WORD = re.compile(r"[A-Za-z]{3,}")
 _TAG = re.compile(r"^\(\s*[\dA-Za-z]+(?:\.\d+)*\s*\)$")  # an equation number: (1), (2.3), (A.1)
+# A prime read as an apostrophe: after a letter or a closing bracket, not before a letter ("α' = max(a, c)",
+# "f'(x)"; not "don't" or a quoted 'word').
+_PRIME = re.compile(r"(?<=[A-Za-z\u0391-\u03c9)])'+(?![A-Za-z])")
+
+
+def _code_or_markup(text: str) -> bool:
+    """Whether a line is code or markup shown as text, or numbers alone (`_NOT_MATH`), primes aside."""
+    return bool(_NOT_MATH.search(_PRIME.sub("′", text)))
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,7 @@ class FormulaLinesConfig:
 
 def _math_evidence(line: Line, cfg: FormulaLinesConfig) -> bool:
     text = line.text.strip()
-    if _NOT_MATH.search(text):
+    if _code_or_markup(text):
         return False
     signs = sum(ch in _MATH_SIGNS for ch in text) + len(_GREEK.findall(text))
     unsure = line.confidence is not None and line.confidence < cfg.low_confidence
@@ -77,7 +85,7 @@ def _pieces(lines: list[Line], candidates: list[int], allowed: set[int] | None, 
             continue
         if len(text) > cfg.max_piece_chars or _LETTERS_WORD.search(text):
             continue
-        if _NOT_MATH.search(text) and not text.isdigit():  # digits beside a formula: a numerator, a limit
+        if _code_or_markup(text) and not text.isdigit():  # digits beside a formula: a numerator, a limit
             continue
         a = ln.box
         for k in candidates:
@@ -94,20 +102,21 @@ def _pieces(lines: list[Line], candidates: list[int], allowed: set[int] | None, 
 def _all_math(text: str, cfg: FormulaLinesConfig) -> bool:
     """A line that is math whatever its width and place: no word of four letters or more, at least
     `cfg.wide_signs` math signs (relations, operators, Greek), at least 8 characters, no code or markup."""
-    if len(text) < 8 or _WORD.search(text) or _NOT_MATH.search(text):
+    if len(text) < 8 or _WORD.search(text) or _code_or_markup(text):
         return False
     return sum(ch in _MATH_SIGNS for ch in text) + len(_GREEK.findall(text)) >= cfg.wide_signs
 
 
-def _shares_row(i: int, lines: list[Line], candidates: set[int]) -> bool:
-    """Whether line i has a line beside it on its row that is neither part of a formula nor an equation
-    number: a table's cells, a label and its value."""
+def _shares_row(i: int, lines: list[Line], candidates: set[int], column: tuple[float, float]) -> bool:
+    """Whether line i has a line beside it on its row, in its column (`_columns`: the next column's prose is
+    not beside it), that is neither part of a formula nor an equation number: a table's cells, a label and
+    its value."""
     a = lines[i].box
     for j, other in enumerate(lines):
         b = other.box
         if j == i or j in candidates or _TAG.match(other.text.strip()):
             continue
-        if _same_row(a, b):
+        if _same_row(a, b) and column[0] <= (b[0] + b[2]) / 2 <= column[1]:
             return True
     return False
 
@@ -170,7 +179,7 @@ def formula_regions(
             candidates.append(i)
     candidates += _pieces(lines, candidates, allowed, h, cfg)
     chosen = set(candidates)
-    candidates = [i for i in candidates if not _shares_row(i, lines, chosen)]
+    candidates = [i for i in candidates if not _shares_row(i, lines, chosen, columns[i])]
     chosen = set(candidates)
     groups: list[list[int]] = []
     for i in sorted(candidates, key=lambda k: lines[k].box[1]):
