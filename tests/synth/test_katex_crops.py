@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jocr.synth.katex_crops import KatexCropConfig, KatexTypesetter, katex_crops, refused
+from jocr.synth.katex_crops import LONG_CROPS, KatexCropConfig, KatexTypesetter, katex_crops, refused
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +41,11 @@ def test_taller_constructs_print_taller_and_a_refused_formula_is_none(typesetter
     )
     assert matrix.shape[0] > 1.8 * flat.shape[0] and bad is None
     assert refused(["x=1", "\\nocommand{x}"], typesetter) == ["\\nocommand{x}"]
+
+
+def test_long_crops_hold_formulas_of_the_configured_length_and_are_wider(typesetter):
+    long = katex_crops(range(6), typesetter, LONG_CROPS)
+    short = katex_crops(range(6), typesetter)
+    assert len(long) >= 5
+    assert all(LONG_CROPS.min_chars <= len(latex) <= LONG_CROPS.max_chars for _, latex in long)
+    assert np.median([im.size[0] for im, _ in long]) > 1.5 * np.median([im.size[0] for im, _ in short])

@@ -22,9 +22,10 @@ import re
 from jocr.documents.pages import one_line
 from jocr.layout.tree import FORMULA, Block, PageTree
 
-# A formula's answer: at most this many tokens (the training crops' LaTeX is at most 110 characters; a
-# reading that runs on is cut here, never looped: the engine's repetition guard applies as well).
-FORMULA_TOKENS = 160
+# A formula's answer: at most this many tokens (the longest training crops' LaTeX is 300 characters, about
+# 200 of the reader's tokens; a reading that runs on is cut here, never looped: the engine's repetition guard
+# applies as well).
+FORMULA_TOKENS = 240
 # Pixels of margin around the block's box when cut out (the training crops have 2-24).
 CROP_MARGIN = 6
 # The formula reader's mean token log-probability below which a reading is no formula (the region keeps its

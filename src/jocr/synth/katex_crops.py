@@ -24,7 +24,7 @@ import numpy as np
 from PIL import Image
 
 from jocr.synth.formula_crops import paper_crop
-from jocr.synth.paper_formulas import paper_formula
+from jocr.synth.paper_formulas import long_paper_formula, paper_formula
 from jocr.synth.vector import VectorRenderer
 
 KATEX_DIR = Path("/usr/share/javascript/katex")  # Debian's libjs-katex; its fonts/ are fonts-katex's
@@ -33,14 +33,21 @@ _INK = 12  # a pixel darker than white by more than this is ink
 
 @dataclass
 class KatexCropConfig:
-    """Glyph size (CSS px per em) and margin ranges, the widest formula and its longest LaTeX (longer ones
-    are drawn again), and the share of crops degraded like scans."""
+    """Glyph size (CSS px per em) and margin ranges, the widest formula, its shortest and longest LaTeX
+    (others are drawn again), the share of crops degraded like scans, and whether the formulas are
+    `long_paper_formula`'s (long chains and aligned rows) instead of `paper_formula`'s."""
 
     size_px: tuple[int, int] = (16, 36)
     margin_px: tuple[int, int] = (2, 24)
     max_width_px: int = 1600
     max_chars: int = 150
     degrade_share: float = 0.5
+    min_chars: int = 0
+    long: bool = False
+
+
+# Long formulas: 110-300 characters of LaTeX, wider crops (the reader's strip narrows them to its width).
+LONG_CROPS = KatexCropConfig(size_px=(16, 30), max_width_px=3000, max_chars=300, min_chars=110, long=True)
 
 
 _PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8">
@@ -126,9 +133,10 @@ class KatexTypesetter(VectorRenderer):
 
 def _draw(seed: int, cfg: KatexCropConfig) -> tuple[random.Random, str, int]:
     rng = random.Random(f"jocr-katex-crop/{seed}")
+    grammar = long_paper_formula if cfg.long else paper_formula
     while True:
-        latex = paper_formula(rng)
-        if len(latex) <= cfg.max_chars:
+        latex = grammar(rng)
+        if cfg.min_chars <= len(latex) <= cfg.max_chars:
             return rng, latex, rng.randint(*cfg.size_px)
 
 

@@ -243,3 +243,37 @@ def paper_formula(rng: random.Random) -> str:
     elif roll < 0.4:
         latex += "."
     return latex
+
+
+def _long_chain(rng: random.Random) -> str:
+    """A relation chain of long expressions (4 to 6 terms each): a Lagrangian, an energy identity."""
+    parts = [_expression(rng, 0, terms=rng.randint(4, 6))]
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        parts += [rng.choice(_RELATIONS), _expression(rng, 0, terms=rng.randint(3, 5))]
+    return _join(parts)
+
+
+def _aligned(rng: random.Random) -> str:
+    """Two to four rows aligned at their relation (`\\begin{aligned} a &= b \\\\ &= c \\end{aligned}`): a
+    derivation, or a system of equations."""
+    rows = []
+    first = _expression(rng, 0, terms=2)
+    for k in range(rng.choice((2, 2, 3, 4))):
+        head = first if k == 0 or rng.random() < 0.35 else ""
+        relation = rng.choice(("=", "=", "=", "\\leq", "\\geq", "\\equiv"))
+        rows.append(_join([head, f"&{relation}", _expression(rng, 0, terms=rng.randint(2, 4))]))
+        if head and k:
+            first = _expression(rng, 0, terms=2)
+    return f"\\begin{{aligned}}{_ROW_BREAK.join(rows)}\\end{{aligned}}"
+
+
+def long_paper_formula(rng: random.Random) -> str:
+    """A display formula longer than `paper_formula` draws: a long relation chain on one line, or (a quarter
+    of them) rows aligned at their relations; a comma or full stop after a third of them."""
+    latex = _aligned(rng) if rng.random() < 0.25 else _long_chain(rng)
+    roll = rng.random()
+    if roll < 0.2:
+        latex += ","
+    elif roll < 0.33:
+        latex += "."
+    return latex

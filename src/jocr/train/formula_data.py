@@ -1,7 +1,8 @@
 """Training data of the formula reader: formula crops as input strips, in shards.
 
-Two sources: `mathtext` (`jocr.synth.formula_crops`, matplotlib's mathtext) and `katex`
-(`jocr.synth.katex_crops`, papers' constructs typeset by KaTeX in Chromium). Rendering a crop costs about
+Three sources: `mathtext` (`jocr.synth.formula_crops`, matplotlib's mathtext), `katex`
+(`jocr.synth.katex_crops`, papers' constructs typeset by KaTeX in Chromium) and `katex-long` (the same
+typesetter on long relation chains and aligned rows, `katex_crops.LONG_CROPS`). Rendering a crop costs about
 11 ms (mathtext) or 20 ms (KaTeX) on one core, as much as a training step of a small batch, so the crops are
 drawn once, before training, by worker processes into shards under a run's folder (`shard_0000.pkl`, ...:
 a list of (strip, LaTeX) pairs, the strip as `jocr.documents.formula_strip` makes it) and training draws
@@ -21,7 +22,8 @@ from jocr.documents.formula_strip import formula_strip
 
 CROP_SEED_BASE = 200_000_000
 KATEX_SEED_BASE = 300_000_000
-SOURCES = ("mathtext", "katex")
+KATEX_LONG_SEED_BASE = 400_000_000
+SOURCES = ("mathtext", "katex", "katex-long")
 SHARD_SIZE = 2_000
 _KATEX_BATCH = 100  # formulas typeset per page of the browser
 
@@ -38,15 +40,15 @@ def _shard_path(folder: Path, shard: int) -> Path:
     return folder / f"shard_{shard:04d}.pkl"
 
 
-def katex_strips(seeds) -> list[tuple[np.ndarray, str]]:
-    """KaTeX crops of `seeds` (`jocr.synth.katex_crops`) as (input strip, LaTeX); a formula KaTeX refuses
-    is left out."""
-    from jocr.synth.katex_crops import KatexTypesetter, katex_crops
+def katex_strips(seeds, long: bool = False) -> list[tuple[np.ndarray, str]]:
+    """KaTeX crops of `seeds` (`jocr.synth.katex_crops`; `long`: its `LONG_CROPS`) as (input strip, LaTeX);
+    a formula KaTeX refuses is left out."""
+    from jocr.synth.katex_crops import LONG_CROPS, KatexTypesetter, katex_crops
 
     seeds, rows = list(seeds), []
     with KatexTypesetter() as renderer:
         for start in range(0, len(seeds), _KATEX_BATCH):
-            crops = katex_crops(seeds[start : start + _KATEX_BATCH], renderer)
+            crops = katex_crops(seeds[start : start + _KATEX_BATCH], renderer, LONG_CROPS if long else None)
             rows.extend((formula_strip(image), latex) for image, latex in crops)
     return rows
 
@@ -61,6 +63,8 @@ def render_shard(folder: Path, shard: int, size: int = SHARD_SIZE, source: str =
     ks = range(shard * size, (shard + 1) * size)
     if source == "katex":
         rows = katex_strips(KATEX_SEED_BASE + k for k in ks)
+    elif source == "katex-long":
+        rows = katex_strips((KATEX_LONG_SEED_BASE + k for k in ks), long=True)
     elif source == "mathtext":
         rows = [strip_and_latex(CROP_SEED_BASE + k) for k in ks]
     else:

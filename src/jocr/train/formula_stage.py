@@ -2,14 +2,15 @@
 from a saved reader (`init`; docs/training.md, "The formula reader").
 
 Data: the run's crop shards of each source (`jocr.train.formula_data`: `crops` mathtext crops in `crops/`,
-`katex_crops` KaTeX crops in `katex-crops/`), drawn first where missing. A run from `init` keeps the saved
-reader's vocabulary and appends the tokens its data adds (new embedding rows start small, as from scratch).
-Batches hold strips of similar width (each pool of `batch * 64` shuffled crops sorted by width, then cut), so
-padding stays small. AdamW with a linear warm-up and a cosine decay; loss on every target token and EOS. Every
-`checkpoint_every` steps the run folder gets `checkpoint.pt` (weights, optimiser, step, data order), so a run
-stopped anywhere resumes there; every `eval_every` steps a snapshot (`snapshots/step_NNNNNN`, the reader's own
-format) and its greedy exact match on `eval_crops` crops no training crop shares a seed with; the log
-(`train.log`) has a line per `log_every` steps.
+`katex_crops` KaTeX crops in `katex-crops/`, `long_crops` long KaTeX formulas in `katex-long-crops/`), drawn
+first where missing. A run from `init` keeps the saved reader's vocabulary and appends the tokens its data
+adds (new embedding rows start small, as from scratch). Batches hold strips of similar width (each pool of
+`batch * 64` shuffled crops sorted by width, then cut), so padding stays small. AdamW with a linear warm-up
+and a cosine decay; loss on every target token and EOS. Every `checkpoint_every` steps the run folder gets
+`checkpoint.pt` (weights, optimiser, step, data order), so a run stopped anywhere resumes there; every
+`eval_every` steps a snapshot (`snapshots/step_NNNNNN`, the reader's own format) and its greedy exact match on
+`eval_crops` crops no training crop shares a seed with; the log (`train.log`) has a line per `log_every`
+steps.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from jocr.model.formula_reader import (
 
 EVAL_SEED_BASE = 190_000_000  # validation crops: apart from training (formula_data.CROP_SEED_BASE)
 KATEX_EVAL_SEED_BASE = 290_000_000  # KaTeX validation crops: apart from formula_data.KATEX_SEED_BASE
+LONG_EVAL_SEED_BASE = 390_000_000  # long ones: apart from formula_data.KATEX_LONG_SEED_BASE
 
 
 @dataclass
@@ -42,6 +44,7 @@ class FormulaTrainConfig:
     run_dir: str = "runs/formula-reader"
     crops: int = 120_000
     katex_crops: int = 0
+    long_crops: int = 0
     init: str = ""  # a saved reader to train on from ("": from scratch)
     shard_size: int = 2_000
     render_workers: int = 2
@@ -146,15 +149,16 @@ def _eval_crops(n: int) -> list:
     return [strip_and_latex(EVAL_SEED_BASE + k) for k in range(n)]
 
 
-def _katex_eval_crops(run: Path, n: int) -> list:
-    """The KaTeX validation crops, typeset once and kept in the run folder."""
+def _katex_eval_crops(run: Path, n: int, long: bool = False) -> list:
+    """The KaTeX validation crops (`long`: the long formulas'), typeset once and kept in the run folder."""
     import pickle
 
     from jocr.train.formula_data import katex_strips
 
-    path = run / "katex-eval.pkl"
+    path = run / ("long-eval.pkl" if long else "katex-eval.pkl")
+    base = LONG_EVAL_SEED_BASE if long else KATEX_EVAL_SEED_BASE
     if not path.exists():
-        path.write_bytes(pickle.dumps(katex_strips(KATEX_EVAL_SEED_BASE + k for k in range(n))))
+        path.write_bytes(pickle.dumps(katex_strips((base + k for k in range(n)), long=long)))
     return pickle.loads(path.read_bytes())
 
 
@@ -178,6 +182,11 @@ def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
             run / "katex-crops", cfg.katex_crops, cfg.render_workers, cfg.shard_size, "katex"
         )
         crops += load_shards(shards)[: cfg.katex_crops]
+    if cfg.long_crops:
+        shards = render_shards(
+            run / "katex-long-crops", cfg.long_crops, cfg.render_workers, cfg.shard_size, "katex-long"
+        )
+        crops += load_shards(shards)[: cfg.long_crops]
     vocab_path = run / "vocab.json"
     if not vocab_path.exists():
         start = json.loads((Path(cfg.init) / "config.json").read_text())["vocab"] if cfg.init else None
@@ -202,6 +211,8 @@ def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
     held = {"exact": _eval_crops(cfg.eval_crops)}
     if cfg.katex_crops:
         held["katex_exact"] = _katex_eval_crops(run, cfg.eval_crops)
+    if cfg.long_crops:
+        held["long_exact"] = _katex_eval_crops(run, cfg.eval_crops, long=True)
     widths = [strip.shape[1] for strip, _ in crops]
     from jocr.engine.formula import strips_batch
 
