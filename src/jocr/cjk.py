@@ -17,3 +17,7 @@ HANGUL = "\uac00-\ud7af"  # Hangul syllables
 FULLWIDTH = "\uff00-\uffef"  # halfwidth and fullwidth forms (，：（）)
 
 WORDS = re.compile(f"[{HAN}]|[^\\W_{HAN}]+")
+# One character of CJK writing: punctuation, kana, Han, Hangul or a full-width form.
+CJK_CHAR = re.compile(f"[{CJK_PUNCT}{KANA}{HAN}{HAN_COMPAT}{FULLWIDTH}{HANGUL}]")
+# A CJK or full-width punctuation mark ("：", "，", "。").
+WIDE_MARK = re.compile(f"[{CJK_PUNCT}{FULLWIDTH}]")

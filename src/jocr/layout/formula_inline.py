@@ -12,6 +12,7 @@ from __future__ import annotations
 import unicodedata
 
 from jocr.checks.latex_symbols import OPERATOR_NAMES, is_upright_font
+from jocr.cjk import WIDE_MARK
 from jocr.layout.formula_glyphs import Glyph, Rule
 from jocr.layout.formula_latex import glyphs_latex
 from jocr.lines.textlayer import is_mono_font
@@ -107,7 +108,7 @@ def _math_word(own: list[Glyph], math, size: float) -> bool:
 
 def _wide_punctuation(ch: str) -> bool:
     """A CJK or full-width punctuation mark ("：" after a note mark in Chinese prose)."""
-    return len(ch) == 1 and ord(ch) >= 0x3000 and unicodedata.category(ch).startswith("P")
+    return len(ch) == 1 and bool(WIDE_MARK.match(ch)) and unicodedata.category(ch).startswith("P")
 
 
 def _raised_comma(g: Glyph, size: float) -> bool:

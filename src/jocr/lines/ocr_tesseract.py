@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
+from jocr.cjk import CJK_CHAR
 from jocr.lines.types import TESSERACT, Line, Word
 
 # Tesseract's word confidences are 0-100; -1 marks a block/line row without text.
@@ -95,22 +96,11 @@ def orientation(image: Image.Image, timeout: float) -> Orientation | None:
     )
 
 
-def _is_cjk(ch: str) -> bool:
-    code = ord(ch)
-    return (
-        0x3000 <= code <= 0x30FF  # CJK punctuation, kana
-        or 0x3400 <= code <= 0x9FFF  # CJK ideographs
-        or 0xF900 <= code <= 0xFAFF
-        or 0xFF00 <= code <= 0xFFEF  # full-width forms
-        or 0xAC00 <= code <= 0xD7AF  # Hangul
-    )
-
-
 def join_words(words: list[str]) -> str:
     """Words joined by spaces, except between two CJK characters (Tesseract splits Chinese per character)."""
     out = ""
     for word in words:
-        if out and not (_is_cjk(out[-1]) and _is_cjk(word[0])):
+        if out and not (CJK_CHAR.match(out[-1]) and CJK_CHAR.match(word[0])):
             out += " "
         out += word
     return out
