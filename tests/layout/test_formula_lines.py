@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from jocr.bbox import union
 from jocr.layout.formula_lines import formula_regions, mark_formulas
 from jocr.layout.render import page_markdown
-from jocr.layout.tree import FORMULA, HEADING, PARAGRAPH, Block, PageTree, TreeLine
+from jocr.layout.tree import FORMULA, HEADING, PARAGRAPH, TABLE, Block, PageTree, TreeLine
 from jocr.lines.types import Line
 
 PROSE = "We can build larger regions out of pieces, by summing smaller integrals over them"
@@ -141,3 +142,34 @@ def test_prose_in_the_next_column_on_the_same_row_does_not_make_a_formula_a_tabl
     assert members == [3]
     beside = _page(_line("x = r cos θ", 430, 230, 570), _line("cells", 640, 230, 700))  # in its column
     assert formula_regions(beside) == []
+
+
+def _table_tree(cells: list[tuple[str, float, float, float]]) -> PageTree:
+    """Prose, a table block of the given cells (text, x0, y0, x1), prose."""
+    above = [TreeLine(PROSE, (100, 100 + 40 * k, 900, 130 + 40 * k), source="ocr") for k in range(3)]
+    below = [TreeLine(PROSE, (100, 330 + 40 * k, 900, 360 + 40 * k), source="ocr") for k in range(3)]
+    cell_lines = [TreeLine(t, (x0, y0, x1, y0 + 30), source="ocr", confidence=0.9) for t, x0, y0, x1 in cells]
+    blocks = [
+        Block(PARAGRAPH, text=PROSE, lines=above, bbox=(100, 100, 900, 210)),
+        Block(
+            TABLE,
+            text=" ".join(c[0] for c in cells),
+            lines=cell_lines,
+            bbox=union(tl.bbox for tl in cell_lines),
+        ),
+        Block(PARAGRAPH, text=PROSE, lines=below, bbox=(100, 330, 900, 440)),
+    ]
+    tree = PageTree(width=1000, height=1400, unit="px", blocks=blocks)
+    tree.numbered()
+    return tree
+
+
+def test_a_small_table_of_a_formulas_pieces_becomes_the_formula_and_a_table_it_only_touches_stays():
+    # multivar-p08's double integral as OCR read it: the left side, the integrand, the signs under them
+    pieces = _table_tree([("f(x,y)dA =", 300, 240, 440), ("f(r cos θ,r sin θ)r dr dθ.", 500, 242, 720),
+                          ("JJD", 270, 262, 310)])  # fmt: skip
+    assert mark_formulas(pieces) == 1
+    assert [b.type for b in pieces.blocks] == [PARAGRAPH, FORMULA, PARAGRAPH]
+    table = _table_tree([("Name", 150, 240, 300), ("Value", 600, 240, 700),
+                         ("alpha", 150, 272, 300), ("x = r cos θ", 600, 272, 740)])  # fmt: skip
+    assert mark_formulas(table) == 0 and [b.type for b in table.blocks] == [PARAGRAPH, TABLE, PARAGRAPH]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from jocr.bbox import union
 from jocr.layout.render import block_markdown
-from jocr.layout.tree import FORMULA, HEADING, PARAGRAPH, TITLE, Block, PageTree
+from jocr.layout.tree import FORMULA, HEADING, PARAGRAPH, TABLE, TITLE, Block, PageTree
 from jocr.lines.types import Line
 
 Box = tuple[float, float, float, float]
@@ -238,9 +238,11 @@ def _join_rows(boxes: list[list[Box]], groups: list[list[int]], gap: float) -> l
 
 
 # Blocks the rules may have made of a display formula's lines (a formula's OCR text reads as a paragraph,
-# often run into the prose around it, or as a heading or title when its glyphs are large); tables, code,
-# lists and captions keep their lines.
+# often run into the prose around it, or as a heading or title when its glyphs are large); code, lists and
+# captions keep their lines. A small table can be a formula's pieces set side by side ("f(x,y) dA =" | "∫∫"
+# | "f(r cos θ, r sin θ) r dr dθ"): it becomes the formula when one region holds all its lines.
 _FORMULA_FROM = (PARAGRAPH, HEADING, TITLE)
+_TABLE_LINES = 8  # a table of at most this many lines may be a formula's pieces
 
 
 def mark_formulas(tree: PageTree, cfg: FormulaLinesConfig | None = None) -> int:
@@ -262,14 +264,41 @@ def mark_formulas(tree: PageTree, cfg: FormulaLinesConfig | None = None) -> int:
                 owners.append(block)
                 sources.append(tl)
                 lines.append(Line(tl.text, tuple(tl.bbox), confidence=tl.confidence))
-    allowed = {i for i, b in enumerate(owners) if b.type in _FORMULA_FROM and not b.furniture}
+    allowed = {i for i, b in enumerate(owners) if _may_hold_formula(b)}
+    cfg = cfg or FormulaLinesConfig()
+    reach = cfg.stack_gap * statistics.median(ln.box[3] - ln.box[1] for ln in lines) if lines else 0.0
     made = 0
     for box, members in formula_regions(lines, cfg, allowed):
-        made += _cut_formula(tree, box, {id(sources[i]) for i in members})
+        wanted = {id(sources[i]) for i in members}
+        tables = {id(owners[i]): owners[i] for i in members if owners[i].type == TABLE}
+        if not all(_within(t, box, reach) for t in tables.values()):
+            continue  # a region over part of a table: the table's cells stay
+        wanted |= {id(tl) for t in tables.values() for tl in t.lines}
+        made += _cut_formula(tree, box, wanted)
     if made:
         _drop_numbers(tree)
         tree.numbered()
     return made
+
+
+def _may_hold_formula(block: Block) -> bool:
+    """Whether a block's lines may be a display formula's (`_FORMULA_FROM`, or a small table)."""
+    if block.furniture:
+        return False
+    return block.type in _FORMULA_FROM or (block.type == TABLE and len(block.lines) <= _TABLE_LINES)
+
+
+def _within(table: Block, box: Box, reach: float) -> bool:
+    """Whether every line of a table lies inside a formula region's box or sticks out of it by at most
+    `reach` (the pieces of a formula OCR read apart: an integral's signs, its domain under it)."""
+    return all(
+        tl.bbox is not None
+        and box[0] - reach <= tl.bbox[0]
+        and tl.bbox[2] <= box[2] + reach
+        and box[1] - reach <= tl.bbox[1]
+        and tl.bbox[3] <= box[3] + reach
+        for tl in table.lines
+    )
 
 
 def _drop_numbers(tree: PageTree) -> None:
