@@ -237,12 +237,14 @@ def paper_formula(rng: random.Random) -> str:
         latex = _join(parts)
         if rng.random() < 0.12:
             latex = _join([latex, _condition(rng)])
+    return _punctuated(rng, latex, 0.25, 0.4)
+
+
+def _punctuated(rng: random.Random, latex: str, comma: float, stop: float) -> str:
+    """The formula with a comma after it (one roll below `comma`), a full stop (below `stop`) or nothing:
+    a display formula ends or continues its sentence."""
     roll = rng.random()
-    if roll < 0.25:
-        latex += ","
-    elif roll < 0.4:
-        latex += "."
-    return latex
+    return latex + ("," if roll < comma else "." if roll < stop else "")
 
 
 def _long_chain(rng: random.Random) -> str:
@@ -271,9 +273,4 @@ def long_paper_formula(rng: random.Random) -> str:
     """A display formula longer than `paper_formula` draws: a long relation chain on one line, or (a quarter
     of them) rows aligned at their relations; a comma or full stop after a third of them."""
     latex = _aligned(rng) if rng.random() < 0.25 else _long_chain(rng)
-    roll = rng.random()
-    if roll < 0.2:
-        latex += ","
-    elif roll < 0.33:
-        latex += "."
-    return latex
+    return _punctuated(rng, latex, 0.2, 0.33)
