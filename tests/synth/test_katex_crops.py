@@ -6,7 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jocr.synth.katex_crops import LONG_CROPS, KatexCropConfig, KatexTypesetter, katex_crops, refused
+from jocr.synth.katex_crops import (
+    FACED_CROPS,
+    FACES,
+    LONG_CROPS,
+    KatexCropConfig,
+    KatexTypesetter,
+    katex_crops,
+    refused,
+)
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +57,19 @@ def test_long_crops_hold_formulas_of_the_configured_length_and_are_wider(typeset
     assert len(long) >= 5
     assert all(LONG_CROPS.min_chars <= len(latex) <= LONG_CROPS.max_chars for _, latex in long)
     assert np.median([im.size[0] for im, _ in long]) > 1.5 * np.median([im.size[0] for im, _ in short])
+
+
+def test_a_typeface_sets_the_letters_and_every_face_papers_use_is_installed(typesetter):
+    import subprocess
+
+    installed = subprocess.run(["fc-list", ":", "family"], capture_output=True, text=True).stdout
+    assert [face for face in FACES if face not in installed] == []  # .ci/apt-packages.txt
+    tex = "x_{i}^{2}+\\mathbf{B}=\\sum_{k=1}^{n}\\frac{a}{b}"
+    own, termes, pagella = typesetter.coverages(
+        [(tex, 30), (tex, 30, "TeX Gyre Termes"), (tex, 30, "TeX Gyre Pagella")]
+    )
+    assert own.shape != termes.shape and termes.shape != pagella.shape  # other glyphs, other widths
+    crops = katex_crops(range(40), typesetter, FACED_CROPS)
+    plain = katex_crops(range(40), typesetter, KatexCropConfig(faces=FACED_CROPS.faces))  # face_share 0
+    differs = sum(not np.array_equal(np.asarray(a), np.asarray(b)) for (a, _), (b, _) in zip(crops, plain))
+    assert differs == 29  # these seeds draw another face for 29 of 40 (face_share 0.75)

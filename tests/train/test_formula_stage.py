@@ -71,12 +71,12 @@ def test_a_run_from_a_saved_reader_keeps_its_vocabulary_and_weights_and_adds_tok
     first = train_formula_reader(FormulaTrainConfig(**base, run_dir=str(tmp_path / "a"), max_steps=1))
     saved, saved_vocab = load_formula_reader(first)
     cfg = FormulaTrainConfig(**base, run_dir=str(tmp_path / "b"), init=str(first), katex_crops=4, lr=0.0,
-                             long_crops=2, max_steps=1)  # fmt: skip
+                             long_crops=2, faces_crops=2, max_steps=1)  # fmt: skip
     model, vocab = load_formula_reader(train_formula_reader(cfg))
     old = len(saved_vocab.tokens)
     assert vocab.tokens[:old] == saved_vocab.tokens and len(vocab.tokens) > old  # KaTeX's commands added
     assert torch.equal(model.embed.weight[:old], saved.embed.weight)  # lr 0: the saved weights, kept
     assert torch.equal(model.stem[0].weight, saved.stem[0].weight)
     log = (tmp_path / "b" / "train.log").read_text()
-    assert "katex_exact" in log and "long_exact" in log
+    assert "katex_exact" in log and "long_exact" in log and "faces_exact" in log
     assert len(load_shards(sorted((tmp_path / "b" / "katex-long-crops").glob("*.pkl")))) == 2

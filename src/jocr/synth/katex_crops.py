@@ -44,24 +44,39 @@ class KatexCropConfig:
     degrade_share: float = 0.5
     min_chars: int = 0
     long: bool = False
+    faces: tuple[str, ...] = ()  # typefaces for letters, digits and words (`coverages`), drawn per crop
+    face_share: float = 0.0  # the share of crops set in one of `faces` (the rest in KaTeX's own)
 
 
 # Long formulas: 110-300 characters of LaTeX, wider crops (the reader's strip narrows them to its width).
 LONG_CROPS = KatexCropConfig(size_px=(16, 30), max_width_px=3000, max_chars=300, min_chars=110, long=True)
+# Papers are set in other faces than Computer Modern: Times (Termes, Liberation Serif), Palatino (Pagella),
+# Century (Schola), Bookman (Bonum), Libertine, DejaVu Serif (Debian's fonts-texgyre, fonts-linuxlibertine,
+# fonts-liberation, fonts-dejavu-core).
+FACES = (
+    "TeX Gyre Termes", "TeX Gyre Pagella", "TeX Gyre Schola", "TeX Gyre Bonum", "Linux Libertine O",
+    "Liberation Serif", "DejaVu Serif",
+)  # fmt: skip
+FACED_CROPS = KatexCropConfig(faces=FACES, face_share=0.75)
 
 
 _PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8">
 <link rel="stylesheet" href="{css}"><script src="{js}"></script>
 <style>body {{ margin: 0; background: #fff; color: #000; }}
-div.f {{ width: max-content; padding: 6px 10px; }} .katex-display {{ margin: 0; }}</style>
+div.f {{ width: max-content; padding: 6px 10px; }} .katex-display {{ margin: 0; }}
+div.faced .katex, div.faced .katex .mathrm, div.faced .katex .textrm {{ font-family: var(--face); }}
+div.faced .katex .mathnormal, div.faced .katex .mathit {{ font-family: var(--face); font-style: italic; }}
+div.faced .katex .mathbf, div.faced .katex .boldsymbol {{ font-family: var(--face); font-weight: bold; }}
+</style>
 </head><body></body></html>"""
 
 _RENDER = """(items) => {
   const out = [];
-  for (const [tex, px] of items) {
+  for (const [tex, px, face] of items) {
     const div = document.createElement('div');
-    div.className = 'f';
+    div.className = face ? 'f faced' : 'f';
     div.style.fontSize = px + 'px';
+    if (face) div.style.setProperty('--face', '"' + face + '"');
     document.body.appendChild(div);
     try { katex.render(tex, div, {displayMode: true, throwOnError: true}); out.push(true); }
     catch (err) { div.remove(); out.push(false); }
@@ -106,12 +121,17 @@ class KatexTypesetter(VectorRenderer):
             self._folder.cleanup()
             self._folder = None
 
-    def coverages(self, items: list[tuple[str, int]]) -> list[np.ndarray | None]:
-        """Each (LaTeX, size in px per em) typeset in display style -> its ink (H, W uint8, ink 255) cut to
-        the ink's bounding box; None where KaTeX refused the formula or it printed no ink."""
+    def coverages(self, items: list[tuple]) -> list[np.ndarray | None]:
+        """Each (LaTeX, size in px per em[, typeface]) typeset in display style -> its ink (H, W uint8, ink
+        255) cut to the ink's bounding box; None where KaTeX refused the formula or it printed no ink. A
+        typeface (a font family installed on the machine) sets the letters, digits, words and the signs of
+        KaTeX's main font in place of KaTeX's Computer Modern; big operators, delimiters and symbols keep
+        KaTeX's fonts."""
         page = self._page
         page.goto(self._html.as_uri(), wait_until="load")
-        rendered, boxes = page.evaluate(_RENDER, [[tex, int(px)] for tex, px in items])
+        rendered, boxes = page.evaluate(
+            _RENDER, [[item[0], int(item[1]), item[2] if len(item) > 2 else ""] for item in items]
+        )
         shot = Image.open(io.BytesIO(page.screenshot(full_page=True, type="png"))).convert("L")
         ink = 255 - np.asarray(shot, dtype=np.int16)  # (H, W)
         out: list[np.ndarray | None] = []
@@ -131,13 +151,16 @@ class KatexTypesetter(VectorRenderer):
         return out
 
 
-def _draw(seed: int, cfg: KatexCropConfig) -> tuple[random.Random, str, int]:
+def _draw(seed: int, cfg: KatexCropConfig) -> tuple[random.Random, str, int, str]:
     rng = random.Random(f"jocr-katex-crop/{seed}")
     grammar = long_paper_formula if cfg.long else paper_formula
     while True:
         latex = grammar(rng)
         if cfg.min_chars <= len(latex) <= cfg.max_chars:
-            return rng, latex, rng.randint(*cfg.size_px)
+            break
+    size = rng.randint(*cfg.size_px)
+    face = rng.choice(cfg.faces) if cfg.faces and rng.random() < cfg.face_share else ""
+    return rng, latex, size, face
 
 
 def katex_crops(
@@ -147,9 +170,9 @@ def katex_crops(
     or wider than `cfg.max_width_px` is left out (so the list may be shorter than `seeds`)."""
     cfg = cfg or KatexCropConfig()
     drawn = [_draw(seed, cfg) for seed in seeds]
-    coverages = renderer.coverages([(latex, size) for _, latex, size in drawn])
+    coverages = renderer.coverages([(latex, size, face) for _, latex, size, face in drawn])
     out = []
-    for (rng, latex, _), coverage in zip(drawn, coverages):
+    for (rng, latex, _, _), coverage in zip(drawn, coverages):
         if coverage is None or coverage.shape[1] > cfg.max_width_px:
             continue
         out.append((paper_crop(coverage, rng, cfg.margin_px, cfg.degrade_share, degrade), latex))

@@ -2,15 +2,15 @@
 from a saved reader (`init`; docs/training.md, "The formula reader").
 
 Data: the run's crop shards of each source (`jocr.train.formula_data`: `crops` mathtext crops in `crops/`,
-`katex_crops` KaTeX crops in `katex-crops/`, `long_crops` long KaTeX formulas in `katex-long-crops/`), drawn
-first where missing. A run from `init` keeps the saved reader's vocabulary and appends the tokens its data
-adds (new embedding rows start small, as from scratch). Batches hold strips of similar width (each pool of
-`batch * 64` shuffled crops sorted by width, then cut), so padding stays small. AdamW with a linear warm-up
-and a cosine decay; loss on every target token and EOS. Every `checkpoint_every` steps the run folder gets
-`checkpoint.pt` (weights, optimiser, step, data order), so a run stopped anywhere resumes there; every
-`eval_every` steps a snapshot (`snapshots/step_NNNNNN`, the reader's own format) and its greedy exact match on
-`eval_crops` crops no training crop shares a seed with; the log (`train.log`) has a line per `log_every`
-steps.
+`katex_crops` KaTeX crops in `katex-crops/`, `long_crops` long KaTeX formulas in `katex-long-crops/`,
+`faces_crops` KaTeX crops in other typefaces in `katex-faces-crops/`), drawn first where missing. A run from
+`init` keeps the saved reader's vocabulary and appends the tokens its data adds (new embedding rows start
+small, as from scratch). Batches hold strips of similar width (each pool of `batch * 64` shuffled crops sorted
+by width, then cut), so padding stays small. AdamW with a linear warm-up and a cosine decay; loss on every
+target token and EOS. Every `checkpoint_every` steps the run folder gets `checkpoint.pt` (weights, optimiser,
+step, data order), so a run stopped anywhere resumes there; every `eval_every` steps a snapshot
+(`snapshots/step_NNNNNN`, the reader's own format) and its greedy exact match on `eval_crops` crops no
+training crop shares a seed with; the log (`train.log`) has a line per `log_every` steps.
 """
 
 from __future__ import annotations
@@ -37,6 +37,14 @@ from jocr.model.formula_reader import (
 EVAL_SEED_BASE = 190_000_000  # validation crops: apart from training (formula_data.CROP_SEED_BASE)
 KATEX_EVAL_SEED_BASE = 290_000_000  # KaTeX validation crops: apart from formula_data.KATEX_SEED_BASE
 LONG_EVAL_SEED_BASE = 390_000_000  # long ones: apart from formula_data.KATEX_LONG_SEED_BASE
+FACES_EVAL_SEED_BASE = 490_000_000  # other faces': apart from formula_data.KATEX_FACES_SEED_BASE
+# Each KaTeX source of a run: the config entry counting its crops, the source (its shards in
+# `<source>-crops/`), its validation crops' seed base and their name in the log (kept in `<name>-eval.pkl`).
+KATEX_RUNS = (
+    ("katex_crops", "katex", KATEX_EVAL_SEED_BASE, "katex"),
+    ("long_crops", "katex-long", LONG_EVAL_SEED_BASE, "long"),
+    ("faces_crops", "katex-faces", FACES_EVAL_SEED_BASE, "faces"),
+)
 
 
 @dataclass
@@ -45,6 +53,7 @@ class FormulaTrainConfig:
     crops: int = 120_000
     katex_crops: int = 0
     long_crops: int = 0
+    faces_crops: int = 0
     init: str = ""  # a saved reader to train on from ("": from scratch)
     shard_size: int = 2_000
     render_workers: int = 2
@@ -149,16 +158,15 @@ def _eval_crops(n: int) -> list:
     return [strip_and_latex(EVAL_SEED_BASE + k) for k in range(n)]
 
 
-def _katex_eval_crops(run: Path, n: int, long: bool = False) -> list:
-    """The KaTeX validation crops (`long`: the long formulas'), typeset once and kept in the run folder."""
+def _katex_eval_crops(run: Path, n: int, source: str, base: int, name: str) -> list:
+    """A KaTeX source's validation crops, typeset once and kept in the run folder."""
     import pickle
 
-    from jocr.train.formula_data import katex_strips
+    from jocr.train.formula_data import katex_config, katex_strips
 
-    path = run / ("long-eval.pkl" if long else "katex-eval.pkl")
-    base = LONG_EVAL_SEED_BASE if long else KATEX_EVAL_SEED_BASE
+    path = run / f"{name}-eval.pkl"
     if not path.exists():
-        path.write_bytes(pickle.dumps(katex_strips((base + k for k in range(n)), long=long)))
+        path.write_bytes(pickle.dumps(katex_strips((base + k for k in range(n)), katex_config(source))))
     return pickle.loads(path.read_bytes())
 
 
@@ -177,16 +185,10 @@ def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
 
     crops = load_shards(render_shards(run / "crops", cfg.crops, cfg.render_workers, cfg.shard_size))
     crops = crops[: cfg.crops]
-    if cfg.katex_crops:
-        shards = render_shards(
-            run / "katex-crops", cfg.katex_crops, cfg.render_workers, cfg.shard_size, "katex"
-        )
-        crops += load_shards(shards)[: cfg.katex_crops]
-    if cfg.long_crops:
-        shards = render_shards(
-            run / "katex-long-crops", cfg.long_crops, cfg.render_workers, cfg.shard_size, "katex-long"
-        )
-        crops += load_shards(shards)[: cfg.long_crops]
+    for entry, source, _, _ in KATEX_RUNS:
+        if count := getattr(cfg, entry):
+            shards = render_shards(run / f"{source}-crops", count, cfg.render_workers, cfg.shard_size, source)
+            crops += load_shards(shards)[:count]
     vocab_path = run / "vocab.json"
     if not vocab_path.exists():
         start = json.loads((Path(cfg.init) / "config.json").read_text())["vocab"] if cfg.init else None
@@ -209,10 +211,9 @@ def train_formula_reader(cfg: FormulaTrainConfig) -> Path:
     else:
         say(f"start: {len(crops)} crops, vocab {len(vocab.tokens)}, config {json.dumps(asdict(cfg))}")
     held = {"exact": _eval_crops(cfg.eval_crops)}
-    if cfg.katex_crops:
-        held["katex_exact"] = _katex_eval_crops(run, cfg.eval_crops)
-    if cfg.long_crops:
-        held["long_exact"] = _katex_eval_crops(run, cfg.eval_crops, long=True)
+    for entry, source, base, name in KATEX_RUNS:
+        if getattr(cfg, entry):
+            held[f"{name}_exact"] = _katex_eval_crops(run, cfg.eval_crops, source, base, name)
     widths = [strip.shape[1] for strip, _ in crops]
     from jocr.engine.formula import strips_batch
 
