@@ -173,3 +173,16 @@ def test_a_small_table_of_a_formulas_pieces_becomes_the_formula_and_a_table_it_o
     table = _table_tree([("Name", 150, 240, 300), ("Value", 600, 240, 700),
                          ("alpha", 150, 272, 300), ("x = r cos θ", 600, 272, 740)])  # fmt: skip
     assert mark_formulas(table) == 0 and [b.type for b in table.blocks] == [PARAGRAPH, TABLE, PARAGRAPH]
+
+
+def test_a_tilde_relation_is_math_and_a_display_set_close_to_the_prose_is_found():
+    tilde = _page(_line("X∼F (n, m)", 430, 230, 570))
+    assert [m for _, m in formula_regions(tilde)] == [[3]]
+    # a compact page: 2 px between the display and the prose lines (OCR boxes are tight)
+    lines = [_line(PROSE, 100, 100 + 32 * k, 900) for k in range(3)]
+    lines += [_line("D = ε0 εr E", 430, 196, 570)]
+    lines += [_line(PROSE, 100, 228 + 32 * k, 900) for k in range(3)]
+    assert [m for _, m in formula_regions(lines)] == [[3]]
+    touching = lines[:3] + [_line("D = ε0 εr E", 430, 194, 570)] + lines[4:]  # no gap at all: run into prose
+    touching[4] = _line(PROSE, 100, 224, 900)
+    assert formula_regions(touching) == []

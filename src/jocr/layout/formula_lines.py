@@ -23,7 +23,7 @@ from jocr.lines.types import Line
 Box = tuple[float, float, float, float]
 
 # Signs that make a line math (brackets and slashes alone do not: "DNS (BIND)", "1/92").
-_MATH_SIGNS = set("=<>+−±×÷·∑∏∫√∞≤≥≠≈≡∈∉⊂⊆∪∩∂∇→←↔⇒⇔^∀∃′")
+_MATH_SIGNS = set("=<>+−±×÷·∑∏∫√∞≤≥≠≈≡∈∉⊂⊆∪∩∂∇→←↔⇒⇔^∀∃′∼≃≅∝∓⊗⊕∘⊥∥∧∨¬∅⊃⊇⇐↦")
 # Lines that are code or markup shown as text (an R prompt, an assignment arrow, a TeX command, a comment),
 # or numbers alone (a page number "3/92", a date): never formulas.
 _NOT_MATH = re.compile(r"^\s*[>$#%]|<-|->|\\|\{%|[\"'`]|^[\d\s/.:,\-]+$")
@@ -49,7 +49,7 @@ class FormulaLinesConfig:
     max_width: float = 0.75  # narrower than this share of its column
     min_indent: float = 0.06  # its left edge at least this share of the column in from the column's left
     max_words: int = 2  # words of 4 letters or more (prose) it may hold ("where", "for all")
-    min_gap: float = 0.1  # free space above and below, in h, to the nearest line that is not a candidate
+    min_gap: float = 0.05  # free space above and below, in h, to the nearest line that is not a candidate
     low_confidence: float = 0.75  # a line read this unsure counts as a sign of math
     stack_gap: float = (
         1.2  # candidate lines this close vertically (in h) and overlapping in x are one formula
@@ -129,7 +129,7 @@ def _same_row(a: Box, b: Box) -> bool:
 
 def _relation(text: str) -> bool:
     """Whether a line states a relation (=, <, >, ...): a row of a formula rather than a piece of one."""
-    return any(ch in "=<>≤≥≠≈≡→⇒⇔∈" for ch in text)
+    return any(ch in "=<>≤≥≠≈≡→⇒⇔∈∼" for ch in text)
 
 
 def _columns(lines: list[Line]) -> list[tuple[float, float]]:
