@@ -240,19 +240,20 @@ def _join_rows(boxes: list[list[Box]], groups: list[list[int]], gap: float) -> l
 # Blocks the rules may have made of a display formula's lines (a formula's OCR text reads as a paragraph,
 # often run into the prose around it, or as a heading or title when its glyphs are large); code, lists and
 # captions keep their lines. A small table can be a formula's pieces set side by side ("f(x,y) dA =" | "∫∫"
-# | "f(r cos θ, r sin θ) r dr dθ"): it becomes the formula when one region holds all its lines.
+# | "f(r cos θ, r sin θ) r dr dθ"): it becomes the formula when a region takes some of its lines and every
+# line lies within `stack_gap` line heights of the region (`_within`).
 _FORMULA_FROM = (PARAGRAPH, HEADING, TITLE)
 _TABLE_LINES = 8  # a table of at most this many lines may be a formula's pieces
 
 
 def mark_formulas(tree: PageTree, cfg: FormulaLinesConfig | None = None) -> int:
     """The display formulas of a page read from pixels (`tree.from_pixels`: an image, or a scanned PDF page
-    in points) made formula blocks: where
-    `formula_regions` groups lines of paragraph, heading or title blocks that follow each other (the end of
-    one block, whole blocks, the start of another), those lines become one formula block over the region's
-    box (clipped to the page), its text their OCR text until the formula reader reads it; what stays of the
-    blocks before and after keeps its type. A region whose lines do not run on so is left as it is.
-    Returns how many formula blocks were made."""
+    in points) made formula blocks: where `formula_regions` groups lines of paragraph, heading or title
+    blocks (or a small table) that follow each other (the end of one block, whole blocks, the start of
+    another), those lines become one formula block over the region's box (clipped to the page), its text
+    their OCR text until the formula reader reads it; what stays of the blocks before and after keeps its
+    type. A region whose lines do not run on so is left as it is. Returns how many formula blocks were
+    made."""
     if not tree.from_pixels:
         return 0
     owners: list[Block] = []
