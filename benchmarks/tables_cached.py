@@ -22,8 +22,6 @@ from pathlib import Path
 from jocr.checks.teds import teds
 from jocr.documents.pages import LoadOptions, open_source
 from jocr.layout import elements
-from jocr.layout.tables import read_table
-from jocr.layout.tables_sources import image_rules, line_pieces
 
 _EMPTY = "<table></table>"
 
@@ -42,9 +40,7 @@ def crop_table(folder: Path, row: dict, cache: Path, ocr: str) -> str:
         key.write_bytes(pickle.dumps(lines))
     if lines is None:
         raise SystemExit(f"no OCR engine for --ocr {ocr}")
-    pieces = [elements._moved(p, scale, crop_box) for p in line_pieces(lines)]
-    rules = image_rules(crop, scale, (crop_box[0] / scale, crop_box[1] / scale))
-    table = read_table(pieces, rules, None, None)
+    table = elements.crop_table_of_lines(crop, crop_box, scale, lines)
     return _EMPTY if table.empty else table.html
 
 

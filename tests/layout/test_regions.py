@@ -325,3 +325,11 @@ def test_an_equation_region_over_a_table_stays_the_table():
     tree = lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=found)
     kinds = [b.type for b in tree.blocks]
     assert "table" in kinds and "formula" not in kinds
+
+
+def test_table_regions_the_detector_is_sure_of_are_kept_for_the_table_pass():
+    lines, found = two_short_columns()
+    found += [Region((280, 880, 520, 990), "table", 0.9), Region((20, 880, 200, 990), "table", 0.6)]
+    tree = lines_tree(lines, W, H, unit="px", source=RAPIDOCR, regions=found)
+    assert tree.table_regions == [(280, 880, 520, 990)]
+    assert "table_regions" not in tree.to_dict()

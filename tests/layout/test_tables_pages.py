@@ -389,3 +389,39 @@ def test_a_models_table_where_the_reader_finds_none_gives_way_to_the_rules_over_
     tree = _model_table([(p.text, p.box) for p in pieces[1:]])
     improve_tables(tree, pieces, rules)
     assert [b.type for b in tree.blocks] == [TABLE]
+
+
+def test_a_detectors_table_region_the_rules_missed_is_read_from_its_crop(monkeypatch):
+    """The rules over the page's lines find no table (its rows read as paragraphs); a layout detector
+    called the region a table: it is read from its crop (`region_table`) and replaces the paragraphs
+    inside it, prose outside it kept. A region over a table already found is not read again."""
+    from PIL import Image
+
+    from jocr.layout import elements, tables_detect
+    from jocr.layout.tables import Cell, Table
+    from jocr.layout.tables_pages import image_page_tables
+
+    def paragraph(text, box):
+        line = TreeLine(text, box, "ocr")
+        return Block(PARAGRAPH, text=text, markdown=text, bbox=box, lines=[line])
+
+    blocks = [paragraph("Prose above the table, a line of it.", (10, 20, 400, 30))]
+    blocks += [paragraph(f"row {r} value {r}", (20, 100 + 16 * r, 200, 110 + 16 * r)) for r in range(3)]
+    tree = PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+    tree.table_regions = [(15, 95, 210, 150)]
+    read = []
+
+    def crop_reader(image, box, scale, ocr, keep=None):
+        read.append((box, keep))
+        cells = [Cell(r, c, f"{'row' if c == 0 else 'value'} {r}") for r in range(3) for c in range(2)]
+        return Table(cells=cells, n_rows=3, n_cols=2, method="learned")
+
+    monkeypatch.setattr(tables_detect, "find_tables", lambda *a, **k: [])
+    monkeypatch.setattr(elements, "image_region_table", crop_reader)
+    assert image_page_tables(tree, Image.new("RGB", (500, 700), "white")) == 1
+    assert [b.type for b in tree.blocks] == [PARAGRAPH, TABLE]
+    assert tree.blocks[1].bbox == (15, 95, 210, 150) and "<td>value 2</td>" in tree.blocks[1].html
+    assert read and read[0][1] == (15, 95, 210, 150)  # the crop padded, its pieces kept to the region
+    read.clear()
+    assert image_page_tables(tree, Image.new("RGB", (500, 700), "white")) == 0  # found already
+    assert not read

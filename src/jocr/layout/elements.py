@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from jocr.bbox import BBox as Box
+from jocr.bbox import holds_point
 from jocr.layout.tables import Table, TableConfig, read_table
 
 PAGE = "page"
@@ -175,16 +176,34 @@ def image_region_table(image, box: Box, scale: float = 1.0, ocr: str = "auto",
     (`ocr` "none" or none installed). `orient`: ask the orientation step (a region drawn on the page as
     shown is upright). `keep`: only the pieces whose centre lies in it are read (a crop padded around a
     table takes in part of a line beside it, read as noise)."""
-    from jocr.layout.tables_sources import image_rules, line_pieces
-
     crop_box = tuple(round(v * scale) for v in box)
     crop = image.crop(crop_box)
     lines = _ocr_lines(crop, ocr, orient=orient)
     if lines is None:
         return None
-    pieces = [_moved(p, scale, crop_box) for p in line_pieces(lines)]
+    return crop_table_of_lines(crop, crop_box, scale, lines, keep, config)
+
+
+def crop_table_of_lines(crop, crop_box, scale: float, lines, keep: Box | None = None,
+                        config: TableConfig | None = None) -> Table:  # fmt: skip
+    """The table of a crop (`crop_box` its pixels in the page image, `scale` pixels per page unit) from its
+    OCR `lines` (crop pixels) and the rules in its pixels, boxes in page units: the rules' table, or where
+    they find none, the structure model's (`jocr.layout.tables_learned`) filled with the same pieces."""
+    from jocr.layout.tables_learned import learned_table
+    from jocr.layout.tables_sources import image_rules, line_pieces
+
+    own = line_pieces(lines)
+    pieces = [_moved(p, scale, crop_box) for p in own]
     rules = image_rules(crop, scale, (crop_box[0] / scale, crop_box[1] / scale))
-    return read_table(pieces, rules, keep, config)
+    table = read_table(pieces, rules, keep, config)
+    if not table.empty:
+        return table
+    kept = [p for p, at in zip(own, pieces, strict=True) if keep is None or holds_point(keep, at.cx, at.cy)]
+    learned = learned_table(crop, kept) if kept else None
+    if learned is None or learned.empty:
+        return table
+    learned.bbox = keep or tuple(v / scale for v in crop_box)
+    return learned
 
 
 def table_result(table: Table, index: int, region, unit: str, method: str, seconds: float) -> ElementResult:

@@ -97,9 +97,9 @@ def lines_tree(
     if repeated:
         furniture = {**edge_furniture(items, width, height, paper), **repeated}
     blocks = line_blocks(items, width, height, furniture, paper, regions)
-    return PageTree(
-        width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page
-    ).numbered()
+    tree = PageTree(width=width, height=height, unit=unit, source=FROM_LINES, blocks=blocks, page=page)
+    tree.table_regions = [r.box for r in regions or () if r.label == TABLE and r.kind_sure]
+    return tree.numbered()
 
 
 def tree_of_lines(data: dict, unit: str, page: int = 1, regions: Sequence[Region] | None = None) -> PageTree:

@@ -98,7 +98,12 @@ class Region:
     def kind(self) -> str | None:
         """The block kind the region gives its lines (`CLASS_KINDS`) when it scores `KIND_SCORE` at least,
         None to let the rules decide."""
-        return CLASS_KINDS.get(self.label) if self.score >= KIND_SCORE else None
+        return CLASS_KINDS.get(self.label) if self.kind_sure else None
+
+    @property
+    def kind_sure(self) -> bool:
+        """Whether the detector is sure enough of the region's class to act on it (`KIND_SCORE`)."""
+        return self.score >= KIND_SCORE
 
     @property
     def area(self) -> float:

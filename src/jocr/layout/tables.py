@@ -28,6 +28,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from jocr.bbox import holds_point
 from jocr.layout.tables_headers import mark_headers
 from jocr.layout.tables_model import (
     ALIGNMENT,
@@ -60,7 +61,7 @@ def read_table(
     """The table made of `pieces` and `rules` inside `region` (all of them when None)."""
     config = config or TableConfig()
     if region is not None:
-        pieces = [p for p in pieces if _inside(p.cx, p.cy, region)]
+        pieces = [p for p in pieces if holds_point(region, p.cx, p.cy)]
     pieces = [p for p in pieces if p.text.strip()]
     if not pieces:
         return Table(note="no text in the region")
@@ -124,10 +125,6 @@ def _not_a_table(table: Table) -> str:
 
 
 # -- geometry ------------------------------------------------------------------------------------------
-
-
-def _inside(x: float, y: float, box: Box) -> bool:
-    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
 def _union(boxes) -> Box:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from jocr.bbox import overlap_area
 from jocr.cjk import WORDS
 from jocr.layout.contents import LETTER, TOC_PAGE
 from jocr.layout.geometry import Line, body_size
@@ -141,7 +142,6 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     detector cannot read keeps its tree)."""
     from jocr.layout.tables_detect import find_tables
     from jocr.layout.tables_sources import image_rules
-    from jocr.layout.tree import Block, TreeLine
 
     config = config or TablePassConfig()
     body = [b for b in tree.blocks if not b.furniture and b.type not in ("figure", "formula")]
@@ -155,29 +155,61 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     )
     put = 0
     for table in tables:
-        if is_table_of_contents(table):  # a contents stays the list the rules made of it
+        put += _put_table(tree, table, config)
+    for region in tree.table_regions:  # a detector's table the rules over the page's lines did not find
+        if any(overlap_area(b.bbox, region) > 0 for b in tree.blocks if b.type == TABLE and b.bbox):
             continue
-        inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
-        if not inside or any(b.type not in _REPLACEABLE for b in inside):
-            continue
-        old = [b for b in inside if b.type == TABLE]
-        if old and not better(table, _taken(inside), config):
-            continue
-        lines = [
-            TreeLine(ln.text, ln.bbox, ln.source, confidence=ln.confidence) for b in inside for ln in b.lines
-        ]
-        block = Block(
-            TABLE, text=table.text, markdown=table.html, html=table.html, bbox=table.bbox, lines=lines
-        )
-        at = tree.blocks.index(inside[0])
-        drop = {id(b) for b in inside}
-        tree.blocks = [b for b in tree.blocks if id(b) not in drop]
-        tree.blocks.insert(min(at, len(tree.blocks)), block)
-        body = [b for b in body if id(b) not in drop]
-        put += 1
+        table = region_table(image, scale, region, line_h, config)
+        if table is not None:
+            put += _put_table(tree, table, config)
     if put:
         tree.numbered()
     return put
+
+
+def _put_table(tree: PageTree, table: Table, config: TablePassConfig) -> int:
+    """Puts a table found in the page's pixels into the tree in place of the body blocks whose centre lies
+    in its region (a contents, and a region holding a figure, a formula or furniture, are left alone; a
+    table block already there gives way only to a `better` table); 1 when it was put in, else 0."""
+    from jocr.layout.tree import Block, TreeLine
+
+    if is_table_of_contents(table):  # a contents stays the list the rules made of it
+        return 0
+    body = [b for b in tree.blocks if not b.furniture and b.type not in ("figure", "formula")]
+    inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
+    if not inside or any(b.type not in _REPLACEABLE for b in inside):
+        return 0
+    old = [b for b in inside if b.type == TABLE]
+    if old and not better(table, _taken(inside), config):
+        return 0
+    lines = [
+        TreeLine(ln.text, ln.bbox, ln.source, confidence=ln.confidence) for b in inside for ln in b.lines
+    ]
+    block = Block(TABLE, text=table.text, markdown=table.html, html=table.html, bbox=table.bbox, lines=lines)
+    at = tree.blocks.index(inside[0])
+    drop = {id(b) for b in inside}
+    tree.blocks = [b for b in tree.blocks if id(b) not in drop]
+    tree.blocks.insert(min(at, len(tree.blocks)), block)
+    return 1
+
+
+def region_table(image, scale: float, region, line_h: float, config: TablePassConfig) -> Table | None:
+    """The table of a region a layout detector called a table, read from its crop
+    (`jocr.layout.elements.image_region_table`: the rules over the crop's OCR words and rules, or where
+    they find none, the table structure model's); None when no table of two rows and two columns is read."""
+    from jocr.layout.elements import image_region_table
+
+    if config.crop_ocr == "none":
+        return None
+    pad = config.crop_pad * line_h
+    width, height = image.width / scale, image.height / scale
+    x0, y0, x1, y1 = region
+    box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad))
+    table = image_region_table(image, box, scale, config.crop_ocr, keep=tuple(region))
+    if table is None or table.empty or table.n_rows < 2 or table.n_cols < 2:
+        return None
+    table.bbox = tuple(region)
+    return table
 
 
 def tree_pieces(blocks, lines=None, config: TablePassConfig | None = None) -> list[Piece]:

@@ -200,6 +200,9 @@ class PageTree:
     blocks: list[Block] = field(default_factory=list)
     page: int = 1
     notes: list[str] = field(default_factory=list)
+    # a page read from pixels: the boxes a layout detector called tables (`jocr.layout.regions`), for the
+    # table pass (`jocr.layout.tables_pages.image_page_tables`); not serialised
+    table_regions: list[BBox] = field(default_factory=list, repr=False, compare=False)
 
     def numbered(self) -> PageTree:
         """The tree with every block's `order` set to its place in `blocks`."""
