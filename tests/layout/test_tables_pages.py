@@ -425,3 +425,26 @@ def test_a_detectors_table_region_the_rules_missed_is_read_from_its_crop(monkeyp
     read.clear()
     assert image_page_tables(tree, Image.new("RGB", (500, 700), "white")) == 0  # found already
     assert not read
+
+
+def test_a_scanned_pdf_pages_tree_in_points_gets_the_image_table_pass(monkeypatch):
+    """A scanned PDF page is read from OCR lines in points: its tables are searched in the page image as
+    an image's are; a page read from its text layer is not (its pass reads the layer's pieces)."""
+    from PIL import Image
+
+    from jocr.layout import tables_pages
+
+    calls = []
+    monkeypatch.setattr(tables_pages, "image_page_tables", lambda tree, image, lines=None: calls.append(tree))
+    image = Image.new("RGB", (300, 400), "white")
+
+    def tree(source):
+        line = TreeLine("A line.", (10, 20, 100, 30), source)
+        block = Block(PARAGRAPH, text="A line.", markdown="A line.", bbox=line.bbox, lines=[line])
+        return PageTree(width=150, height=200, unit="pt", blocks=[block]).numbered()
+
+    scanned = tree("ocr")
+    tables_pages.page_with_tables(scanned, "A line.", image=image)
+    assert calls == [scanned]
+    tables_pages.page_with_tables(tree("textlayer"), "A line.", image=image)
+    assert calls == [scanned]

@@ -109,8 +109,9 @@ def page_with_tables(
     """A finished page's Markdown after its table pass (the tree is changed in place). For a tree in points
     over a PDF page's text layer, given the page's `pieces` and `rules` (its one read): `improve_tables`,
     and each table read again replaces its old HTML in `markdown`, or, where an old table's text is not
-    found there, the Markdown is rendered again from the tree. For a tree in pixels of a page `image` (the
-    page as its tree's lines were read from it): the tables found in the image (`image_page_tables`; the
+    found there, the Markdown is rendered again from the tree. For a tree read from pixels (`from_pixels`: an
+    image's, or a scanned PDF page's in points) and its page `image` (the page as its tree's lines were read
+    from, any scale): the tables found in the image (`image_page_tables`; the
     page's OCR `lines`, where given, lend their word boxes), the Markdown rendered again when any was.
     The one table pass of `jocr parse`, `jocr batch` and the exported models' `infer` (through
     `jocr.layout.page_read.tables_markdown`)."""
@@ -118,7 +119,7 @@ def page_with_tables(
 
     if tree is None:
         return markdown
-    if tree.unit != "pt":
+    if tree.from_pixels:  # an image, or a scanned PDF page read from its OCR lines (in points)
         if image is None or not image_page_tables(tree, image, lines=lines):
             return markdown
         return page_markdown(tree)
