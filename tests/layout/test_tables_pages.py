@@ -1,6 +1,8 @@
 """Tables inside pages (jocr.layout.tables_pages): a table block re-read when the reader does better, and
 tables joined over a page break."""
 
+import pytest
+
 from jocr.layout.tables import Piece, Rule
 from jocr.layout.tables_pages import TablePassConfig, better, improve_tables, merge_continued_tables
 from jocr.layout.tree import FROM_ANCHORED, FROM_LINES, PARAGRAPH, TABLE, Block, PageTree, TreeLine
@@ -448,3 +450,51 @@ def test_a_scanned_pdf_pages_tree_in_points_gets_the_image_table_pass(monkeypatc
     assert calls == [scanned]
     tables_pages.page_with_tables(tree("textlayer"), "A line.", image=image)
     assert calls == [scanned]
+
+
+def test_a_contents_the_page_lines_read_is_not_read_again_from_its_crop(monkeypatch):
+    """Rows of a title and a page number that never goes down: the page's own reading is a contents, so
+    no crop is cut (the structure model would grid a crop its rules find no table in)."""
+    from PIL import Image
+
+    from jocr.layout import elements
+    from jocr.layout.tables import read_table
+    from jocr.layout.tables_pages import crop_table, is_table_of_contents
+
+    entries = [
+        ("Vector arithmetic", "8"),
+        ("Sequences", "9"),
+        ("Logical vectors", "9"),
+        ("Missing values", "10"),
+    ]
+    pieces = []
+    for r, (title, page_number) in enumerate(entries):
+        y = 100 + r * 16
+        pieces += [Piece(title, (20, y, 140, y + 10)), Piece(page_number, (280, y, 292, y + 10))]
+    page = read_table(pieces, [])
+    page.bbox = (20, 100, 292, 158)
+    assert is_table_of_contents(page)
+    monkeypatch.setattr(elements, "image_region_table", lambda *a, **k: pytest.fail("a crop was read"))
+    assert crop_table(Image.new("RGB", (500, 700), "white"), 1.0, page, 10.0, TablePassConfig()) is page
+
+
+def test_a_detectors_table_region_over_list_items_is_left_to_the_rules(monkeypatch):
+    """The rules read entries there (a contents with page numbers): the detector's "table" does not
+    overrule them, and no crop is read."""
+    from PIL import Image
+
+    from jocr.layout import elements, tables_detect
+    from jocr.layout.tables_pages import image_page_tables
+    from jocr.layout.tree import LIST_ITEM
+
+    blocks = []
+    for r in range(4):
+        line = TreeLine(f"{r + 1} Chapter {r + 1} {3 * r + 1}", (20, 100 + 16 * r, 300, 110 + 16 * r), "ocr")
+        item = Block(LIST_ITEM, text=line.text, markdown=f"- {line.text}", bbox=line.bbox, lines=[line])
+        blocks.append(item)
+    tree = PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
+    tree.table_regions = [(15, 95, 310, 170)]
+    monkeypatch.setattr(tables_detect, "find_tables", lambda *a, **k: [])
+    monkeypatch.setattr(elements, "image_region_table", lambda *a, **k: pytest.fail("a crop was read"))
+    assert image_page_tables(tree, Image.new("RGB", (500, 700), "white")) == 0
+    assert [b.type for b in tree.blocks] == [LIST_ITEM] * 4

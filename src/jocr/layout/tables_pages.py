@@ -22,7 +22,7 @@ from jocr.layout.line_rules import is_contents, line_blocks
 from jocr.layout.table_cells import misread
 from jocr.layout.tables import Piece, Rule, Table, TableConfig, read_table
 from jocr.layout.tables_sources import PAGE_SPLIT, SplitConfig
-from jocr.layout.tree import FROM_ANCHORED, TABLE, PageTree
+from jocr.layout.tree import FROM_ANCHORED, LIST_ITEM, TABLE, PageTree
 
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
@@ -160,12 +160,22 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     for region in tree.table_regions:  # a detector's table the rules over the page's lines did not find
         if any(overlap_area(b.bbox, region) > 0 for b in tree.blocks if b.type == TABLE and b.bbox):
             continue
+        if _a_list(tree, region):
+            continue
         table = region_table(image, scale, region, line_h, config)
         if table is not None:
             put += _put_table(tree, table, config)
     if put:
         tree.numbered()
     return put
+
+
+def _a_list(tree: PageTree, region) -> bool:
+    """Whether most body blocks in a detector's table region are list items: the rules read entries there
+    (a table of contents with its page numbers, a numbered list), which a detector's "table" does not
+    overrule."""
+    inside = [b for b in tree.body if b.bbox is not None and _centre_in(b.bbox, region)]
+    return bool(inside) and 2 * sum(b.type == LIST_ITEM for b in inside) >= len(inside)
 
 
 def _put_table(tree: PageTree, table: Table, config: TablePassConfig) -> int:
@@ -296,10 +306,12 @@ def crop_table(image, scale: float, table: Table, line_h: float, config: TablePa
     page's reading stays when the crop gives no table of two rows and two columns (or no engine reads
     it), or fewer rows than the page's lines gave (the crop's OCR lost a line's cells, and the line left
     joined the row above as a wrapped cell) unless it is a table of contents (the crop's words part the
-    page numbers from their titles, and the pass then leaves the region to the rules' list)."""
+    page numbers from their titles, and the pass then leaves the region to the rules' list). A contents
+    the page's lines read is not read again: where the crop's rules find no table, the structure model
+    would make a grid of it."""
     from jocr.layout.elements import image_region_table
 
-    if config.crop_ocr == "none" or table.bbox is None:
+    if config.crop_ocr == "none" or table.bbox is None or is_table_of_contents(table):
         return table
     pad = config.crop_pad * line_h
     x0, y0, x1, y1 = table.bbox
