@@ -37,6 +37,14 @@ def test_ocr_pieces_keep_the_recognisers_spacing():
     assert [p.text for p in line_pieces([odd])] == ["x y"]  # letters not in the line's text: as before
 
 
+def test_ocr_pieces_keep_the_lines_full_width_punctuation():
+    """The line's text has its Chinese brackets full-width (the OCR line source's rule), its word boxes
+    the recogniser's ASCII ones: the piece is still the line's spelling, not characters parted by spaces."""
+    chars = [Word(c, (12 * k, 0, 12 * k + 10, 10)) for k, c in enumerate("营业收入(百万元)")]
+    line = Line("营业收入（百万元）", (0, 0, 106, 10), words=chars)
+    assert [p.text for p in line_pieces([line])] == ["营业收入（百万元）"]
+
+
 def _line(y: float, *words: tuple[str, float, float]) -> Line:
     """A line 20 units high at `y` of words (text, x0, x1)."""
     boxes = [Word(t, (x0, y, x1, y + 20)) for t, x0, x1 in words]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import re
 import statistics
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -140,7 +141,7 @@ def _group_texts(text: str, groups: list[list]) -> list[str]:
             pos += 1
         start, k = pos, 0
         while pos < len(text) and k < len(letters):
-            if text[pos] == letters[k]:
+            if _same_char(text[pos], letters[k]):
                 k += 1
             elif text[pos] != " ":
                 break
@@ -149,6 +150,12 @@ def _group_texts(text: str, groups: list[list]) -> list[str]:
             return [" ".join(w.text for w in g) for g in groups]
         out.append(text[start:pos])
     return out
+
+
+def _same_char(a: str, b: str) -> bool:
+    """Whether two characters are one, full-width forms folded (NFKC): an OCR line's text has its Chinese
+    punctuation full-width ("（" for "(", `jocr.lines.spacing`), its word boxes the recogniser's own."""
+    return a == b or unicodedata.normalize("NFKC", a) == unicodedata.normalize("NFKC", b)
 
 
 def _joined(words, bold: bool, text: str | None = None) -> Piece:
