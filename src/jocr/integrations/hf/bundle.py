@@ -22,7 +22,8 @@ is an error at export time, naming the module, with two exceptions, both for imp
 (lazy, run only on the path that needs them):
 - OPTIONAL_PACKAGES (pypdfium2, which reads PDF pages; cv2, which finds table rules in pixels and falls
   back to numpy without it; rapid_layout, whose layout model groups OCR'd lines into regions and is skipped
-  without it) are imported where installed; without pypdfium2 only that path fails, with
+  without it; rapid_table, whose structure model reads image tables the rules find none in, the rules'
+  answer standing without it) are imported where installed; without pypdfium2 only that path fails, with
   Python's own ImportError. Entry files never import them, so Transformers, which
   checks the entry file's imports before loading it, does not require them.
 - LEFT_OUT jocr modules (URL fetching) are not bundled: their import becomes `raise ImportError(...)`
@@ -46,7 +47,7 @@ ALLOWED_PACKAGES = frozenset({"torch", "transformers", "safetensors", "tokenizer
 VLLM_PACKAGES = frozenset({"vllm"})
 # Imported inside functions only, where installed: a PDF page's pixels and text layer (pypdfium2), table
 # rules in pixels (cv2, numpy without it).
-OPTIONAL_PACKAGES = frozenset({"pypdfium2", "cv2", "rapid_layout"})
+OPTIONAL_PACKAGES = frozenset({"pypdfium2", "cv2", "rapid_layout", "rapid_table"})
 # jocr modules an export leaves out (imported inside functions only), and what needs them.
 LEFT_OUT = {
     "jocr.documents.fetch": "URL inputs (fetching needs jocr and httpx)",
