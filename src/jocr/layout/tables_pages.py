@@ -145,7 +145,7 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     from jocr.layout.tables_sources import image_rules
 
     config = config or TablePassConfig()
-    body = [b for b in tree.blocks if not b.furniture and b.type not in ("figure", "formula")]
+    body = _table_body(tree)
     pieces = tree_pieces(body, lines, config)
     if len(pieces) < 4 or not tree.width:
         return 0
@@ -170,6 +170,12 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     return put
 
 
+def _table_body(tree: PageTree) -> list:
+    """The blocks a table found in the page's pixels may be read from or replace: the body less figures
+    and formulas."""
+    return [b for b in tree.blocks if not b.furniture and b.type not in ("figure", "formula")]
+
+
 def _a_list(tree: PageTree, region) -> bool:
     """Whether most body blocks in a detector's table region are list items: the rules read entries there
     (a table of contents with its page numbers, a numbered list), which a detector's "table" does not
@@ -186,7 +192,7 @@ def _put_table(tree: PageTree, table: Table, config: TablePassConfig) -> int:
 
     if is_table_of_contents(table):  # a contents stays the list the rules made of it
         return 0
-    body = [b for b in tree.blocks if not b.furniture and b.type not in ("figure", "formula")]
+    body = _table_body(tree)
     inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
     if not inside or any(b.type not in _REPLACEABLE for b in inside):
         return 0
@@ -208,15 +214,9 @@ def region_table(image, scale: float, region, line_h: float, config: TablePassCo
     """The table of a region a layout detector called a table, read from its crop
     (`jocr.layout.elements.image_region_table`: the rules over the crop's OCR words and rules, or where
     they find none, the table structure model's); None when no table of two rows and two columns is read."""
-    from jocr.layout.elements import image_region_table
-
     if config.crop_ocr == "none":
         return None
-    pad = config.crop_pad * line_h
-    width, height = image.width / scale, image.height / scale
-    x0, y0, x1, y1 = region
-    box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad))
-    table = image_region_table(image, box, scale, config.crop_ocr, keep=tuple(region))
+    table = _padded_crop_table(image, scale, region, line_h, config)
     if table is None or table.empty or table.n_rows < 2 or table.n_cols < 2:
         return None
     table.bbox = tuple(region)
@@ -309,21 +309,27 @@ def crop_table(image, scale: float, table: Table, line_h: float, config: TablePa
     page numbers from their titles, and the pass then leaves the region to the rules' list). A contents
     the page's lines read is not read again: where the crop's rules find no table, the structure model
     would make a grid of it."""
-    from jocr.layout.elements import image_region_table
-
     if config.crop_ocr == "none" or table.bbox is None or is_table_of_contents(table):
         return table
-    pad = config.crop_pad * line_h
-    x0, y0, x1, y1 = table.bbox
-    width, height = image.width / scale, image.height / scale
-    box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad))
-    again = image_region_table(image, box, scale, config.crop_ocr, keep=table.bbox)
+    again = _padded_crop_table(image, scale, table.bbox, line_h, config)
     if again is None or again.empty or again.n_rows < 2 or again.n_cols < 2:
         return table
     if again.n_rows < table.n_rows and not is_table_of_contents(again):
         return table
     again.bbox = table.bbox
     return again
+
+
+def _padded_crop_table(image, scale: float, region, line_h: float, config: TablePassConfig) -> Table | None:
+    """The table read from the crop of `region` grown by `crop_pad` line heights (within the page), only
+    the pieces whose centre lies in `region` kept (`jocr.layout.elements.image_region_table`)."""
+    from jocr.layout.elements import image_region_table
+
+    pad = config.crop_pad * line_h
+    x0, y0, x1, y1 = region
+    width, height = image.width / scale, image.height / scale
+    box = (max(0.0, x0 - pad), max(0.0, y0 - pad), min(width, x1 + pad), min(height, y1 + pad))
+    return image_region_table(image, box, scale, config.crop_ocr, keep=tuple(region))
 
 
 def _taken(blocks) -> str:
