@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jocr.bulk.storage import read_uri, uri_scheme
-from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
+from jocr.documents.pages import DocumentError, LoadOptions, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
+from jocr.errors import one_line
 from jocr.layout.figures import Figure, FiguresConfig, normalise_figures_mode
 from jocr.layout.formulas import formula_region
 from jocr.layout.page_read import PageRead, decide_page

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jocr.errors import one_line
+
+BROWSER_ERROR_CHARS = 300  # Playwright's first lines name the page and the call: kept longer
+
 # Paper sizes in inches (Playwright's `page.pdf` formats).
 PAPER_INCHES = {
     "letter": (8.5, 11.0),
@@ -90,6 +94,5 @@ def length_inches(length: str | float) -> float:
 
 
 def first_line(exc: BaseException) -> str:
-    """An error from Playwright or Chromium as one short line (their messages run to many)."""
-    text = str(exc).strip().splitlines()
-    return " ".join(text[0].split())[:300] if text else type(exc).__name__
+    """An error from Playwright or Chromium as one line (their messages run on with call logs)."""
+    return one_line(exc, BROWSER_ERROR_CHARS)

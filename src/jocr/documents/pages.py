@@ -35,8 +35,8 @@ from jocr.documents.source import (
     LoadOptions,
     PageSource,
     PdfReadError,
-    one_line,
 )
+from jocr.errors import one_line
 
 # The names callers import from here, wherever they are defined.
 __all__ = [
@@ -52,7 +52,6 @@ __all__ = [
     "PdfSource",
     "expand_inputs",
     "is_url",
-    "one_line",
     "open_source",
     "parse_page_ranges",
     "select_pages",

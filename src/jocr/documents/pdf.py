@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 from PIL import Image
 
-from jocr.documents.source import DocumentError, LoadOptions, PageSource, PdfReadError, one_line
+from jocr.documents.source import DocumentError, LoadOptions, PageSource, PdfReadError
+from jocr.errors import one_line
 
 T = TypeVar("T")
 

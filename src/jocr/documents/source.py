@@ -95,9 +95,3 @@ class PageSource:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def one_line(exc: BaseException) -> str:
-    """An error as one short line (errors are shown one per line)."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:200]

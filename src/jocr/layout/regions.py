@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from jocr.bbox import DROP, clamp, overlap_area
+from jocr.errors import one_line
 from jocr.layout.geometry import Line, text_width
 from jocr.layout.line_columns import PROSE_COLUMNS, page_skew, reading_columns, reading_order
 from jocr.layout.render import block_markdown
@@ -383,8 +384,7 @@ def detect_regions(image, config: RegionsConfig, page_size: tuple[float, float] 
     except RegionsUnavailable as exc:
         return Detection([], note=str(exc))
     except Exception as exc:  # a detector's failure on a strange image costs this page its regions only
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return Detection([], [], time.process_time() - start, f"{RAPID_LAYOUT} failed ({first[:200]})")
+        return Detection([], [], time.process_time() - start, f"{RAPID_LAYOUT} failed ({one_line(exc)})")
     sx, sy = page_w / width, page_h / height
     raw = [
         Region((b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy), str(label), float(score))

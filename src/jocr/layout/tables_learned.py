@@ -24,6 +24,7 @@ from pathlib import Path
 
 from jocr.bbox import BBox as Box
 from jocr.bbox import overlap_area
+from jocr.errors import one_line
 from jocr.layout.tables_model import Cell, Piece, Table
 
 LEARNED = "learned"  # Table.method of a table whose structure the model gave
@@ -88,8 +89,7 @@ def learned_table(crop, pieces: list[Piece], config: LearnedConfig | None = None
     try:
         tokens, boxes, _ = structurer(image)
     except Exception as exc:  # the model's failure on a strange crop costs this table only, not the page
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return Table(note=f"the table model failed ({first[:200]})")
+        return Table(note=f"the table model failed ({one_line(exc)})")
     if not tokens:
         return Table(note="the table model read no structure")
     cells, boxes = structure_cells(tokens, _cell_boxes(boxes, crop.width, crop.height), config.max_span)

@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from jocr.documents.pages import one_line
+from jocr.errors import one_line
 from jocr.lines.references import REFERENCES, anchor_runs, referenced_numbers, with_references
 from jocr.lines.types import TEXTLAYER, Line, PageLines, Word
 from jocr.types import GRID_MAX  # the grounding boxes' grid: anchors use the same

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter
 
+from jocr.errors import one_line
 from jocr.lines.ocr_rapid import RapidTimeout
 from jocr.lines.ocr_rapid import available as rapid_available
 from jocr.lines.ocr_rapid import read as rapid_read
@@ -319,8 +320,7 @@ def read_image(
         verdict = TOO_LARGE if "ran past" in str(exc) else ERROR
         return empty_lines(verdict, str(exc), page_w, page_h, engine)
     except Exception as exc:  # an engine's own failure on a strange image fails this page's OCR only
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return empty_lines(ERROR, f"{engine} failed ({first[:200]})", page_w, page_h, engine)
+        return empty_lines(ERROR, f"{engine} failed ({one_line(exc)})", page_w, page_h, engine)
     if lines is None:
         return empty_lines(NONE, "the image is blank", page_w, page_h, engine)
     if stats.get("turn"):  # the lines are in the page's upright frame (`upright_image`)

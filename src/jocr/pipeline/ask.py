@@ -24,8 +24,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jocr.checks.qa import normalise_answer, normalise_value
-from jocr.documents.pages import DocumentError, LoadOptions, one_line, open_source, select_pages
+from jocr.documents.pages import DocumentError, LoadOptions, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
+from jocr.errors import one_line
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import PageAnchor, page_anchor_or_note
 from jocr.pipeline.ask_answers import (  # noqa: F401 (answer_span, answer_value: read from here too)

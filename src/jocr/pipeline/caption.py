@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jocr.bbox import BBox
-from jocr.documents.pages import one_line
+from jocr.errors import one_line
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import reads_lines, region_anchor
 from jocr.lines.references import resolve_references

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 
-from jocr.documents.pages import one_line
+from jocr.errors import one_line
 from jocr.layout.tree import FORMULA, Block, PageTree
 
 # A formula's answer: at most this many tokens (the longest training crops' LaTeX is 300 characters, about

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jocr.documents.pages import DocumentError, LoadOptions, PageSource, one_line, open_source, select_pages
+from jocr.documents.pages import DocumentError, LoadOptions, PageSource, open_source, select_pages
 from jocr.documents.preprocess import is_blank_page
+from jocr.errors import one_line
 from jocr.layout.figures import FiguresConfig, normalise_figures_mode
 from jocr.layout.page_read import PageRead, decide_page, tables_markdown
 from jocr.layout.request import (
