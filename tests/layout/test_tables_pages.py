@@ -498,3 +498,102 @@ def test_a_detectors_table_region_over_list_items_is_left_to_the_rules(monkeypat
     monkeypatch.setattr(elements, "image_region_table", lambda *a, **k: pytest.fail("a crop was read"))
     assert image_page_tables(tree, Image.new("RGB", (500, 700), "white")) == 0
     assert [b.type for b in tree.blocks] == [LIST_ITEM] * 4
+
+
+def _table_block(rows, box, pitch=16):
+    """A table block of the rules over `rows` (cell texts) set from `box`'s top-left at `pitch`."""
+    lines = [
+        TreeLine(
+            text,
+            (box[0] + 90 * c, box[1] + pitch * r, box[0] + 90 * c + 7 * len(text), box[1] + pitch * r + 10),
+        )
+        for r, row in enumerate(rows)
+        for c, text in enumerate(row)
+    ]
+    html = (
+        "<table>" + "".join(f"<tr>{''.join(f'<td>{t}</td>' for t in row)}</tr>" for row in rows) + "</table>"
+    )
+    return Block(TABLE, text="", markdown=html, html=html, bbox=box, lines=lines)
+
+
+def test_a_detector_region_over_two_table_blocks_is_read_as_one_table(monkeypatch):
+    """The rules parted one table in two blocks (a cell of several lines broke the rows' alignment); a
+    detector's table region holding both is read from its crop as one table, which replaces them. A
+    region over one block, over a block it holds only in part, or over prose past the blocks is not read
+    again."""
+    from PIL import Image
+
+    from jocr.layout import elements, tables_detect
+    from jocr.layout.tables import Cell, Table
+    from jocr.layout.tables_pages import image_page_tables
+
+    top = _table_block([["rating", "buy"], ["rule", "up 15%"]], (20, 100, 300, 126))
+    bottom = _table_block([["sector", "hold"], ["rule", "flat"]], (20, 140, 300, 166))
+    rows = [["rating", "buy"], ["rule cell line", "up 15%"], ["sector", "hold"], ["rule", "flat"]]
+    cells = [Cell(r, c, t) for r, row in enumerate(rows) for c, t in enumerate(row)]
+    read = []
+
+    def crop_reader(image, box, scale, ocr, keep=None):
+        read.append(keep)
+        return Table(cells=list(cells), n_rows=4, n_cols=2, method="learned")
+
+    monkeypatch.setattr(tables_detect, "find_tables", lambda *a, **k: [])
+    monkeypatch.setattr(elements, "image_region_table", crop_reader)
+    image = Image.new("RGB", (500, 700), "white")
+    one = PageTree(width=500, height=700, unit="px", blocks=[top]).numbered()
+    one.table_regions = [(10, 95, 310, 170)]
+    assert image_page_tables(one, image) == 0 and not read  # one block: found already
+    tree = PageTree(width=500, height=700, unit="px", blocks=[top, bottom]).numbered()
+    tree.table_regions = [(10, 95, 310, 150)]  # holds the first whole, the second's centre outside
+    assert image_page_tables(tree, image) == 0 and not read
+    prose = "A paragraph after the table, which the region reaches over."
+    below = Block(
+        PARAGRAPH,
+        text=prose,
+        markdown=prose,
+        bbox=(20, 180, 300, 190),
+        lines=[TreeLine(prose, (20, 180, 300, 190))],
+    )
+    tree = PageTree(width=500, height=700, unit="px", blocks=[top, bottom, below]).numbered()
+    tree.table_regions = [(10, 95, 310, 200)]  # holds prose past the tables: left to the rules
+    assert image_page_tables(tree, image) == 0 and not read
+    between = Block(PARAGRAPH, text="cell line", markdown="cell line", bbox=(20, 128, 100, 138),
+                    lines=[TreeLine("cell line", (20, 128, 100, 138))])  # fmt: skip
+    tree = PageTree(width=500, height=700, unit="px", blocks=[top, between, bottom]).numbered()
+    tree.table_regions = [(10, 95, 310, 170)]  # a cell's line the rules left between the two parts
+    assert image_page_tables(tree, image) == 1 and read == [(10, 95, 310, 170)]
+    (table,) = tree.blocks
+    assert table.type == TABLE and "<td>up 15%</td>" in table.html and "<td>flat</td>" in table.html
+
+
+def test_a_ruled_table_inside_a_rules_table_over_two_columns_splits_it(monkeypatch):
+    """The rules over lines made one table of a page's two columns (answer choices lined up across the
+    gutter), the right column holding a ruled table the pixels' rules find: the found table takes the
+    lines in its region, the host's other lines are laid out again by the line rules, and the table
+    comes after the text above it in its column."""
+    from PIL import Image
+
+    from jocr.layout import tables_detect
+    from jocr.layout.tables import Cell, Table
+    from jocr.layout.tables_pages import image_page_tables
+
+    left = ["Paige cut a cake into twenty", "pieces. What share is left?"]
+    right = ["The table shows the bills", "Bree got for her birthday."]
+    lines = [TreeLine(t, (20, 100 + 16 * k, 240, 110 + 16 * k), "ocr", size=10) for k, t in enumerate(left)]
+    lines += [
+        TreeLine(t, (300, 100 + 16 * k, 520, 110 + 16 * k), "ocr", size=10) for k, t in enumerate(right)
+    ]
+    grid = [["Value", "Count"], ["$5", "5"], ["$10", "3"]]
+    lines += [TreeLine(t, (320 + 90 * c, 150 + 16 * r, 340 + 90 * c, 160 + 16 * r), "ocr", size=10)
+              for r, row in enumerate(grid) for c, t in enumerate(row)]  # fmt: skip
+    host = Block(TABLE, text="", markdown="<table></table>", html="<table></table>", bbox=(20, 100, 520, 200),
+                 lines=lines)  # fmt: skip
+    tree = PageTree(width=600, height=800, unit="px", blocks=[host]).numbered()
+    found = Table(cells=[Cell(r, c, t) for r, row in enumerate(grid) for c, t in enumerate(row)], n_rows=3,
+                  n_cols=2, bbox=(310, 145, 510, 200))  # fmt: skip
+    monkeypatch.setattr(tables_detect, "find_tables", lambda *a, **k: [found])
+    assert image_page_tables(tree, Image.new("RGB", (600, 800), "white")) == 1
+    kinds = [(b.type, b.text) for b in tree.blocks]
+    assert kinds[-1][0] == TABLE and "<td>$10</td>" in tree.blocks[-1].html
+    rest = " ".join(b.text for b in tree.blocks[:-1])  # the columns' lines, as the line rules lay them out
+    assert all(text in rest for text in left + right) and "$10" not in rest

@@ -41,6 +41,9 @@ class TablePassConfig:
     # OCR lines, each line one piece); the crop is the region grown by `crop_pad` line heights
     crop_ocr: str = "auto"
     crop_pad: float = 0.5
+    # a table found in the pixels inside a table block of the rules at most this share of the block's area
+    # splits it (`_split_host`)
+    host_share: float = 0.5
     # how a page's OCR lines with word boxes are split into pieces (only at gaps lined up with other rows)
     page_split: SplitConfig = field(default_factory=lambda: PAGE_SPLIT)
 
@@ -158,7 +161,7 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     for table in tables:
         put += _put_table(tree, table, config)
     for region in tree.table_regions:  # a detector's table the rules over the page's lines did not find
-        if any(overlap_area(b.bbox, region) > 0 for b in tree.blocks if b.type == TABLE and b.bbox):
+        if _found_there(tree, region):
             continue
         if _a_list(tree, region):
             continue
@@ -168,6 +171,23 @@ def image_page_tables(tree: PageTree, image, config=None, lines=None) -> int:
     if put:
         tree.numbered()
     return put
+
+
+def _found_there(tree: PageTree, region) -> bool:
+    """Whether the rules' tables already read a detector's table region: a table block overlaps it, unless
+    the region holds two table blocks or more whole, and nothing of the body but lines between them (the
+    rules parted one table at a row whose cells did not line up with the rows around it: a cell of
+    several lines, a spanning label), which the region's crop then reads as one."""
+    tables = [b.bbox for b in tree.blocks if b.type == TABLE and b.bbox]
+    overlapping = [box for box in tables if overlap_area(box, region) > 0]
+    held = [box for box in overlapping if _centre_in(box, region)]
+    if not overlapping:
+        return False
+    if len(held) < 2 or len(held) < len(overlapping):
+        return True
+    top, bottom = min(box[1] for box in held), max(box[3] for box in held)
+    inside = [b.bbox for b in _table_body(tree) if b.bbox is not None and _centre_in(b.bbox, region)]
+    return any(not top <= (box[1] + box[3]) / 2 <= bottom for box in inside)
 
 
 def _table_body(tree: PageTree) -> list:
@@ -194,6 +214,8 @@ def _put_table(tree: PageTree, table: Table, config: TablePassConfig) -> int:
         return 0
     body = _table_body(tree)
     inside = [b for b in body if b.bbox is not None and _centre_in(b.bbox, table.bbox)]
+    if not inside:
+        inside = _split_host(tree, table.bbox, config)
     if not inside or any(b.type not in _REPLACEABLE for b in inside):
         return 0
     old = [b for b in inside if b.type == TABLE]
@@ -208,6 +230,45 @@ def _put_table(tree: PageTree, table: Table, config: TablePassConfig) -> int:
     tree.blocks = [b for b in tree.blocks if id(b) not in drop]
     tree.blocks.insert(min(at, len(tree.blocks)), block)
     return 1
+
+
+def _split_host(tree: PageTree, region, config: TablePassConfig) -> list:
+    """Where a table found in the pixels lies inside a table block of the rules that reaches well past it
+    (the rules made one table of two page columns whose rows line up, one of them holding the found
+    table): the host block's lines outside `region` are laid out again by the line rules (as in
+    `_given_way`) and its lines inside become one block, placed after the last laid-out block above it
+    in its column; that block is returned (for the table to replace), [] where no block hosts it."""
+    from jocr.layout.tree import Block
+
+    tables = [b for b in tree.blocks if b.type == TABLE and b.bbox]
+    host = next((b for b in tables if _hosts(b.bbox, region, config)), None)
+    lines = _measured(host.lines) if host is not None else []
+    held = [ln for ln in lines if _centre_in(ln.box, region)]
+    rest = [ln for ln in lines if not _centre_in(ln.box, region)]
+    if not held or not rest:
+        return []
+    size = body_size(_measured([ln for b in tree.blocks if not b.furniture for ln in b.lines]))
+    laid = line_blocks(rest, tree.width, tree.height, furniture={}, size=size)
+    taken = [tl for tl in host.lines if tl.bbox is not None and _centre_in(tl.bbox, region)]
+    part = Block("paragraph", text=" ".join(tl.text for tl in taken), bbox=tuple(region), lines=taken)
+    above = [k for k, b in enumerate(laid) if b.bbox and _above_in_column(b.bbox, region)]
+    laid.insert(above[-1] + 1 if above else 0, part)
+    at = next(k for k, b in enumerate(tree.blocks) if b is host)
+    tree.blocks[at : at + 1] = laid
+    return [part]
+
+
+def _hosts(box, region, config: TablePassConfig) -> bool:
+    """Whether a table block's `box` holds `region` and reaches well past it (at most `host_share` of its
+    area is the region's)."""
+    area = (region[2] - region[0]) * (region[3] - region[1])
+    host_area = (box[2] - box[0]) * (box[3] - box[1])
+    return area > 0 and overlap_area(box, region) >= 0.9 * area and area <= config.host_share * host_area
+
+
+def _above_in_column(box, region) -> bool:
+    """Whether `box` ends above `region`'s top and shares some of its width."""
+    return box[3] <= region[1] and min(box[2], region[2]) > max(box[0], region[0])
 
 
 def region_table(image, scale: float, region, line_h: float, config: TablePassConfig) -> Table | None:
