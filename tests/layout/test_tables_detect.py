@@ -162,3 +162,26 @@ def test_a_page_head_rule_above_a_table_is_not_its_rule():
     for pieces in ([], caption):
         (region,) = ruled_regions(rules, 9.0, DetectConfig(), pieces)
         assert 95 < region[1] < 100 and region[0] > 140 and region[2] < 460
+
+
+def test_column_rules_that_start_and_end_together_make_a_grid():
+    """A table whose row rules are lost among a notepad's ruled lines keeps its column borders: four
+    vertical rules from the first row's top to the last row's bottom (one drawn a little short) with
+    text between them make a region, read as the table; a box's two sides, rules of other extents, short
+    rules, or rules with no text between them (a figure's strokes) do not. A grid whose row rules make a
+    stack is that stack's region alone."""
+    borders = [Rule(x, 96 + (6 if x == 95 else 0), x, 155) for x in (15, 95, 175, 255)]
+    pieces = page_pieces()
+    (region,) = ruled_regions(borders, 9.0, DetectConfig(), pieces)
+    assert region[0] < 15 < 255 < region[2] and region[1] < 97 and 155 < region[3] < 158
+    (table,) = find_tables(pieces, borders)
+    assert (table.n_rows, table.n_cols) == (4, 3) and "Nurse" in table.html
+    assert ruled_regions(borders, 9.0, DetectConfig()) == []  # no text between them
+    assert ruled_regions(borders[::3], 9.0, DetectConfig(), pieces) == []  # a box's two sides
+    ragged = [Rule(15, 96, 15, 155), Rule(95, 40, 95, 155), Rule(175, 96, 175, 300)]
+    assert ruled_regions(ragged, 9.0, DetectConfig(), pieces) == []
+    short = [Rule(x, 96, x, 110) for x in (15, 95, 175)]
+    assert ruled_regions(short, 9.0, DetectConfig(), pieces) == []
+    row_rules = [Rule(12, y, 258, y) for y in (97, 112, 154)]
+    (stack,) = ruled_regions(row_rules, 9.0, DetectConfig(), pieces)
+    assert ruled_regions(row_rules + borders, 9.0, DetectConfig(), pieces) == [stack]

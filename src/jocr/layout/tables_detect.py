@@ -47,6 +47,8 @@ class DetectConfig:
     max_row_gap: float = 2.5  # consecutive rows of an unruled table at most this far apart
     min_gutter: float = 0.7  # a column gap at least this wide (an OCR box is about 1.3 em high: 0.9 em)
     min_cell_lines: float = 0.7  # share of a run's lines that have two pieces or more
+    min_column_rules: int = 3  # vertical rules that start and end together: a grid's column borders
+    min_column_rule: float = 2.0  # each at least this long
 
 
 def find_tables(pieces: list[Piece], rules: list[Rule], config: DetectConfig | None = None,
@@ -115,15 +117,82 @@ def ruled_regions(
         else:
             stacks.append([rule])
     pad = 0.2 * line_h
+    boxes = [
+        (
+            min(r.x0 for r in stack) - pad,
+            stack[0].y0 - pad,
+            max(r.x1 for r in stack) + pad,
+            stack[-1].y0 + pad,
+        )
+        for stack in stacks
+        if len(stack) >= 2
+    ]
     out: list[Box] = []
-    for stack in stacks:
-        if len(stack) < 2:
-            continue
-        x0, x1 = min(r.x0 for r in stack), max(r.x1 for r in stack)
-        box = (x0 - pad, stack[0].y0 - pad, x1 + pad, stack[-1].y0 + pad)
+    for box in boxes:
         inner = [b for b in out if overlap_area(b, box) > 0]  # partial rules' own stack inside a table
         out = [b for b in out if b not in inner] + [union([box, *inner])]
+    stacked = list(out)  # a grid with row rules is its stack: column borders only add what no stack holds
+    for box in column_grids(rules, line_h, config, pieces):
+        if not any(overlap_area(box, b) > 0 for b in stacked):
+            inner = [b for b in out if b not in stacked and overlap_area(b, box) > 0]
+            out = [b for b in out if b not in inner] + [union([box, *inner])]
     return sorted(out, key=lambda b: b[1])
+
+
+def column_grids(
+    rules: list[Rule], line_h: float, config: DetectConfig, pieces: list[Piece] = ()
+) -> list[Box]:
+    """Rows of vertical rules that start and end together (both ends within `rule_ends` line heights of
+    the row's first rule), `min_column_rules` of them at least, each `min_column_rule` line heights long
+    and a line height from the next: the column borders of a grid, whose row rules the page's own rules
+    hide (ruled notepaper) or that has none. A page's column divider, or a box's two sides, are fewer."""
+    ends = config.rule_ends * line_h
+    upright = sorted(
+        (r for r in rules if not r.horizontal and r.y1 - r.y0 >= config.min_column_rule * line_h),
+        key=lambda r: r.x0,
+    )
+    out: list[Box] = []
+    used: set[int] = set()
+    for k, first in enumerate(upright):
+        if k in used:
+            continue
+        row = [first]
+        for j in range(k + 1, len(upright)):
+            rule = upright[j]
+            if j in used or rule.x0 - row[-1].x0 < line_h:
+                continue
+            if abs(rule.y0 - first.y0) <= ends and abs(rule.y1 - first.y1) <= ends:
+                row.append(rule)
+                used.add(j)
+        if len(row) >= config.min_column_rules and _columns_hold_text(row, pieces):
+            pad = 0.2 * line_h
+            out.append(
+                (
+                    row[0].x0 - pad,
+                    min(r.y0 for r in row) - pad,
+                    row[-1].x1 + pad,
+                    max(r.y1 for r in row) + pad,
+                )
+            )
+    return out
+
+
+def _columns_hold_text(row: list[Rule], pieces: list[Piece]) -> bool:
+    """Whether most bands between neighbouring vertical rules of `row` hold text on two lines at least
+    within the rules' height: pieces with half their width, or half the band's, in the band (a page's
+    OCR line may run over several cells)."""
+    top, bottom = statistics.median(r.y0 for r in row), statistics.median(r.y1 for r in row)
+    filled = 0
+    for left, right in zip(row, row[1:], strict=False):
+        inside = [
+            p
+            for p in pieces
+            if top < p.cy < bottom
+            and min(p.box[2], right.x0) - max(p.box[0], left.x0)
+            >= 0.5 * min(p.box[2] - p.box[0], right.x0 - left.x0)
+        ]
+        filled += len(_text_lines(inside)) >= 2
+    return filled > 0.5 * (len(row) - 1)
 
 
 def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
