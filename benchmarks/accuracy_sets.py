@@ -17,6 +17,11 @@ Sets (each scored as its benchmark scores it):
   data/frozen-real4), mostly English, the development set for OCR'd pages; scored the same way;
 - `real5-pdf`, `real5-scan`, `real5-photo`: the fifth frozen set (`--frozen-real5`, default
   data/frozen-real5), Chinese pages, the development set for Chinese OCR'd pages; scored the same way;
+- `real-scanpdf`, `real3-scanpdf`, `real4-scanpdf`, `real5-scanpdf`: the scans of those sets, each put in
+  a one-page PDF with no text layer as a scanner writes one (the JPEG re-encoded by Pillow, the page the
+  scan's size at `SCAN_DPI`), written under `--out/_scanpdf/`; the scan's tests. `jocr parse` renders the
+  page at 144 dpi and reads it from its OCR lines, as any PDF page without a usable text layer: the same
+  pages through the PDF path beside the image path (`real3-scanpdf` is held out as `real3-scan` is);
 - `math-scan`, `math-photo`, `math2-*`, `math3-*`: scanned and photographed copies of the real math sets
   (`--frozen-real-math`, default data/frozen-real-math, its heldout/ and heldout2/; made by
   scripts/make_frozen_real.py), their math tests: formulas read from pixels; `math3` (heldout2) is held
@@ -83,6 +88,10 @@ SET_NAMES = (
     "real5-pdf",
     "real5-scan",
     "real5-photo",
+    "real-scanpdf",
+    "real3-scanpdf",
+    "real4-scanpdf",
+    "real5-scanpdf",
     "math-scan",
     "math-photo",
     "math2-scan",
@@ -130,6 +139,26 @@ def frozen_real_sets(root: Path, prefix: str = "real") -> list[BenchSet]:
         gt = {rel: path for rel, path in gt.items() if path.is_file()}
         sets.append(BenchSet(f"{prefix}-{variant}", "tests", pages, tests=jsonl, gt_markdown=gt))
     return sets
+
+
+SCAN_DPI = 150  # the frozen sets' scans are 150 dpi copies of their pages (data/frozen-real/README.md)
+
+
+def scanned_pdf_set(scans: BenchSet, folder: Path) -> BenchSet:
+    """`scans` (a `<prefix>-scan` set) as `<prefix>-scanpdf`: each scan in a one-page image PDF under
+    `folder` (written once), the same page names, tests and hand-checked Markdown."""
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = []
+    for page in scans.pages:
+        pdf = folder / f"{Path(page.rel).stem}.pdf"
+        if not pdf.is_file():
+            with Image.open(page.path) as image:
+                image.convert("RGB").save(pdf, "PDF", resolution=SCAN_DPI)
+        pages.append(Page(page.rel, pdf, page.lang))
+    name = scans.name.removesuffix("-scan") + "-scanpdf"
+    return BenchSet(name, "tests", pages, tests=scans.tests, gt_markdown=dict(scans.gt_markdown))
 
 
 def omnidoc_set(root: Path) -> BenchSet:
@@ -374,6 +403,12 @@ def build_sets(args) -> list[BenchSet]:
     unknown = set(wanted) - set(SET_NAMES)
     if unknown:
         raise SystemExit(f"unknown set(s): {', '.join(sorted(unknown))}; choose from {', '.join(SET_NAMES)}")
+    scanned = {f"{s.name.removesuffix('-scan')}-scanpdf": s for s in sets if s.name.endswith("-scan")}
+    sets += [
+        scanned_pdf_set(s, Path(args.out) / "_scanpdf" / name)
+        for name, s in scanned.items()
+        if name in wanted
+    ]
     sets = [s for s in sets if s.name in wanted]
     if args.page_ids:
         sets = [_subset(s, set(args.page_ids.split(",")), Path(args.out)) for s in sets]

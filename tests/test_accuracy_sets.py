@@ -63,3 +63,27 @@ def test_the_fourth_frozen_set_is_taken_by_name_with_its_photographs(tmp_path):
     assert bset.name == "real4-photo" and bset.tests == REPO / "data/frozen-real4/photo.jsonl"
     assert len(bset.pages) == 14 and all(p.path.is_file() and p.path.suffix == ".jpg" for p in bset.pages)
     assert sorted(p.lang for p in bset.pages).count("zh") == 3
+
+
+def test_a_scan_set_is_taken_as_image_pdfs_with_the_scans_tests(tmp_path):
+    """`real5-scanpdf`: the scans put in one-page PDFs with no text layer, under the output folder, with
+    the scan set's page names, tests and languages; written once."""
+    from PIL import Image
+
+    from jocr.documents.pages import LoadOptions, open_source
+
+    scans, pdfs = build_sets(_args("real5-scan,real5-scanpdf", tmp_path))
+    assert pdfs.name == "real5-scanpdf" and pdfs.tests == scans.tests
+    assert [(p.rel, p.lang) for p in pdfs.pages] == [(p.rel, p.lang) for p in scans.pages]
+    assert all(
+        p.path.suffix == ".pdf" and p.path.parent == tmp_path / "_scanpdf" / "real5-scanpdf"
+        for p in pdfs.pages
+    )
+    with open_source(str(pdfs.pages[0].path), LoadOptions()) as source:
+        layer = source.text_layer(0)
+        assert source.num_pages == 1 and (layer is None or not layer.lines)
+        with Image.open(scans.pages[0].path) as scan:  # the 150-dpi scan rendered at 144 dpi
+            assert abs(source.render(0).width - scan.width * 144 / 150) <= 2
+    written = pdfs.pages[0].path.stat().st_mtime_ns
+    (again,) = build_sets(_args("real5-scanpdf", tmp_path))
+    assert again.pages[0].path.stat().st_mtime_ns == written
