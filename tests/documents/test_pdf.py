@@ -85,35 +85,3 @@ def test_text_layer_in_its_own_process_does_not_wait_for_the_pdfium_lock():
         assert cut.verdict == "too_large" and "took over" in cut.note
     finally:
         source.close()
-
-
-def _scan_pdf(tmp_path, name: str, size: tuple[int, int], dpi: float):
-    """A one-page PDF holding only an image of `size` pixels at `dpi` over the whole page, as a scanner
-    writes one."""
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", size, "white")
-    ImageDraw.Draw(image).text((size[0] // 4, size[1] // 4), "scanned text", fill="black")
-    path = tmp_path / name
-    image.save(path, "PDF", resolution=dpi)
-    return path
-
-
-def test_a_scanned_page_renders_at_its_scans_resolution(tmp_path):
-    """A page that is one image and no text renders at the image's own resolution where finer than the
-    render dpi (so OCR reads the scan's pixels), up to `scan_dpi`; a coarser scan, a page with text, or
-    `scan_dpi=0` render at `dpi`. The pixel count planned for a page is the one rendered."""
-    fine = _scan_pdf(tmp_path, "fine.pdf", (1700, 2200), 200)  # 8.5 x 11 in at 200 dpi
-    coarse = _scan_pdf(tmp_path, "coarse.pdf", (850, 1100), 100)
-    dense = _scan_pdf(tmp_path, "dense.pdf", (5100, 6600), 600)
-    with open_source(fine) as src:
-        assert src.render(0).size == (1700, 2200) and src.page_pixels(0) == 1700 * 2200
-    with open_source(coarse) as src:
-        assert src.render(0).size == (1224, 1584)  # 144 dpi
-    with open_source(dense) as src:
-        width, height = src.render(0).size  # capped at 300 dpi (PDFium rounds a size up)
-        assert abs(width - 2550) <= 1 and abs(height - 3300) <= 1
-    with open_source(fine, LoadOptions(scan_dpi=0)) as src:
-        assert src.render(0).size == (1224, 1584)
-    with open_source(_write(tmp_path, "text.pdf", text_pdf(["one"]))) as src:
-        assert src.render(0).size == (1224, 1584)

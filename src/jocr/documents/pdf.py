@@ -24,38 +24,6 @@ T = TypeVar("T")
 _PDFIUM_LOCK = threading.RLock()
 
 
-SCAN_COVER = 0.9  # an image over this share of the page box, with no text on the page: a scanned page
-MAX_SCAN_OBJECTS = 16  # a page of more objects is no scan (it is not searched for one)
-
-
-def scan_resolution(page, width_pt: float, height_pt: float) -> float | None:
-    """The resolution in dpi of a scanned page's image (its pixels over its area in square inches): a page of
-    a few top-level objects, none of them text, one an image covering `SCAN_COVER` of the page box; None
-    for any other page (born-digital pages, searchable scans with their text layer, a scan inside a form
-    object)."""
-    import pypdfium2.raw as pdfium_c
-
-    if width_pt <= 0 or height_pt <= 0:
-        return None
-    count = pdfium_c.FPDFPage_CountObjects(page.raw)
-    if count < 1 or count > MAX_SCAN_OBJECTS:
-        return None
-    best = None
-    for obj in page.get_objects(max_depth=0):
-        if obj.type == pdfium_c.FPDF_PAGEOBJ_TEXT:
-            return None
-        if obj.type != pdfium_c.FPDF_PAGEOBJ_IMAGE:
-            continue
-        x0, y0, x1, y1 = obj.get_bounds() if hasattr(obj, "get_bounds") else obj.get_pos()
-        covered = (min(x1, width_pt) - max(x0, 0.0)) * (min(y1, height_pt) - max(y0, 0.0))
-        if x1 <= x0 or covered < SCAN_COVER * width_pt * height_pt:
-            continue
-        meta = obj.get_metadata()  # pixels per inch over the image's area: a turned image reads the same
-        dpi = math.sqrt(meta.width * meta.height / ((x1 - x0) * (y1 - y0))) * 72.0
-        best = max(best or 0.0, dpi)
-    return best
-
-
 class PdfSource(PageSource):
     kind = "pdf"
 
@@ -89,14 +57,11 @@ class PdfSource(PageSource):
             return f"{self.name}: cannot open file"
         return f"{self.name}: corrupt or unreadable PDF"
 
-    def page_scale(self, width_pt: float, height_pt: float, scan_dpi: float | None = None) -> float:
-        """Pixels per point of a page `width_pt` x `height_pt` as rendered: `longest_side` or `dpi`, or for a
-        scanned page the scan's own resolution (`scan_dpi`, from `scan_resolution`) where finer than `dpi`
-        (up to `LoadOptions.scan_dpi`); within the pixel budget."""
+    def page_scale(self, width_pt: float, height_pt: float) -> float:
         if self.options.longest_side:
             scale = self.options.longest_side / max(width_pt, height_pt, 1e-6)
         else:
-            scale = max(self.options.dpi, min(scan_dpi or 0.0, self.options.scan_dpi)) / 72.0
+            scale = self.options.dpi / 72.0
         # Keep the bitmap within the pixel budget (huge page boxes exist, e.g. posters and maps).
         pixels = width_pt * height_pt * scale * scale
         if pixels > self.options.max_pixels:
@@ -111,20 +76,12 @@ class PdfSource(PageSource):
             page = self._doc[index]
             try:
                 width_pt, height_pt = page.get_size()
-                scan_dpi = self._scan_dpi(page, width_pt, height_pt)
             finally:
                 page.close()
         if width_pt <= 0 or height_pt <= 0:
             return 0
-        scale = self.page_scale(width_pt, height_pt, scan_dpi)
+        scale = self.page_scale(width_pt, height_pt)
         return math.ceil(width_pt * scale) * math.ceil(height_pt * scale)
-
-    def _scan_dpi(self, page, width_pt: float, height_pt: float) -> float | None:
-        """The scan's resolution of a scanned page (`scan_resolution`), None for other pages or when the
-        options render every page at `dpi`."""
-        if self.options.longest_side or self.options.scan_dpi <= self.options.dpi:
-            return None
-        return scan_resolution(page, width_pt, height_pt)
 
     def render(self, index: int) -> Image.Image:
         import pypdfium2 as pdfium
@@ -136,8 +93,7 @@ class PdfSource(PageSource):
                     width_pt, height_pt = page.get_size()
                     if width_pt <= 0 or height_pt <= 0:
                         raise DocumentError(f"{self.name}: page {index + 1} has an empty page box")
-                    scale = self.page_scale(width_pt, height_pt, self._scan_dpi(page, width_pt, height_pt))
-                    bitmap = page.render(scale=scale)
+                    bitmap = page.render(scale=self.page_scale(width_pt, height_pt))
                     image = bitmap.to_pil().convert("RGB")
                     bitmap.close()
                 finally:

@@ -29,10 +29,6 @@ class LoadOptions:
     dpi: float = DEFAULT_DPI
     # Render PDF pages so that their longest side has this many pixels (overrides dpi when set).
     longest_side: int | None = None
-    # A scanned PDF page (one image over the page, no text) is rendered at its scan's own resolution when
-    # that is finer than `dpi`, up to this many dpi: OCR reads the scan's pixels, not a resampled copy;
-    # 0 renders every page at `dpi`.
-    scan_dpi: float = 300.0
     password: str | None = None
     # Decoded pixels allowed per page image: a larger image is refused (decompression-bomb guard); a PDF page
     # that would render larger is rendered at a lower scale instead.
