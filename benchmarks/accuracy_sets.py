@@ -19,9 +19,10 @@ Sets (each scored as its benchmark scores it):
   data/frozen-real5), Chinese pages, the development set for Chinese OCR'd pages; scored the same way;
 - `real-scanpdf`, `real3-scanpdf`, `real4-scanpdf`, `real5-scanpdf`: the scans of those sets, each put in
   a one-page PDF with no text layer as a scanner writes one (the JPEG re-encoded by Pillow, the page the
-  scan's size at `SCAN_DPI`), written under `--out/_scanpdf/`; the scan's tests. `jocr parse` renders the
-  page at 144 dpi and reads it from its OCR lines, as any PDF page without a usable text layer: the same
-  pages through the PDF path beside the image path (`real3-scanpdf` is held out as `real3-scan` is);
+  scan's size at the dpi its file records, else `SCAN_DPI`), written under `--out/_scanpdf/`; the scan's
+  tests. `jocr parse` renders the page at 144 dpi and reads it from its OCR lines, as any PDF page without
+  a usable text layer: the same pages through the PDF path beside the image path (`real3-scanpdf` is held
+  out as `real3-scan` is);
 - `math-scan`, `math-photo`, `math2-*`, `math3-*`: scanned and photographed copies of the real math sets
   (`--frozen-real-math`, default data/frozen-real-math, its heldout/ and heldout2/; made by
   scripts/make_frozen_real.py), their math tests: formulas read from pixels; `math3` (heldout2) is held
@@ -155,7 +156,8 @@ def scanned_pdf_set(scans: BenchSet, folder: Path) -> BenchSet:
         pdf = folder / f"{Path(page.rel).stem}.pdf"
         if not pdf.is_file():
             with Image.open(page.path) as image:
-                image.convert("RGB").save(pdf, "PDF", resolution=SCAN_DPI)
+                dpi = float(image.info.get("dpi", (SCAN_DPI,))[0]) or SCAN_DPI
+                image.convert("RGB").save(pdf, "PDF", resolution=dpi)
         pages.append(Page(page.rel, pdf, page.lang))
     name = scans.name.removesuffix("-scan") + "-scanpdf"
     return BenchSet(name, "tests", pages, tests=scans.tests, gt_markdown=dict(scans.gt_markdown))
