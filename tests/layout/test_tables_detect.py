@@ -120,6 +120,24 @@ def test_prose_or_a_caption_between_rules_parts_two_tables():
     assert len(ruled_regions(first + second, 9.0, DetectConfig(), rows)) == 1  # rows between: one table
 
 
+def test_a_charts_axis_labels_between_rules_part_two_tables():
+    """A sidebar's key-data table under its section's rule, then the next section's rule over a chart whose
+    axis values ("10%", "5%", "0%") stand alone line after line: the rules above and below the chart do
+    not join the table's. A wrapped cell's long lines, or two short lone lines, do not part them."""
+    first = [Rule(100, 100, 300, 100), Rule(100, 150, 300, 150)]
+    second = [Rule(100, 260, 300, 260), Rule(100, 300, 300, 300)]
+    rows = [Piece("Total", (110, 120, 140, 129)), Piece("2,741", (250, 120, 290, 129))]
+    axis = [
+        Piece(t, (105, 170 + 15 * k, 125, 179 + 15 * k)) for k, t in enumerate(["10%", "5%", "0%", "-5%"])
+    ]
+    assert len(ruled_regions(first + second, 9.0, DetectConfig(), rows + axis)) == 2
+    wrapped = [
+        Piece("a cell's text wrapped over lines", (105, 170 + 15 * k, 250, 179 + 15 * k)) for k in range(4)
+    ]
+    assert len(ruled_regions(first + second, 9.0, DetectConfig(), rows + wrapped)) == 1
+    assert len(ruled_regions(first + second, 9.0, DetectConfig(), rows + axis[:2])) == 1
+
+
 def test_a_wide_cell_beside_its_row_label_does_not_part_the_rules():
     """A table whose second column holds sentences (a list of document classes) has cells nearly as wide
     as its rules; with the row's label beside it such a piece is a cell, not a line of prose between two

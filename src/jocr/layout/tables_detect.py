@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jocr.bbox import overlap_area
+from jocr.layout.geometry import text_width
 from jocr.layout.tables import (
     Box,
     Piece,
@@ -200,9 +201,12 @@ def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
     the lower's) parts two tables rather than being a table's rows: a piece reaching more than a line
     height past the rules' ends (prose of the page, wider than the table), a piece as wide as most of the
     rules and alone on its line (a line of prose between two tables of the text's width; a wide cell has
-    its row's other cells beside it), or a caption ("Table 6. ...")."""
+    its row's other cells beside it), a caption ("Table 6. ..."), or a chart's axis labels
+    (`_axis_labels`)."""
     x0, y0, x1, y1 = band
     between = [p for p in pieces if y0 < p.cy < y1 and p.box[2] > x0 and p.box[0] < x1]
+    if _axis_labels(_text_lines(between)):
+        return True
     for p in between:
         if p.box[0] < x0 - line_h or p.box[2] > x1 + line_h:
             return True
@@ -210,6 +214,23 @@ def _parted(band: Box, pieces: list[Piece], line_h: float) -> bool:
         if wide and not any(q is not p and _same_line(p, q) for q in between):
             return True
         if CAPTION_START.match(p.text.strip()):
+            return True
+    return False
+
+
+AXIS_RUN = 3  # lone short labels on this many lines in a row: a chart's axis
+AXIS_LABEL = 6  # columns (a CJK character two) of a label that is a tick's value ("-15%", "2020")
+
+
+def _axis_labels(lines: list[list[Piece]]) -> bool:
+    """Whether `AXIS_RUN` consecutive lines hold one short piece each (`AXIS_LABEL` columns at most): the
+    tick values of a chart's axis ("10%", "5%", "0%"), which a section's rule above the chart and the next
+    section's below stack with a table's rules. A table's rows between two rules have cells beside each
+    other, and a wrapped cell's lines are long."""
+    run = 0
+    for line in lines:
+        run = run + 1 if len(line) == 1 and text_width(line[0].text.strip()) <= AXIS_LABEL else 0
+        if run >= AXIS_RUN:
             return True
     return False
 
