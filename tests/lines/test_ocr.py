@@ -304,3 +304,31 @@ def test_rapidocr_lines_get_the_spaces_their_word_boxes_show(monkeypatch):
     image, _ = text_crop()
     lines = read_image(image, OCRLinesConfig(engine="rapidocr", orient=False, deskew=False))
     assert [ln.text for ln in lines.lines] == ["3.11.1 Numbering hierarchy"]
+
+
+def test_rapidocr_calls_the_orientation_check_only_when_its_upright_reading_is_unsure(monkeypatch):
+    """With RapidOCR, a page the profiles call upright is read as it stands first: a sure reading (three
+    lines at a median confidence of 0.9) leaves Tesseract's OSD out (a subprocess on every page); a page
+    upside down reads as low-confidence noise, so OSD is asked, and its sure half turn turns the page and
+    reads it again."""
+    if not ocr.engine_available("rapidocr") or ocr.binary() is None:
+        pytest.fail("RapidOCR and Tesseract are installed by scripts/setup.sh")
+    from jocr.lines.ocr_tesseract import Orientation
+
+    image, _ = text_crop()
+    asked = []
+
+    def osd(grey, timeout):
+        asked.append(grey.size)
+        return Orientation(180, 5.0, "Latin")
+
+    monkeypatch.setattr(ocr, "orientation", osd)
+    upright = read_image(image, OCRLinesConfig(engine="rapidocr", deskew=False))
+    assert (
+        not asked
+        and "turn" not in upright.stats
+        and "quick brown" in " ".join(ln.text for ln in upright.lines)
+    )
+    turned = read_image(image.rotate(180), OCRLinesConfig(engine="rapidocr", deskew=False))
+    assert asked and turned.stats.get("turn") == 180
+    assert "quick brown" in " ".join(ln.text for ln in turned.lines)

@@ -365,6 +365,63 @@ def _levelled(image: Image.Image, size: tuple[int, int], inverse: np.ndarray) ->
     )
 
 
+UPRIGHT_LINES = 3  # an upright reading is judged on this many lines at least
+# RapidOCR reads upright print at a median confidence of 0.99-1.0 and the same pages turned upside down at
+# 0.56-0.78 (21 development scans and photos, docs/results/2026-12-07-orientation.md)
+UPRIGHT_CONFIDENCE = 0.9
+
+
+def _reads_upright(lines: list[Line]) -> bool:
+    """Whether RapidOCR's reading of a page as it stands is sure enough to call the page upright without
+    Tesseract's orientation check: `UPRIGHT_LINES` lines at least at a median confidence of
+    `UPRIGHT_CONFIDENCE` (text upside down reads as low-confidence noise)."""
+    confidences = [ln.confidence for ln in lines if ln.confidence is not None]
+    return len(confidences) >= UPRIGHT_LINES and float(np.median(confidences)) >= UPRIGHT_CONFIDENCE
+
+
+def _osd_turn(grey: Image.Image, sideways: bool, config: OCRLinesConfig):
+    """(turn, OSD result): Tesseract's OSD answer when it is sure, or when it agrees with the profiles on
+    sideways or not; the profiles cannot tell upright from upside down, so a half turn needs OSD to be
+    sure (an unsure 180 turned a handwritten note over). Where they disagree and OSD is unsure the page
+    stays upright: the profiles call a photographed sheet sideways when the dark table around it runs
+    down its sides (10 of 14 upright development photographs)."""
+    osd = orientation(even_light(grey), config.timeout_s)
+    agrees = sideways == (osd.turn in (90, 270)) and osd.turn != 180 if osd is not None else False
+    sure = osd is not None and osd.confidence >= config.min_osd_confidence
+    return (osd.turn if sure or agrees else 0), osd
+
+
+def _prepared(grey, colour, forward, turn: int, config: OCRLinesConfig):
+    """The page turned by `turn` and levelled (`deskew`): (grey, colour, forward transform, stats)."""
+    done: dict = {}
+    if turn:
+        forward = _quarter_turn(turn, *grey.size) @ forward
+        grey = grey.transpose(_TRANSPOSE[turn])
+        colour = colour and colour.transpose(_TRANSPOSE[turn])
+        done["turn"] = turn
+    if config.deskew:
+        angle = skew_angle(grey, config.max_skew_degrees)
+        if abs(angle) >= config.min_skew_degrees:
+            rotation, size = _rotation(angle, *grey.size)
+            inverse = np.linalg.inv(rotation)
+            grey = _levelled(grey, size, inverse)
+            colour = colour and _levelled(colour, size, inverse)
+            forward = rotation @ forward
+            done["skew"] = angle
+    return grey, colour, forward, done
+
+
+def _engine_lines(prepared, engine: str, config: OCRLinesConfig, osd, settled: bool | None) -> list[Line]:
+    """The engine's lines of a prepared page; RapidOCR's own line-direction classifier runs only where no
+    orientation was decided here (`settled` False)."""
+    grey, colour = prepared[0], prepared[1]
+    if engine == TESSERACT:
+        languages = _languages(config, osd.script if osd else "")
+        return tesseract_read(grey, languages, config.timeout_s, config.min_confidence)
+    page = grey if colour is None else colour
+    return rapid_read(page, config.rapid_max_side, config.min_confidence, settled is False, config.timeout_s)
+
+
 def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list[Line] | None, dict]:
     """Lines in the original image's pixel frame (None for a blank page), and what was done."""
     from jocr.documents.preprocess import is_blank_page
@@ -387,42 +444,27 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         forward = _scale(size[0] / width, size[1] / height) @ forward
         stats["scale"] = round(scale, 4)
     osd = None
-    settled = False  # the orientation was decided here (with Tesseract's OSD), not left to RapidOCR
+    turn = 0
+    # True: the orientation was decided here with Tesseract's OSD; None: by RapidOCR's upright reading, OSD
+    # only where that is unsure; False: left to RapidOCR's own line-direction classifier (no Tesseract)
+    settled: bool | None = False
     if config.orient:
         sideways = profile_turn(grey) == 90
         turn = 90 if sideways else 0
-        if binary() is not None:
+        if binary() is not None and (sideways or engine == TESSERACT):
+            turn, osd = _osd_turn(grey, sideways, config)
             settled = True
-            osd = orientation(even_light(grey), config.timeout_s)
-            # OSD's answer when it is sure, or when it agrees with the profiles on sideways or not; the
-            # profiles cannot tell upright from upside down, so a half turn needs OSD to be sure (an
-            # unsure 180 turned a handwritten note over). Where they disagree and OSD is unsure the page
-            # stays upright: the profiles call a photographed sheet sideways when the dark table around it
-            # runs down its sides (10 of 14 upright development photographs).
-            agrees = sideways == (osd.turn in (90, 270)) and osd.turn != 180 if osd is not None else False
-            sure = osd is not None and osd.confidence >= config.min_osd_confidence
-            turn = osd.turn if sure or agrees else 0
+        elif binary() is not None:
+            settled = None  # upright unless RapidOCR's upright reading is unsure (`_reads_upright`)
+    prepared = _prepared(grey, colour, forward, turn, config)
+    lines = _engine_lines(prepared, engine, config, osd, settled)
+    if settled is None and not _reads_upright(lines):
+        turn, osd = _osd_turn(grey, False, config)
         if turn:
-            forward = _quarter_turn(turn, *grey.size) @ forward
-            grey = grey.transpose(_TRANSPOSE[turn])
-            colour = colour and colour.transpose(_TRANSPOSE[turn])
-            stats["turn"] = turn
-    if config.deskew:
-        angle = skew_angle(grey, config.max_skew_degrees)
-        if abs(angle) >= config.min_skew_degrees:
-            rotation, size = _rotation(angle, *grey.size)
-            inverse = np.linalg.inv(rotation)
-            grey = _levelled(grey, size, inverse)
-            colour = colour and _levelled(colour, size, inverse)
-            forward = rotation @ forward
-            stats["skew"] = angle
-    if engine == TESSERACT:
-        languages = _languages(config, osd.script if osd else "")
-        stats["languages"] = languages
-        lines = tesseract_read(grey, languages, config.timeout_s, config.min_confidence)
-    else:
-        page = grey if colour is None else colour
-        lines = rapid_read(page, config.rapid_max_side, config.min_confidence, not settled, config.timeout_s)
+            prepared = _prepared(grey, colour, forward, turn, config)
+            lines = _engine_lines(prepared, engine, config, osd, True)
+    grey, colour, forward, done = prepared
+    stats.update(done)
     lines = [as_printed(ln) for ln in lines]  # spaces and Chinese punctuation a recogniser left out
     lines = [ln for ln in lines if ln.confidence is None or ln.confidence >= config.min_confidence]
     # back to the original pixels, and for a turned page on to the page turned upright (`upright_image`):
