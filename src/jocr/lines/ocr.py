@@ -12,7 +12,9 @@ Steps, all bounded:
    not; an unsure OSD that disagrees with them leaves the page upright); without Tesseract an upside-down
    page rests on RapidOCR's per-line direction classifier (with
    it that classifier is off: it turns some long upright lines over). OSD reads a copy with its light
-   evened (`even_light`: no dark table or shadow around the sheet). Then the
+   evened (`even_light`: no dark table or shadow around the sheet). With RapidOCR a page the profiles
+   call upright is read as it stands first, and OSD is asked only when that reading is unsure
+   (`_reads_upright`). Then the
    skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
    least `min_skew_degrees`.
 4. Read with the engine under `timeout_s` (Tesseract: a subprocess, killed past it; RapidOCR: in process,
@@ -369,14 +371,22 @@ UPRIGHT_LINES = 3  # an upright reading is judged on this many lines at least
 # RapidOCR reads upright print at a median confidence of 0.99-1.0 and the same pages turned upside down at
 # 0.56-0.78 (21 development scans and photos, docs/results/2026-12-07-orientation.md)
 UPRIGHT_CONFIDENCE = 0.9
+UPRIGHT_LYING = 0.9  # the share of an upright reading's lines that are wider than tall, at least
 
 
 def _reads_upright(lines: list[Line]) -> bool:
     """Whether RapidOCR's reading of a page as it stands is sure enough to call the page upright without
-    Tesseract's orientation check: `UPRIGHT_LINES` lines at least at a median confidence of
-    `UPRIGHT_CONFIDENCE` (text upside down reads as low-confidence noise)."""
+    Tesseract's orientation check: `UPRIGHT_LINES` lines at least, at a median confidence of
+    `UPRIGHT_CONFIDENCE` (text upside down reads as low-confidence noise), nearly all of them wider than
+    tall (RapidOCR turns a tall line's crop a quarter before reading it, so a page on its side can read
+    sure: its lines stand up)."""
     confidences = [ln.confidence for ln in lines if ln.confidence is not None]
-    return len(confidences) >= UPRIGHT_LINES and float(np.median(confidences)) >= UPRIGHT_CONFIDENCE
+    lying = sum(ln.box[2] - ln.box[0] >= ln.box[3] - ln.box[1] for ln in lines)
+    return (
+        len(confidences) >= UPRIGHT_LINES
+        and float(np.median(confidences)) >= UPRIGHT_CONFIDENCE
+        and lying >= UPRIGHT_LYING * len(lines)
+    )
 
 
 def _osd_turn(grey: Image.Image, sideways: bool, config: OCRLinesConfig):
@@ -445,21 +455,22 @@ def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list
         stats["scale"] = round(scale, 4)
     osd = None
     turn = 0
-    # True: the orientation was decided here with Tesseract's OSD; None: by RapidOCR's upright reading, OSD
-    # only where that is unsure; False: left to RapidOCR's own line-direction classifier (no Tesseract)
+    # True: the orientation was decided here with Tesseract's OSD; None: by RapidOCR's reading of the page
+    # as it stands, OSD only where that is unsure; False: left to RapidOCR's line-direction classifier (no
+    # Tesseract), the profiles' quarter turn taken
     settled: bool | None = False
     if config.orient:
         sideways = profile_turn(grey) == 90
         turn = 90 if sideways else 0
-        if binary() is not None and (sideways or engine == TESSERACT):
+        if binary() is not None and engine == TESSERACT:
             turn, osd = _osd_turn(grey, sideways, config)
             settled = True
         elif binary() is not None:
-            settled = None  # upright unless RapidOCR's upright reading is unsure (`_reads_upright`)
+            turn, settled = 0, None  # as it stands unless RapidOCR's reading so is unsure (`_reads_upright`)
     prepared = _prepared(grey, colour, forward, turn, config)
     lines = _engine_lines(prepared, engine, config, osd, settled)
     if settled is None and not _reads_upright(lines):
-        turn, osd = _osd_turn(grey, False, config)
+        turn, osd = _osd_turn(grey, sideways, config)
         if turn:
             prepared = _prepared(grey, colour, forward, turn, config)
             lines = _engine_lines(prepared, engine, config, osd, True)
