@@ -128,16 +128,23 @@ def ruled_regions(
         for stack in stacks
         if len(stack) >= 2
     ]
+    stacked = _merged(boxes)  # partial rules' own stack inside a table joins it
+    # a grid with row rules is its stack: column borders only add what no stack holds
+    grids = [
+        g
+        for g in column_grids(rules, line_h, config, pieces)
+        if not any(overlap_area(g, b) > 0 for b in stacked)
+    ]
+    return sorted(stacked + _merged(grids), key=lambda b: b[1])
+
+
+def _merged(boxes: list[Box]) -> list[Box]:
+    """`boxes`, each one that overlaps boxes before it made one with them (their union)."""
     out: list[Box] = []
     for box in boxes:
-        inner = [b for b in out if overlap_area(b, box) > 0]  # partial rules' own stack inside a table
+        inner = [b for b in out if overlap_area(b, box) > 0]
         out = [b for b in out if b not in inner] + [union([box, *inner])]
-    stacked = list(out)  # a grid with row rules is its stack: column borders only add what no stack holds
-    for box in column_grids(rules, line_h, config, pieces):
-        if not any(overlap_area(box, b) > 0 for b in stacked):
-            inner = [b for b in out if b not in stacked and overlap_area(b, box) > 0]
-            out = [b for b in out if b not in inner] + [union([box, *inner])]
-    return sorted(out, key=lambda b: b[1])
+    return out
 
 
 def column_grids(

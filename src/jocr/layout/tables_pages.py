@@ -79,11 +79,22 @@ def _given_way(tree: PageTree, block) -> bool:
     lines = _measured(block.lines)
     if not lines:
         return False
-    size = body_size(_measured([ln for b in tree.blocks if not b.furniture for ln in b.lines]))
-    at = next(k for k, b in enumerate(tree.blocks) if b is block)  # by identity: blocks compare by value
-    tree.blocks[at : at + 1] = line_blocks(lines, tree.width, tree.height, furniture={}, size=size)
+    _replace(tree, block, _laid_out(tree, lines))
     tree.numbered()
     return True
+
+
+def _laid_out(tree: PageTree, lines: list[Line]) -> list:
+    """The blocks the rules over lines make of some of a page's `lines` (`line_rules.line_blocks`), at the
+    page's body size, none taken for furniture."""
+    size = body_size(_measured([ln for b in tree.blocks if not b.furniture for ln in b.lines]))
+    return line_blocks(lines, tree.width, tree.height, furniture={}, size=size)
+
+
+def _replace(tree: PageTree, block, blocks: list) -> None:
+    """`blocks` in `block`'s place in the tree (found by identity: blocks compare by value)."""
+    at = next(k for k, b in enumerate(tree.blocks) if b is block)
+    tree.blocks[at : at + 1] = blocks
 
 
 def _measured(lines) -> list[Line]:
@@ -242,19 +253,17 @@ def _split_host(tree: PageTree, region, config: TablePassConfig) -> list:
 
     tables = [b for b in tree.blocks if b.type == TABLE and b.bbox]
     host = next((b for b in tables if _hosts(b.bbox, region, config)), None)
-    lines = _measured(host.lines) if host is not None else []
-    held = [ln for ln in lines if _centre_in(ln.box, region)]
-    rest = [ln for ln in lines if not _centre_in(ln.box, region)]
-    if not held or not rest:
+    if host is None:
         return []
-    size = body_size(_measured([ln for b in tree.blocks if not b.furniture for ln in b.lines]))
-    laid = line_blocks(rest, tree.width, tree.height, furniture={}, size=size)
     taken = [tl for tl in host.lines if tl.bbox is not None and _centre_in(tl.bbox, region)]
+    rest = [ln for ln in _measured(host.lines) if not _centre_in(ln.box, region)]
+    if not taken or not rest:
+        return []
+    laid = _laid_out(tree, rest)
     part = Block("paragraph", text=" ".join(tl.text for tl in taken), bbox=tuple(region), lines=taken)
     above = [k for k, b in enumerate(laid) if b.bbox and _above_in_column(b.bbox, region)]
     laid.insert(above[-1] + 1 if above else 0, part)
-    at = next(k for k, b in enumerate(tree.blocks) if b is host)
-    tree.blocks[at : at + 1] = laid
+    _replace(tree, host, laid)
     return [part]
 
 
