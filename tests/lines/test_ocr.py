@@ -307,7 +307,7 @@ def test_rapidocr_lines_get_the_spaces_their_word_boxes_show(monkeypatch):
 
 
 def test_rapidocr_calls_the_orientation_check_only_when_its_upright_reading_is_unsure(monkeypatch):
-    """With RapidOCR, a page the profiles call upright is read as it stands first: a sure reading (three
+    """With RapidOCR, a page is read as it stands first: a sure reading (three
     lines at a median confidence of 0.9) leaves Tesseract's OSD out (a subprocess on every page); a page
     upside down reads as low-confidence noise, so OSD is asked, and its sure half turn turns the page and
     reads it again."""

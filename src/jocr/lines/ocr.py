@@ -12,9 +12,9 @@ Steps, all bounded:
    not; an unsure OSD that disagrees with them leaves the page upright); without Tesseract an upside-down
    page rests on RapidOCR's per-line direction classifier (with
    it that classifier is off: it turns some long upright lines over). OSD reads a copy with its light
-   evened (`even_light`: no dark table or shadow around the sheet). With RapidOCR a page the profiles
-   call upright is read as it stands first, and OSD is asked only when that reading is unsure
-   (`_reads_upright`). Then the
+   evened (`even_light`: no dark table or shadow around the sheet). With RapidOCR every page is read as
+   it stands first, and OSD is asked only when that reading is unsure (`_reads_upright`); the page is
+   read again when OSD turns it. Then the
    skew: the angle within `max_skew_degrees` whose row profile of the ink is sharpest, corrected when at
    least `min_skew_degrees`.
 4. Read with the engine under `timeout_s` (Tesseract: a subprocess, killed past it; RapidOCR: in process,
