@@ -18,9 +18,21 @@ from pathlib import Path
 
 from jocr.lines.types import Line, Word
 
+RAPID_DET_MIN_SIDE = 736  # RapidOCR's own Det.limit_side_len: what a call without det_min_side used
 
-def call_key(image, max_side: int, min_word_confidence: float, use_cls: bool) -> str:
-    digest = hashlib.sha256(f"{image.mode}|{image.size}|{max_side}|{min_word_confidence}|{use_cls}".encode())
+
+def call_key(image, max_side: int, min_word_confidence: float, use_cls: bool, det_min_side=None) -> str:
+    """The key of one reading. The detector scales an image only when its shorter side is below
+    `det_min_side`, so an image at least as large as both that and RapidOCR's own limit reads the same
+    under either, and keeps the key it had before `det_min_side` was passed (so do calls without it). The
+    shorter side is taken as the detector gets it: after RapidOCR scales the longest side to `max_side`,
+    less 32 for its rounding."""
+    shorter = min(image.size) * min(1.0, max_side / max(image.size)) - 32
+    same = det_min_side is None or shorter >= max(det_min_side, RAPID_DET_MIN_SIDE)
+    extra = "" if same else f"|det{det_min_side}"
+    digest = hashlib.sha256(
+        f"{image.mode}|{image.size}|{max_side}|{min_word_confidence}|{use_cls}{extra}".encode()
+    )
     digest.update(image.tobytes())
     return digest.hexdigest()[:32]
 
@@ -56,12 +68,15 @@ def cached_read(read, folder: Path):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
 
-    def wrapped(image, max_side, min_word_confidence, use_cls, timeout_s=None):
+    def wrapped(image, max_side, min_word_confidence, use_cls, timeout_s=None, det_min_side=None):
         # the time limit is not in the key: a reading that ends within it is the same reading
-        path = folder / f"{call_key(image, max_side, min_word_confidence, use_cls)}.json"
+        path = folder / f"{call_key(image, max_side, min_word_confidence, use_cls, det_min_side)}.json"
         if path.is_file():
             return [_line(r) for r in json.loads(path.read_text(encoding="utf-8"))]
-        lines = read(image, max_side, min_word_confidence, use_cls, timeout_s)
+        if det_min_side is None:  # a jocr that does not pass it
+            lines = read(image, max_side, min_word_confidence, use_cls, timeout_s)
+        else:
+            lines = read(image, max_side, min_word_confidence, use_cls, timeout_s, det_min_side)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps([_line_record(ln) for ln in lines], ensure_ascii=False), encoding="utf-8")
         tmp.replace(path)

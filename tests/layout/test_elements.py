@@ -104,6 +104,27 @@ def test_image_table_crop_reads_pixels(tmp_path):
     assert teds(doc.markdown, ROW["html"], structure_only=True) >= 0.8
 
 
+def test_a_table_crop_is_read_with_the_crop_detector_scale(monkeypatch):
+    """A table's crop goes to the OCR engine with `CROP_DET_MIN_SIDE` as the detector's least side (pages
+    keep the engine's own), upright as drawn (no orientation step)."""
+    from PIL import Image
+
+    import jocr.lines.ocr as ocr
+    from jocr.layout.elements import image_region_table
+    from jocr.lines.ocr import CROP_DET_MIN_SIDE
+    from jocr.lines.types import PageLines
+
+    seen = []
+
+    def fake(image, config, page_size=None):
+        seen.append((image.size, config.rapid_det_min_side, config.orient))
+        return PageLines(*image.size)
+
+    monkeypatch.setattr(ocr, "read_image", fake)
+    image_region_table(Image.new("L", (800, 600), 255), (100, 100, 500, 250), ocr="rapidocr")
+    assert seen == [((400, 150), CROP_DET_MIN_SIDE, False)]
+
+
 def test_formula_task_reads_a_pdf_page_from_its_glyphs():
     """A formula on a born-digital page is read from its glyphs and rules (no model call), exactly."""
     formulas = Path(__file__).resolve().parents[2] / "data/frozen-test/formulas"

@@ -285,6 +285,16 @@ def test_a_grey_page_is_handed_to_rapidocr_as_it_is(monkeypatch):
     assert seen == ["L", "RGB"]
 
 
+def test_rapidocr_gets_the_configured_least_side_for_its_detector(monkeypatch):
+    """`OCRLinesConfig.rapid_det_min_side` reaches the engine call (a table crop's: 2026-12-08)."""
+    seen = []
+    monkeypatch.setattr(ocr, "rapid_read", lambda image, *args: seen.append(args[-1]) or [])
+    image, _ = text_crop()
+    read_image(image, OCRLinesConfig(engine="rapidocr"))
+    read_image(image, OCRLinesConfig(engine="rapidocr", rapid_det_min_side=480))
+    assert seen == [None, 480]  # a page: RapidOCR's own least side
+
+
 def test_rapidocr_lines_get_the_spaces_their_word_boxes_show(monkeypatch):
     """A numbered heading read as "3.11.1Numbering hierarchy" with its words an em apart comes out spaced
     (`jocr.lines.spacing`)."""

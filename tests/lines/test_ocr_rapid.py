@@ -43,3 +43,27 @@ def test_a_read_past_the_limit_leaves_no_thread_and_no_deadline_behind():
     within = ocr_rapid.read(page(), 2000, 0.3, False, timeout_s=60.0)
     assert [ln.text for ln in within] == ["Bounded in time"]
     assert [ln.text for ln in ocr_rapid.read(page(), 2000, 0.3, False)] == ["Bounded in time"]
+
+
+def test_the_detector_scales_a_short_image_up_to_the_least_side_it_is_given():
+    """A crop 120 px tall is scaled up to 480 px (not RapidOCR's own 736) before detection when
+    `det_min_side` is 480, and still reads; the detector gets what that says, (1, 3, 480, 2400)."""
+    shapes = []
+    detector = _timed_sessions(_engine(2000, False, 480))[0]
+    inner = detector._session
+
+    class Spy:
+        def run(self, names, feeds, options=None):
+            shapes.append(next(iter(feeds.values())).shape)
+            return inner.run(names, feeds, options)
+
+        def __getattr__(self, name):
+            return getattr(inner, name)
+
+    detector._session = Spy()
+    try:
+        lines = ocr_rapid.read(page(), 2000, 0.3, False, det_min_side=480)
+    finally:
+        detector._session = inner
+    assert shapes == [(1, 3, 480, 2400)]
+    assert [ln.text for ln in lines] == ["Bounded in time"]

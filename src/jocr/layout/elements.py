@@ -256,13 +256,21 @@ def page_scale(source, index: int, image) -> float:
 def _ocr_lines(image, ocr: str, orient: bool = True):
     """OCR lines of `image` (None when no engine is there or `ocr` is "none"). `orient=False` for a region
     the caller drew on the page as shown: it is upright, and the orientation step (Tesseract's OSD, a
-    subprocess: about half of a crop's CPU time) is skipped; a slight skew is still corrected."""
-    from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
+    subprocess: about half of a crop's CPU time) is skipped; a slight skew is still corrected. RapidOCR's
+    detector scales a crop up only to `CROP_DET_MIN_SIDE`, not to its own least side for pages."""
+    from jocr.lines.ocr import (
+        CROP_DET_MIN_SIDE,
+        OCRLinesConfig,
+        normalise_ocr_mode,
+        read_image,
+        resolve_engine,
+    )
 
     mode = normalise_ocr_mode(ocr)
     if mode == "none" or resolve_engine(mode) is None:
         return None
-    lines = read_image(image, OCRLinesConfig(engine=mode, orient=orient))
+    config = OCRLinesConfig(engine=mode, orient=orient, rapid_det_min_side=CROP_DET_MIN_SIDE)
+    lines = read_image(image, config)
     return lines.lines if lines.usable else []
 
 

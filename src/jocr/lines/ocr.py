@@ -67,6 +67,12 @@ AUTO_ORDER = (RAPIDOCR, TESSERACT)
 OCR_MODES = ("auto", *ENGINES, "none")
 
 
+# The detector's least shorter side for a region cut from a page (a table's crop, 150-400 px tall):
+# RapidOCR's own 736 scales such a crop up 2-7 times, slower and read worse on the development crops
+# than 480 (docs/results/2026-12-08-crop-detection.md).
+CROP_DET_MIN_SIDE = 480
+
+
 @dataclass
 class OCRLinesConfig:
     """How a page image is read by OCR (module docstring for each step)."""
@@ -81,6 +87,9 @@ class OCRLinesConfig:
     min_side: int = 16  # refused below
     timeout_s: float = 120.0  # each engine call (Tesseract's OSD and read, RapidOCR's read), wall clock
     rapid_max_side: int = 2000  # RapidOCR scales the longest side to at most this
+    # RapidOCR's detector scales a shorter side below this up to it; None: RapidOCR's own 736, which pages
+    # keep (a small page's print needs it). A table's crop is read with CROP_DET_MIN_SIDE.
+    rapid_det_min_side: int | None = None
     orient: bool = True
     min_osd_confidence: float = 2.0
     deskew: bool = True
@@ -429,7 +438,8 @@ def _engine_lines(prepared, engine: str, config: OCRLinesConfig, osd, settled: b
         languages = _languages(config, osd.script if osd else "")
         return tesseract_read(grey, languages, config.timeout_s, config.min_confidence)
     page = grey if colour is None else colour
-    return rapid_read(page, config.rapid_max_side, config.min_confidence, settled is False, config.timeout_s)
+    return rapid_read(page, config.rapid_max_side, config.min_confidence, settled is False, config.timeout_s,
+                      config.rapid_det_min_side)  # fmt: skip
 
 
 def _read(image: Image.Image, engine: str, config: OCRLinesConfig) -> tuple[list[Line] | None, dict]:

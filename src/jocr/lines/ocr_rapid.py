@@ -3,7 +3,8 @@ lines and word boxes. The `rapidocr` wheel ships its default models (PP-OCR det/
 mobile direction classifier, Chinese + English in one recogniser), so nothing is fetched at run time.
 
 The engine runs in-process; its work is bounded by the image size (RapidOCR scales the longest side to at
-most `max_side` pixels before detection), its detector's candidate limit and a wall-clock limit
+most `max_side` pixels before detection; its detector then scales the shorter side up to at least
+`det_min_side`), its detector's candidate limit and a wall-clock limit
 (`_bounded`: past it the running onnxruntime session is told to stop, and `RapidTimeout` is raised).
 Coordinates are pixels of the image handed in; `jocr.lines.ocr` maps them back to the page.
 """
@@ -18,7 +19,7 @@ from PIL import Image
 
 from jocr.lines.types import RAPIDOCR, Line, Word
 
-_ENGINES: dict[tuple[int, bool], object] = {}
+_ENGINES: dict[tuple[int, bool, int | None], object] = {}
 _LOCK = threading.Lock()  # one page at a time per process: onnxruntime already uses every core
 
 
@@ -31,14 +32,17 @@ def available() -> bool:
     return True
 
 
-def _engine(max_side: int, use_cls: bool):
-    engine = _ENGINES.get((max_side, use_cls))
+def _engine(max_side: int, use_cls: bool, det_min_side: int | None = None):
+    """One engine per settings, kept for the process. `det_min_side` None: RapidOCR's own (736)."""
+    key = (max_side, use_cls, det_min_side)
+    engine = _ENGINES.get(key)
     if engine is None:
         from rapidocr import RapidOCR
 
-        engine = _ENGINES[(max_side, use_cls)] = RapidOCR(
-            params={"Global.log_level": "error", "Global.max_side_len": max_side, "Global.use_cls": use_cls}
-        )
+        params = {"Global.log_level": "error", "Global.max_side_len": max_side, "Global.use_cls": use_cls}
+        if det_min_side is not None:
+            params["Det.limit_side_len"] = det_min_side  # with its limit_type "min": the shorter side
+        engine = _ENGINES[key] = RapidOCR(params=params)
     return engine
 
 
@@ -161,16 +165,18 @@ def read(
     min_word_confidence: float,
     use_cls: bool,
     timeout_s: float | None = None,
+    det_min_side: int | None = None,
 ) -> list[Line]:
     """The lines of `image` (its own pixel frame) in RapidOCR's order (top to bottom, left to right).
 
     `use_cls`: turn lines its direction classifier calls upside down. Only for a page whose orientation
     was not settled before: on upright pages the classifier turns some long lines over (a clean manual
     page at 150 dpi: 86.8% of characters right with it, 96.6% without). `timeout_s`: `RapidTimeout` past
-    it (`_bounded`)."""
+    it (`_bounded`). `det_min_side`: the detector scales an image whose shorter side is below it up to it
+    (None: RapidOCR's own 736; `jocr.lines.ocr.OCRLinesConfig.rapid_det_min_side`)."""
     array = np.asarray(image.convert("RGB"))
     with _LOCK:
-        result = _bounded(_engine(max_side, use_cls), array, timeout_s)
+        result = _bounded(_engine(max_side, use_cls, det_min_side), array, timeout_s)
     boxes, texts, scores = result.boxes, result.txts, result.scores
     if boxes is None or texts is None or scores is None:
         return []
