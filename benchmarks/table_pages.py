@@ -8,6 +8,8 @@ missed and false, as the OmniDocBench page score matches them).
     PYTHONPATH=src python benchmarks/table_pages.py --cache DIR [-v]          # score
     PYTHONPATH=src python benchmarks/table_pages.py --build --docs DIR         # write the table-free pages
     PYTHONPATH=src python benchmarks/table_pages.py --cache DIR --folder data/frozen-real-prose-pages
+    PYTHONPATH=src python benchmarks/table_pages.py --cache DIR --parse models \
+        --folder data/frozen-real-table-pages2
 
 `--cache DIR`: the pages' RapidOCR lines with their word boxes (`<id>.json`; the pass is given them, as
 `jocr parse` gives it the page's OCR lines) and the OCR lines of the crops the table pass reads
@@ -15,7 +17,10 @@ missed and false, as the OmniDocBench page score matches them).
 are compared on the same OCR. `--build` renders and degrades the pages without tables that `pages.jsonl`
 names by package file (the table pages are the real image-table set's images, `--docs` as for
 benchmarks/tables_real_image_set.py) and writes `manifest.jsonl`; `--folder` names another page set
-(data/frozen-real-prose-pages: pages without tables, where only false tables count).
+(data/frozen-real-prose-pages: pages without tables, where only false tables count; data/frozen-real-
+table-pages2: held out). `--parse MODEL` also scores the whole `jocr parse` of each page image with that
+model (the layout detector's table regions and every rule of the page pass; its RapidOCR readings kept in
+`DIR/ocr` by benchmarks/ocr_cache.py), as `parse`.
 """
 
 from __future__ import annotations
@@ -61,12 +66,16 @@ def build(docs: Path, target: Path = TARGET) -> list[dict]:
 def _cached_crop_ocr(cache: Path) -> None:
     """The crop reader's OCR (`jocr.layout.elements._ocr_lines`) read back from `cache` when the same
     pixels were read before."""
+    import jocr.lines.ocr as ocr_module
     from jocr.layout import elements
 
     read = elements._ocr_lines
+    # the detector's least side for crops where the code has one (read at RapidOCR's own before it did)
+    det = getattr(ocr_module, "CROP_DET_MIN_SIDE", None)
 
     def cached(image, ocr, orient=True):
-        key = hashlib.sha1(image.convert("RGB").tobytes() + f"{image.size}{ocr}{orient}".encode()).hexdigest()
+        settings = f"{image.size}{ocr}{orient}" + ("" if det is None else f"det{det}")
+        key = hashlib.sha1(image.convert("RGB").tobytes() + settings.encode()).hexdigest()
         path = cache / f"crop-{key[:20]}.pkl"
         if path.exists():
             return pickle.loads(path.read_bytes())
@@ -98,7 +107,7 @@ def with_tables(page_with_tables, tree, markdown: str, image, lines) -> str:
     return page_with_tables(tree, markdown, image=image)
 
 
-def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
+def score(folder: Path, cache: Path, verbose: bool = False, parse_model: str | None = None) -> dict:
     from PIL import Image
 
     import baselines
@@ -106,6 +115,7 @@ def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
     from jocr.layout.render import page_markdown
     from jocr.layout.tables_pages import page_with_tables
 
+    loaded = _parse_model(parse_model, cache) if parse_model else None
     _cached_crop_ocr(cache)
     rows = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
     totals: dict[str, dict] = {}
@@ -116,6 +126,10 @@ def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
         control = page_markdown(tree) if tree is not None else ""
         passed = with_tables(page_with_tables, tree, control, image, baselines.ocr_layer(image, lines).lines)
         outputs = {"lines": control, "lines+image-tables": passed}
+        if loaded is not None:
+            import jocr
+
+            outputs["parse"] = jocr.parse(str(folder / row["image"]), model=loaded).markdown
         for name, markdown in outputs.items():
             result = score_page(row["html"], markdown)
             total = totals.setdefault(name, {"scores": [], "found": 0, "missed": 0, "false": 0})
@@ -125,8 +139,8 @@ def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
             total["false"] += result.false
             if name != "lines":
                 teds = " ".join(f"{s[0]:.3f}" for s in result.scores) or "-"
-                print(f"{row['id']:24s} {row['kind']:5s} found {result.found} missed {result.missed} "
-                      f"false {result.false}  TEDS {teds}")  # fmt: skip
+                print(f"{name:18s} {row['id']:24s} {row['kind']:5s} found {result.found} missed "
+                      f"{result.missed} false {result.false}  TEDS {teds}")  # fmt: skip
                 if verbose:
                     for html in row["html"]:
                         print("  wanted", html)
@@ -149,6 +163,16 @@ def score(folder: Path, cache: Path, verbose: bool = False) -> dict:
     return out
 
 
+def _parse_model(model: str, cache: Path):
+    """The model `jocr parse` reads with, loaded once; RapidOCR's readings of whole pages (and of the crops
+    read inside the parse) kept in `cache/ocr`."""
+    from jocr.pipeline import load_model
+    from ocr_cache import use_ocr_cache
+
+    use_ocr_cache(cache / "ocr")
+    return load_model(model)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", action="store_true", help="write the table-free pages and the manifest")
@@ -156,6 +180,7 @@ def main() -> None:
     parser.add_argument("--cache", help="where the pages' and crops' OCR lines are kept")
     parser.add_argument("--folder", default=str(TARGET), help="a page set with manifest.jsonl")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the tables read and wanted")
+    parser.add_argument("--parse", metavar="MODEL", help="also score `jocr parse` of each page with MODEL")
     args = parser.parse_args()
     if args.build:
         if not args.docs:
@@ -166,7 +191,7 @@ def main() -> None:
         raise SystemExit("--cache DIR is needed (OCR lines are kept there)")
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    print(json.dumps(score(Path(args.folder), cache, args.verbose), indent=1))
+    print(json.dumps(score(Path(args.folder), cache, args.verbose, args.parse), indent=1))
 
 
 if __name__ == "__main__":
