@@ -66,20 +66,18 @@ def build(docs: Path, target: Path = TARGET) -> list[dict]:
 def _cached_crop_ocr(cache: Path) -> None:
     """The crop reader's OCR (`jocr.layout.elements._ocr_lines`) read back from `cache` when the same
     pixels were read before."""
-    import jocr.lines.ocr as ocr_module
     from jocr.layout import elements
 
     read = elements._ocr_lines
-    # the detector's least side for crops where the code has one (read at RapidOCR's own before it did)
-    det = getattr(ocr_module, "CROP_DET_MIN_SIDE", None)
 
-    def cached(image, ocr, orient=True):
-        settings = f"{image.size}{ocr}{orient}" + ("" if det is None else f"det{det}")
+    def cached(image, ocr, orient=True, det_min_side=None):
+        # the detector's least side, where a version passes one (RapidOCR's own before any did)
+        settings = f"{image.size}{ocr}{orient}" + ("" if det_min_side is None else f"det{det_min_side}")
         key = hashlib.sha1(image.convert("RGB").tobytes() + settings.encode()).hexdigest()
         path = cache / f"crop-{key[:20]}.pkl"
         if path.exists():
             return pickle.loads(path.read_bytes())
-        lines = read(image, ocr, orient)
+        lines = read(image, ocr, orient) if det_min_side is None else read(image, ocr, orient, det_min_side)
         path.write_bytes(pickle.dumps(lines))
         return lines
 

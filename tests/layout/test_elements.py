@@ -104,13 +104,15 @@ def test_image_table_crop_reads_pixels(tmp_path):
     assert teds(doc.markdown, ROW["html"], structure_only=True) >= 0.8
 
 
-def test_a_table_crop_is_read_with_the_crop_detector_scale(monkeypatch):
-    """A table's crop goes to the OCR engine with `CROP_DET_MIN_SIDE` as the detector's least side (pages
-    keep the engine's own), upright as drawn (no orientation step)."""
+def test_a_drawn_table_region_is_read_with_the_crop_detector_scale(monkeypatch, tmp_path):
+    """`--task table --region` on an image: the crop goes to the OCR engine with `CROP_DET_MIN_SIDE` as the
+    detector's least side, upright as drawn; the page pass's crops (`image_region_table` as it calls it)
+    and a whole image keep the engine's own (None)."""
     from PIL import Image
 
     import jocr.lines.ocr as ocr
-    from jocr.layout.elements import image_region_table
+    from jocr.documents.pages import LoadOptions, open_source
+    from jocr.layout.elements import image_region_table, read_table_region
     from jocr.lines.ocr import CROP_DET_MIN_SIDE
     from jocr.lines.types import PageLines
 
@@ -121,8 +123,19 @@ def test_a_table_crop_is_read_with_the_crop_detector_scale(monkeypatch):
         return PageLines(*image.size)
 
     monkeypatch.setattr(ocr, "read_image", fake)
-    image_region_table(Image.new("L", (800, 600), 255), (100, 100, 500, 250), ocr="rapidocr")
-    assert seen == [((400, 150), CROP_DET_MIN_SIDE, False)]
+    path = tmp_path / "page.png"
+    Image.new("L", (800, 600), 255).save(path)
+    with open_source(str(path), LoadOptions()) as source:
+        read_table_region(source, 0, (100, 100, 500, 250), ocr="rapidocr")
+        read_table_region(source, 0, None, ocr="rapidocr")
+    image_region_table(
+        Image.new("L", (800, 600), 255), (100, 100, 500, 250), ocr="rapidocr", keep=(0, 0, 1, 1)
+    )
+    assert seen == [
+        ((400, 150), CROP_DET_MIN_SIDE, False),
+        ((800, 600), None, True),
+        ((400, 150), None, False),
+    ]
 
 
 def test_formula_task_reads_a_pdf_page_from_its_glyphs():

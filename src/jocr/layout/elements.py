@@ -143,7 +143,10 @@ def _pdf_size(source, index: int) -> tuple[float, float]:
 def read_table_region(source, index: int, region: Box | None, ocr: str = "auto",
                       config: TableConfig | None = None) -> ElementResult:  # fmt: skip
     """The table in `region` of page `index`: geometry from the text layer and path objects on a PDF page
-    whose layer is usable, else from OCR words and rules found in the pixels (`image_region_table`)."""
+    whose layer is usable, else from OCR words and rules found in the pixels (`image_region_table`; a
+    drawn region's crop read with RapidOCR's detector at `CROP_DET_MIN_SIDE`)."""
+    from jocr.lines.ocr import CROP_DET_MIN_SIDE
+
     start = time.perf_counter()
     unit = "pt" if source.kind == "pdf" else "px"
     geometry = pdf_geometry(source, index) if source.kind == "pdf" else None
@@ -155,7 +158,8 @@ def read_table_region(source, index: int, region: Box | None, ocr: str = "auto",
         image = source.render(index)
         scale = page_scale(source, index, image)
         box = region or (0.0, 0.0, image.width / scale, image.height / scale)
-        table = image_region_table(image, box, scale, ocr, config, orient=region is None)
+        det = CROP_DET_MIN_SIDE if region is not None else None  # a drawn region's crop, not a page
+        table = image_region_table(image, box, scale, ocr, config, orient=region is None, det_min_side=det)
         if table is None:
             note = (
                 "no OCR engine is installed to read a table from pixels"
@@ -170,15 +174,16 @@ def read_table_region(source, index: int, region: Box | None, ocr: str = "auto",
 
 def image_region_table(image, box: Box, scale: float = 1.0, ocr: str = "auto",
                        config: TableConfig | None = None, orient: bool = False,
-                       keep: Box | None = None) -> Table | None:  # fmt: skip
+                       keep: Box | None = None, det_min_side: int | None = None) -> Table | None:  # fmt: skip
     """The table in `box` (page units; `scale` pixels of `image` per unit) read from the crop's own OCR
     words and the rules in its pixels, boxes back in page units; None when no OCR engine can read it
     (`ocr` "none" or none installed). `orient`: ask the orientation step (a region drawn on the page as
     shown is upright). `keep`: only the pieces whose centre lies in it are read (a crop padded around a
-    table takes in part of a line beside it, read as noise)."""
+    table takes in part of a line beside it, read as noise). `det_min_side`: RapidOCR's detector's least
+    side for the crop (`OCRLinesConfig.rapid_det_min_side`; None: the engine's own)."""
     crop_box = tuple(round(v * scale) for v in box)
     crop = image.crop(crop_box)
-    lines = _ocr_lines(crop, ocr, orient=orient)
+    lines = _ocr_lines(crop, ocr, orient=orient, det_min_side=det_min_side)
     if lines is None:
         return None
     return crop_table_of_lines(crop, crop_box, scale, lines, keep, config)
@@ -253,23 +258,17 @@ def page_scale(source, index: int, image) -> float:
     return image.width / _pdf_size(source, index)[0]
 
 
-def _ocr_lines(image, ocr: str, orient: bool = True):
+def _ocr_lines(image, ocr: str, orient: bool = True, det_min_side: int | None = None):
     """OCR lines of `image` (None when no engine is there or `ocr` is "none"). `orient=False` for a region
     the caller drew on the page as shown: it is upright, and the orientation step (Tesseract's OSD, a
-    subprocess: about half of a crop's CPU time) is skipped; a slight skew is still corrected. RapidOCR's
-    detector scales a crop up only to `CROP_DET_MIN_SIDE`, not to its own least side for pages."""
-    from jocr.lines.ocr import (
-        CROP_DET_MIN_SIDE,
-        OCRLinesConfig,
-        normalise_ocr_mode,
-        read_image,
-        resolve_engine,
-    )
+    subprocess: about half of a crop's CPU time) is skipped; a slight skew is still corrected.
+    `det_min_side`: RapidOCR's detector's least side (None: the engine's own)."""
+    from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
 
     mode = normalise_ocr_mode(ocr)
     if mode == "none" or resolve_engine(mode) is None:
         return None
-    config = OCRLinesConfig(engine=mode, orient=orient, rapid_det_min_side=CROP_DET_MIN_SIDE)
+    config = OCRLinesConfig(engine=mode, orient=orient, rapid_det_min_side=det_min_side)
     lines = read_image(image, config)
     return lines.lines if lines.usable else []
 

@@ -67,9 +67,10 @@ AUTO_ORDER = (RAPIDOCR, TESSERACT)
 OCR_MODES = ("auto", *ENGINES, "none")
 
 
-# The detector's least shorter side for a region cut from a page (a table's crop, 150-400 px tall):
-# RapidOCR's own 736 scales such a crop up 2-7 times, slower and read worse on the development crops
-# than 480 (docs/results/2026-12-08-crop-detection.md).
+# The detector's least shorter side for a table region drawn on a page (`jocr parse --task table
+# --region`; a crop 150-400 px tall): RapidOCR's own 736 scales such a crop up 2-7 times, slower and read
+# worse on the crop sets than 480. The page pass's padded crops keep the engine's own, which read them
+# better on two of three page sets (docs/results/2026-12-08-crop-detection.md).
 CROP_DET_MIN_SIDE = 480
 
 
@@ -88,7 +89,7 @@ class OCRLinesConfig:
     timeout_s: float = 120.0  # each engine call (Tesseract's OSD and read, RapidOCR's read), wall clock
     rapid_max_side: int = 2000  # RapidOCR scales the longest side to at most this
     # RapidOCR's detector scales a shorter side below this up to it; None: RapidOCR's own 736, which pages
-    # keep (a small page's print needs it). A table's crop is read with CROP_DET_MIN_SIDE.
+    # keep (a small page's print needs it). A drawn table region's crop is read with CROP_DET_MIN_SIDE.
     rapid_det_min_side: int | None = None
     orient: bool = True
     min_osd_confidence: float = 2.0
