@@ -121,7 +121,8 @@ def test_a_table_found_on_a_page_image_is_read_again_from_its_crop(monkeypatch):
     tree = PageTree(width=500, height=700, unit="px", blocks=blocks).numbered()
     crops = []
 
-    def crop_ocr(crop, ocr, orient=True):
+    def crop_ocr(crop, ocr, orient=True, det_min_side=None):
+        assert det_min_side is None  # the page pass: the engine's own least side (2026-12-08)
         crops.append(crop.size)
         ox, oy = 15, 95  # the region (the rows' extent) less half a line height (5 px)
 
@@ -169,7 +170,7 @@ def test_a_crop_reading_with_fewer_rows_than_the_page_gives_way(monkeypatch):
     page.bbox = (20, 100, 200, 158)
     lose_last = [True]
 
-    def crop_ocr(crop, ocr, orient=True):
+    def crop_ocr(crop, ocr, orient=True, det_min_side=None):
         ox, oy = 15, 95  # the region less half a line height (5 px)
         out = []
         for r, row in enumerate(ROWS[:-1] if lose_last[0] else ROWS):
@@ -207,7 +208,7 @@ def test_a_crop_reading_of_contents_stands_with_fewer_rows(monkeypatch):
     page.bbox = (20, 100, 300, 174)
     assert page.n_rows == 5 and not is_table_of_contents(page)
 
-    def crop_ocr(crop, ocr, orient=True):
+    def crop_ocr(crop, ocr, orient=True, det_min_side=None):
         out = []
         for r, cells in enumerate(entries[:4]):  # the last entry's line lost
             y = 5 + r * 16
