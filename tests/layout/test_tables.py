@@ -104,6 +104,27 @@ def test_cell_wrapped_at_the_row_pitch_joins_its_row():
     assert read_table(pieces, []).n_rows == 4
 
 
+def test_a_ragged_cells_sentence_going_on_joins_its_row():
+    """A description cell set ragged right, its first line short of the column's widest: the next line,
+    alone in that column and starting lower-case after a sentence that has not ended, is the rest of the
+    cell; a new row's capitalised sentence, or a value under a key that is no sentence, stays a row."""
+    rows = [("driverfallback", "Its value is used as driver option"), (None, "if the driver is not given."),
+            ("dvipdfm", "Sets up hyperref for use with the dvipdfm driver, the widest line."),
+            ("dvips", "Sets up hyperref for dvips."), (None, "Another sentence of its own."),
+            ("colours", "red"), (None, "blue")]  # fmt: skip
+    pieces = []
+    for k, (key, text) in enumerate(rows):
+        y = 10 + 20 * k
+        if key:
+            pieces.append(Piece(key, (10, y, 10 + 6 * len(key), y + 10)))
+        pieces.append(Piece(text, (120, y, 120 + 5 * len(text), y + 10)))
+    table = read_table(pieces, [])
+    texts = [c.text for c in table.cells]
+    assert "Its value is used as driver option if the driver is not given." in texts
+    assert "Another sentence of its own." in texts and "blue" in texts
+    assert table.n_rows == 6
+
+
 def test_no_table_gives_a_note():
     assert read_table([], []).note == "no text in the region"
     one_line = read_table([Piece("Just one line of prose here", (0, 0, 200, 10))], [])

@@ -237,8 +237,9 @@ def _wrap_rest(prev: list[Piece], line: list[Piece], lines: list[list[Piece]], h
     """Whether `line` is the rest of a cell of `prev` wrapped at the column's width (set at the same pitch
     as rows, as TeX and HTML set a paragraph cell): one piece, left of it nothing (the row's first cell
     empty), starting where a later piece of `prev` starts, and that piece reaching the right edge of its
-    column (the widest text starting there): text that ran out of width. A short centred or numeric
-    cell does not reach it, so an empty-first-cell row of such cells stays a row."""
+    column (the widest text starting there): text that ran out of width; or, short of that edge (a
+    ragged-right cell), reading as the rest of its sentence (`_sentence_goes_on`). A short centred or
+    numeric cell does neither, so an empty-first-cell row of such cells stays a row."""
     if len(line) != 1 or len(prev) < 2:
         return False
     rest = line[0]
@@ -246,7 +247,20 @@ def _wrap_rest(prev: list[Piece], line: list[Piece], lines: list[list[Piece]], h
     if above is None or rest.box[0] <= prev[0].box[2]:
         return False
     column = [p for ln in lines for p in ln if abs(p.box[0] - above.box[0]) <= 0.5 * height]
-    return above.box[2] >= max(p.box[2] for p in column) - 1.0 * height
+    return above.box[2] >= max(p.box[2] for p in column) - 1.0 * height or _sentence_goes_on(above, rest)
+
+
+_SENTENCE_ENDS = tuple(".:;!?。：；！？")
+_PROSE_WORDS = 3  # a cell of at least this many words is a sentence that may wrap
+
+
+def _sentence_goes_on(above: Piece, rest: Piece) -> bool:
+    """Whether `rest` reads as the rest of the sentence in `above`: `above` is prose (`_PROSE_WORDS` words
+    or more) not ended by a stop, colon or semicolon, and `rest` starts with a lower-case letter
+    ("Its value is used as driver option" / "if the driver is not given or autodetected."). A list of
+    values under one key ("red" / "blue") is no sentence."""
+    text = above.text.rstrip()
+    return len(text.split()) >= _PROSE_WORDS and not text.endswith(_SENTENCE_ENDS) and rest.text[:1].islower()
 
 
 def _splits_rule_column(cut: float, inner_x: list[float], bands, line_h: float) -> bool:
