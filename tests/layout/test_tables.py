@@ -82,19 +82,25 @@ def test_wrapped_cell_joins_the_row_above():
     assert "Long label goes on" in [c.text for c in table.cells]
 
 
+def _key_text_rows(rows, text_x: float, char_w: float) -> list[Piece]:
+    """Pieces of (key, text) rows 20 apart, the key (None: empty) at x 10 and the text at `text_x`, each
+    `char_w` wide a character."""
+    pieces = []
+    for k, (key, text) in enumerate(rows):
+        y = 10 + 20 * k
+        if key:
+            pieces.append(Piece(key, (10, y, 10 + 6 * len(key), y + 10)))
+        pieces.append(Piece(text, (text_x, y, text_x + char_w * len(text), y + 10)))
+    return pieces
+
+
 def test_cell_wrapped_at_the_row_pitch_joins_its_row():
     """A paragraph cell wrapped at its column's width, its second line as far below as rows are (TeX,
     HTML): the rest joins the row; a row whose first cell is empty and whose short cells do not reach
     their column's width stays a row."""
     rows = [("article", "A document class for articles and"), (None, "reports."),
             ("book", "Books, with chapters."), ("proc", "Proceedings, one class.")]  # fmt: skip
-    pieces = []
-    for k, (key, text) in enumerate(rows):
-        y = 10 + 20 * k
-        if key:
-            pieces.append(Piece(key, (10, y, 10 + 6 * len(key), y + 10)))
-        pieces.append(Piece(text, (100, y, 100 + 6 * len(text), y + 10)))
-    table = read_table(pieces, [])
+    table = read_table(_key_text_rows(rows, text_x=100, char_w=6), [])
     assert table.n_rows == 3
     assert "A document class for articles and reports." in [c.text for c in table.cells]
     formats = [("TeX", "DVI", "tex"), ("pdfTeX", "DVI", "latex"), (None, "PDF", "pdflatex"),
@@ -112,13 +118,7 @@ def test_a_ragged_cells_sentence_going_on_joins_its_row():
             ("dvipdfm", "Sets up hyperref for use with the dvipdfm driver, the widest line."),
             ("dvips", "Sets up hyperref for dvips."), (None, "Another sentence of its own."),
             ("colours", "red"), (None, "blue")]  # fmt: skip
-    pieces = []
-    for k, (key, text) in enumerate(rows):
-        y = 10 + 20 * k
-        if key:
-            pieces.append(Piece(key, (10, y, 10 + 6 * len(key), y + 10)))
-        pieces.append(Piece(text, (120, y, 120 + 5 * len(text), y + 10)))
-    table = read_table(pieces, [])
+    table = read_table(_key_text_rows(rows, text_x=120, char_w=5), [])
     texts = [c.text for c in table.cells]
     assert "Its value is used as driver option if the driver is not given." in texts
     assert "Another sentence of its own." in texts and "blue" in texts
