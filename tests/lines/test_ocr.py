@@ -251,6 +251,16 @@ def test_osd_reads_the_page_with_its_light_evened(monkeypatch):
     assert osd_input[:100].mean() > 200 and osd_input[:, :60].mean() > 200
 
 
+def test_a_tesseract_reading_records_its_languages(monkeypatch):
+    """The languages Tesseract read with are in the page's stats (`stats["languages"]`), as the OSD's
+    script chose them or as configured."""
+    monkeypatch.setattr(ocr, "binary", lambda: "tesseract")
+    monkeypatch.setattr(ocr, "tesseract_read", lambda grey, languages, timeout, min_conf: [])
+    image, _ = text_crop()
+    config = OCRLinesConfig(engine="tesseract", orient=False, deskew=False, languages="eng")
+    assert read_image(image, config).stats["languages"] == "eng"
+
+
 def _colour_page() -> Image.Image:
     """A white page with a black line and, under it, a red line on a green band of the same luminance
     (ITU-R 601, as PIL's grey conversion weighs them): in grey the red line is as light as its band."""

@@ -433,10 +433,11 @@ def _prepared(grey, colour, forward, turn: int, config: OCRLinesConfig):
 
 def _engine_lines(prepared, engine: str, config: OCRLinesConfig, osd, settled: bool | None) -> list[Line]:
     """The engine's lines of a prepared page; RapidOCR's own line-direction classifier runs only where no
-    orientation was decided here (`settled` False)."""
-    grey, colour = prepared[0], prepared[1]
+    orientation was decided here (`settled` False). Tesseract's languages go into the prepared page's
+    stats (`_prepared`), with what was done to it."""
+    grey, colour, _, done = prepared
     if engine == TESSERACT:
-        languages = _languages(config, osd.script if osd else "")
+        languages = done["languages"] = _languages(config, osd.script if osd else "")
         return tesseract_read(grey, languages, config.timeout_s, config.min_confidence)
     page = grey if colour is None else colour
     return rapid_read(page, config.rapid_max_side, config.min_confidence, settled is False, config.timeout_s,
