@@ -113,12 +113,12 @@ def test_an_image_crop_is_anchored_by_its_own_ocr_lines(bundle_dir, monkeypatch)
     crop = Image.new("RGB", (200, 100), "white")
     seen = []
 
-    def fake_ocr(image, ocr="auto"):
+    def fake_ocr(image, ocr="auto", orient=False, det_min_side=None):
         seen.append((image.size, ocr))
         line = Line(text="Revenue 2024", box=(10.0, 20.0, 120.0, 34.0), source="rapidocr")
         return PageLines(width=200, height=100, lines=[line], verdict=OK, source="rapidocr")
 
-    monkeypatch.setattr("jocr.pipeline.caption.crop_ocr_lines", fake_ocr)
+    monkeypatch.setattr("jocr.pipeline.caption.read_region", fake_ocr)
     anchor = caption_anchor(loaded.asker, crop, None, None, "auto", "rapidocr")
     assert seen == [((200, 100), "rapidocr")]
     assert anchor.startswith("page 200x100 rapidocr\n") and "Revenue 2024" in anchor

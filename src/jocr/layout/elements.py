@@ -263,13 +263,11 @@ def _ocr_lines(image, ocr: str, orient: bool = True, det_min_side: int | None = 
     the caller drew on the page as shown: it is upright, and the orientation step (Tesseract's OSD, a
     subprocess: about half of a crop's CPU time) is skipped; a slight skew is still corrected.
     `det_min_side`: RapidOCR's detector's least side (None: the engine's own)."""
-    from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
+    from jocr.lines.ocr import read_region
 
-    mode = normalise_ocr_mode(ocr)
-    if mode == "none" or resolve_engine(mode) is None:
+    lines = read_region(image, ocr, orient, det_min_side)
+    if lines is None:
         return None
-    config = OCRLinesConfig(engine=mode, orient=orient, rapid_det_min_side=det_min_side)
-    lines = read_image(image, config)
     return lines.lines if lines.usable else []
 
 

@@ -304,6 +304,18 @@ def _tesseract_languages() -> set[str]:
     return _LANGS
 
 
+def read_region(image: Image.Image, ocr: str = "auto", orient: bool = False,
+                det_min_side: int | None = None) -> PageLines | None:  # fmt: skip
+    """The OCR lines of a region cut from a page (boxes in its pixels) under an `--ocr` mode; None under
+    "none" or without an engine. `orient` False: the region was cut from the page as shown, so it is
+    upright and the orientation step is skipped (a slight skew is still corrected). `det_min_side`:
+    RapidOCR's detector's least side (`OCRLinesConfig.rapid_det_min_side`; None: the engine's own)."""
+    mode = normalise_ocr_mode(ocr)
+    if mode == "none" or resolve_engine(mode) is None:
+        return None
+    return read_image(image, OCRLinesConfig(engine=mode, orient=orient, rapid_det_min_side=det_min_side))
+
+
 def read_image(
     image: Image.Image,
     config: OCRLinesConfig | None = None,

@@ -28,6 +28,7 @@ from jocr.bbox import BBox
 from jocr.errors import one_line
 from jocr.layout.request import PageRequestBuilder
 from jocr.lines.anchor import reads_lines, region_anchor
+from jocr.lines.ocr import read_region
 from jocr.lines.references import resolve_references
 from jocr.pipeline.ask import AskConfig, _generate, _PageRequests, question_ids
 from jocr.pipeline.ask_decoding import CAPTION_TOKENS, caption_shape
@@ -82,24 +83,13 @@ def caption_anchor(
         if layer is not None and layer.usable:
             box = region if region is not None else (0.0, 0.0, float(layer.width), float(layer.height))
             return region_anchor(layer, box, loaded.tokenizer, config.max_tokens)
-        lines = crop_ocr_lines(crop, ocr)
+        lines = read_region(crop, ocr)  # upright: cut from the page as shown
         if lines is None:
             return None
         return region_anchor(lines, (0.0, 0.0, float(lines.width), float(lines.height)), loaded.tokenizer,
                              config.max_tokens)  # fmt: skip
     except Exception:  # a text layer or OCR failure: the crop alone, as a question's page would be
         return None
-
-
-def crop_ocr_lines(crop, ocr: str = "auto"):
-    """The OCR lines of a crop (boxes in its pixels), or None without an engine or under "none". The crop is
-    upright (cut from the page as shown), so the orientation step is skipped."""
-    from jocr.lines.ocr import OCRLinesConfig, normalise_ocr_mode, read_image, resolve_engine
-
-    mode = normalise_ocr_mode(ocr)
-    if mode == "none" or resolve_engine(mode) is None:
-        return None
-    return read_image(crop, OCRLinesConfig(engine=mode, orient=False))
 
 
 def caption_text(raw: str, anchor: str | None) -> str:
